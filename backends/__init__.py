@@ -1,0 +1,1 @@
+"""Backend adapters: one module per implementation (oracle, xla, interpreter, iree, command)."""

@@ -1,0 +1,1 @@
+"""Generators: skeletons, z3-solved shapes, special values, negative cases, MLIR emission, suite writer."""

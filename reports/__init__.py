@@ -1,0 +1,1 @@
+"""Reports: HTML, terminal tables, JSON results."""

@@ -1,0 +1,1 @@
+"""The StableHLO specification, executable: types, the constraint DSL and one module per op."""

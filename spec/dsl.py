@@ -1,0 +1,418 @@
+"""The language op modules are written in: op declarations and dual-mode constraint helpers.
+
+A constraint is written once and read two ways.  The `Instance` it receives has
+concrete *structure* (ranks, variadic counts, element types, enum values) and
+possibly symbolic *numbers* (dimension sizes, integer attribute entries: a
+Python int or a z3 integer expression).  Every helper here returns a Python
+bool when all its arguments are concrete and a z3 expression otherwise, so
+`concatenate_c4` checks a program, feeds the solver that generates programs,
+and takes part in proofs.  Never branch in Python on a value that may be
+symbolic (use `If`); never use randomness in a rule.
+
+Semantics are declared, not executed, here: an op's `Elementwise.fn` returns
+the *exact* result of one element in the vocabulary below (ints, bools,
+Fractions, floats standing for their exact value, `Approx` for a real function
+evaluated by the oracle at rising precision, `ImplDefined` for the spec's
+implementation-defined alternatives).  `oracle/` executes that vocabulary.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any, Callable, Iterable, Sequence
+
+import z3
+
+from .types import (ALL_TYPES, BOOLEAN_TYPES, COMPLEX_TYPES, FLOAT_TYPES, INTEGER_TYPES,
+                    SIGNED_TYPES, UNSIGNED_TYPES, ElementType, TensorType)
+
+# --------------------------------------------------------------------------
+# Dual-mode logic
+# --------------------------------------------------------------------------
+
+
+def is_symbolic(x: Any) -> bool:
+    return isinstance(x, z3.ExprRef)
+
+
+def _flat(args: Iterable) -> list:
+    out = []
+    for a in args:
+        if isinstance(a, (list, tuple)) or (hasattr(a, "__iter__") and not isinstance(a, (str, z3.ExprRef))):
+            out.extend(_flat(a))
+        else:
+            out.append(a)
+    return out
+
+
+def _z3b(x):
+    return x if is_symbolic(x) else z3.BoolVal(bool(x))
+
+
+def And(*args):
+    xs = _flat(args)
+    if any(is_symbolic(x) for x in xs):
+        # Concrete False short-circuits so a solver never sees a dead branch.
+        if any(not is_symbolic(x) and not x for x in xs):
+            return False
+        return z3.And([x for x in xs if is_symbolic(x)])
+    return all(bool(x) for x in xs)
+
+
+def Or(*args):
+    xs = _flat(args)
+    if any(is_symbolic(x) for x in xs):
+        if any(not is_symbolic(x) and x for x in xs):
+            return True
+        return z3.Or([x for x in xs if is_symbolic(x)])
+    return any(bool(x) for x in xs)
+
+
+def Not(x):
+    return z3.Not(x) if is_symbolic(x) else not x
+
+
+def Implies(a, b):
+    if is_symbolic(a) or is_symbolic(b):
+        if not is_symbolic(a):
+            return b if a else True
+        return z3.Implies(a, _z3b(b))
+    return (not a) or bool(b)
+
+
+def If(c, a, b):
+    if is_symbolic(c):
+        return z3.If(c, a, b)
+    return a if c else b
+
+
+def Eq(a, b):
+    return a == b
+
+
+def Distinct(*args):
+    xs = _flat(args)
+    if any(is_symbolic(x) for x in xs):
+        return z3.Distinct(*[x if is_symbolic(x) else z3.IntVal(x) for x in xs]) if len(xs) > 1 else True
+    return len(set(xs)) == len(xs)
+
+
+def all_of(xs: Iterable) -> Any:
+    return And(*list(xs))
+
+
+def any_of(xs: Iterable) -> Any:
+    return Or(*list(xs))
+
+
+def is_unique(xs: Sequence) -> Any:
+    """The spec's `is_unique(xs)`: no two entries equal."""
+    return Distinct(*xs)
+
+
+def in_range(x, lo, hi) -> Any:
+    """lo <= x < hi (half-open, as the spec writes [lo, hi))."""
+    return And(lo <= x, x < hi)
+
+
+# --------------------------------------------------------------------------
+# Type helpers the spec's constraints are written with
+# --------------------------------------------------------------------------
+
+
+def shape(t: TensorType) -> tuple:
+    return tuple(t.shape)
+
+
+def rank(t: TensorType) -> int:
+    return len(t.shape)
+
+
+def dim(t: TensorType, i: int):
+    return t.shape[i]
+
+
+def element_type(t: TensorType) -> ElementType:
+    return t.element_type
+
+
+def same_shape(*ts: TensorType):
+    """All tensors have the same shape (ranks are structure: compared concretely)."""
+    first = ts[0]
+    if any(rank(t) != rank(first) for t in ts):
+        return False
+    return all_of(d == e for t in ts[1:] for d, e in zip(shape(first), shape(t)))
+
+
+def same_element_type(*ts: TensorType) -> bool:
+    return all(t.element_type == ts[0].element_type for t in ts)
+
+
+def same_type(*ts: TensorType):
+    return And(same_element_type(*ts), same_shape(*ts))
+
+
+def shape_is(t: TensorType, dims: Sequence):
+    if rank(t) != len(dims):
+        return False
+    return all_of(d == e for d, e in zip(shape(t), dims))
+
+
+# --------------------------------------------------------------------------
+# Type groups, as the Inputs/Outputs tables name them
+# --------------------------------------------------------------------------
+
+BOOLEAN = BOOLEAN_TYPES
+SIGNED = SIGNED_TYPES
+UNSIGNED = UNSIGNED_TYPES
+INTEGER = INTEGER_TYPES
+FLOAT = FLOAT_TYPES
+COMPLEX = COMPLEX_TYPES
+ANY = ALL_TYPES
+
+
+# --------------------------------------------------------------------------
+# Attributes: their value kinds and MLIR spelling
+# --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class EnumAttr:
+    """An enum attribute, written `#stablehlo<mlir_name VALUE>`."""
+
+    mlir_name: str
+    values: tuple[str, ...]
+
+    def to_mlir(self, v: str) -> str:
+        return f"#stablehlo<{self.mlir_name} {v}>"
+
+    def from_mlir(self, text: str) -> str:
+        inner = text.strip()
+        prefix = f"#stablehlo<{self.mlir_name} "
+        if not (inner.startswith(prefix) and inner.endswith(">")):
+            raise ValueError(f"expected {prefix}…>, got {text!r}")
+        v = inner[len(prefix):-1].strip()
+        if v not in self.values:
+            raise ValueError(f"{v!r} is not one of {self.values}")
+        return v
+
+
+@dataclass(frozen=True)
+class IntAttr:
+    """An integer attribute, written `N : i32` (or i64)."""
+
+    width: int = 64
+
+    def to_mlir(self, v) -> str:
+        return f"{v} : i{self.width}"
+
+    def from_mlir(self, text: str) -> int:
+        return int(text.split(":")[0].strip())
+
+
+@dataclass(frozen=True)
+class I64ArrayAttr:
+    """A 1-D integer array attribute, written `array<i64: a, b>`."""
+
+    def to_mlir(self, v) -> str:
+        return "array<i64" + (": " + ", ".join(str(x) for x in v) if len(v) else "") + ">"
+
+    def from_mlir(self, text: str) -> tuple:
+        inner = text.strip()[len("array<i64"):-1].lstrip(":").strip()
+        return tuple(int(x) for x in inner.split(",")) if inner else ()
+
+
+@dataclass(frozen=True)
+class BoolAttr:
+    def to_mlir(self, v) -> str:
+        return "true" if v else "false"
+
+    def from_mlir(self, text: str) -> bool:
+        return text.strip() == "true"
+
+
+# --------------------------------------------------------------------------
+# Declarations
+# --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Operand:
+    """An input value of the op (the Inputs table's (I<n>) rows that are tensors)."""
+
+    name: str
+    types: tuple[ElementType, ...]
+    variadic: bool = False
+
+
+@dataclass(frozen=True)
+class Attribute:
+    """An input attribute: name, value kind, the values a generator may choose,
+    and whether a program may leave it out (then `default` applies)."""
+
+    name: str
+    kind: Any
+    choices: tuple = ()
+    default: Any = None
+    optional: bool = False
+
+
+@dataclass(frozen=True)
+class Result:
+    name: str
+    types: tuple[ElementType, ...]
+    variadic: bool = False
+
+
+class Instance:
+    """One op in a program: its operand, attribute and result values by name.
+
+    Structure is concrete; dimension sizes and integer attribute entries may
+    be z3 expressions.  Constraints read `op.lhs`, `op.result`,
+    `op.comparison_direction` … by the spec's names.
+    """
+
+    def __init__(self, spec: "OpSpec", operands: dict, attributes: dict, results: dict):
+        self.spec = spec
+        self.operands = dict(operands)
+        self.attributes = {a.name: a.default for a in spec.attributes}
+        self.attributes.update(attributes)
+        self.results = dict(results)
+
+    def __getattr__(self, name: str):
+        for table in ("operands", "attributes", "results"):
+            d = self.__dict__.get(table, {})
+            if name in d:
+                return d[name]
+        raise AttributeError(f"{self.__dict__.get('spec').mnemonic if 'spec' in self.__dict__ else '?'} has no input or output {name!r}")
+
+    def __repr__(self) -> str:
+        ops = ", ".join(f"{k}: {v}" for k, v in self.operands.items())
+        res = ", ".join(f"{k}: {v}" for k, v in self.results.items())
+        attrs = ", ".join(f"{k}={v}" for k, v in self.attributes.items() if v is not None)
+        return f"{self.spec.mnemonic}({ops}{'; ' + attrs if attrs else ''}) -> {res}"
+
+
+@dataclass(frozen=True)
+class OpSpec:
+    """One op of the spec: Inputs, Outputs, Constraints, type inference, Semantics.
+
+    `constraints` are the `<op>_c<N>` functions in the seed's numbering.
+    `infer(op)` returns {result name: TensorType} from operands and
+    attributes; a result listed in `result_from_program` takes its element
+    type from the program (convert, bitcast_convert), and `infer` returns it
+    with the element type the program gave.
+    """
+
+    mnemonic: str
+    operands: tuple[Operand, ...]
+    results: tuple[Result, ...]
+    constraints: tuple[Callable, ...]
+    infer: Callable[[Instance], dict]
+    semantics: Any
+    attributes: tuple[Attribute, ...] = ()
+    result_from_program: tuple[str, ...] = ()
+    notes: str = ""
+
+    @property
+    def labels(self) -> list[str]:
+        return [c.__name__ for c in self.constraints]
+
+    def constraint(self, label: str) -> Callable:
+        for c in self.constraints:
+            if c.__name__ == label:
+                return c
+        raise KeyError(f"{self.mnemonic} has no constraint {label}")
+
+    def instance(self, operands: dict, attributes: dict | None = None, results: dict | None = None) -> Instance:
+        return Instance(self, operands, attributes or {}, results or {})
+
+    def violated(self, inst: Instance) -> list[str]:
+        """Labels of the constraints a concrete instance breaks (in order)."""
+        bad = []
+        for c in self.constraints:
+            try:
+                ok = c(inst)
+            except (IndexError, KeyError, TypeError, ValueError, ZeroDivisionError):
+                ok = False
+            if is_symbolic(ok):
+                raise TypeError(f"{c.__name__} is symbolic on a concrete instance")
+            if not ok:
+                bad.append(c.__name__)
+        return bad
+
+    def operand_types_ok(self, inst: Instance) -> list[str]:
+        """Names of operands/results whose element type is outside the Inputs/Outputs table."""
+        bad = []
+        for o in self.operands:
+            vals = inst.operands[o.name]
+            vals = vals if o.variadic else [vals]
+            if any(v.element_type not in o.types for v in vals):
+                bad.append(o.name)
+        for r in self.results:
+            vals = inst.results.get(r.name)
+            if vals is None:
+                continue
+            vals = vals if r.variadic else [vals]
+            if any(v.element_type not in r.types for v in vals):
+                bad.append(r.name)
+        return bad
+
+
+# --------------------------------------------------------------------------
+# Semantics vocabulary
+# --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Elementwise:
+    """Element-wise semantics.
+
+    `fn(op, *elements)` receives the Instance and one element of each operand
+    as exact Python values (bool, int, float — every format of the spec is a
+    subset of binary64 — or complex) and returns the exact result of that
+    element: bool, int (the oracle wraps out-of-range results, declared as
+    implementation-defined), Fraction or float (an exact real, correctly
+    rounded into the result type; float carries ±0, ±inf, NaN), complex or a
+    (re, im) pair of those, `Approx` or `ImplDefined`.
+
+    `accuracy` is "exact" (the spec demands the correctly rounded result: IEEE
+    basic operations, conversions, integer and data ops) or "approx" (the
+    spec gives no accuracy guarantee — "Accuracy" section — so results are
+    judged against the correctly rounded reference with a ULP tolerance of
+    our policy, spec/accuracy.py, and the error is always reported).
+    """
+
+    fn: Callable
+    accuracy: str = "exact"
+    bit_exact: bool = False  # NaN payloads significant (bitcast_convert moves bits)
+
+
+@dataclass(frozen=True)
+class Approx:
+    """The real value `f(*args)`, to be evaluated at rising precision.
+
+    `f` takes mpmath numbers and returns an mpmath number; args are exact
+    Python floats/Fractions.  Special values (±0, ±inf, NaN, poles) must be
+    decided by the op before returning an Approx: mpmath has no signed zero.
+    """
+
+    f: Callable
+    args: tuple
+
+    def __init__(self, f: Callable, *args):
+        object.__setattr__(self, "f", f)
+        object.__setattr__(self, "args", args)
+
+
+@dataclass(frozen=True)
+class ImplDefined:
+    """The spec leaves this element implementation-defined; these are the
+    alternatives we know of, by label (e.g. {"all ones": -1, "zero": 0}).
+    A backend matching one passes, and the report says which it chose."""
+
+    alternatives: dict
+    why: str = ""
+
+
+Exactly = Fraction  # readability in op modules: Exactly(a) + Exactly(b)

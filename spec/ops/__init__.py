@@ -1,0 +1,25 @@
+"""Registry: mnemonic → OpSpec, one module per op named by its mnemonic.
+
+Modules whose mnemonic is a Python keyword (`and`, `or`, `not`) are imported
+by name through importlib, so the file name stays the spec's name.
+"""
+from __future__ import annotations
+
+import importlib
+import pkgutil
+
+from ..dsl import OpSpec
+
+OPS: dict[str, OpSpec] = {}
+for _info in sorted(pkgutil.iter_modules(__path__), key=lambda i: i.name):
+    _mod = importlib.import_module(f"{__name__}.{_info.name}")
+    _spec = getattr(_mod, "SPEC", None)
+    if isinstance(_spec, OpSpec):
+        OPS[_spec.mnemonic] = _spec
+
+
+def get(mnemonic: str) -> OpSpec:
+    try:
+        return OPS[mnemonic]
+    except KeyError:
+        raise KeyError(f"no op {mnemonic!r} in the encoded spec") from None

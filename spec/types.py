@@ -1,0 +1,444 @@
+"""Types of the StableHLO spec ("Types" section): element types, tensor, token and tuple types.
+
+Everything here is a *fact of the spec*: the exact parameters of every float
+format, the range of every integer type, how each type is written in MLIR,
+how its values are laid out as little-endian raw bits, and how far apart two
+values are in ULPs.  `suites/` judges outputs with these facts alone;
+rounding an exact real into a format is execution and lives in `oracle/`.
+
+Values of a type travel as numpy arrays (ml_dtypes for the narrow formats).
+Raw bits travel as unsigned integer arrays of the storage width; 4-bit types
+occupy one byte each (low nibble), i1 one byte (0 or 1), and a complex
+element is two component patterns (real first) in a trailing axis of 2.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Union
+
+import ml_dtypes
+import numpy as np
+
+
+@dataclass(frozen=True)
+class FloatFormat:
+    """A binary floating-point format: sign, `exponent_bits`, `mantissa_bits` (stored).
+
+    `precision` counts the hidden bit.  `has_inf` is False for f8E4M3FN ("FN":
+    finite, with NaN only at S.1111.111), where the all-ones exponent still
+    holds normal numbers.
+    """
+
+    name: str
+    exponent_bits: int
+    mantissa_bits: int
+    has_inf: bool = True
+
+    @property
+    def bits(self) -> int:
+        return 1 + self.exponent_bits + self.mantissa_bits
+
+    @property
+    def precision(self) -> int:
+        return self.mantissa_bits + 1
+
+    @property
+    def bias(self) -> int:
+        return (1 << (self.exponent_bits - 1)) - 1
+
+    @property
+    def emin(self) -> int:
+        """Exponent of the smallest normal number."""
+        return 1 - self.bias
+
+    @property
+    def emax(self) -> int:
+        """Exponent of the largest finite number."""
+        top = (1 << self.exponent_bits) - 1
+        return (top if not self.has_inf else top - 1) - self.bias
+
+    @property
+    def max_finite(self) -> Fraction:
+        # FN formats lose the all-ones mantissa at the top exponent to NaN.
+        top_mantissa = (1 << self.mantissa_bits) - (1 if self.has_inf else 2)
+        return Fraction((1 << self.mantissa_bits) + top_mantissa, 1 << self.mantissa_bits) * _pow2(self.emax)
+
+    @property
+    def min_normal(self) -> Fraction:
+        return _pow2(self.emin)
+
+    @property
+    def min_subnormal(self) -> Fraction:
+        return _pow2(self.emin - self.mantissa_bits)
+
+    @property
+    def unit_roundoff(self) -> Fraction:
+        """u = 2^-p: the relative error bound of one correctly rounded operation."""
+        return _pow2(-self.precision)
+
+    # --- bit layout -------------------------------------------------------
+    @property
+    def sign_mask(self) -> int:
+        return 1 << (self.bits - 1)
+
+    @property
+    def exponent_mask(self) -> int:
+        return ((1 << self.exponent_bits) - 1) << self.mantissa_bits
+
+    @property
+    def mantissa_mask(self) -> int:
+        return (1 << self.mantissa_bits) - 1
+
+    def is_nan_bits(self, b: int) -> bool:
+        mag = b & ~self.sign_mask
+        if self.has_inf:
+            return (mag & self.exponent_mask) == self.exponent_mask and (mag & self.mantissa_mask) != 0
+        return mag == (self.exponent_mask | self.mantissa_mask)
+
+    def is_inf_bits(self, b: int) -> bool:
+        return self.has_inf and (b & ~self.sign_mask) == self.exponent_mask
+
+    def inf_bits(self, negative: bool) -> int:
+        if not self.has_inf:
+            raise ValueError(f"{self.name} has no infinity")
+        return self.exponent_mask | (self.sign_mask if negative else 0)
+
+    def nan_bits(self) -> int:
+        """The canonical quiet NaN (positive)."""
+        if self.has_inf:
+            return self.exponent_mask | (1 << (self.mantissa_bits - 1))
+        return self.exponent_mask | self.mantissa_mask
+
+    def decode(self, b: int) -> Union[Fraction, float]:
+        """Exact value of a bit pattern: a Fraction for finite numbers, a float
+        for ±inf and NaN, and `-0.0` (a float) for negative zero so the sign survives."""
+        neg = bool(b & self.sign_mask)
+        if self.is_nan_bits(b):
+            return float("nan")
+        if self.is_inf_bits(b):
+            return float("-inf") if neg else float("inf")
+        e = (b & self.exponent_mask) >> self.mantissa_bits
+        m = b & self.mantissa_mask
+        if e == 0:
+            mag = Fraction(m) * _pow2(self.emin - self.mantissa_bits)
+        else:
+            mag = Fraction((1 << self.mantissa_bits) | m) * _pow2(e - self.bias - self.mantissa_bits)
+        if mag == 0:
+            return -0.0 if neg else Fraction(0)
+        return -mag if neg else mag
+
+    def ordinal(self, b: int) -> int:
+        """Position of a non-NaN bit pattern on the number line, counted in ULP
+        steps from zero (±0 both map to 0, so the ULP distance of -0 and +0 is 0)."""
+        mag = b & ~self.sign_mask
+        return -mag if b & self.sign_mask else mag
+
+    def ulp(self, x: Fraction) -> Fraction:
+        """ULP of a finite value x in this format (the gap at |x|, Goldberg's
+        definition; subnormal range: the subnormal spacing)."""
+        x = abs(Fraction(x))
+        if x < self.min_normal:
+            return self.min_subnormal
+        e = _floor_log2(x)
+        e = min(e, self.emax)
+        return _pow2(e - self.mantissa_bits)
+
+
+def _pow2(e: int) -> Fraction:
+    return Fraction(1 << e) if e >= 0 else Fraction(1, 1 << -e)
+
+
+def _floor_log2(x: Fraction) -> int:
+    """floor(log2(x)) for a positive Fraction, exactly."""
+    e = x.numerator.bit_length() - x.denominator.bit_length()
+    if _pow2(e) > x:
+        e -= 1
+    elif _pow2(e + 1) <= x:
+        e += 1
+    return e
+
+
+F8E4M3FN = FloatFormat("f8E4M3FN", 4, 3, has_inf=False)
+F8E5M2 = FloatFormat("f8E5M2", 5, 2)
+BF16 = FloatFormat("bf16", 8, 7)
+F16 = FloatFormat("f16", 5, 10)
+F32 = FloatFormat("f32", 8, 23)
+F64 = FloatFormat("f64", 11, 52)
+
+
+@dataclass(frozen=True)
+class ElementType:
+    """One element type of the spec.
+
+    `kind` is one of "bool", "si", "ui", "float", "complex".  `name` is the
+    spec's spelling (si32, complex<f32>); `mlir` is how MLIR programs write it
+    (signless i32 stands for si32).
+    """
+
+    name: str
+    kind: str
+    bits: int
+    mlir: str
+    numpy: object
+    format: FloatFormat | None = None
+    component: "ElementType | None" = None
+
+    def __str__(self) -> str:
+        return self.name
+
+    def __repr__(self) -> str:
+        return f"ElementType({self.name})"
+
+    # Spec predicates ("is_integer", "is_float" … as the spec's prose uses them).
+    @property
+    def is_bool(self) -> bool:
+        return self.kind == "bool"
+
+    @property
+    def is_signed(self) -> bool:
+        return self.kind == "si"
+
+    @property
+    def is_unsigned(self) -> bool:
+        return self.kind == "ui"
+
+    @property
+    def is_integer(self) -> bool:
+        return self.kind in ("si", "ui")
+
+    @property
+    def is_float(self) -> bool:
+        return self.kind == "float"
+
+    @property
+    def is_complex(self) -> bool:
+        return self.kind == "complex"
+
+    @property
+    def storage_bits(self) -> int:
+        """Bits per element in our raw-bit layout (4-bit types and i1 take a byte)."""
+        return max(8, self.bits)
+
+    @property
+    def bits_dtype(self):
+        """Unsigned dtype of one stored bit pattern (for complex: of one component)."""
+        if self.is_complex:
+            return self.component.bits_dtype
+        return np.dtype(f"<u{self.storage_bits // 8}")
+
+    @property
+    def min_value(self) -> int:
+        if self.kind == "si":
+            return -(1 << (self.bits - 1))
+        if self.kind in ("ui", "bool"):
+            return 0
+        raise TypeError(f"{self.name} has no integer range")
+
+    @property
+    def max_value(self) -> int:
+        if self.kind == "si":
+            return (1 << (self.bits - 1)) - 1
+        if self.kind == "ui":
+            return (1 << self.bits) - 1
+        if self.kind == "bool":
+            return 1
+        raise TypeError(f"{self.name} has no integer range")
+
+    def wrap(self, v: int) -> int:
+        """Two's-complement wrap of an exact integer into this type's range."""
+        v &= (1 << self.bits) - 1
+        if self.kind == "si" and v >= 1 << (self.bits - 1):
+            v -= 1 << self.bits
+        return v
+
+    def int_to_bits(self, v: int) -> int:
+        return v & ((1 << self.bits) - 1)
+
+    def bits_to_int(self, b: int) -> int:
+        return self.wrap(b)
+
+
+def _et(name, kind, bits, mlir, np_dtype, fmt=None, component=None):
+    return ElementType(name, kind, bits, mlir, np.dtype(np_dtype), fmt, component)
+
+
+I1 = _et("i1", "bool", 1, "i1", np.bool_)
+SI4 = _et("si4", "si", 4, "i4", ml_dtypes.int4)
+SI8 = _et("si8", "si", 8, "i8", np.int8)
+SI16 = _et("si16", "si", 16, "i16", np.int16)
+SI32 = _et("si32", "si", 32, "i32", np.int32)
+SI64 = _et("si64", "si", 64, "i64", np.int64)
+UI4 = _et("ui4", "ui", 4, "ui4", ml_dtypes.uint4)
+UI8 = _et("ui8", "ui", 8, "ui8", np.uint8)
+UI16 = _et("ui16", "ui", 16, "ui16", np.uint16)
+UI32 = _et("ui32", "ui", 32, "ui32", np.uint32)
+UI64 = _et("ui64", "ui", 64, "ui64", np.uint64)
+E_F8E4M3FN = _et("f8E4M3FN", "float", 8, "f8E4M3FN", ml_dtypes.float8_e4m3fn, F8E4M3FN)
+E_F8E5M2 = _et("f8E5M2", "float", 8, "f8E5M2", ml_dtypes.float8_e5m2, F8E5M2)
+E_BF16 = _et("bf16", "float", 16, "bf16", ml_dtypes.bfloat16, BF16)
+E_F16 = _et("f16", "float", 16, "f16", np.float16, F16)
+E_F32 = _et("f32", "float", 32, "f32", np.float32, F32)
+E_F64 = _et("f64", "float", 64, "f64", np.float64, F64)
+C64 = _et("complex<f32>", "complex", 64, "complex<f32>", np.complex64, component=E_F32)
+C128 = _et("complex<f64>", "complex", 128, "complex<f64>", np.complex128, component=E_F64)
+
+ELEMENT_TYPES: dict[str, ElementType] = {
+    t.name: t
+    for t in (I1, SI4, SI8, SI16, SI32, SI64, UI4, UI8, UI16, UI32, UI64,
+              E_F8E4M3FN, E_F8E5M2, E_BF16, E_F16, E_F32, E_F64, C64, C128)
+}
+_BY_MLIR = {t.mlir: t for t in ELEMENT_TYPES.values()}
+# Spec spellings are accepted too (si32 as well as i32), and c64/c128 as CLI shorthands.
+_ALIASES = {**_BY_MLIR, **ELEMENT_TYPES, "c64": C64, "c128": C128}
+
+BOOLEAN_TYPES = (I1,)
+SIGNED_TYPES = (SI4, SI8, SI16, SI32, SI64)
+UNSIGNED_TYPES = (UI4, UI8, UI16, UI32, UI64)
+INTEGER_TYPES = SIGNED_TYPES + UNSIGNED_TYPES
+FLOAT_TYPES = (E_F8E4M3FN, E_F8E5M2, E_BF16, E_F16, E_F32, E_F64)
+COMPLEX_TYPES = (C64, C128)
+ALL_TYPES = BOOLEAN_TYPES + INTEGER_TYPES + FLOAT_TYPES + COMPLEX_TYPES
+
+
+def element_type(name: str) -> ElementType:
+    """Look an element type up by its spec or MLIR spelling."""
+    try:
+        return _ALIASES[name]
+    except KeyError:
+        raise ValueError(f"unknown element type {name!r}; known: {', '.join(ELEMENT_TYPES)}") from None
+
+
+def complex_type(t: ElementType) -> ElementType:
+    """complex_type(f32) = complex<f32> (the spec's helper)."""
+    return {E_F32: C64, E_F64: C128}[t]
+
+
+# --------------------------------------------------------------------------
+# Value types
+# --------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class TensorType:
+    """tensor<d0 x … x element_type>.  Dimension sizes are Python ints, or z3
+    integer expressions while a solver is choosing them."""
+
+    shape: tuple
+    element_type: ElementType
+
+    @property
+    def rank(self) -> int:
+        return len(self.shape)
+
+    @property
+    def mlir(self) -> str:
+        dims = "".join(f"{d}x" for d in self.shape)
+        return f"tensor<{dims}{self.element_type.mlir}>"
+
+    def __str__(self) -> str:
+        return self.mlir
+
+    @property
+    def num_elements(self) -> int:
+        n = 1
+        for d in self.shape:
+            n *= int(d)
+        return n
+
+
+@dataclass(frozen=True)
+class TokenType:
+    mlir = "!stablehlo.token"
+
+    def __str__(self) -> str:
+        return self.mlir
+
+
+@dataclass(frozen=True)
+class TupleType:
+    types: tuple
+
+    @property
+    def mlir(self) -> str:
+        return "tuple<" + ", ".join(t.mlir for t in self.types) + ">"
+
+    def __str__(self) -> str:
+        return self.mlir
+
+
+ValueType = Union[TensorType, TokenType, TupleType]
+
+_TENSOR_RE = re.compile(r"^tensor<((?:\d+x)*)(.+)>$")
+
+
+def parse_type(text: str) -> ValueType:
+    """MLIR type syntax → type object (tensor, token, tuple)."""
+    s = text.strip()
+    if s in ("!stablehlo.token", "token"):
+        return TokenType()
+    if s.startswith("tuple<") and s.endswith(">"):
+        inner = s[len("tuple<"):-1]
+        return TupleType(tuple(parse_type(p) for p in _split_top(inner)) if inner.strip() else ())
+    m = _TENSOR_RE.match(s)
+    if not m:
+        raise ValueError(f"not a StableHLO value type: {text!r}")
+    dims = tuple(int(d) for d in m.group(1).split("x") if d)
+    return TensorType(dims, element_type(m.group(2)))
+
+
+def _split_top(s: str) -> list[str]:
+    parts, depth, cur = [], 0, ""
+    for ch in s:
+        if ch == "<":
+            depth += 1
+        elif ch == ">":
+            depth -= 1
+        if ch == "," and depth == 0:
+            parts.append(cur)
+            cur = ""
+        else:
+            cur += ch
+    parts.append(cur)
+    return [p.strip() for p in parts]
+
+
+# --------------------------------------------------------------------------
+# Raw bits: the one layout every record and backend agrees on
+# --------------------------------------------------------------------------
+
+def to_bits(array: np.ndarray, et: ElementType) -> np.ndarray:
+    """Values → raw bit patterns (unsigned ints of the storage width)."""
+    a = np.ascontiguousarray(np.asarray(array).astype(et.numpy, copy=False))
+    if et.is_bool:
+        return a.astype(np.uint8)
+    if et.bits == 4:
+        return a.view(np.uint8) & np.uint8(0xF)
+    if et.is_complex:
+        return a.view(et.bits_dtype).reshape(a.shape + (2,))
+    return a.view(et.bits_dtype)
+
+
+def from_bits(bits: np.ndarray, et: ElementType) -> np.ndarray:
+    """Raw bit patterns → values of `et` (numpy/ml_dtypes array)."""
+    b = np.ascontiguousarray(np.asarray(bits).astype(et.bits_dtype, copy=False))
+    if et.is_bool:
+        return b.astype(np.bool_)
+    if et.bits == 4:
+        v = b & np.uint8(0xF)
+        if et.is_signed:
+            v = np.where(v >= 8, v.astype(np.int16) - 16, v).astype(np.int8)
+        return v.astype(et.numpy)
+    if et.is_complex:
+        return b.view(et.numpy).reshape(b.shape[:-1])
+    return b.view(et.numpy)
+
+
+def ulp_distance(a_bits: int, b_bits: int, fmt: FloatFormat) -> float:
+    """ULP distance of two bit patterns of one float format: 0 for two NaNs,
+    inf if exactly one is NaN, else the count of representable steps between
+    them (so -0 and +0 are 0 apart, and the largest finite is 1 from inf)."""
+    an, bn = fmt.is_nan_bits(a_bits), fmt.is_nan_bits(b_bits)
+    if an or bn:
+        return 0.0 if an and bn else float("inf")
+    return float(abs(fmt.ordinal(a_bits) - fmt.ordinal(b_bits)))

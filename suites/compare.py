@@ -1,0 +1,122 @@
+"""Comparison of an actual output with an expectation (suites judge without the oracle).
+
+Works on raw bit patterns, with the format facts of `spec.types`: NaN matches
+any NaN unless the expectation is bit-exact, signed zero is significant for
+"exact", ULP distance is counted in representable steps for "ulp" (per
+component for complex).  The ULP error is measured for every float output,
+whether or not the expectation tolerates it, so reports can show accuracy.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..spec.types import ElementType, TensorType, parse_type, to_bits
+from .records import Expectation, tensor_from_hex
+
+MAX_MISMATCHES_SHOWN = 5
+
+
+@dataclass
+class Judgement:
+    ok: bool
+    max_ulp: float | None = None
+    mismatches: list = field(default_factory=list)  # (flat index, expected, actual, ulp)
+    mismatch_count: int = 0
+    alternatives_used: list = field(default_factory=list)
+    detail: str = ""
+
+
+def _component_bits(array: np.ndarray, et: ElementType) -> tuple[np.ndarray, ElementType]:
+    """Bits flattened to one row per element, one column per component."""
+    b = to_bits(array, et)
+    if et.is_complex:
+        return b.reshape(-1, 2), et.component
+    return b.reshape(-1, 1), et
+
+
+def _nan_mask(x: np.ndarray, fmt) -> np.ndarray:
+    mag = x & ~fmt.sign_mask
+    if fmt.has_inf:
+        return ((mag & fmt.exponent_mask) == fmt.exponent_mask) & ((mag & fmt.mantissa_mask) != 0)
+    return mag == (fmt.exponent_mask | fmt.mantissa_mask)
+
+
+def _ulp_matrix(e: np.ndarray, a: np.ndarray, fmt) -> np.ndarray:
+    """Vectorised `spec.types.ulp_distance` over bit arrays of one float format."""
+    # Python ints (object arrays) for 64-bit formats: ordinals differences overflow int64.
+    conv = (lambda x: x.astype(np.int64)) if fmt.bits < 64 else (lambda x: x.astype(object))
+    e, a = conv(e), conv(a)
+    en, an = _nan_mask(e, fmt).astype(bool), _nan_mask(a, fmt).astype(bool)
+
+    def ordinal(x):
+        mag = x & ~fmt.sign_mask
+        return np.where((x & fmt.sign_mask) != 0, -mag, mag)
+
+    dist = np.abs(ordinal(e) - ordinal(a)).astype(float)
+    return np.where(en & an, 0.0, np.where(en | an, np.inf, dist))
+
+
+def judge(exp: Expectation, actual: np.ndarray) -> Judgement:
+    t: TensorType = parse_type(exp.type)
+    et = t.element_type
+    actual = np.asarray(actual)
+    if tuple(actual.shape) != tuple(t.shape):
+        return Judgement(False, detail=f"shape {tuple(actual.shape)} where {exp.type} was expected")
+    try:
+        actual = actual.astype(et.numpy, copy=False) if actual.dtype != et.numpy else actual
+    except (TypeError, ValueError):
+        return Judgement(False, detail=f"dtype {actual.dtype} where {et.name} was expected")
+    expected = tensor_from_hex(exp.hex, t)
+    eb, cet = _component_bits(expected, et)
+    ab, _ = _component_bits(actual, et)
+
+    ulp = None
+    if cet.is_float:
+        dist = _ulp_matrix(eb, ab, cet.format)
+        elem_ulp = dist.max(axis=1) if dist.size else np.zeros(eb.shape[0])
+        ulp = float(elem_ulp.max()) if elem_ulp.size else 0.0
+        if exp.kind == "ulp":
+            ok_elem = elem_ulp <= exp.tolerance_ulp
+        elif exp.bit_exact:
+            ok_elem = (eb == ab).all(axis=1)
+        else:
+            both_nan = _nan_mask(eb.astype(object), cet.format) & _nan_mask(ab.astype(object), cet.format)
+            ok_elem = ((eb == ab) | both_nan.astype(bool)).all(axis=1)
+    else:
+        elem_ulp = None
+        ok_elem = (eb == ab).all(axis=1)
+
+    used = []
+    if exp.impl_defined:
+        for alt in exp.alternatives:
+            alt_b, _ = _component_bits(tensor_from_hex(alt.hex, t), et)
+            for i in exp.impl_defined:
+                if not ok_elem[i] and (alt_b[i] == ab[i]).all():
+                    ok_elem[i] = True
+                    if elem_ulp is not None:
+                        elem_ulp[i] = 0.0
+                    if alt.label not in used:
+                        used.append(alt.label)
+        # Elements that matched the primary value still used the first alternative.
+        if exp.alternatives:
+            primary_ok = [i for i in exp.impl_defined if (eb[i] == ab[i]).all()]
+            if primary_ok and exp.alternatives[0].label not in used:
+                used.insert(0, exp.alternatives[0].label)
+        if elem_ulp is not None and elem_ulp.size:
+            ulp = float(elem_ulp.max())
+
+    bad = np.nonzero(~ok_elem)[0]
+    shown = []
+    for i in bad[:MAX_MISMATCHES_SHOWN]:
+        e_val = expected.reshape(-1)[i]
+        a_val = actual.reshape(-1)[i]
+        shown.append((int(i), repr(e_val.item() if hasattr(e_val, "item") else e_val),
+                      repr(a_val.item() if hasattr(a_val, "item") else a_val),
+                      None if elem_ulp is None else float(elem_ulp[i])))
+    detail = ""
+    if len(bad):
+        detail = f"{len(bad)} of {ok_elem.size} elements differ; " + "; ".join(
+            f"[{i}] expected {e} got {a}" + (f" ({u:g} ulp)" if u is not None else "") for i, e, a, u in shown)
+    return Judgement(not len(bad), ulp, shown, int(len(bad)), used, detail)
