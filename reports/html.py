@@ -1,0 +1,63 @@
+"""Self-contained HTML report of a results document (jinja2, inline CSS, no external assets).
+
+Renders the plain dict of `results.json`, so `shlo-conform report` can
+re-render a saved run.  Sections: summary, per-op table, op × dtype matrix,
+the implementation-defined choices the backend made, and the failures.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import jinja2
+
+from ..suites.records import VERDICTS, conformant
+from .table import conformance_percent, format_ulp
+
+TEMPLATES = Path(__file__).parent / "templates"
+MAX_FAILURES_SHOWN = 5000
+
+
+def _cell_class(c: dict) -> str:
+    if not c.get("counted"):
+        return "na"
+    if c.get("conformant") == c.get("counted"):
+        return "good"
+    if c.get("conformant", 0) == 0:
+        return "bad"
+    return "mixed"
+
+
+def context(doc: dict) -> dict:
+    per_op = doc.get("per_op", {})
+    dtypes = sorted({d for c in per_op.values() for d in c.get("dtypes", {})})
+    failures = [v for v in doc.get("verdicts", []) if conformant(v.get("kind", "value"), v.get("verdict")) is False]
+    unsupported = [v for v in doc.get("verdicts", []) if v.get("verdict") == "unsupported"]
+    impl = {op: c["impl_defined"] for op, c in per_op.items() if c.get("impl_defined")}
+    return {
+        "doc": doc,
+        "counts": doc.get("counts", {}),
+        "percent": conformance_percent(doc.get("counts", {})),
+        "verdicts": VERDICTS,
+        "per_op": per_op,
+        "dtypes": dtypes,
+        "failures": failures[:MAX_FAILURES_SHOWN],
+        "failures_total": len(failures),
+        "unsupported_total": len(unsupported),
+        "impl": impl,
+    }
+
+
+def render(doc: dict) -> str:
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(TEMPLATES)),
+                             autoescape=jinja2.select_autoescape(["html", "j2"]),
+                             trim_blocks=True, lstrip_blocks=True, undefined=jinja2.StrictUndefined)
+    env.filters["ulp"] = format_ulp
+    env.filters["cellclass"] = _cell_class
+    env.filters["pct"] = conformance_percent
+    return env.get_template("report.html.j2").render(**context(doc))
+
+
+def write(doc: dict, path: Path) -> None:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(render(doc), encoding="utf-8")

@@ -1,0 +1,459 @@
+"""`shlo-conform`: score a backend, and the tools around the suite.
+
+    shlo-conform --backend=NAME [--suite NAME|DIR] [--ops a,b] [--dtypes f32,bf16]
+                 [--json PATH] [--html PATH] [--timeout S] [--jobs N] [--baseline RESULTS.json]
+    shlo-conform generate --out DIR --seed N [--ops a,b]
+    shlo-conform check-spec [--ops a,b]
+    shlo-conform explain CASE_ID [--suite NAME|DIR] [--backend NAME]
+    shlo-conform report RESULTS.json [--html OUT]
+    shlo-conform list [ops|backends|suites]
+
+Exit codes: 0 conformant (or nothing new against --baseline), 1 conformance
+failures, 2 usage or input errors — one line on stderr naming what is wrong,
+never a traceback (set SHLO_CONFORM_DEBUG=1 to see one).  Ctrl-C keeps the
+results so far in the journal (`<json>.journal`); the same command resumes.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import sys
+from pathlib import Path
+
+import numpy as np
+
+PROG = "shlo-conform"
+SUBCOMMANDS = ("generate", "check-spec", "explain", "report", "list")
+
+
+class UsageError(Exception):
+    """Bad arguments or unusable input: exit 2 with one line."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):  # argparse would print usage and exit 2 itself; we want one line
+        raise UsageError(f"{self.prog}: {message}")
+
+
+# ---------------------------------------------------------------------------
+# argument helpers
+# ---------------------------------------------------------------------------
+
+def _split(text: str | None) -> list[str] | None:
+    if text is None:
+        return None
+    items = [t.strip() for t in text.split(",") if t.strip()]
+    if not items:
+        raise UsageError("an empty list was given")
+    return items
+
+
+def _positive(kind):
+    def parse(text):
+        try:
+            v = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+        if v <= 0:
+            raise argparse.ArgumentTypeError(f"must be positive: {text!r}")
+        return v
+    return parse
+
+
+def _spec_ops() -> list[str]:
+    """The ops the encoded spec declares (empty if the registry cannot load)."""
+    try:
+        from .spec.ops import OPS
+        return sorted(OPS)
+    except Exception:
+        return []
+
+
+def _open_suite(name: str):
+    from .suites.io import load_manifest, suite_path
+    try:
+        path = suite_path(name)
+        manifest = load_manifest(path)
+    except FileNotFoundError as e:
+        raise UsageError(str(e)) from None
+    except ValueError as e:
+        raise UsageError(f"suite {name!r}: manifest.json is not JSON ({e})") from None
+    return path, manifest
+
+
+def _check_ops(ops: list[str] | None, suite_dir: Path | None) -> set[str] | None:
+    if ops is None:
+        return None
+    known = set(_spec_ops())
+    if suite_dir is not None:
+        known |= {f.stem for f in suite_dir.glob("*.jsonl")}
+    unknown = [op for op in ops if op not in known]
+    if unknown:
+        raise UsageError(f"unknown op {unknown[0]!r} in --ops; known: {', '.join(sorted(known)) or '(none)'}")
+    return set(ops)
+
+
+def _check_dtypes(dtypes: list[str] | None) -> set[str] | None:
+    if dtypes is None:
+        return None
+    from .spec.types import element_type
+    accepted = set()
+    for d in dtypes:
+        try:
+            et = element_type(d)
+        except ValueError as e:
+            raise UsageError(f"--dtypes: {e}") from None
+        accepted |= {et.name, et.mlir, d}
+    return accepted
+
+
+def _load_cases(path: Path, ops, dtypes):
+    from .suites.io import load_cases
+    try:
+        return load_cases(path, ops, dtypes)
+    except (ValueError, OSError) as e:
+        raise UsageError(f"suite {path}: {e}") from None
+
+
+def _default_json(backend: str) -> Path:
+    name = "command" if backend.startswith("command:") else re.sub(r"[^\w.-]+", "_", backend)[:60]
+    return Path("out") / f"results-{name}.json"
+
+
+def _read_results(path: str):
+    from .runner import load_results
+    try:
+        return load_results(Path(path))
+    except FileNotFoundError:
+        raise UsageError(f"no such results file: {path}") from None
+    except (OSError, ValueError) as e:
+        raise UsageError(f"cannot read results file {path}: {e}") from None
+
+
+def _write_html(doc: dict, path: str) -> None:
+    from .reports import html
+    try:
+        html.write(doc, Path(path))
+    except OSError as e:
+        raise UsageError(f"cannot write {path}: {e}") from None
+
+
+class _Progress:
+    """A one-line counter on stderr when it is a terminal; silent otherwise."""
+
+    def __init__(self, total: int):
+        self.total, self.n = total, 0
+        self.live = sys.stderr.isatty()
+
+    def __call__(self, v) -> None:
+        self.n += 1
+        if self.live:
+            sys.stderr.write(f"\r[{self.n}/{self.total}] {v.verdict:<11} {v.id[:60]:<60}")
+            sys.stderr.flush()
+
+    def done(self) -> None:
+        if self.live and self.n:
+            sys.stderr.write("\r" + " " * 90 + "\r")
+            sys.stderr.flush()
+
+
+# ---------------------------------------------------------------------------
+# score (the default command)
+# ---------------------------------------------------------------------------
+
+def _score_parser() -> _Parser:
+    p = _Parser(prog=PROG, description="Score a backend on a conformance suite.",
+                epilog="Other commands: " + ", ".join(SUBCOMMANDS) + f" (see `{PROG} COMMAND --help`).")
+    p.add_argument("--backend", required=True,
+                   help="oracle, xla, interpreter, iree, command:CMDLINE, an entry point, or module:Class")
+    p.add_argument("--suite", default="core", help="bundled suite name or a suite folder (default: core)")
+    p.add_argument("--ops", help="comma-separated op mnemonics to run")
+    p.add_argument("--dtypes", help="comma-separated element types to run (f32, bf16, si32, c64, ...)")
+    p.add_argument("--json", help="results file (default: out/results-BACKEND.json); the journal is JSON.journal")
+    p.add_argument("--html", help="also write a self-contained HTML report here")
+    p.add_argument("--timeout", type=_positive(float), default=None,
+                   help="seconds per run (compiles get twice as long); default 10 s per run, 20 s per compile")
+    p.add_argument("--jobs", type=_positive(int), default=1, help="worker processes (default 1)")
+    p.add_argument("--baseline", help="earlier results.json: exit 0 unless a case fails that did not fail there")
+    return p
+
+
+def _new_failures(doc: dict, baseline: dict) -> tuple[list[str], int]:
+    from .suites.records import conformant
+    known_bad = {v["id"] for v in baseline.get("verdicts", [])
+                 if conformant(v.get("kind", "value"), v.get("verdict")) is False}
+    bad = [v["id"] for v in doc["verdicts"] if conformant(v["kind"], v["verdict"]) is False]
+    return [i for i in bad if i not in known_bad], sum(i in known_bad for i in bad)
+
+
+def cmd_score(argv: list[str]) -> int:
+    from .runner import (DEFAULT_COMPILE_TIMEOUT, DEFAULT_RUN_TIMEOUT, BackendLoadError,
+                         check_backend_spec, score)
+    from .reports import table
+
+    a = _score_parser().parse_args(argv)
+    try:
+        check_backend_spec(a.backend)
+    except ValueError as e:
+        raise UsageError(str(e)) from None
+    path, manifest = _open_suite(a.suite)
+    ops = _check_ops(_split(a.ops), path)
+    dtypes = _check_dtypes(_split(a.dtypes))
+    baseline = _read_results(a.baseline) if a.baseline else None
+    cases = _load_cases(path, ops, dtypes)
+    if not cases:
+        raise UsageError(f"no cases in suite {a.suite!r} match the selection (--ops/--dtypes)")
+    json_path = Path(a.json) if a.json else _default_json(a.backend)
+    run_timeout = a.timeout or DEFAULT_RUN_TIMEOUT
+    compile_timeout = 2 * a.timeout if a.timeout else DEFAULT_COMPILE_TIMEOUT
+    jobs = min(a.jobs, max(1, os.cpu_count() or 1))
+    suite_label = a.suite if not Path(a.suite).is_dir() else str(path.resolve())
+
+    progress = _Progress(len(cases))
+    try:
+        doc = score(cases, a.backend, suite=suite_label, manifest=manifest, json_path=json_path,
+                    compile_timeout=compile_timeout, run_timeout=run_timeout, jobs=jobs, on_verdict=progress)
+    except BackendLoadError as e:
+        progress.done()
+        raise UsageError(str(e)) from None
+    except OSError as e:
+        progress.done()
+        raise UsageError(f"cannot write results: {e}") from None
+    progress.done()
+
+    print(table.render(doc))
+    if doc.get("resumed"):
+        print(f"resumed {doc['resumed']} verdicts from the journal")
+    print(f"results: {json_path}")
+    if a.html:
+        _write_html(doc, a.html)
+        print(f"report: {a.html}")
+    if baseline is not None:
+        new, known = _new_failures(doc, baseline)
+        print(f"against baseline {a.baseline}: {len(new)} new failures, {known} known")
+        for i in new[:20]:
+            print(f"  new: {i}")
+        return 1 if new else 0
+    return 1 if doc["counts"]["nonconformant"] else 0
+
+
+# ---------------------------------------------------------------------------
+# subcommands
+# ---------------------------------------------------------------------------
+
+def cmd_generate(argv: list[str]) -> int:
+    p = _Parser(prog=f"{PROG} generate", description="Generate a suite (same seed => same bytes).")
+    p.add_argument("--out", required=True, help="folder to write the suite into")
+    p.add_argument("--seed", required=True, type=int)
+    p.add_argument("--ops", help="comma-separated op mnemonics (default: all)")
+    a = p.parse_args(argv)
+    ops = _split(a.ops)
+    if ops is not None:
+        known = _spec_ops()
+        unknown = [op for op in ops if op not in known]
+        if unknown:
+            raise UsageError(f"unknown op {unknown[0]!r} in --ops; known: {', '.join(known) or '(none)'}")
+    try:
+        from .generators import suite as gen
+    except ImportError as e:
+        raise UsageError(f"generate is not available: {e}") from None
+    out = Path(a.out)
+    gen.build(out, a.seed, ops)
+    try:
+        total = json.loads((out / "manifest.json").read_text()).get("total")
+    except (OSError, ValueError):
+        total = None
+    print(f"wrote suite {out}" + (f" ({total} cases)" if total is not None else ""))
+    return 0
+
+
+def cmd_check_spec(argv: list[str]) -> int:
+    p = _Parser(prog=f"{PROG} check-spec", description="z3 proofs over the encoded spec.")
+    p.add_argument("--ops", help="comma-separated op mnemonics (default: all)")
+    a = p.parse_args(argv)
+    ops = _split(a.ops)
+    if ops is not None:
+        known = _spec_ops()
+        unknown = [op for op in ops if op not in known]
+        if unknown:
+            raise UsageError(f"unknown op {unknown[0]!r} in --ops; known: {', '.join(known) or '(none)'}")
+    try:
+        from .spec import checks
+    except ImportError as e:
+        raise UsageError(f"check-spec is not available: {e}") from None
+    ok, text = checks.run(ops)
+    print(text)
+    return 0 if ok else 1
+
+
+def _show(array) -> str:
+    a = np.asarray(array)
+    with np.printoptions(threshold=200, edgeitems=4, linewidth=100):
+        try:
+            return np.array2string(a, separator=", ")
+        except Exception:
+            return repr(a.tolist())
+
+
+def _indent(text: str, by: str = "    ") -> str:
+    return "\n".join(by + line for line in text.splitlines())
+
+
+def cmd_explain(argv: list[str]) -> int:
+    p = _Parser(prog=f"{PROG} explain", description="Show one case, decoded; optionally run it on a backend.")
+    p.add_argument("case_id")
+    p.add_argument("--suite", default="core")
+    p.add_argument("--backend")
+    p.add_argument("--timeout", type=_positive(float), default=None)
+    a = p.parse_args(argv)
+    from .runner import DEFAULT_COMPILE_TIMEOUT, DEFAULT_RUN_TIMEOUT, BackendLoadError, Runner, check_backend_spec
+    if a.backend:
+        try:
+            check_backend_spec(a.backend)
+        except ValueError as e:
+            raise UsageError(str(e)) from None
+    path, _ = _open_suite(a.suite)
+    op = a.case_id.split("/")[0]
+    if not (path / f"{op}.jsonl").is_file():
+        raise UsageError(f"no case {a.case_id!r} in suite {a.suite!r} (it has no op {op!r})")
+    matches = [c for c in _load_cases(path, {op}, None) if c.id == a.case_id]
+    if not matches:
+        raise UsageError(f"no case {a.case_id!r} in suite {a.suite!r}")
+    c = matches[0]
+
+    print(f"case  {c.id}")
+    print(f"op    {c.op}   element type {c.dtype}   kind {c.kind}")
+    if c.note:
+        print(f"note  {c.note}")
+    if c.violates:
+        print(f"violates  {c.violates} (must be rejected before execution)")
+    if c.provenance:
+        print("provenance  " + ", ".join(f"{k}={v}" for k, v in sorted(c.provenance.items())))
+    print("program:")
+    print(_indent(c.mlir.rstrip()))
+    print("inputs:")
+    for i, v in enumerate(c.inputs):
+        print(f"  %arg{i}: {v.type} =")
+        print(_indent(_show(v.array()), "      "))
+    if c.kind == "value":
+        print("expected:")
+        for i, e in enumerate(c.expected):
+            how = e.kind + (f", within {e.tolerance_ulp} ulp" if e.kind == "ulp" else "") + \
+                (", bit-exact" if e.bit_exact else "")
+            print(f"  #{i}: {e.type} ({how})" + (f" — {e.why}" if e.why else ""))
+            print(_indent(_show(e.array()), "      "))
+            if e.impl_defined:
+                print(f"      implementation-defined at flat indices {e.impl_defined[:20]}: "
+                      + ", ".join(alt.label for alt in e.alternatives))
+    if not a.backend:
+        return 0
+
+    run_timeout = a.timeout or DEFAULT_RUN_TIMEOUT
+    runner = Runner(a.backend, compile_timeout=2 * a.timeout if a.timeout else DEFAULT_COMPILE_TIMEOUT,
+                    run_timeout=run_timeout, keep_outputs=True)
+    try:
+        [v] = runner.run([c])
+    except BackendLoadError as e:
+        raise UsageError(str(e)) from None
+    print(f"backend {runner.describe or a.backend}:")
+    outs = (runner.outputs or {}).get(c.id)
+    if outs is not None:
+        for i, o in enumerate(outs):
+            print(f"  actual #{i}: dtype {np.asarray(o).dtype}, shape {tuple(np.shape(o))}")
+            print(_indent(_show(o), "      "))
+    print(f"verdict  {v.verdict}" + (f"   max ULP {v.max_ulp:g}" if v.max_ulp is not None else ""))
+    if v.detail:
+        print(f"detail   {v.detail}")
+    if v.impl_defined:
+        print(f"implementation-defined choices: {', '.join(v.impl_defined)}")
+    return 1 if v.conformant is False else 0
+
+
+def cmd_report(argv: list[str]) -> int:
+    p = _Parser(prog=f"{PROG} report", description="Re-render a results file.")
+    p.add_argument("results")
+    p.add_argument("--html", help="write a self-contained HTML report here")
+    a = p.parse_args(argv)
+    from .reports import table
+    doc = _read_results(a.results)
+    try:
+        print(table.render(doc))
+    except (KeyError, TypeError, AttributeError) as e:
+        raise UsageError(f"{a.results} is not a complete results file ({e})") from None
+    if a.html:
+        try:
+            _write_html(doc, a.html)
+        except (KeyError, TypeError, AttributeError) as e:
+            raise UsageError(f"{a.results} is not a complete results file ({e})") from None
+        print(f"report: {a.html}")
+    return 0
+
+
+def _bundled_suites() -> list[str]:
+    root = Path(__file__).resolve().parent.parent / "suites"
+    try:
+        from . import suites
+        root = Path(suites.__file__).parent
+    except Exception:
+        pass
+    return sorted(d.name for d in root.iterdir() if (d / "manifest.json").is_file())
+
+
+def cmd_list(argv: list[str]) -> int:
+    p = _Parser(prog=f"{PROG} list", description="List ops, backends or bundled suites.")
+    p.add_argument("what", nargs="?", choices=("ops", "backends", "suites"))
+    a = p.parse_args(argv)
+    from .backends.base import backend_names
+    sections = {
+        "ops": _spec_ops,
+        "backends": backend_names,
+        "suites": _bundled_suites,
+    }
+    for name, fn in sections.items():
+        if a.what in (None, name):
+            items = fn()
+            if a.what is None:
+                print(f"{name}:")
+                print("  " + ("\n  ".join(items) if items else "(none)"))
+            else:
+                print("\n".join(items))
+    return 0
+
+
+COMMANDS = {"generate": cmd_generate, "check-spec": cmd_check_spec, "explain": cmd_explain,
+            "report": cmd_report, "list": cmd_list}
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        if argv and argv[0] in COMMANDS:
+            return COMMANDS[argv[0]](argv[1:])
+        if argv and not argv[0].startswith("-"):
+            raise UsageError(f"unknown command {argv[0]!r}; commands: {', '.join(COMMANDS)}, "
+                             "or score a backend with --backend=NAME")
+        return cmd_score(argv)
+    except UsageError as e:
+        msg = str(e)
+        if not msg.startswith(PROG):
+            msg = f"{PROG}: {msg}"
+        print(msg.replace("\n", " "), file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(f"\n{PROG}: interrupted; verdicts so far are kept in the journal — run the same command to resume",
+              file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 0
+    except Exception as e:  # never a traceback on the terminal
+        if os.environ.get("SHLO_CONFORM_DEBUG"):
+            raise
+        print(f"{PROG}: internal error: {type(e).__name__}: {e} (SHLO_CONFORM_DEBUG=1 shows the traceback)"
+              .replace("\n", " "), file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,79 @@
+"""suites/compare.judge on hand-built expectations: exactness, NaN, signed zero, ULPs, alternatives."""
+import numpy as np
+
+from shlo_conform.spec.types import parse_type
+from shlo_conform.suites.compare import judge
+from shlo_conform.suites.records import Alternative, Case, Expectation, TensorValue, case_id
+
+
+def exp(values, type_="tensor<3xf32>", **kw):
+    t = parse_type(type_)
+    return Expectation(type=type_, hex=TensorValue.of(np.array(values, dtype=t.element_type.numpy), t).hex, **kw)
+
+
+def test_exact_match_and_mismatch():
+    e = exp([1.0, 2.0, 3.0])
+    assert judge(e, np.array([1, 2, 3], np.float32)).ok
+    j = judge(e, np.array([1, 2, 3.0000002], np.float32))
+    assert not j.ok and j.mismatch_count == 1 and j.max_ulp == 1.0
+    assert "[2]" in j.detail
+
+
+def test_signed_zero_is_significant_when_exact():
+    assert not judge(exp([0.0, 1, 1]), np.array([-0.0, 1, 1], np.float32)).ok
+
+
+def test_any_nan_matches_nan_unless_bit_exact():
+    e = exp([np.nan, 1, 1])
+    other_nan = np.array([0x7FC00001, 0x3F800000, 0x3F800000], np.uint32).view(np.float32)
+    assert judge(e, other_nan).ok
+    e.bit_exact = True
+    assert not judge(e, other_nan).ok
+
+
+def test_ulp_tolerance():
+    e = exp([1.0, 1.0, 1.0], kind="ulp", tolerance_ulp=2)
+    near = np.array([0x3F800002, 0x3F7FFFFE, 0x3F800000], np.uint32).view(np.float32)
+    far = np.array([0x3F800003, 0x3F800000, 0x3F800000], np.uint32).view(np.float32)
+    assert judge(e, near).ok
+    j = judge(e, far)
+    assert not j.ok and j.max_ulp == 3
+
+
+def test_complex_ulp_is_per_component():
+    e = exp([1 + 1j], "tensor<1xcomplex<f32>>", kind="ulp", tolerance_ulp=1)
+    im_off = np.array([1 + 1j], np.complex64)
+    im_off.view(np.uint32)[1] += 2
+    assert judge(e, np.array([1 + 1j], np.complex64)).ok
+    assert judge(e, im_off).max_ulp == 2
+
+
+def test_implementation_defined_alternatives_are_reported():
+    t = "tensor<3xi32>"
+    e = exp([5, -1, 7], t, impl_defined=[1],
+            alternatives=[Alternative("all ones", TensorValue.of(np.array([5, -1, 7], np.int32), parse_type(t)).hex),
+                          Alternative("zero", TensorValue.of(np.array([5, 0, 7], np.int32), parse_type(t)).hex)])
+    j = judge(e, np.array([5, 0, 7], np.int32))
+    assert j.ok and j.alternatives_used == ["zero"]
+    j = judge(e, np.array([5, -1, 7], np.int32))
+    assert j.ok and j.alternatives_used == ["all ones"]
+    # An alternative only excuses the elements declared implementation-defined.
+    assert not judge(e, np.array([0, 0, 7], np.int32)).ok
+
+
+def test_shape_mismatch_is_a_failure_not_an_error():
+    j = judge(exp([1, 2, 3]), np.zeros((2,), np.float32))
+    assert not j.ok and "shape" in j.detail
+
+
+def test_case_json_round_trip_and_stable_id():
+    t = parse_type("tensor<2xbf16>")
+    import ml_dtypes
+    inp = [TensorValue.of(np.array([1.5, -0.0], ml_dtypes.bfloat16), t)]
+    mlir = "func.func @main(%a: tensor<2xbf16>) -> tensor<2xbf16> { return %a : tensor<2xbf16> }"
+    cid = case_id("negate", "bf16", mlir, inp)
+    assert cid == case_id("negate", "bf16", mlir, inp) and cid.startswith("negate/bf16/")
+    c = Case(cid, "negate", "bf16", "value", mlir, inp, [exp([-1.5, 0.0], "tensor<2xbf16>")])
+    back = Case.from_json(c.to_json())
+    assert back == c
+    assert np.array_equal(back.input_arrays()[0].view(np.uint16), np.array([0x3FC0, 0x8000], np.uint16))
