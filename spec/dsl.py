@@ -384,8 +384,26 @@ class Elementwise:
     """
 
     fn: Callable
-    accuracy: str = "exact"
+    accuracy: Any = "exact"  # a str, or a callable(op Instance) -> str
     bit_exact: bool = False  # NaN payloads significant (bitcast_convert moves bits)
+
+    def accuracy_for(self, op: "Instance") -> str:
+        """The accuracy class ("exact" | "approx") of this op instance: ops
+        such as multiply are IEEE basic operations on reals but unguaranteed
+        complex arithmetic, so `accuracy` may depend on the element types
+        (of operands: `abs` of complex<f32> yields f32 yet is approximate)."""
+        return self.accuracy(op) if callable(self.accuracy) else self.accuracy
+
+
+def approx_if_complex(op: "Instance") -> str:
+    """Accuracy of an op that is exact on integers and IEEE basic operations
+    on floats, but whose complex form is not a basic operation (the seed's
+    "Accuracy" section gives no guarantee there): "approx" when an operand
+    is complex."""
+    types = []
+    for v in op.operands.values():
+        types.extend(v if isinstance(v, (list, tuple)) else [v])
+    return "approx" if any(t.element_type.is_complex for t in types) else "exact"
 
 
 @dataclass(frozen=True)
@@ -416,3 +434,25 @@ class ImplDefined:
 
 
 Exactly = Fraction  # readability in op modules: Exactly(a) + Exactly(b)
+
+
+@dataclass(frozen=True)
+class RoundTo:
+    """`value` (an exact real: Fraction or float) correctly rounded, ties to
+    even, into `format` (a spec.types.FloatFormat, possibly not one of the
+    spec's element types, as reduce_precision builds).  The rounded value is
+    then exactly representable in the result type."""
+
+    format: Any
+    value: Any
+
+
+@dataclass(frozen=True)
+class DataMovement:
+    """Semantics stated as the spec's index formulas on whole arrays.
+
+    `fn(op, *operands) -> list of result arrays` (numpy/ml_dtypes values, one
+    per result).  No rounding happens, so results are exact and bit-exact
+    (NaN payloads included)."""
+
+    fn: Callable

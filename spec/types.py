@@ -409,19 +409,22 @@ def _split_top(s: str) -> list[str]:
 
 def to_bits(array: np.ndarray, et: ElementType) -> np.ndarray:
     """Values → raw bit patterns (unsigned ints of the storage width)."""
-    a = np.ascontiguousarray(np.asarray(array).astype(et.numpy, copy=False))
+    # np.array(order="C") keeps 0-d arrays 0-d (ascontiguousarray would not);
+    # views go through a flat copy so they work at every rank.
+    a = np.array(np.asarray(array).astype(et.numpy, copy=False), order="C")
+    flat = a.reshape(-1)
     if et.is_bool:
         return a.astype(np.uint8)
     if et.bits == 4:
-        return a.view(np.uint8) & np.uint8(0xF)
+        return (flat.view(np.uint8) & np.uint8(0xF)).reshape(a.shape)
     if et.is_complex:
-        return a.view(et.bits_dtype).reshape(a.shape + (2,))
-    return a.view(et.bits_dtype)
+        return flat.view(et.bits_dtype).reshape(a.shape + (2,))
+    return flat.view(et.bits_dtype).reshape(a.shape)
 
 
 def from_bits(bits: np.ndarray, et: ElementType) -> np.ndarray:
     """Raw bit patterns → values of `et` (numpy/ml_dtypes array)."""
-    b = np.ascontiguousarray(np.asarray(bits).astype(et.bits_dtype, copy=False))
+    b = np.array(np.asarray(bits).astype(et.bits_dtype, copy=False), order="C")
     if et.is_bool:
         return b.astype(np.bool_)
     if et.bits == 4:
@@ -430,8 +433,8 @@ def from_bits(bits: np.ndarray, et: ElementType) -> np.ndarray:
             v = np.where(v >= 8, v.astype(np.int16) - 16, v).astype(np.int8)
         return v.astype(et.numpy)
     if et.is_complex:
-        return b.view(et.numpy).reshape(b.shape[:-1])
-    return b.view(et.numpy)
+        return b.reshape(-1).view(et.numpy).reshape(b.shape[:-1])
+    return b.reshape(-1).view(et.numpy).reshape(b.shape)
 
 
 def ulp_distance(a_bits: int, b_bits: int, fmt: FloatFormat) -> float:

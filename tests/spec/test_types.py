@@ -103,3 +103,11 @@ def test_ulp_distance_counts_steps():
     assert T.ulp_distance(0x7FC00000, 0x7FC00001, f) == 0          # two NaNs
     assert T.ulp_distance(0x7FC00000, one, f) == float("inf")
     assert T.ulp_distance(0x7F7FFFFF, 0x7F800000, f) == 1          # max finite vs inf
+
+
+@pytest.mark.parametrize("et", [T.E_F32, T.SI4, T.C64, T.I1], ids=str)
+def test_bits_keep_rank_zero(et):
+    a = np.zeros((), dtype=et.numpy)
+    b = T.to_bits(a, et)
+    assert b.shape == ((2,) if et.is_complex else ())
+    assert T.from_bits(b, et).shape == ()

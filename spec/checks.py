@@ -1,0 +1,334 @@
+"""Proofs about the encoded spec (`shlo-conform check-spec`), and the symbolic
+instances they — and the generators above — are built on.
+
+A *skeleton* fixes an op's structure (operand element types, the result
+element types a program states, enum/bool attribute values); a *symbolic
+instance* adds z3 integers for every dimension size and integer attribute.
+The op's own constraint functions, evaluated on it, yield z3 formulas, so
+the checks below are proofs over all dimension sizes, not samples:
+
+  satisfiable  every element type an Inputs/Outputs table declares occurs in
+               some skeleton whose constraints have a model;
+  sound        for all operands: if some result satisfies the constraints,
+               the inferred result does (constraints(ops, R) ∧
+               ¬constraints(ops, infer(ops)) is UNSAT);
+  unique       no other result satisfies them: not other dims
+               (constraints(ops, R) ∧ R ≠ infer(ops) UNSAT), not another rank
+               (±1), not another element type (unless the program states it:
+               `OpSpec.result_from_program`).
+
+Ranks 0..2 (equal for all operands) are checked.  Floor 1: spec and z3 only.
+"""
+from __future__ import annotations
+
+import itertools
+import time
+from dataclasses import dataclass, field
+from typing import Iterator
+
+import z3
+
+from .dsl import BoolAttr, EnumAttr, Instance, IntAttr, OpSpec, is_symbolic
+from .types import ElementType, TensorType
+
+CHECK_RANKS = (0, 1, 2)
+PROOF_TIMEOUT_MS = 20000
+
+
+@dataclass(frozen=True)
+class Skeleton:
+    """(op, operand element types, program-given result element types, enum/bool attributes)."""
+
+    op: str
+    operand_types: tuple[ElementType, ...]          # one per operand, table order
+    result_types: tuple[tuple[str, ElementType], ...] = ()  # results in result_from_program
+    attrs: tuple[tuple[str, object], ...] = ()      # chosen enum/bool values; None = left out
+
+    @property
+    def attr_dict(self) -> dict:
+        return dict(self.attrs)
+
+    @property
+    def result_type_dict(self) -> dict:
+        return dict(self.result_types)
+
+    def dtype(self, spec: OpSpec) -> str:
+        """The case's principal element type: the first operand whose table
+        offers a choice (select's `pred` is always i1, so `on_true` names it)."""
+        for o, t in zip(spec.operands, self.operand_types):
+            if len(o.types) > 1:
+                return t.name
+        return self.operand_types[0].name if self.operand_types else self.result_types[0][1].name
+
+    def label(self) -> str:
+        parts = [",".join(t.name for t in self.operand_types)]
+        if self.result_types:
+            parts.append("->" + ",".join(t.name for _, t in self.result_types))
+        parts += [f"{k}={v}" for k, v in self.attrs if v is not None]
+        return f"{self.op}({' '.join(parts)})"
+
+
+def structural_attributes(spec: OpSpec):
+    """Attributes the skeleton fixes: enum and bool kinds (integers are solved)."""
+    return [a for a in spec.attributes if isinstance(a.kind, (EnumAttr, BoolAttr))]
+
+
+def attribute_options(attr) -> list:
+    if isinstance(attr.kind, BoolAttr):
+        vals = list(attr.choices) if attr.choices else [False, True]
+    else:
+        vals = list(attr.choices) if attr.choices else list(attr.kind.values)
+    if attr.optional:
+        vals.append(None)
+    return vals
+
+
+def candidates(spec: OpSpec) -> Iterator[Skeleton]:
+    """The full product of the tables (before pruning by constraints)."""
+    attr_names = [a.name for a in structural_attributes(spec)]
+    attr_opts = [attribute_options(a) for a in structural_attributes(spec)]
+    prog_results = [r for r in spec.results if r.name in spec.result_from_program]
+    for types in itertools.product(*(o.types for o in spec.operands)):
+        for rtypes in itertools.product(*(r.types for r in prog_results)):
+            for avals in itertools.product(*attr_opts):
+                yield Skeleton(spec.mnemonic, tuple(types),
+                               tuple((r.name, t) for r, t in zip(prog_results, rtypes)),
+                               tuple(zip(attr_names, avals)))
+
+
+@dataclass
+class Symbolic:
+    """An instance with z3 numbers, and what `infer` said about its results."""
+
+    inst: Instance
+    dims: list = field(default_factory=list)         # every z3 dim variable (operands, results)
+    attr_vars: dict = field(default_factory=dict)    # attribute name -> z3 Int
+    inferred: dict | None = None                     # result name -> TensorType (symbolic dims) or None
+
+    def tensors(self):
+        for v in list(self.inst.operands.values()) + list(self.inst.results.values()):
+            if isinstance(v, TensorType):
+                yield v
+
+
+def constraint_exprs(spec: OpSpec, inst: Instance) -> list[tuple[str, object]]:
+    """(label, bool or z3 expression) per constraint; a constraint that raises
+    on this structure counts as violated (as `OpSpec.violated` does)."""
+    out = []
+    for c in spec.constraints:
+        try:
+            e = c(inst)
+        except (IndexError, KeyError, TypeError, ValueError, ZeroDivisionError, AttributeError):
+            e = False
+        if not is_symbolic(e):
+            e = bool(e)
+        out.append((c.__name__, e))
+    return out
+
+
+def _dims(prefix: str, name: str, rank: int) -> tuple:
+    return tuple(z3.Int(f"{prefix}{name}_{i}") for i in range(rank))
+
+
+def symbolic_instance(spec: OpSpec, skel: Skeleton, ranks, prefix: str = "",
+                      result_override: dict | None = None, full: bool = False):
+    """Instance with z3 dims for operands (ranks given) and results (rank from
+    infer).  `result_override` {name: (element type, rank)} sets a result
+    freely (negative cases, uniqueness proofs).  Returns the Instance, or a
+    `Symbolic` when `full`; None if infer cannot be evaluated here."""
+    operands = {o.name: TensorType(_dims(prefix, o.name, r), t)
+                for o, t, r in zip(spec.operands, skel.operand_types, ranks)}
+    attrs, attr_vars = {}, {}
+    chosen = skel.attr_dict
+    for a in spec.attributes:
+        if a.name in chosen:
+            if chosen[a.name] is not None:
+                attrs[a.name] = chosen[a.name]
+        elif isinstance(a.kind, IntAttr) and not a.choices:
+            attr_vars[a.name] = attrs[a.name] = z3.Int(f"{prefix}attr_{a.name}")
+    prog = skel.result_type_dict
+    placeholder = {name: TensorType((), et) for name, et in prog.items()}
+    inst = spec.instance(operands, attrs, placeholder)
+    try:
+        inferred = spec.infer(inst)
+    except Exception:  # infer branches on a symbolic number: no symbolic inference for this op
+        inferred = None
+    results = {}
+    override = result_override or {}
+    for r in spec.results:
+        if r.name in override:
+            et, rank = override[r.name]
+        elif inferred is not None and r.name in inferred:
+            et, rank = inferred[r.name].element_type, inferred[r.name].rank
+            if r.name in prog:
+                et = prog[r.name]
+        else:
+            et = prog.get(r.name, skel.operand_types[0] if skel.operand_types else None)
+            rank = max(ranks) if len(ranks) else 0
+        results[r.name] = TensorType(_dims(prefix, r.name, rank), et)
+    inst = spec.instance(operands, attrs, results)
+    if not full:
+        return inst
+    s = Symbolic(inst, attr_vars=attr_vars, inferred=inferred)
+    s.dims = [d for t in s.tensors() for d in t.shape]
+    return s
+
+
+
+
+# --------------------------------------------------------------------------
+# Proofs
+# --------------------------------------------------------------------------
+
+def _solver() -> z3.Solver:
+    s = z3.Solver()
+    s.set("timeout", PROOF_TIMEOUT_MS)
+    return s
+
+
+def _nonneg(sym: Symbolic) -> list:
+    return [d >= 0 for d in sym.dims]
+
+
+def _holds(exprs) -> object:
+    """Conjunction of (label, expr) pairs: a Python bool or a z3 formula."""
+    es = [e for _, e in exprs]
+    if any(e is False for e in es):
+        return False
+    sym = [e for e in es if e is not True]
+    return z3.And(sym) if sym else True
+
+
+def _check(solver: z3.Solver, *formulas) -> z3.CheckSatResult:
+    for f in formulas:
+        if f is False:
+            return z3.unsat
+        if f is not True:
+            solver.add(f)
+    return solver.check()
+
+
+@dataclass
+class Report:
+    proofs: int = 0
+    failures: list = field(default_factory=list)
+    notes: list = field(default_factory=list)
+
+    def fail(self, msg: str) -> None:
+        self.failures.append(msg)
+
+
+def _with_results(spec: OpSpec, inst: Instance, results: dict) -> Instance:
+    present = {k: v for k, v in inst.attributes.items()}
+    return spec.instance(dict(inst.operands), present, results)
+
+
+def check_skeleton(spec: OpSpec, skel: Skeleton, ranks, rep: Report) -> bool:
+    """Satisfiability, soundness and uniqueness of inference for one skeleton
+    and rank vector.  Returns whether the constraints are satisfiable there."""
+    sym = symbolic_instance(spec, skel, ranks, full=True)
+    where = f"{skel.label()} ranks={list(ranks)}"
+    exprs = constraint_exprs(spec, sym.inst)
+    base = _holds(exprs)
+    if _check(_solver(), base, *_nonneg(sym)) != z3.sat:
+        return False
+    rep.proofs += 1
+    if sym.inferred is None:
+        rep.fail(f"{where}: infer cannot be evaluated on symbolic dims")
+        return True
+    prog = skel.result_type_dict
+    inferred = {name: TensorType(tuple(t.shape), prog.get(name, t.element_type)) for name, t in sym.inferred.items()}
+    missing = [r.name for r in spec.results if r.name not in inferred]
+    if missing:
+        rep.fail(f"{where}: infer gives no {missing}")
+        return True
+    # sound: constraints(ops, R) ∧ ¬constraints(ops, infer(ops)) is UNSAT
+    inf_inst = _with_results(spec, sym.inst, inferred)
+    inf_ok = _holds(constraint_exprs(spec, inf_inst))
+    res = _check(_solver(), base, *_nonneg(sym), z3.Not(inf_ok) if is_symbolic(inf_ok) else (not inf_ok))
+    if res == z3.unsat:
+        rep.proofs += 1
+    else:
+        rep.fail(f"{where}: inference unsound ({res}): {_model_text(sym, res)}")
+    # unique: other dims
+    diffs = []
+    for r in spec.results:
+        got, want = sym.inst.results[r.name], inferred[r.name]
+        if got.rank == want.rank:
+            diffs += [a != b for a, b in zip(got.shape, want.shape)]
+    if diffs:
+        s = _solver()
+        res = _check(s, base, *_nonneg(sym), z3.Or(diffs))
+        if res == z3.unsat:
+            rep.proofs += 1
+        else:
+            rep.fail(f"{where}: result dims not unique ({res}): {_model_text(sym, res, s)}")
+    # unique: other element types and ranks
+    for r in spec.results:
+        want = inferred[r.name]
+        alts = [(t, want.rank) for t in r.types if t != want.element_type and r.name not in spec.result_from_program]
+        alts += [(want.element_type, k) for k in (want.rank - 1, want.rank + 1) if k >= 0]
+        for et, k in alts:
+            alt = symbolic_instance(spec, skel, ranks, result_override={r.name: (et, k)}, full=True)
+            res = _check(_solver(), _holds(constraint_exprs(spec, alt.inst)), *_nonneg(alt))
+            if res == z3.unsat:
+                rep.proofs += 1
+            else:
+                rep.fail(f"{where}: result {r.name} also allowed as tensor of rank {k} of {et} ({res})")
+    return True
+
+
+def _model_text(sym: Symbolic, res, solver: z3.Solver | None = None) -> str:
+    if res != z3.sat or solver is None:
+        return str(res)
+    m = solver.model()
+    return ", ".join(f"{d}={m.eval(d, model_completion=True)}" for d in sym.dims)
+
+
+def check_op(spec: OpSpec, rep: Report) -> None:
+    declared = {(i, t) for i, o in enumerate(spec.operands) for t in o.types}
+    prog = [r for r in spec.results if r.name in spec.result_from_program]
+    declared_res = {(r.name, t) for r in prog for t in r.types}
+    seen, seen_res = set(), set()
+    for skel in candidates(spec):
+        if any(e is False for _, e in constraint_exprs(spec, symbolic_instance(spec, skel, [1] * len(spec.operands))))\
+                and any(e is False for _, e in constraint_exprs(spec, symbolic_instance(spec, skel, [0] * len(spec.operands)))):
+            continue  # refuted by structure alone at ranks 0 and 1 (cheap filter; ranks 2 below still count)
+        sat_any = False
+        for r in CHECK_RANKS:
+            sat_any |= check_skeleton(spec, skel, [r] * len(spec.operands), rep)
+        if sat_any:
+            seen |= {(i, t) for i, t in enumerate(skel.operand_types)}
+            seen_res |= set(skel.result_types)
+    for i, t in sorted(declared - seen, key=lambda p: (p[0], p[1].name)):
+        rep.fail(f"{spec.mnemonic}: operand {spec.operands[i].name} declares {t} but no skeleton with it is satisfiable")
+    for n, t in sorted(declared_res - seen_res, key=lambda p: (p[0], p[1].name)):
+        rep.fail(f"{spec.mnemonic}: result {n} declares {t} but no skeleton with it is satisfiable")
+    rep.proofs += len(declared & seen) + len(declared_res & seen_res)
+
+
+def run(ops: list[str] | None = None) -> tuple[bool, str]:
+    """check-spec: prove the properties above for every op (or `ops`)."""
+    from .ops import OPS
+    names = sorted(ops) if ops else sorted(OPS)
+    unknown = [n for n in names if n not in OPS]
+    if unknown:
+        return False, f"no op {', '.join(unknown)} in the encoded spec\n"
+    lines, total_p, total_f = [], 0, 0
+    for name in names:
+        rep = Report()
+        t0 = time.perf_counter()
+        try:
+            check_op(OPS[name], rep)
+        except Exception as e:  # a constraint or infer that crashes is a finding, not a tool failure
+            rep.fail(f"{name}: {type(e).__name__}: {e}")
+        dt = time.perf_counter() - t0
+        total_p += rep.proofs
+        total_f += len(rep.failures)
+        status = "ok" if not rep.failures else f"{len(rep.failures)} FAILED"
+        lines.append(f"{name:28s} {rep.proofs:6d} proofs  {status}  ({dt:.1f}s)")
+        lines += [f"    {f}" for f in rep.failures[:20]]
+        if len(rep.failures) > 20:
+            lines.append(f"    … {len(rep.failures) - 20} more")
+    lines.append(f"{len(names)} ops, {total_p} proofs, {total_f} failures")
+    return total_f == 0, "\n".join(lines) + "\n"

@@ -1,0 +1,56 @@
+"""abs — element-wise absolute value (spec section "abs").
+
+`abs` of the most negative signed integer has no representable result
+(integer overflow: the seed's "Errors" section leaves it
+implementation-defined); the two known outcomes are declared.
+"""
+import math
+
+from ..dsl import COMPLEX, FLOAT, SIGNED, Elementwise, ImplDefined, OpSpec, Operand, Result, approx_if_complex, same_shape
+from .. import annex_g
+from ..types import TensorType
+
+
+def abs_c1(op):
+    """(C1)  `operand` and `result` have the same shape."""
+    return same_shape(op.operand, op.result)
+
+
+def result_element_type(et):
+    return et.component if et.is_complex else et
+
+
+def abs_c2(op):
+    """(C2)  `operand` and `result` have the same element type, except when the
+  element type of the `operand` is complex type, in which case the element type
+  of the `result` is the element type of the complex type (e.g. the element type
+  of the `result` is `f64` for operand type `complex<f64>`)."""
+    return op.result.element_type == result_element_type(op.operand.element_type)
+
+
+def infer(op):
+    return {"result": TensorType(op.operand.shape, result_element_type(op.operand.element_type))}
+
+
+def element(op, operand):
+    """Signed integers: integer modulus; floats: IEEE `abs` (clears the sign,
+    exact); complex: complex modulus (C99 `cabs`, judged approximately)."""
+    et = op.operand.element_type
+    if et.is_signed:
+        if operand == et.min_value:
+            return ImplDefined({"INT_MIN (wraps)": et.min_value, "INT_MAX (saturates)": et.max_value},
+                               why="abs of the most negative integer overflows (seed: Errors)")
+        return abs(operand)
+    if et.is_complex:
+        return annex_g.cabs(operand)
+    return math.fabs(operand)
+
+
+SPEC = OpSpec(
+    mnemonic="abs",
+    operands=(Operand("operand", SIGNED + FLOAT + COMPLEX),),
+    results=(Result("result", SIGNED + FLOAT),),
+    constraints=(abs_c1, abs_c2),
+    infer=infer,
+    semantics=Elementwise(element, accuracy=approx_if_complex),
+)

@@ -1,0 +1,29 @@
+"""ceil — element-wise ceil (spec section "ceil")."""
+from ..dsl import FLOAT, Elementwise, OpSpec, Operand, Result, same_type
+from .. import ieee
+
+
+def ceil_c1(op):
+    """(C1) `operand` and `result` have the same type."""
+    return same_type(op.operand, op.result)
+
+
+def infer(op):
+    return {"result": op.operand}
+
+
+def element(op, x):
+    """"Implements the `roundToIntegralTowardPositive` operation from the
+    IEEE-754 specification": exact, and a zero result keeps the operand's
+    sign (the seed's example: ceil(-0.2530) = -0.0)."""
+    return ieee.roundToIntegralTowardPositive(x)
+
+
+SPEC = OpSpec(
+    mnemonic="ceil",
+    operands=(Operand("operand", FLOAT),),
+    results=(Result("result", FLOAT),),
+    constraints=(ceil_c1,),
+    infer=infer,
+    semantics=Elementwise(element),
+)

@@ -1,0 +1,122 @@
+"""compare — element-wise comparison (spec section "compare").
+
+Findings:
+* The seed's Inputs table lists `compare_type` (I4) as an ordinary input, yet
+  its own `select_and_scatter` example writes a `compare` without it (MLIR
+  makes it optional).  We model it as optional; absent, the comparison is the
+  one C3 allows for the element type (SIGNED, UNSIGNED, FLOAT).
+* TOTALORDER "uses the combination of `totalOrder` and `compareQuietEqual`
+  operations from IEEE-754" — the seed does not say which direction uses
+  which.  XLA (seed 002) orders by totalOrder alone (-NaN < -inf < … < -0 <
+  +0 < … < +inf < +NaN; equal only for identical encodings).  Read with
+  `compareQuietEqual` deciding EQ/NE (and LT/GT as totalOrder and not
+  quiet-equal), -0 and +0 are equal and a NaN never equals itself.  The two
+  readings differ only for pairs of zeros and pairs of NaNs; there the
+  result is declared implementation-defined with both alternatives.  The
+  order of NaNs of one sign by payload is implementation-defined in IEEE 754
+  itself; we take the encoding order, as XLA does.
+* Complex: lexicographic on (real, imag) with IEEE quiet comparisons, so a
+  NaN component makes every direction but NE false.
+"""
+from ..dsl import (ANY, BOOLEAN, Attribute, Elementwise, EnumAttr, ImplDefined, OpSpec, Operand,
+                   Or, Result, same_element_type, same_shape)
+from .. import ieee
+from ..types import I1, TensorType
+
+DIRECTIONS = ("EQ", "NE", "GE", "GT", "LE", "LT")
+COMPARE_TYPES = ("FLOAT", "TOTALORDER", "SIGNED", "UNSIGNED")
+
+
+def compare_c1(op):
+    """(C1) `lhs` and `rhs` have the same element type."""
+    return same_element_type(op.lhs, op.rhs)
+
+
+def compare_c2(op):
+    """(C2) `lhs`, `rhs`, and `result` have the same shape."""
+    return same_shape(op.lhs, op.rhs, op.result)
+
+
+def legal_compare_types(et) -> tuple:
+    """The `compare_type` values C3 allows for element type `et` (first: the default)."""
+    if et.is_signed:
+        return ("SIGNED",)
+    if et.is_unsigned or et.is_bool:
+        return ("UNSIGNED",)
+    if et.is_float:
+        return ("FLOAT", "TOTALORDER")
+    return ("FLOAT",)  # complex
+
+
+def compare_c3(op):
+    """(C3) Given `E` is the `lhs` element type, the following are legal values of
+       `compare_type`:
+  * If `E` is signed integer type, `compare_type` = `SIGNED`.
+  * If `E` is unsigned integer or boolean type, `compare_type` = `UNSIGNED`.
+  * If `E` is floating-point type,
+    `compare_type` $\\in$ {`FLOAT`, `TOTALORDER`}.
+  * If `E` is complex type, `compare_type` = `FLOAT`."""
+    ct = op.compare_type
+    return Or(ct is None, ct in legal_compare_types(op.lhs.element_type))
+
+
+def infer(op):
+    return {"result": TensorType(op.lhs.shape, I1)}
+
+
+def ordered(direction: str, a, b) -> bool:
+    """`a <direction> b` with Python's comparisons (IEEE quiet ones on floats)."""
+    return {"EQ": a == b, "NE": a != b, "GE": a >= b, "GT": a > b, "LE": a <= b, "LT": a < b}[direction]
+
+
+def lexicographic(direction: str, a: complex, b: complex) -> bool:
+    """Lexicographic comparison of (real, imag) pairs with IEEE quiet comparisons."""
+    re_eq = a.real == b.real
+    if direction == "EQ":
+        return re_eq and a.imag == b.imag
+    if direction == "NE":
+        return not (re_eq and a.imag == b.imag)
+    strict = {"GE": "GT", "GT": "GT", "LE": "LT", "LT": "LT"}[direction]
+    return ordered(strict, a.real, b.real) or (re_eq and ordered(direction, a.imag, b.imag))
+
+
+def total_order_compare(direction: str, a: float, b: float):
+    """TOTALORDER on floats, with the seed's ambiguity declared (module docstring)."""
+    ka, kb = ieee.total_order_key(a), ieee.total_order_key(b)
+    by_key = ordered(direction, ka, kb)
+    le, ge, qeq = ka <= kb, kb <= ka, a == b
+    with_quiet_equal = {"EQ": qeq, "NE": not qeq, "LE": le, "GE": ge,
+                        "LT": le and not qeq, "GT": ge and not qeq}[direction]
+    if by_key == with_quiet_equal:
+        return by_key
+    return ImplDefined({"totalOrder alone (XLA)": by_key,
+                        "totalOrder with compareQuietEqual": with_quiet_equal},
+                       why="TOTALORDER: the seed does not say how totalOrder and compareQuietEqual combine")
+
+
+def element(op, lhs, rhs):
+    et = op.lhs.element_type
+    direction = op.comparison_direction
+    compare_type = op.compare_type or legal_compare_types(et)[0]
+    if et.is_complex:
+        return lexicographic(direction, lhs, rhs)
+    if et.is_float and compare_type == "TOTALORDER":
+        return total_order_compare(direction, lhs, rhs)
+    # Booleans and integers compare as numbers (false < true); floats with
+    # FLOAT use IEEE compareQuiet*, which Python's float comparisons are.
+    return ordered(direction, lhs, rhs)
+
+
+SPEC = OpSpec(
+    mnemonic="compare",
+    operands=(Operand("lhs", ANY), Operand("rhs", ANY)),
+    attributes=(
+        Attribute("comparison_direction", EnumAttr("comparison_direction", DIRECTIONS), choices=DIRECTIONS),
+        Attribute("compare_type", EnumAttr("comparison_type", COMPARE_TYPES), choices=COMPARE_TYPES,
+                  default=None, optional=True),
+    ),
+    results=(Result("result", BOOLEAN),),
+    constraints=(compare_c1, compare_c2, compare_c3),
+    infer=infer,
+    semantics=Elementwise(element),
+)

@@ -1,0 +1,43 @@
+"""exponential_minus_one — element-wise e^x - 1 (spec section "exponential_minus_one")."""
+import math
+
+import mpmath
+
+from ..dsl import COMPLEX, FLOAT, Approx, Elementwise, OpSpec, Operand, Result, same_type
+from .. import annex_g
+
+
+def exponential_minus_one_c1(op):
+    """(C1) `operand` and `result` have the same type."""
+    return same_type(op.operand, op.result)
+
+
+def infer(op):
+    return {"result": op.operand}
+
+
+def element(op, x):
+    """Floats: `expm1` from IEEE-754 (expm1(±0) = ±0, expm1(+inf) = +inf,
+    expm1(-inf) = -1 exactly, NaN → NaN); complex: complex exponential minus
+    one (Annex G style specials, from spec/annex_g.py)."""
+    if isinstance(x, complex):
+        return annex_g.cexpm1(x)
+    if math.isnan(x):
+        return x
+    if x == math.inf:
+        return math.inf
+    if x == -math.inf:
+        return -1.0
+    if x == 0:
+        return x
+    return Approx(mpmath.expm1, x)
+
+
+SPEC = OpSpec(
+    mnemonic="exponential_minus_one",
+    operands=(Operand("operand", FLOAT + COMPLEX),),
+    results=(Result("result", FLOAT + COMPLEX),),
+    constraints=(exponential_minus_one_c1,),
+    infer=infer,
+    semantics=Elementwise(element, accuracy="approx"),
+)

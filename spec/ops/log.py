@@ -1,0 +1,45 @@
+"""log — element-wise natural logarithm (spec section "log")."""
+import math
+
+import mpmath
+
+from ..dsl import COMPLEX, FLOAT, Approx, Elementwise, OpSpec, Operand, Result, same_type
+from .. import annex_g
+
+
+def log_c1(op):
+    """(C1) `operand` and `result` have the same type."""
+    return same_type(op.operand, op.result)
+
+
+def infer(op):
+    return {"result": op.operand}
+
+
+def element(op, x):
+    """Floats: `log` from IEEE-754 §9.2 (log(±0) = -inf, the pole; log(x<0)
+    and log(-inf) are NaN; log(+inf) = +inf; log(1) = +0 exactly); complex:
+    complex logarithm (C99 Annex G clog)."""
+    if isinstance(x, complex):
+        return annex_g.clog(x)
+    if math.isnan(x):
+        return x
+    if x == 0:
+        return -math.inf
+    if x < 0:
+        return math.nan
+    if x == math.inf:
+        return math.inf
+    if x == 1:
+        return 0.0
+    return Approx(mpmath.log, x)
+
+
+SPEC = OpSpec(
+    mnemonic="log",
+    operands=(Operand("operand", FLOAT + COMPLEX),),
+    results=(Result("result", FLOAT + COMPLEX),),
+    constraints=(log_c1,),
+    infer=infer,
+    semantics=Elementwise(element, accuracy="approx"),
+)

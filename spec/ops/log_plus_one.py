@@ -1,0 +1,48 @@
+"""log_plus_one — element-wise log(1 + x) (spec section "log_plus_one")."""
+import math
+
+import mpmath
+
+from ..dsl import COMPLEX, FLOAT, Approx, Elementwise, OpSpec, Operand, Result, same_type
+from .. import annex_g
+
+
+def log_plus_one_c1(op):
+    """(C1) `operand` and `result` have the same type."""
+    return same_type(op.operand, op.result)
+
+
+def infer(op):
+    return {"result": op.operand}
+
+
+def element(op, x):
+    """Floats: `logp1` from IEEE-754 §9.2 (logp1(±0) = ±0, logp1(-1) = -inf,
+    logp1(x < -1) and logp1(-inf) are NaN, logp1(+inf) = +inf); complex:
+    complex logarithm plus one (spec/annex_g.py).
+
+    The seed's example prints log_plus_one(-0.0) as `0.0`; IEEE-754 (and C99
+    log1p) give -0.0, which is what the spec's named operation returns."""
+    if isinstance(x, complex):
+        return annex_g.clog1p(x)
+    if math.isnan(x):
+        return x
+    if x == 0:
+        return x
+    if x == -1:
+        return -math.inf
+    if x < -1:
+        return math.nan
+    if x == math.inf:
+        return math.inf
+    return Approx(mpmath.log1p, x)
+
+
+SPEC = OpSpec(
+    mnemonic="log_plus_one",
+    operands=(Operand("operand", FLOAT + COMPLEX),),
+    results=(Result("result", FLOAT + COMPLEX),),
+    constraints=(log_plus_one_c1,),
+    infer=infer,
+    semantics=Elementwise(element, accuracy="approx"),
+)

@@ -1,0 +1,50 @@
+"""logistic — element-wise logistic function 1 / (1 + e^-x) (spec section "logistic")."""
+import math
+
+import mpmath
+
+from ..dsl import COMPLEX, FLOAT, Approx, Elementwise, OpSpec, Operand, Result, same_type
+from .. import annex_g
+
+
+def logistic_c1(op):
+    """(C1) `operand` and `result` have the same type."""
+    return same_type(op.operand, op.result)
+
+
+def infer(op):
+    return {"result": op.operand}
+
+
+def _logistic(t):
+    return 1 / (1 + mpmath.exp(-t))
+
+
+def element(op, x):
+    """Floats: `division(1, addition(1, exp(-x)))` from IEEE-754.  We state
+    the real function it names (one correctly rounded reference, judged with
+    the approx tolerance) rather than three separately rounded steps.
+    Specials follow the formula: logistic(+inf) = 1/(1+0) = 1,
+    logistic(-inf) = 1/(1+inf) = +0, logistic(±0) = 1/2 exactly, NaN → NaN.
+    Complex: complex logistic (spec/annex_g.py)."""
+    if isinstance(x, complex):
+        return annex_g.clogistic(x)
+    if math.isnan(x):
+        return x
+    if x == math.inf:
+        return 1.0
+    if x == -math.inf:
+        return 0.0
+    if x == 0:
+        return 0.5
+    return Approx(_logistic, x)
+
+
+SPEC = OpSpec(
+    mnemonic="logistic",
+    operands=(Operand("operand", FLOAT + COMPLEX),),
+    results=(Result("result", FLOAT + COMPLEX),),
+    constraints=(logistic_c1,),
+    infer=infer,
+    semantics=Elementwise(element, accuracy="approx"),
+)

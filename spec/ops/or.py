@@ -1,0 +1,35 @@
+"""or — element-wise OR (spec section "or").
+
+On integers the operation acts on the two's-complement bit patterns; Python's
+`|` on ints does exactly that (negative ints behave as infinitely
+sign-extended), so the result of in-range operands is in range.
+"""
+from ..dsl import BOOLEAN, INTEGER, Elementwise, OpSpec, Operand, Result, same_type
+
+TYPES = BOOLEAN + INTEGER  # "tensor of integer or boolean type"
+
+
+def or_c1(op):
+    """(C1) `lhs`, `rhs`, and `result` have the same type."""
+    return same_type(op.lhs, op.rhs, op.result)
+
+
+def infer(op):
+    return {"result": op.lhs}
+
+
+def element(op, lhs, rhs):
+    """Booleans: logical OR; integers: bitwise OR."""
+    if op.lhs.element_type.is_bool:
+        return bool(lhs) | bool(rhs)
+    return lhs | rhs
+
+
+SPEC = OpSpec(
+    mnemonic="or",
+    operands=(Operand("lhs", TYPES), Operand("rhs", TYPES)),
+    results=(Result("result", TYPES),),
+    constraints=(or_c1,),
+    infer=infer,
+    semantics=Elementwise(element),
+)

@@ -1,0 +1,114 @@
+"""power — element-wise exponentiation (spec section "power").
+
+Floats: `pow` from IEEE 754-2019 (§9.2.1), whose special cases are decided
+here before mpmath is entered; finite cases are the real value |x|^y with the
+sign of x for odd integral y, exact (a Fraction) for small integral y.
+
+Findings:
+* The seed's example is typed `tensor<6xf64>` but its results are f32
+  values: `0.333333343` is 1/3 rounded to f32 (in f64 it is
+  0.3333333333333333), and `10000.0^10.0 = 1e40` is `inf` only in f32 (it is
+  finite in f64).
+* "Integer exponentiation" with a negative exponent has no integer result
+  except for bases ±1; the seed is silent, so those cases are declared
+  implementation-defined (XLA's emitter returns 1 for base 1 and 0 otherwise).
+"""
+import math
+from fractions import Fraction
+
+import mpmath
+
+from ..dsl import (COMPLEX, FLOAT, INTEGER, Approx, Elementwise, ImplDefined, OpSpec, Operand,
+                   Result, same_type)
+from .. import annex_g
+from ..ieee import is_odd_integer
+
+TYPES = INTEGER + FLOAT + COMPLEX
+
+# Integral exponents up to this size are evaluated exactly with Fractions.
+_EXACT_EXPONENT = 64
+
+
+def power_c1(op):
+    """(C1) `lhs`, `rhs`, and `result` have the same type."""
+    return same_type(op.lhs, op.rhs, op.result)
+
+
+def infer(op):
+    return {"result": op.lhs}
+
+
+def signed_power(sign, x, y):
+    """sign * x^y for x > 0 (mpmath arguments)."""
+    return sign * mpmath.power(x, y)
+
+
+def float_pow(x: float, y: float):
+    """IEEE 754-2019 `pow(x, y)` in the Elementwise vocabulary."""
+    if y == 0 or x == 1:
+        return 1.0                       # pow(x, ±0) = 1 even for NaN; pow(+1, y) = 1 even for NaN
+    if math.isnan(x) or math.isnan(y):
+        return math.nan
+    odd = is_odd_integer(y)
+    if x == 0:
+        if y < 0:
+            return math.copysign(math.inf, x) if odd else math.inf
+        return x if odd else 0.0
+    if math.isinf(y):
+        if x == -1:
+            return 1.0
+        if (abs(x) < 1) == (y > 0):
+            return 0.0
+        return math.inf
+    if math.isinf(x):
+        mag = 0.0 if y < 0 else math.inf
+        return -mag if (x < 0 and odd) else mag
+    if x < 0 and y != math.floor(y):
+        return math.nan                  # invalid: negative base, non-integral exponent
+    sign = -1 if (x < 0 and odd) else 1
+    if y == math.floor(y) and abs(y) <= _EXACT_EXPONENT:
+        return Fraction(x) ** int(y)
+    return Approx(signed_power, float(sign), abs(x), y)
+
+
+def integer_pow(et, x: int, n: int):
+    """Integer exponentiation; negative exponents and overflow declared."""
+    if n < 0:
+        if x == 1:
+            return 1
+        if x == -1:
+            return ImplDefined({"exact (-1)^n": -1 if n % 2 else 1, "zero unless base is 1 (XLA)": 0},
+                               why="integer power with a negative exponent (seed silent)")
+        return ImplDefined({"zero (1/x^n truncated; XLA)": 0},
+                           why="integer power with a negative exponent has no integer result")
+    if abs(x) >= 2 and n >= et.bits:
+        # |x|^n >= 2^bits: certainly out of range; only the wrapped value is cheap.
+        return ImplDefined({"wraps (two's complement)": et.wrap(pow(x, n, 1 << et.bits))},
+                           why="integer overflow (seed: Errors)")
+    return x ** n
+
+
+def element(op, lhs, rhs):
+    """Integers: integer exponentiation; floats: IEEE `pow`; complex: complex
+    exponentiation (C99 Annex G `cpow`)."""
+    et = op.lhs.element_type
+    if et.is_integer:
+        return integer_pow(et, lhs, rhs)
+    if et.is_complex:
+        return annex_g.cpow(lhs, rhs)
+    return float_pow(lhs, rhs)
+
+
+def accuracy(op):
+    """Integer exponentiation is exact; `pow` is not an IEEE basic operation."""
+    return "exact" if op.lhs.element_type.is_integer else "approx"
+
+
+SPEC = OpSpec(
+    mnemonic="power",
+    operands=(Operand("lhs", TYPES), Operand("rhs", TYPES)),
+    results=(Result("result", TYPES),),
+    constraints=(power_c1,),
+    infer=infer,
+    semantics=Elementwise(element, accuracy=accuracy),
+)

@@ -1,0 +1,116 @@
+"""reduce_precision — round to a narrower float format and back (spec section "reduce_precision").
+
+The seed's formal steps, executed exactly (no `RoundTo` into an IEEE-style
+format, because the seed describes something slightly different):
+
+1. "The mantissa bits of the original value are updated to round the original
+   value to the nearest value representable with `mantissa_bits` using
+   `roundToIntegralTiesToEven` semantics" — the value is rounded, ties to
+   even, to mantissa_bits + 1 significant bits *at its own binade*: no
+   subnormal range of the reduced format takes part.  (A subnormal operand
+   keeps its own format's subnormal spacing, since its mantissa field is what
+   is rounded.)  Truncating the surplus mantissa bits (step 2) is then exact.
+3. "if the exponent bits of the intermediate result don't fit into the range
+   provided by `exponent_bits`, the intermediate result overflows to infinity
+   using the original sign or underflows to zero using the original sign" —
+   with bias b = 2^(exponent_bits-1) - 1 the normal exponents are [1-b, b],
+   so |r| >= 2^(b+1) → ±inf and |r| < 2^(1-b) → ±0.  The reduced format thus
+   has no subnormals (flush to zero), which is also what XLA's
+   ReducePrecision does.  If exponent_bits is at least the operand format's,
+   this step is a no-op ("the corresponding portion of the conversion is then
+   simply a no-op", XLA); likewise mantissa_bits.
+
+NaN stays NaN (XLA: "NaN values are retained"; the seed's steps say nothing
+about NaN, and rounding the mantissa of a NaN must not make it an inf).
+±inf and ±0 are returned unchanged.  With mantissa_bits = 0 a tie is
+ambiguous (both neighbours have an odd one-bit significand); see `element`.  The operand format f8E4M3FN has no
+infinity, so an overflow there is implementation-defined (declared below).
+"""
+import math
+from fractions import Fraction
+
+from ..dsl import FLOAT, Elementwise, ImplDefined, IntAttr, OpSpec, Operand, Attribute, Result, same_type
+from .. import ieee
+
+
+def reduce_precision_c1(op):
+    """(C1) `operand` and `output` have the same type."""
+    return same_type(op.operand, op.output)
+
+
+def reduce_precision_c2(op):
+    """(C2) `exponent_bits` $\\ge$ 1."""
+    return op.exponent_bits >= 1
+
+
+def reduce_precision_c3(op):
+    """(C3) `mantissa_bits` $\\ge$ 0."""
+    return op.mantissa_bits >= 0
+
+
+def infer(op):
+    return {"output": op.operand}
+
+
+def element(op, x):
+    fmt = op.operand.element_type.format
+    e_bits, m_bits = op.exponent_bits, op.mantissa_bits
+    if math.isnan(x) or math.isinf(x) or x == 0:
+        return x
+    q = Fraction(x)
+    r = ieee.round_to_precision(q, m_bits + 1, fmt.emin)
+    e = ieee.floor_log2(abs(q))
+    if m_bits == 0 and e >= fmt.emin and abs(q) == Fraction(3, 2) * Fraction(2) ** e:
+        # A tie with a one-bit significand: both neighbours, 2^e and 2^(e+1),
+        # have significand 1, so "even" is ambiguous.  Rounding the significand
+        # 1.5 to integral, ties to even (the seed's words), gives 2^(e+1);
+        # XLA's bit arithmetic rounds to the even *bit pattern*, whose last
+        # bit is then the operand format's lowest exponent bit.
+        up = r
+        down = math.copysign(1, x) * Fraction(2) ** e
+        xla = up if (e + fmt.bias) % 2 else down
+        if xla != up:
+            alts = {}
+            for label, v in (("significand rounded to integral, ties to even (seed)", up),
+                             ("even bit pattern: even biased exponent (XLA)", down)):
+                done = _finish(v, x, fmt, e_bits)
+                if isinstance(done, ImplDefined):  # f8E4M3FN overflow: flatten
+                    alts.update({f"{label}; {k}": w for k, w in done.alternatives.items()})
+                else:
+                    alts[label] = done
+            return ImplDefined(alts, why="reduce_precision with mantissa_bits = 0: a tie has no even significand")
+    return _finish(r, x, fmt, e_bits)
+
+
+def _finish(r: Fraction, x: float, fmt, e_bits: int):
+    """Step 3: the exponent range of the reduced format (flush below, inf above)."""
+    if e_bits < fmt.exponent_bits:
+        bias = (1 << (e_bits - 1)) - 1
+        if abs(r) >= Fraction(2) ** (bias + 1):
+            return _overflow(x, fmt)
+        if abs(r) < Fraction(2) ** (1 - bias):
+            return math.copysign(0.0, x)
+    elif abs(r) > fmt.max_finite:
+        return _overflow(x, fmt)
+    return math.copysign(0.0, x) if r == 0 else r
+
+
+def _overflow(x: float, fmt):
+    inf = math.copysign(math.inf, x)
+    if fmt.has_inf:
+        return inf
+    return ImplDefined(
+        {"NaN (the operand format has no infinity)": math.nan,
+         "saturate to the largest finite value": fmt.max_finite if x > 0 else -fmt.max_finite},
+        why=f"reduce_precision: the result overflows to infinity, which {fmt.name} cannot hold")
+
+
+SPEC = OpSpec(
+    mnemonic="reduce_precision",
+    operands=(Operand("operand", FLOAT),),
+    attributes=(Attribute("exponent_bits", IntAttr(32)), Attribute("mantissa_bits", IntAttr(32))),
+    results=(Result("output", FLOAT),),
+    constraints=(reduce_precision_c1, reduce_precision_c2, reduce_precision_c3),
+    infer=infer,
+    semantics=Elementwise(element),
+)

@@ -1,0 +1,28 @@
+"""round_nearest_even — round to nearest integer, ties to even (spec section "round_nearest_even")."""
+from ..dsl import FLOAT, Elementwise, OpSpec, Operand, Result, same_type
+from .. import ieee
+
+
+def round_nearest_even_c1(op):
+    """(C1) `operand` and `result` have the same type."""
+    return same_type(op.operand, op.result)
+
+
+def infer(op):
+    return {"result": op.operand}
+
+
+def element(op, x):
+    """"Implements the `roundToIntegralTiesToEven` operation from the IEEE-754
+    specification": exact; -2.5 → -2, 0.5 → +0, -0.5 → -0.0."""
+    return ieee.roundToIntegralTiesToEven(x)
+
+
+SPEC = OpSpec(
+    mnemonic="round_nearest_even",
+    operands=(Operand("operand", FLOAT),),
+    results=(Result("result", FLOAT),),
+    constraints=(round_nearest_even_c1,),
+    infer=infer,
+    semantics=Elementwise(element),
+)

@@ -1,0 +1,32 @@
+"""rsqrt — element-wise reciprocal square root (spec section "rsqrt")."""
+from ..dsl import COMPLEX, FLOAT, Elementwise, OpSpec, Operand, Result, same_type
+from .. import annex_g, ieee
+
+
+def rsqrt_c1(op):
+    """(C1) `operand` and `result` have the same type."""
+    return same_type(op.operand, op.result)
+
+
+def infer(op):
+    return {"result": op.operand}
+
+
+def element(op, x):
+    """Floats: `rSqrt` from IEEE-754 (§9.2, a recommended operation, not a
+    correctly rounded basic one: accuracy "approx"): rSqrt(±0) = ±inf,
+    rSqrt(+inf) = +0, rSqrt(x < 0) = NaN; exact for perfect squares
+    (rsqrt(4) = 0.5).  Complex: complex reciprocal square root (spec/annex_g.py)."""
+    if isinstance(x, complex):
+        return annex_g.crsqrt(x)
+    return ieee.rSqrt(x)
+
+
+SPEC = OpSpec(
+    mnemonic="rsqrt",
+    operands=(Operand("operand", FLOAT + COMPLEX),),
+    results=(Result("result", FLOAT + COMPLEX),),
+    constraints=(rsqrt_c1,),
+    infer=infer,
+    semantics=Elementwise(element, accuracy="approx"),
+)

@@ -1,0 +1,36 @@
+"""sqrt — element-wise square root (spec section "sqrt")."""
+from ..dsl import COMPLEX, FLOAT, Elementwise, OpSpec, Operand, Result, same_type
+from .. import annex_g, ieee
+
+
+def sqrt_c1(op):
+    """(C1) `operand` and `result` have the same type."""
+    return same_type(op.operand, op.result)
+
+
+def infer(op):
+    return {"result": op.operand}
+
+
+def element(op, x):
+    """Floats: `squareRoot` from IEEE-754 — a basic operation (§5.4.1) that
+    must be correctly rounded, hence accuracy "exact": the exact root when it
+    is rational, else the real root as an Approx whose correctly rounded value
+    precision escalation decides.  sqrt(±0) = ±0, sqrt(+inf) = +inf,
+    sqrt(x < 0) = NaN.  Complex: complex square root (C99 Annex G csqrt).
+
+    `accuracy` is one field per op, so complex sqrt is judged "exact" too,
+    although nothing makes csqrt correctly rounded (see the report)."""
+    if isinstance(x, complex):
+        return annex_g.csqrt(x)
+    return ieee.squareRoot(x)
+
+
+SPEC = OpSpec(
+    mnemonic="sqrt",
+    operands=(Operand("operand", FLOAT + COMPLEX),),
+    results=(Result("result", FLOAT + COMPLEX),),
+    constraints=(sqrt_c1,),
+    infer=infer,
+    semantics=Elementwise(element, accuracy="exact"),
+)

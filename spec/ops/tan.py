@@ -1,0 +1,43 @@
+"""tan — element-wise tangent (the RFC "Standardize TanOp …", section "tan").
+
+The RFC also admits per-tensor quantized tensors; this suite encodes no
+quantized types, so `baseline_type(x)` is the type of x itself.
+"""
+import math
+
+import mpmath
+
+from ..dsl import COMPLEX, FLOAT, Approx, Elementwise, OpSpec, Operand, Result, same_type
+from .. import annex_g
+
+
+def tan_c1(op):
+    """(C1) `baseline_type(operand) = baseline_type(result)`."""
+    return same_type(op.operand, op.result)
+
+
+def infer(op):
+    return {"result": op.operand}
+
+
+def element(op, x):
+    """Floats: `tan` from IEEE-754 (§9.2: tan(±0) = ±0, tan(±inf) and
+    tan(NaN) are NaN; no binary float is an odd multiple of pi/2, so there
+    is no pole to decide); complex: complex tangent (C99 Annex G)."""
+    if isinstance(x, complex):
+        return annex_g.ctan(x)
+    if math.isnan(x) or math.isinf(x):
+        return math.nan
+    if x == 0:
+        return x
+    return Approx(mpmath.tan, x)
+
+
+SPEC = OpSpec(
+    mnemonic="tan",
+    operands=(Operand("operand", FLOAT + COMPLEX),),
+    results=(Result("result", FLOAT + COMPLEX),),
+    constraints=(tan_c1,),
+    infer=infer,
+    semantics=Elementwise(element, accuracy="approx"),
+)

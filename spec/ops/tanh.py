@@ -1,0 +1,40 @@
+"""tanh — element-wise hyperbolic tangent (spec section "tanh")."""
+import math
+
+import mpmath
+
+from ..dsl import COMPLEX, FLOAT, Approx, Elementwise, OpSpec, Operand, Result, same_type
+from .. import annex_g
+
+
+def tanh_c1(op):
+    """(C1) `operand` and `result` have the same type."""
+    return same_type(op.operand, op.result)
+
+
+def infer(op):
+    return {"result": op.operand}
+
+
+def element(op, x):
+    """Floats: `tanh` from IEEE-754 (tanh(±0) = ±0, tanh(±inf) = ±1 exactly,
+    NaN → NaN); complex: complex hyperbolic tangent (C99 Annex G)."""
+    if isinstance(x, complex):
+        return annex_g.ctanh(x)
+    if math.isnan(x):
+        return x
+    if math.isinf(x):
+        return math.copysign(1.0, x)
+    if x == 0:
+        return x
+    return Approx(mpmath.tanh, x)
+
+
+SPEC = OpSpec(
+    mnemonic="tanh",
+    operands=(Operand("operand", FLOAT + COMPLEX),),
+    results=(Result("result", FLOAT + COMPLEX),),
+    constraints=(tanh_c1,),
+    infer=infer,
+    semantics=Elementwise(element, accuracy="approx"),
+)

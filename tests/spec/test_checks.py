@@ -1,0 +1,59 @@
+"""check-spec: the proofs hold for the encoded ops, and fail when they should."""
+from __future__ import annotations
+
+import pytest
+
+from shlo_conform.spec import checks
+from shlo_conform.spec.dsl import ANY, Elementwise, OpSpec, Operand, Result, same_shape, same_type
+from shlo_conform.spec.ops import OPS
+
+
+@pytest.mark.parametrize("name", sorted(OPS))
+def test_check_spec_passes(name):
+    ok, text = checks.run([name])
+    assert ok, text
+    assert " 0 failures" in text
+
+
+def _fake(constraints, infer):
+    return OpSpec(mnemonic="fake", operands=(Operand("operand", ANY),), results=(Result("result", ANY),),
+                  constraints=constraints, infer=infer, semantics=Elementwise(lambda op, x: x))
+
+
+def _run(spec):
+    rep = checks.Report()
+    checks.check_op(spec, rep)
+    return rep
+
+
+def test_unsound_inference_is_caught():
+    def fake_c1(op):
+        return same_type(op.operand, op.result)
+    from shlo_conform.spec.types import TensorType
+    spec = _fake((fake_c1,), lambda op: {"result": TensorType(tuple(d + 1 for d in op.operand.shape), op.operand.element_type)})
+    rep = _run(spec)
+    assert any("unsound" in f for f in rep.failures)
+
+
+def test_ambiguous_result_is_caught():
+    def fake_c1(op):   # forgets the element type: the result's type is not determined
+        return same_shape(op.operand, op.result)
+    spec = _fake((fake_c1,), lambda op: {"result": op.operand})
+    rep = _run(spec)
+    assert any("also allowed" in f for f in rep.failures)
+
+
+def test_unusable_declared_type_is_caught():
+    def fake_c1(op):
+        return same_type(op.operand, op.result)
+
+    def fake_c2(op):   # contradicts the Inputs table for i1
+        return not op.operand.element_type.is_bool
+    spec = _fake((fake_c1, fake_c2), lambda op: {"result": op.operand})
+    rep = _run(spec)
+    assert any("declares i1" in f for f in rep.failures)
+
+
+def test_unknown_op():
+    ok, text = checks.run(["no_such_op"])
+    assert not ok and "no_such_op" in text
