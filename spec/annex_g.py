@@ -176,10 +176,12 @@ def _choices(c):
     return [_float_of(c)]
 
 
-def _derive(fn, *pairs, why: str, extra=()):
+def _derive(fn, *pairs, why: str, extra=(), quotient=False):
     """Specials derived from a defining formula: evaluate `fn` (binary64
     arithmetic on Annex G parts) over every combination of the alternatives the
-    inner parts allow; a part with several outcomes becomes ImplDefined."""
+    inner parts allow; a part with several outcomes becomes ImplDefined.
+    `quotient`: the formula ends in a complex division, whose zero parts have
+    an algorithm-dependent sign (as in `cdiv`), so a zero part allows both."""
     lists = [list(itertools.product(_choices(p[0]), _choices(p[1]))) for p in pairs]
     outs = []
     for combo in itertools.product(*lists):
@@ -192,6 +194,9 @@ def _derive(fn, *pairs, why: str, extra=()):
             vals.setdefault(_label(o[k]), o[k])
         for e in extra:
             vals.setdefault(_label(e), e)
+        if quotient and any(isinstance(v, float) and v == 0 for v in vals.values()):
+            vals.setdefault("+0", 0.0)
+            vals.setdefault("-0", -0.0)
         res.append(next(iter(vals.values())) if len(vals) == 1 else ImplDefined(vals, why=why))
     return tuple(res)
 
@@ -462,8 +467,9 @@ def crsqrt(z: complex):
     (`_Cdivd` gives NaN, the limit along the real axis ∓0), so declared."""
     x, y = z.real, z.imag
     if not _fin(x, y):
-        return _derive(lambda s: _cdivd(1.0, 0.0, *s), csqrt(z),
-                       why="rsqrt specials derived as 1/csqrt(z) from Annex G parts")
+        return _derive(lambda s: _cdivd(1.0, 0.0, *s), csqrt(z), quotient=True,
+                       why="rsqrt specials derived as 1/csqrt(z) from Annex G parts; a zero part's sign "
+                           "depends on the division algorithm")
     if x == 0 and y == 0:
         return (INF, _impl((NAN, -math.copysign(0.0, y), math.copysign(0.0, y)),
                            "rsqrt(0): an infinity; its imaginary part is fixed by no standard"))
@@ -616,9 +622,16 @@ def clog(z: complex):
         return (-INF, (_PI if not _signbit(y) else _neg(_PI)) if _signbit(x) else y)
     X, Y = Fraction(x), Fraction(y)
     n2 = X * X + Y * Y
-    # log|z| = ½·log1p(x² + y² - 1) with the argument exact: no cancellation near |z| = 1
-    re = 0.0 if n2 == 1 else Approx(lambda d: mpmath.log1p(d) / 2, n2 - 1)
+    re = 0.0 if n2 == 1 else _half_log(n2)
     return (re, _arg(x, y))
+
+
+def _half_log(n2: Fraction):
+    """½·log(n2) for an exact rational n2 > 0, n2 != 1: through log1p(n2 - 1)
+    (exact argument) near 1, so no cancellation; log(n2) elsewhere."""
+    if abs(n2 - 1) < Fraction(1, 2):
+        return Approx(lambda d: mpmath.log1p(d) / 2, n2 - 1)
+    return Approx(lambda n: mpmath.log(n) / 2, n2)
 
 
 def _arg(x, y, x_exact=None):
@@ -650,7 +663,7 @@ def clog1p(z: complex):
     if W == 0 and y == 0:
         return (-INF, y)
     n2 = W * W + Fraction(y) ** 2
-    re = 0.0 if n2 == 1 else Approx(lambda d: mpmath.log1p(d) / 2, n2 - 1)
+    re = 0.0 if n2 == 1 else _half_log(n2)
     return (re, _arg(x, y, x_exact=W))
 
 
@@ -663,8 +676,9 @@ def clogistic(z: complex):
     if not _fin(x, y):
         def f(e):
             return _cdivd(1.0, 0.0, 1.0 + e[0], e[1])
-        return _derive(f, cexp(complex(-x, -y)),
-                       why="logistic specials derived as 1/(1 + cexp(-z)); Annex G leaves inner signs unspecified")
+        return _derive(f, cexp(complex(-x, -y)), quotient=True,
+                       why="logistic specials derived as 1/(1 + cexp(-z)); Annex G leaves inner signs "
+                           "unspecified and a zero part's sign depends on the division algorithm")
     if y == 0:
         return (Fraction(1, 2) if x == 0 else Approx(lambda x: 1 / (1 + mpmath.exp(-x)), x), y)
 
@@ -904,20 +918,22 @@ def cpow(a: complex, b: complex):
             return mpmath.mpf(0) if x > 0 else sy * mpmath.pi
         return mpmath.atan2(y, x)
 
-    def uv(x, y, br, bi):
-        L = mpmath.log(mpmath.hypot(x, y))
+    def uv(x, y, br, bi, d, n2):
+        # L = log|a| = ½·log(n2), n2 = |a|² exact; through log1p(n2 - 1) near |a| = 1
+        L = mpmath.log1p(d) / 2 if abs(d) < 0.5 else mpmath.log(n2) / 2
         t = theta(x, y)
         return br * L - bi * t, br * t + bi * L
 
-    def re(x, y, br, bi):
-        u, v = uv(x, y, br, bi)
+    def re(*args):
+        u, v = uv(*args)
         return mpmath.exp(u) * mpmath.cos(v)
 
-    def im(x, y, br, bi):
-        u, v = uv(x, y, br, bi)
+    def im(*args):
+        u, v = uv(*args)
         return mpmath.exp(u) * mpmath.sin(v)
-    return (_POW_ZERO if zero_re else Approx(re, x, y, br, bi),
-            _POW_ZERO if zero_im else Approx(im, x, y, br, bi))
+    args = (x, y, br, bi, n2 - 1, n2)
+    return (_POW_ZERO if zero_re else Approx(re, *args),
+            _POW_ZERO if zero_im else Approx(im, *args))
 
 
 # ---------------------------------------------------------------------------
@@ -981,25 +997,38 @@ def catan2(a: complex, b: complex):
         return (NAN, NAN) if ur == 0 and ui == 0 else (NAN, -INF)
     nu2, nw2 = ur * ur + ui * ui, wr * wr + wi * wi
     # im = -log|q| = -¼·log(|u|⁴/|w|²) = -¼·log1p(d), d exact
-    im = _ATAN2_ZERO if nu2 * nu2 == nw2 else Approx(lambda d: -mpmath.log1p(d) / 4, (nu2 * nu2 - nw2) / nw2)
+    im = _ATAN2_ZERO if nu2 * nu2 == nw2 else _neg(_half_log(nu2 * nu2 / nw2))
+    if not isinstance(im, ImplDefined):
+        f = im.f
+        im = Approx(lambda *a: f(*a) / 2, *im.args)
     on_cut = wi == 0 and wr < 0  # sqrt(w) = ±i·sqrt(-w): the side is not fixed
     # q² = u/v: q is real iff u·conj(v) is a positive real; then q = ±|q|
     tr, ti = ur * vr + ui * vi, ui * vr - ur * vi
     q_real = ti == 0 and tr > 0
     res = {}
     for s in ((1, -1) if on_cut else (None,)):
+        # q = σ·p/|p| with p = principal sqrt(t), t = u·conj(v) = (u/v)|v|² (q² = u/v):
+        # arg q = arg(t)/2 (σ = 1) or arg(t)/2 ∓ π (σ = -1), from the exact t without
+        # cancellation.  σ = sign re(q·conj p) = ±|q||p|, a robust numerical decision.
+        with mpmath.workprec(300):
+            r = mpmath.mpc(0, s * mpmath.sqrt(-_mpq(wr))) if s else mpmath.sqrt(mpmath.mpc(_mpq(wr), _mpq(wi)))
+            q = mpmath.mpc(_mpq(ur), _mpq(ui)) / r
+            p = mpmath.mpc(0, mpmath.sqrt(-_mpq(tr))) if (ti == 0 and tr < 0) else \
+                mpmath.sqrt(mpmath.mpc(_mpq(tr), _mpq(ti)))
+            sigma = 1 if (q * mpmath.conj(p)).real > 0 else -1
         if q_real:
-            # re q has the sign of re(u·conj(sqrt w)) = re(u)·re(sqrt w) + im(u)·im(sqrt w), |q| > 0
-            with mpmath.workprec(300):
-                r = mpmath.mpc(0, s * mpmath.sqrt(-_mpq(wr))) if s else mpmath.sqrt(mpmath.mpc(_mpq(wr), _mpq(wi)))
-                positive = _mpq(ur) * r.real + _mpq(ui) * r.imag > 0
-            if positive:
+            if sigma > 0:
                 res["zero"] = _ATAN2_ZERO
             else:
                 res["+pi"], res["-pi"] = _PI, _neg(_PI)
+            continue
+        upper = ti > 0 or (ti == 0 and tr < 0)  # arg t in (0, π]
+        shift = 0 if sigma > 0 else (-1 if upper else 1)
+        key = "sqrt(x²+y²) = %s" % ("+i·sqrt(-w)" if s == 1 else "-i·sqrt(-w)" if s else "principal")
+        if ti == 0:  # tr < 0: arg t = π
+            res[key] = Approx(lambda k=shift: mpmath.pi / 2 + k * mpmath.pi)
         else:
-            res["sqrt(w) = %s" % ("+i·sqrt(-w)" if s == 1 else "-i·sqrt(-w)" if s else "principal")] = \
-                Approx(lambda ur, ui, wr, wi, s=s: _arg_q(ur, ui, wr, wi, s), ur, ui, wr, wi)
+            res[key] = Approx(lambda tr, ti, k=shift: mpmath.atan2(ti, tr) / 2 + k * mpmath.pi, tr, ti)
     if len(res) == 1:
         re = next(iter(res.values()))
     else:
@@ -1013,15 +1042,3 @@ def catan2(a: complex, b: complex):
 
 def _mpq(q: Fraction):
     return mpmath.mpf(q.numerator) / q.denominator
-
-
-def _arg_q(ur, ui, wr, wi, s):
-    """arg(u/sqrt(w)) = arg u - arg(sqrt w), wrapped into (-π, π]; s = ±1 picks
-    sqrt's value on its cut (arg sqrt w = s·π/2), None the principal branch."""
-    half = s * mpmath.pi / 2 if s else mpmath.atan2(wi, wr) / 2
-    a = mpmath.atan2(ui, ur) - half
-    if a > mpmath.pi:
-        a -= 2 * mpmath.pi
-    elif a <= -mpmath.pi:
-        a += 2 * mpmath.pi
-    return a

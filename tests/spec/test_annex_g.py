@@ -38,13 +38,20 @@ def _mpf(a):
 
 
 def resolve(c, dps=60) -> float:
+    """A part as binary64.  An Approx is evaluated at `dps` digits, raised (as the
+    oracle's Ziv loop would) while the value cancels to 0: it must never be 0."""
     if isinstance(c, Approx):
-        with mpmath.workdps(dps):
-            v = c.f(*[_mpf(a) for a in c.args])
-            assert v != 0, "an Approx must never be exactly zero"
-            return float(v)
+        for d in (dps, 400, 1500):
+            with mpmath.workdps(d):
+                v = c.f(*[_mpf(a) for a in c.args])
+            if v != 0:
+                return float(v)
+        raise AssertionError(f"an Approx must never be exactly zero: {c}")
     if isinstance(c, Fraction):
-        return float(c)
+        try:
+            return float(c)
+        except OverflowError:  # beyond binary64: the rounding overflows
+            return INF if c > 0 else -INF
     assert isinstance(c, float), f"unexpected part {c!r}"
     return c
 
@@ -357,17 +364,11 @@ NUMPY = {"csqrt": np.sqrt, "cexp": np.exp, "clog": np.log, "csin": np.sin, "ccos
 
 def _numpy_disagreement(fn, z, k, ours, theirs) -> str | None:
     """Known, explained differences from numpy; None when unexplained."""
-    x, y = z.real, z.imag
-    if fn in ("ctanh", "ctan") and math.isnan(theirs):
-        # numpy keeps C11 for ctanh(±0 + i inf/NaN) but computes ctanh(huge·…) finite parts in
-        # binary64; only the C11/C23 alternative is expected here
-        return None
     if fn in ("cexpm1", "clog1p"):
-        # numpy's complex expm1/log1p are naive (exp(z) - 1 and log(1 + z) in binary64): no Annex G,
-        # and cancellation/absorption for tiny parts (expm1(tiny + i) re, log1p(tiny·…))
-        return "numpy computes expm1/log1p naively in binary64"
-    if math.isinf(theirs) is False and math.isfinite(theirs) and any(math.isinf(v) for v in values(ours)):
-        return "numpy overflows an intermediate"  # not seen so far
+        # numpy's complex expm1/log1p are not Annex G functions: expm1(inf + 0i) gives inf + i NaN
+        # (cexp(inf + i0) - 1 is inf + i0), and tiny parts are lost (expm1(i·tiny) has real part
+        # -2sin²(tiny/2) < 0, which rounds to -0; numpy computes cos(tiny) - 1 = +0; log1p(-0) = -0).
+        return "numpy's complex expm1/log1p: no Annex G specials, tiny parts lost"
     return None
 
 
@@ -396,6 +397,7 @@ def test_numpy_grid():
                 why = _numpy_disagreement(fn, z, k, ours[k], theirs[k])
                 (explained if why else unexplained).append((fn, z, k, got, theirs[k], why))
     assert not unexplained, "\n".join(map(repr, unexplained[:40])) + f"\n({len(unexplained)} total)"
+    assert {e[0] for e in explained} <= {"cexpm1", "clog1p"}
 
 
 # ---------------------------------------------------------------------------
@@ -435,7 +437,7 @@ def _check_part(part, ref, what, scale):
     is a zero of the true function (at 700 digits, the rest is rounding noise)."""
     ref_f = float(ref)
     got = values(part)
-    if ref == 0 or abs(ref) < mpmath.mpf(10) ** -650 * scale:
+    if ref == 0 or abs(ref) < mpmath.mpf(10) ** -650 * max(1, scale):
         assert all(g == 0 for g in got), (what, got, ref)
         return
     assert not isinstance(part, ImplDefined) or len(got) == 1, (what, part)
@@ -497,3 +499,35 @@ def test_exact_zero_parts_are_zeros_of_the_function():
             ref = mpmath.power(*map(_mpc, args)) if fn == "cpow" else _atan2_ref(*map(_mpc, args))
         _check_part(ours[0], ref.real, (fn, args), abs(ref))
         _check_part(ours[1], ref.imag, (fn, args), abs(ref))
+
+
+UNARY = ["csqrt", "crsqrt", "ccbrt", "cexp", "cexpm1", "clog", "clog1p", "clogistic", "csin", "ccos", "ctan",
+         "ctanh", "csinh", "ccosh", "csign"]
+SMALL_GRID = [0.0, -0.0, 1.0, -2.0, INF, -INF, NAN, TINY, -HUGE]
+
+
+@pytest.mark.parametrize("fn", UNARY)
+def test_special_grid_parts_are_well_formed(fn):
+    """Every part on the grid is in the vocabulary, and no Approx is an exact zero
+    (resolve() checks at 60 digits); inputs on the real line give results whose
+    conjugate symmetry holds where Annex G states it."""
+    for x, y in itertools.product(GRID, GRID):
+        for part in getattr(G, fn)(complex(x, y)):
+            assert values(part)
+    if fn not in ("csign",):
+        for x, y in itertools.product(GRID, GRID):
+            if math.isnan(y):
+                continue
+            a, b = getattr(G, fn)(complex(x, y)), getattr(G, fn)(complex(x, -y))
+            # f(conj z) = conj f(z): compare value sets (declared alternatives included)
+            assert sorted(map(repr, values(a[0]))) == sorted(map(repr, values(b[0]))), (fn, x, y)
+            assert sorted(map(repr, values(a[1]))) == sorted(map(repr, (-v for v in values(b[1])))), (fn, x, y)
+
+
+@pytest.mark.parametrize("fn", ["cmul", "cdiv", "cpow", "catan2"])
+def test_binary_special_grid_parts_are_well_formed(fn):
+    for x, y, u, v in itertools.product(SMALL_GRID, repeat=4):
+        for part in getattr(G, fn)(complex(x, y), complex(u, v)):
+            assert values(part)
+    for x, y in itertools.product(GRID, GRID):
+        values(G.cabs(complex(x, y)))
