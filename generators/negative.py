@@ -1,0 +1,126 @@
+"""Negative cases: for each constraint Ci, an instance with ¬Ci ∧ (all others).
+
+The search runs over structures in a fixed order of strategies, each one a
+different way to break a rule:
+  shapes     valid skeletons, equal ranks: only numbers differ (a shape mismatch)
+  result     a result element type other than the inferred one (from the Outputs table)
+  rank       a result rank one off the inferred one, or operand ranks that differ
+  types      skeletons outside the valid set (element types / enum values from the
+             tables that the constraints reject)
+For each structure the op's constraints are evaluated on z3 dims; z3 solves
+¬Ci ∧ others under the size budgets.  Element types always stay inside the
+Inputs/Outputs tables, so the instance breaks exactly the one rule `Ci`
+(`OpSpec.violated(inst) == [Ci]`, checked).  No strategy finding one means
+Ci is implied by the others within this search: a finding for `check-spec`.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import z3
+
+from ..spec.dsl import Instance, OpSpec
+from ..spec.checks import Skeleton, candidates
+from .skeleton import enumerate_skeletons
+from .solve import (assert_constraints, budget, concretize, constraint_exprs, new_solver, steer,
+                    symbolic_instance, _target, _attr_target)
+
+STRATEGIES = ("shapes", "result", "rank", "types")
+MAX_TRIES_PER_STRATEGY = 400
+
+
+@dataclass
+class Violation:
+    label: str
+    strategy: str
+    skeleton: Skeleton
+    inst: Instance
+
+
+def _structures(spec: OpSpec, strategy: str, valid: list[Skeleton], rng):
+    """(skeleton, operand ranks, result override) to try, in a seeded order."""
+    n = len(spec.operands)
+    order = list(rng.permutation(len(valid))) if valid else []
+    if strategy == "shapes":
+        for i in order:
+            for r in (1, 2):
+                yield valid[i], [r] * n, None
+    elif strategy == "result":
+        for i in order:
+            skel = valid[i]
+            sym = symbolic_instance(spec, skel, [1] * n)
+            for res in spec.results:
+                cur = sym.results[res.name]
+                others = [t for t in res.types if t != cur.element_type]
+                for j in rng.permutation(len(others)):
+                    yield skel, [1] * n, {res.name: (others[j], 1)}
+    elif strategy == "rank":
+        for i in order:
+            skel = valid[i]
+            sym = symbolic_instance(spec, skel, [1] * n)
+            for res in spec.results:
+                r = sym.results[res.name].rank
+                for alt in (r + 1, r - 1):
+                    if alt >= 0:
+                        yield skel, [1] * n, {res.name: (sym.results[res.name].element_type, alt)}
+            if n > 1:
+                for k in range(n):
+                    ranks = [1] * n
+                    ranks[k] = 2
+                    yield skel, ranks, None
+    elif strategy == "types":
+        valid_set = set(valid)
+        cands = [c for c in candidates(spec) if c not in valid_set]
+        for j in (rng.permutation(len(cands)) if cands else []):
+            for r in (1, 0):
+                yield cands[j], [r] * n, None
+
+
+def find_violation(spec: OpSpec, label: str, strategy: str, rng, valid: list[Skeleton] | None = None) -> Violation | None:
+    """One concrete instance breaking exactly `label`, by one strategy, or None."""
+    valid = enumerate_skeletons(spec) if valid is None else valid
+    tries = 0
+    for skel, ranks, override in _structures(spec, strategy, valid, rng):
+        tries += 1
+        if tries > MAX_TRIES_PER_STRATEGY:
+            break
+        sym = symbolic_instance(spec, skel, ranks, result_override=override, full=True)
+        exprs = constraint_exprs(spec, sym.inst)
+        target = dict(exprs)[label]
+        if target is True:
+            continue
+        solver = new_solver(int(rng.integers(0, 2**31)))
+        if not assert_constraints(solver, exprs, skip=label):
+            continue
+        if target is not False:
+            solver.add(z3.Not(target))
+        solver.add(budget(sym))
+        if solver.check() != z3.sat:
+            continue
+        targets = [(d, _target(rng, 0.0)) for d in sym.dims] + [(v, _attr_target(rng)) for v in sym.attr_vars.values()]
+        model = steer(solver, targets, solver.model())
+        inst = concretize(spec, skel, sym, model, infer_results=False)
+        if spec.violated(inst) != [label] or spec.operand_types_ok(inst):
+            continue  # e.g. a constraint that reads structure the solver did not see
+        return Violation(label, strategy, skel, inst)
+    return None
+
+
+def violations(spec: OpSpec, rng, per_label: int = 2, valid: list[Skeleton] | None = None):
+    """Up to `per_label` violations per constraint (distinct strategies), and
+    the labels for which none was found ("implied by the others" here)."""
+    valid = enumerate_skeletons(spec) if valid is None else valid
+    found: list[Violation] = []
+    implied: list[str] = []
+    for label in spec.labels:
+        got = 0
+        for strategy in STRATEGIES:
+            if got >= per_label:
+                break
+            v = find_violation(spec, label, strategy, rng, valid)
+            if v is not None:
+                found.append(v)
+                got += 1
+        if got == 0:
+            implied.append(label)
+    return found, implied

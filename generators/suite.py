@@ -1,0 +1,143 @@
+"""The suite writer: every op, every skeleton, a few solved shapes × value sets.
+
+Per op (sorted) the generator draws from its own numpy Generator seeded by
+(seed, op name), so a suite for a subset of ops holds the same cases as the
+full suite for those ops, and the same seed gives byte-identical files.
+Per skeleton: `VALUE_CASES` cases of solved shapes filled with random and
+special values, and one case of special values on purpose — all input
+combinations when there are at most 256 (8-bit float unary ops, 4-bit
+binary ops, booleans), else a grid of the specials crossed between operands.
+Per constraint: up to `INVALID_PER_CONSTRAINT` invalid cases (negative.py).
+"""
+from __future__ import annotations
+
+import math
+import time
+import zlib
+from pathlib import Path
+
+import numpy as np
+
+from ..spec.dsl import OpSpec
+from ..spec.ops import OPS
+from ..suites.io import write_suite
+from ..suites.records import Case, TensorValue, case_id
+from . import emit, judge, negative, solve, values
+from .skeleton import Skeleton, enumerate_skeletons
+
+GENERATOR_VERSION = "1"
+SUITE_VERSION = "0.1.0"
+SPEC_SOURCE = "000_5ae4585f266cf299.txt + 004_6ddba65058e4afdd.txt (tan)"
+VALUE_CASES_PER_DTYPE = 4     # random-shape cases per (op, principal dtype), spread over its skeletons
+INVALID_PER_CONSTRAINT = 2
+ZERO_DIM_PROB = 0.04
+
+
+def op_rng(seed: int, op: str) -> np.random.Generator:
+    return np.random.default_rng([seed, zlib.crc32(op.encode())])
+
+
+def _present(spec: OpSpec, skel: Skeleton) -> set[str]:
+    """Attributes the program writes: all but the optional ones the skeleton leaves out."""
+    chosen = skel.attr_dict
+    return {a.name for a in spec.attributes if not (a.name in chosen and chosen[a.name] is None)}
+
+
+def _operand_types(spec: OpSpec, inst):
+    return emit.operand_types(spec, inst)
+
+
+def _case(spec, skel, inst, arrays, kind, seed, note, judge_fn, violates=None) -> Case:
+    mlir = emit.program(spec, inst, _present(spec, skel))
+    tvs = [TensorValue.of(a, t) for a, t in zip(arrays, _operand_types(spec, inst))]
+    dtype = skel.dtype(spec)
+    expected = judge_fn(spec, inst, mlir, arrays) if kind == "value" else []
+    return Case(id=case_id(spec.mnemonic, dtype, mlir, tvs, salt=kind), op=spec.mnemonic, dtype=dtype,
+                kind=kind, mlir=mlir, inputs=tvs, expected=expected, violates=violates, note=note,
+                provenance={"seed": seed, "section": spec.mnemonic, "generator": GENERATOR_VERSION})
+
+
+def _random_arrays(spec, inst, rng):
+    return [values.fill(t.element_type, t.shape, rng, spec.mnemonic, i)
+            for i, t in enumerate(_operand_types(spec, inst))]
+
+
+def _special_case(spec: OpSpec, skel: Skeleton, rng):
+    """(instance, arrays, note) covering the specials, all operands rank 1 of one length."""
+    types = list(skel.operand_types)
+    if values.exhaustive_size(types) <= values.EXHAUSTIVE_LIMIT:
+        pools = [values.all_patterns(t) for t in types]
+        note = "exhaustive: every input combination"
+    else:
+        pick = values.specials if len(types) == 1 else values.grid_specials
+        pools = [pick(t, spec.mnemonic, i) for i, t in enumerate(types)]
+        note = "special values" if len(types) == 1 else "special values grid"
+    cols = values.cross(pools, rng)
+    n = len(cols[0])
+
+    def fixed_length(sym):
+        return [d == n for t in sym.inst.operands.values() for d in t.shape]
+
+    insts = solve.solve_shapes(spec, skel, [1] * len(types), rng, 1, zero_prob=0.0, extra=fixed_length,
+                               max_dim=n, max_elements=max(n, solve.MAX_ELEMENTS) * 8)
+    if not insts:
+        return None
+    inst = insts[0]
+    arrays = [c.reshape(t.shape) for c, t in zip(cols, _operand_types(spec, inst))]
+    return inst, arrays, note
+
+
+def op_cases(spec: OpSpec, seed: int, judge_fn=None) -> tuple[list[Case], list[str]]:
+    """All cases of one op, and the constraints no violation was found for."""
+    judge_fn = judge_fn or judge.expectations
+    rng = op_rng(seed, spec.mnemonic)
+    skels = enumerate_skeletons(spec)
+    by_dtype: dict[str, list[Skeleton]] = {}
+    for s in skels:
+        by_dtype.setdefault(s.dtype(spec), []).append(s)
+    cases: list[Case] = []
+    for dtype, group in by_dtype.items():
+        per_skel = max(1, math.ceil(VALUE_CASES_PER_DTYPE / len(group)))
+        for skel in group:
+            special = _special_case(spec, skel, rng)
+            if special is not None:
+                inst, arrays, note = special
+                cases.append(_case(spec, skel, inst, arrays, "value", seed, note, judge_fn))
+            for _ in range(per_skel):
+                for inst in solve.solve_for(spec, skel, rng, 1, zero_prob=ZERO_DIM_PROB):
+                    cases.append(_case(spec, skel, inst, _random_arrays(spec, inst, rng), "value", seed,
+                                       "random and special values", judge_fn))
+    found, implied = negative.violations(spec, rng, INVALID_PER_CONSTRAINT, skels)
+    for v in found:
+        arrays = _random_arrays(spec, v.inst, rng)
+        cases.append(_case(spec, v.skeleton, v.inst, arrays, "invalid", seed,
+                           f"violates {v.label} ({v.strategy})", judge_fn, violates=v.label))
+    seen, unique = set(), []
+    for c in cases:
+        if c.id not in seen:
+            seen.add(c.id)
+            unique.append(c)
+    return unique, implied
+
+
+def build(out_dir: Path, seed: int, ops: list[str] | None = None, judge_fn=None, log=None) -> dict:
+    """Generate the suite into `out_dir`; returns the manifest written."""
+    names = sorted(ops) if ops else sorted(OPS)
+    unknown = [n for n in names if n not in OPS]
+    if unknown:
+        raise KeyError(f"no op {', '.join(unknown)} in the encoded spec")
+    cases: list[Case] = []
+    implied_all: dict[str, list[str]] = {}
+    for name in names:
+        t0 = time.perf_counter()
+        got, implied = op_cases(OPS[name], seed, judge_fn)
+        cases += got
+        if implied:
+            implied_all[name] = implied
+        if log:
+            log(f"{name}: {len(got)} cases in {time.perf_counter() - t0:.1f}s")
+    manifest = {"suite": "core", "suite_version": SUITE_VERSION, "spec_source": SPEC_SOURCE,
+                "generator_version": GENERATOR_VERSION, "seed": seed,
+                "constraints_without_negative_case": implied_all}
+    write_suite(Path(out_dir), manifest, cases)
+    return {**manifest, "total": len(cases)}

@@ -1,0 +1,37 @@
+"""Shared fixtures: a small suite built once per session with a stand-in judge.
+
+The oracle is another area (and may not exist yet); the generator's promises
+— determinism, parseable programs, negative cases, special values — do not
+depend on what the expectations say, so a judge that answers zeros
+stands in for it."""
+from __future__ import annotations
+
+import pytest
+
+from shlo_conform.suites.records import Expectation, TensorValue
+from shlo_conform.generators import emit
+
+
+def echo_judge(spec, inst, mlir, arrays):
+    """Zeros of each result type: deterministic, and enough to exercise the writer."""
+    import numpy as np
+    return [Expectation(type=t.mlir, hex=TensorValue.of(np.zeros(t.shape, t.element_type.numpy), t).hex)
+            for t in emit.result_types(spec, inst)]
+
+
+@pytest.fixture(scope="session")
+def judge():
+    return echo_judge
+
+
+SMALL_OPS = ["add", "compare", "sine", "shift_left", "convert", "clamp", "select", "reduce_precision"]
+
+
+@pytest.fixture(scope="session")
+def small_suite(tmp_path_factory):
+    from shlo_conform.generators import suite
+    from shlo_conform.spec.ops import OPS
+    ops = [o for o in SMALL_OPS if o in OPS]
+    d = tmp_path_factory.mktemp("suite")
+    suite.build(d, 7, ops, judge_fn=echo_judge)
+    return d, ops
