@@ -1,50 +1,45 @@
 """The oracle's verdict at a case's birth: expected outputs as suite records.
 
-`generators` sits on floor 3 and may not import `backends`; the oracle
-(floor 2) executes the spec's semantics.  This module is the one place that
-calls it and hands back `suites.records.Expectation`s, so the suite writer
-does not care how the oracle is organised inside.
+This is the one place where the oracle's results (`oracle.elementwise.OracleOutput`)
+meet the suite's record types: oracle/ and suites/ never import each other,
+and generators sit above both.
 """
 from __future__ import annotations
 
-import importlib
+from typing import Sequence
 
 import numpy as np
 
-from ..spec.dsl import Instance, OpSpec
-from ..suites.records import Expectation
+from ..oracle.elementwise import OracleOutput, Unspecified
+from ..oracle.program import ProgramRejected, execute, parse_program
+from ..spec.types import from_bits
+from ..suites.records import Alternative, Expectation, tensor_to_hex
+
+__all__ = ["expectations", "to_expectation", "ProgramRejected", "Unspecified"]
 
 
-class OracleUnavailable(RuntimeError):
-    """No oracle entry point is installed yet (the suite cannot be judged)."""
+def to_expectation(o: OracleOutput) -> Expectation:
+    """An oracle output as the suite records it: values through the hex of
+    their bits (`spec.types.to_bits`), alternatives likewise."""
+    t = o.type
+    why = o.why
+    if o.undecided:
+        why = (why + "; " if why else "") + f"rounding undecided at elements {o.undecided[:10]}"
+    return Expectation(
+        type=t.mlir,
+        hex=tensor_to_hex(o.array(), t),
+        kind=o.kind,
+        tolerance_ulp=o.tolerance_ulp,
+        bit_exact=o.bit_exact,
+        impl_defined=list(o.impl_defined),
+        alternatives=[Alternative(label, tensor_to_hex(from_bits(bits, t.element_type), t))
+                      for label, bits in o.alternatives.items()],
+        why=why,
+    )
 
 
-# Where the oracle may publish `expectations(mlir_text, inputs) -> list[Expectation]`,
-# in order of preference.
-_ENTRY_POINTS = (
-    ("shlo_conform.oracle", "expectations"),
-    ("shlo_conform.oracle.program", "expectations"),
-    ("shlo_conform.oracle.elementwise", "expectations"),
-)
-
-
-def _entry():
-    for mod, name in _ENTRY_POINTS:
-        try:
-            m = importlib.import_module(mod)
-        except ImportError:
-            continue
-        fn = getattr(m, name, None)
-        if callable(fn):
-            return fn
-    raise OracleUnavailable("the oracle publishes no `expectations(mlir, inputs)` "
-                            "(looked in " + ", ".join(f"{m}.{n}" for m, n in _ENTRY_POINTS) + ")")
-
-
-def expectations(spec: OpSpec, inst: Instance, mlir: str, inputs: list[np.ndarray]) -> list[Expectation]:
-    """Expected outputs of one value case, judged by the oracle."""
-    out = _entry()(mlir, inputs)
-    for e in out:
-        if not isinstance(e, Expectation):
-            raise TypeError(f"oracle returned {type(e).__name__}, not suites.records.Expectation")
-    return list(out)
+def expectations(mlir: str, inputs: Sequence[np.ndarray]) -> list[Expectation]:
+    """The expected outputs of @main on `inputs`.  Raises ProgramRejected for
+    a program the encoded spec refuses, Unspecified where the spec states no
+    result and names no alternatives (the generator then drops the case)."""
+    return [to_expectation(o) for o in execute(parse_program(mlir), list(inputs))]

@@ -1,0 +1,40 @@
+"""The oracle as a backend: the encoded spec executed at high precision.
+
+It runs programs like any implementation, so `run_program(text, inputs)`
+answers "what does the spec say?" with the primary value of every output
+(the correctly rounded result; the first alternative where the spec allows
+several).  Full expectations with tolerances and alternatives are the
+generators' business (generators/judge.py).
+"""
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import numpy as np
+
+from ..oracle.elementwise import OracleOutput, Unspecified
+from ..oracle.program import ProgramRejected, execute, parse_program
+from .base import Backend, Rejected, Unsupported
+
+
+class OracleBackend(Backend):
+    name = "oracle"
+
+    def compile(self, mlir: str) -> Any:
+        try:
+            return parse_program(mlir)
+        except ProgramRejected as e:
+            raise Rejected(str(e)) from None
+
+    def run(self, executable: Any, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
+        return [o.array() for o in _outputs(executable, inputs)]
+
+    def describe(self) -> str:
+        return "oracle (the encoded spec: exact arithmetic, mpmath with Ziv's precision escalation)"
+
+
+def _outputs(program, inputs) -> list[OracleOutput]:
+    try:
+        return execute(program, inputs)
+    except Unspecified as e:
+        raise Unsupported(f"the spec states no result: {e}") from None

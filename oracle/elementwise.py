@@ -1,0 +1,276 @@
+"""Execution of `Elementwise` and `DataMovement` semantics on numpy arrays.
+
+An op module states each element's exact result in the vocabulary of
+`spec.dsl` (bool, int, Fraction, float, complex or an (re, im) pair,
+`Approx`, `RoundTo`, `ImplDefined`).  Here every element is decoded to an
+exact Python value, handed to the op's `fn`, and the answer is resolved into
+the result type's bit pattern:
+
+* int outside the result type's range → implementation-defined, with the
+  two's-complement wrap as the one alternative we know (the seed's "Errors"
+  section: integer overflow is implementation-defined unless called out);
+* Fraction / float / int into a float type → correctly rounded (rounding.py);
+* `Approx` → Ziv's loop (ziv.py); `RoundTo` → into its format, then into the
+  result type;
+* `ImplDefined` → the first alternative is the primary value, every
+  alternative is kept (nested ones, and per-component ones of a complex
+  pair, are flattened into combined labels).  `ImplDefined({})` — the spec
+  leaves the element open and we know no alternative — makes the element
+  `Unspecified`: no expectation can be stated for it.
+
+The outcome is an `OracleOutput` per result: bits in `spec.types.to_bits`
+layout plus what the suite's `Expectation` needs.  (oracle/ must not import
+suites/, so the conversion lives in backends/oracle.py.)
+
+Elements are evaluated once per distinct tuple of operand bit patterns: the
+semantics are pure, and suites repeat values (special values, small integer
+ranges), so this is the cheap, general fast path.
+"""
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+from fractions import Fraction
+
+import numpy as np
+
+from ..spec.accuracy import tolerance_ulp
+from ..spec.dsl import Approx, DataMovement, Elementwise, ImplDefined, RoundTo
+from ..spec.types import ElementType, TensorType, from_bits, to_bits
+from .rounding import round_bits, round_value
+from .ziv import evaluate
+
+INT_OVERFLOW_WHY = ("integer overflow is implementation-defined "
+                    "(seed, \"Errors\": \"integer overflows ... result in implementation-defined behavior\")")
+
+
+class Unspecified(Exception):
+    """The spec leaves an element open and names no alternative (e.g. complex
+    `remainder`, TBD in the seed): the oracle cannot state an expectation."""
+
+
+@dataclass
+class OracleOutput:
+    """One result of an op or program, as the oracle expects it.
+
+    `bits` are in `spec.types.to_bits` layout.  `kind` is "exact" or "ulp"
+    (then `tolerance_ulp` applies, per component for complex).
+    `impl_defined` lists flat row-major indices whose element is
+    implementation-defined; `alternatives` maps each label to a full bits
+    array equal to `bits` except at those indices.  `undecided` lists
+    elements whose rounding Ziv's loop could not decide within its cap."""
+
+    type: TensorType
+    bits: np.ndarray
+    kind: str = "exact"
+    tolerance_ulp: int = 0
+    bit_exact: bool = False
+    impl_defined: list = field(default_factory=list)
+    alternatives: dict = field(default_factory=dict)
+    why: str = ""
+    undecided: list = field(default_factory=list)
+
+    def array(self) -> np.ndarray:
+        return from_bits(self.bits, self.type.element_type)
+
+
+# --------------------------------------------------------------------------
+# Decoding operands
+# --------------------------------------------------------------------------
+
+def decode(array: np.ndarray, et: ElementType) -> list:
+    """Flat row-major list of exact Python values: bool, int, float (every
+    spec float format is a subset of binary64, so the f64 widening is exact,
+    ±0/±inf/NaN included) or complex."""
+    a = np.asarray(array).reshape(-1)
+    if et.is_bool:
+        return [bool(v) for v in a.astype(np.bool_).tolist()]
+    if et.is_integer:
+        return [int(v) for v in a.astype(np.int64 if et.is_signed or et.bits < 64 else np.uint64).tolist()]
+    if et.is_complex:
+        return [complex(v) for v in a.astype(np.complex128).tolist()]
+    return [float(v) for v in a.astype(np.float64).tolist()]
+
+
+def _bit_keys(array: np.ndarray, et: ElementType) -> list:
+    """One hashable key per element that distinguishes every bit pattern (so
+    -0.0 and +0.0 are different keys, which value equality would merge)."""
+    b = to_bits(np.asarray(array), et)
+    b = b.reshape(-1, 2) if et.is_complex else b.reshape(-1, 1)
+    return [tuple(r) for r in b.tolist()]
+
+
+# --------------------------------------------------------------------------
+# Resolving one element's answer into bits
+# --------------------------------------------------------------------------
+
+@dataclass
+class _Resolved:
+    options: list  # [(label or None, bits)]; options[0] is the primary
+    whys: list
+    undecided: bool = False
+
+
+def resolve(v, et: ElementType) -> _Resolved:
+    """The bits (int; (re, im) ints for complex) of an element answer `v`."""
+    if isinstance(v, ImplDefined):
+        if not v.alternatives:
+            raise Unspecified(v.why or "implementation-defined with no known alternative")
+        opts, whys, und = [], [v.why] if v.why else [], False
+        for label, alt in v.alternatives.items():
+            sub = resolve(alt, et)
+            whys += sub.whys
+            und |= sub.undecided
+            opts += [(label if l2 is None else f"{label}; {l2}", b) for l2, b in sub.options]
+        return _Resolved(_dedupe(opts), whys, und)
+    if et.is_complex:
+        return _resolve_complex(v, et)
+    if et.is_bool:
+        if not isinstance(v, (bool, int, np.bool_)) or int(v) not in (0, 1):
+            raise TypeError(f"element answer {v!r} is not a boolean")
+        return _Resolved([(None, int(bool(v)))], [])
+    if et.is_integer:
+        if not isinstance(v, (int, np.integer)) or isinstance(v, float):
+            raise TypeError(f"element answer {v!r} for {et.name} is not an integer")
+        v = int(v)
+        if et.min_value <= v <= et.max_value:
+            return _Resolved([(None, et.int_to_bits(v))], [])
+        return resolve(ImplDefined({"two's complement wrap": et.wrap(v)}, why=INT_OVERFLOW_WHY), et)
+    return _resolve_real(v, et)
+
+
+def _resolve_real(v, et: ElementType) -> _Resolved:
+    fmt = et.format
+    if isinstance(v, Approx):
+        z = evaluate(v.f, v.args, fmt)
+        whys = [] if z.decided else [f"rounding undecided at {z.precision} bits"]
+        return _Resolved([(None, z.bits)], whys, not z.decided)
+    if isinstance(v, RoundTo):
+        inner = v.value
+        if isinstance(inner, Approx):
+            z = evaluate(inner.f, inner.args, v.format)
+            inner = v.format.decode(z.bits)
+        return _Resolved([(None, round_bits(round_value(inner, v.format), fmt))], [])
+    if isinstance(v, bool) or not isinstance(v, (int, float, Fraction)) and not hasattr(v, "man"):
+        raise TypeError(f"element answer {v!r} for {et.name} is not a real number")
+    return _Resolved([(None, round_bits(v, fmt))], [])
+
+
+def _resolve_complex(v, et: ElementType) -> _Resolved:
+    if isinstance(v, complex):
+        v = (v.real, v.imag)
+    if not (isinstance(v, (tuple, list)) and len(v) == 2):
+        raise TypeError(f"element answer {v!r} for {et.name} is not a complex value or (re, im) pair")
+    re, im = resolve(v[0], et.component), resolve(v[1], et.component)
+    opts = []
+    for (l1, b1), (l2, b2) in itertools.product(re.options, im.options):
+        parts = [f"re {l1}" if l1 is not None else "", f"im {l2}" if l2 is not None else ""]
+        label = ", ".join(p for p in parts if p) or None
+        opts.append((label, (b1, b2)))
+    return _Resolved(_dedupe(opts), re.whys + im.whys, re.undecided or im.undecided)
+
+
+def _dedupe(opts: list) -> list:
+    """Keep the first label of each distinct label (alternatives are by label)."""
+    seen, out = set(), []
+    for label, b in opts:
+        if label not in seen:
+            seen.add(label)
+            out.append((label, b))
+    return out
+
+
+# --------------------------------------------------------------------------
+# Whole ops
+# --------------------------------------------------------------------------
+
+def run_elementwise(sem: Elementwise, inst, operands: list, result: TensorType) -> OracleOutput:
+    """Apply `sem.fn` element by element; rank-0 operands broadcast (clamp's
+    min/max may be scalars)."""
+    shape = tuple(int(d) for d in result.shape)
+    et = result.element_type
+    op_types = _operand_types(inst)
+    arrays = [np.broadcast_to(np.asarray(a), shape) if np.asarray(a).ndim == 0 else np.asarray(a)
+              for a in operands]
+    values = [decode(a, t.element_type) for a, t in zip(arrays, op_types)]
+    keys = list(zip(*[_bit_keys(a, t.element_type) for a, t in zip(arrays, op_types)])) if arrays else []
+    n = int(np.prod(shape, dtype=np.int64))
+    cache: dict = {}
+    per_element = []
+    for i in range(n):
+        k = keys[i] if keys else ()
+        r = cache.get(k)
+        if r is None:
+            r = cache[k] = resolve(sem.fn(inst, *[v[i] for v in values]), et)
+        per_element.append(r)
+    return _assemble(per_element, result, sem.accuracy_for(inst), sem.bit_exact)
+
+
+def _assemble(per_element: list, result: TensorType, accuracy: str, bit_exact: bool) -> OracleOutput:
+    et = result.element_type
+    shape = tuple(int(d) for d in result.shape)
+    trail = (2,) if et.is_complex else ()
+    prim = [r.options[0][1] for r in per_element]
+    bits = np.array(prim, dtype=object).reshape(shape + trail) if prim else np.zeros(shape + trail, dtype=object)
+    bits = bits.astype(et.bits_dtype)
+    impl = [i for i, r in enumerate(per_element) if r.options[0][0] is not None]
+    labels: list = []
+    for i in impl:
+        for label, _ in per_element[i].options:
+            if label not in labels:
+                labels.append(label)
+    alternatives = {}
+    for label in labels:
+        alt = bits.reshape((-1,) + trail).copy()
+        for i in impl:
+            for l2, b in per_element[i].options:
+                if l2 == label:
+                    alt[i] = b
+        alternatives[label] = alt.reshape(bits.shape)
+    whys = list(dict.fromkeys(w for r in per_element for w in r.whys))
+    undecided = [i for i, r in enumerate(per_element) if r.undecided]
+    ulp = accuracy == "approx" and (et.is_float or et.is_complex)
+    return OracleOutput(result, bits, "ulp" if ulp else "exact", tolerance_ulp(et) if ulp else 0,
+                        bit_exact, impl, alternatives, "; ".join(whys), undecided)
+
+
+def run_data_movement(sem: DataMovement, inst, operands: list, results: list) -> list:
+    """The op's index formulas on whole arrays: exact and bit-exact."""
+    outs = sem.fn(inst, *operands)
+    if len(outs) != len(results):
+        raise ValueError(f"{inst.spec.mnemonic}: semantics gave {len(outs)} results for {len(results)} result types")
+    done = []
+    for arr, t in zip(outs, results):
+        arr = np.asarray(arr)
+        if tuple(arr.shape) != tuple(int(d) for d in t.shape):
+            raise ValueError(f"{inst.spec.mnemonic}: semantics gave shape {arr.shape} for {t.mlir}")
+        done.append(OracleOutput(t, to_bits(arr.astype(t.element_type.numpy, copy=False), t.element_type),
+                                 bit_exact=True))
+    return done
+
+
+def run_op(inst, operands: list) -> list:
+    """Execute one op instance on concrete arrays: a list of OracleOutput."""
+    sem = inst.spec.semantics
+    results = _result_types(inst)
+    if isinstance(sem, Elementwise):
+        return [run_elementwise(sem, inst, operands, results[0])]
+    if isinstance(sem, DataMovement):
+        return run_data_movement(sem, inst, operands, results)
+    raise NotImplementedError(f"{inst.spec.mnemonic}: the oracle cannot execute semantics of kind {type(sem).__name__}")
+
+
+def _operand_types(inst) -> list:
+    out = []
+    for o in inst.spec.operands:
+        v = inst.operands[o.name]
+        out.extend(v if o.variadic else [v])
+    return out
+
+
+def _result_types(inst) -> list:
+    out = []
+    for r in inst.spec.results:
+        v = inst.results[r.name]
+        out.extend(v if r.variadic else [v])
+    return out

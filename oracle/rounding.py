@@ -1,0 +1,109 @@
+"""Correct rounding (roundTiesToEven) of an exact real into a float format.
+
+The oracle's own rounding, checked in tests against ml_dtypes / numpy casts
+rather than borrowed from them: the expected value of every exact op depends
+on it, so it must not share a bug with the implementations it judges.
+
+Inputs are exact reals: `Fraction`, `int`, Python `float` (exact binary64; it
+also carries ±0, ±inf and NaN), or an mpmath `mpf` (exact binary value of any
+precision).  The result is the bit pattern (an int) in `fmt`.
+
+Rules (IEEE 754 §4.3.1 and §7.4, default rounding direction):
+* ties to even, subnormals included (gradual underflow);
+* a value rounding to zero keeps the sign of the exact value, so a tiny
+  negative real becomes -0;
+* overflow: in a format with infinities, |x| >= max_finite + ulp/2 becomes
+  ±inf (the tie at that point rounds to the "even" 2^(emax+1), i.e. inf);
+  in f8E4M3FN, which has no infinity, the same overflow becomes NaN — the
+  OCP FN convention and what ml_dtypes' cast does.  A value between
+  max_finite and the midpoint still rounds to ±max_finite.
+* NaN → the format's canonical quiet NaN (payloads are not an exact real).
+"""
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+from ..spec.types import FloatFormat
+
+
+def _ratio(x, fmt: FloatFormat) -> tuple[bool, int, int] | float:
+    """(negative, numerator >= 0, denominator > 0) of a finite exact real, or
+    the float itself for the specials (NaN, ±inf, ±0.0 as floats).  An mpf
+    far outside `fmt`'s range (exp(1e22) …) is mapped to ±inf / ±0.0 first,
+    so its exact integer is never built."""
+    if isinstance(x, float):
+        if x == 0 or math.isnan(x) or math.isinf(x):
+            return x
+        n, d = x.as_integer_ratio()
+    elif isinstance(x, Fraction):
+        n, d = x.numerator, x.denominator
+    elif isinstance(x, int):  # bool included
+        n, d = int(x), 1
+    else:  # mpmath mpf
+        import mpmath
+        if mpmath.isnan(x) or mpmath.isinf(x):
+            return float(x)
+        sign, man, exp, bc = x._mpf_  # exact (sign, mantissa, exponent, bitcount)
+        man, exp = int(man), int(exp)
+        if man:
+            top = exp + int(bc)  # 2^(top-1) <= |x| < 2^top
+            if top - 1 > fmt.emax + 1:  # |x| >= 2^(emax+2): beyond every overflow threshold
+                return -math.inf if sign else math.inf
+            if top < fmt.emin - fmt.mantissa_bits - 1:  # below half the smallest subnormal
+                return -0.0 if sign else 0.0
+        if sign:
+            man = -man
+        n, d = (man << exp, 1) if exp >= 0 else (man, 1 << -exp)
+    if n == 0:
+        return 0.0  # an exact zero without sign information (Fraction 0, int 0, mpf 0)
+    return (n < 0, abs(n), d)
+
+
+def round_bits(x, fmt: FloatFormat) -> int:
+    """Bit pattern of the exact real `x` correctly rounded (ties to even) into `fmt`."""
+    r = _ratio(x, fmt)
+    if isinstance(r, float):
+        sign = fmt.sign_mask if math.copysign(1.0, r) < 0 else 0
+        if math.isnan(r):
+            return fmt.nan_bits()
+        if math.isinf(r):
+            return fmt.inf_bits(r < 0) if fmt.has_inf else fmt.nan_bits()
+        return sign  # ±0
+    neg, n, d = r
+    return (fmt.sign_mask if neg else 0) | _round_magnitude(n, d, fmt)
+
+
+def _round_magnitude(n: int, d: int, fmt: FloatFormat) -> int:
+    """Bits of the magnitude n/d > 0 rounded into fmt (sign bit clear)."""
+    m = fmt.mantissa_bits
+    # e = floor(log2(n/d)), exactly, from bit lengths.
+    e = n.bit_length() - d.bit_length()
+    if (n << max(0, -e)) < (d << max(0, e)):
+        e -= 1
+    q = max(e, fmt.emin)  # exponent of the quantum's binade (subnormals: emin)
+    shift = m - q  # the quantum is 2^(q - m); count n/d in quanta
+    num, den = (n << shift, d) if shift >= 0 else (n, d << -shift)
+    k, rem = divmod(num, den)
+    if 2 * rem > den or (2 * rem == den and k & 1):
+        k += 1
+    # One formula for subnormal and normal results: the pattern counts quanta
+    # from zero, binade by binade; a carry into the next binade is automatic.
+    bits = ((q - fmt.emin) << m) + k
+    max_bits = _max_finite_bits(fmt)
+    if bits > max_bits:
+        return fmt.exponent_mask if fmt.has_inf else fmt.nan_bits()
+    return bits
+
+
+def _max_finite_bits(fmt: FloatFormat) -> int:
+    if fmt.has_inf:
+        return fmt.exponent_mask - 1
+    return (fmt.exponent_mask | fmt.mantissa_mask) - 1  # S.1111.110 in f8E4M3FN
+
+
+def round_value(x, fmt: FloatFormat):
+    """The exact value of `x` rounded into `fmt`: a Fraction for finite
+    nonzero results, else a float (±0, ±inf, NaN).  Used for `RoundTo`
+    into formats that are not element types (reduce_precision's)."""
+    return fmt.decode(round_bits(x, fmt))
