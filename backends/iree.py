@@ -1,0 +1,202 @@
+"""IREE, llvm-cpu target, through iree-base-compiler / iree-base-runtime.
+
+compile: `iree.compiler.compile_str(text, target_backends=["llvm-cpu"],
+input_type="stablehlo", extra_args=[...])` (the `iree-compile` tool
+underneath; its diagnostics become Rejected).  run: the vmfb is loaded into a
+fresh `SystemContext` on the "local-sync" driver and @main is invoked at the
+VM level (VmContext.invoke with HalBufferViews built from the inputs' raw
+bits; results read back as raw bits from the mapped result buffers).
+
+Flags, and why:
+* `--iree-input-demote-f64-to-f32=false`.  IREE's default *demotes* f64 and
+  complex<f64> to f32 / complex<f32> at the input (ConvertTypesPass), which
+  changes @main's signature and computes in the wrong format: with the
+  default an f64 program cannot even be called with f64 inputs.  This is the
+  one default the adapter overrides (option `demote_f64=True` restores it).
+* `--iree-llvmcpu-target-cpu=generic`: what IREE targets by default anyway,
+  said explicitly so that the compiler does not print a page-long warning per
+  program.  `target_cpu="host"` is accepted as an option (faster code; FMA
+  instructions become available to the code generator).
+
+Boundary traps:
+* iree.runtime maps no numpy dtype to int4/uint4, so 4-bit tensors are
+  passed as HalBufferViews of element type SINT_4/UINT_4 over packed bytes
+  (two elements per byte, low nibble first) and results are unpacked from
+  the mapped buffer.  IREE cannot lay out a 4-bit tensor whose element count
+  is odd ("does not have integral number of total bytes"): that compile error
+  is reported as Unsupported, not as a rejection of a valid program.
+* i1 crosses as one byte per element (numpy bool).
+* IREE's ABI keeps no signedness (a ui32 result is reported as i32), so
+  results are typed by @main's result types read from the program text
+  (`_mlir.main_signature`), falling back to the HAL element type.
+
+Observed with 3.13.0 (behaviour under test, not adapter settings): f32
+subnormal inputs and results are flushed to zero (1e-40 + 0 -> 0); `add` on
+i1 computes XOR-like wrap (true + true -> false) where the spec says logical
+OR; a complex<f64> splat constant fails to compile ('stream.async.splat' on
+i128), which is reported as a rejection.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+import numpy as np
+
+from ..spec.types import ElementType, TensorType, element_type, from_bits, to_bits
+from .base import Backend, Rejected, Unsupported
+from ._mlir import element_type_of, main_signature, one_line
+
+_UNSUPPORTED_MESSAGES = (
+    "does not have integral number of total bytes",
+)
+
+
+@dataclass
+class _Executable:
+    vmfb: bytes
+    context: Any
+    function: Any  # the VmFunction of @main
+    results: list | None  # @main's result types read from the text (None: unknown)
+
+
+class IreeBackend(Backend):
+    name = "iree"
+
+    def __init__(self, demote_f64: bool = False, target_cpu: str = "generic", driver: str = "local-sync", **options):
+        import iree.compiler as ic
+        import iree.runtime as rt
+
+        self._ic = ic
+        self._rt = rt
+        self._driver = driver
+        self._config = rt.Config(driver)
+        self._flags = [f"--iree-input-demote-f64-to-f32={'true' if demote_f64 else 'false'}"]
+        if target_cpu:
+            self._flags.append(f"--iree-llvmcpu-target-cpu={target_cpu}")
+
+    def describe(self) -> str:
+        from importlib.metadata import version
+
+        def v(pkg):
+            try:
+                return version(pkg)
+            except Exception:
+                return "?"
+
+        return (f"IREE llvm-cpu (iree-base-compiler {v('iree-base-compiler')}, "
+                f"iree-base-runtime {v('iree-base-runtime')}, driver {self._driver})")
+
+    def claims(self, op: str, dtype: str) -> str | None:
+        # Every element type of the spec crossed the boundary in our probes
+        # (add, and convert to/from f32, on all 19 types), so nothing is
+        # declared away; what IREE then gets wrong is for the suite to find.
+        return None
+
+    def compile(self, mlir: str) -> Any:
+        try:
+            vmfb = self._ic.compile_str(mlir, target_backends=["llvm-cpu"], input_type="stablehlo",
+                                        extra_args=self._flags)
+        except self._ic.CompilerToolError as e:
+            msg = one_line(_diagnostics(e))
+            if any(s in msg for s in _UNSUPPORTED_MESSAGES):
+                raise Unsupported(f"iree: {msg}") from None
+            raise Rejected(msg) from None
+        rt = self._rt
+        ctx = rt.SystemContext(config=self._config)
+        ctx.add_vm_module(rt.VmModule.copy_buffer(ctx.instance, vmfb))
+        try:
+            function = ctx.modules.module["main"].vm_function
+        except Exception as e:
+            raise Rejected(f"iree: compiled module has no callable main: {e}") from None
+        sig = main_signature(mlir)
+        results = sig[1] if sig is not None and all(isinstance(t, TensorType) for t in sig[1]) else None
+        return _Executable(vmfb, ctx, function, results)
+
+    def run(self, executable: Any, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
+        rt = self._rt
+        args = rt.VmVariantList(len(inputs))
+        for a in inputs:
+            args.push_ref(self._to_device(np.asarray(a)))
+        n_out = len(executable.results) if executable.results is not None else 16
+        rets = rt.VmVariantList(n_out)
+        executable.context.vm_context.invoke(executable.function, args, rets)
+        outs = []
+        for i in range(rets.size):
+            bv = rets.get_as_object(i, rt.HalBufferView)
+            want = executable.results[i].element_type if executable.results is not None else None
+            outs.append(self._to_host(bv, want))
+        return outs
+
+    # ------------------------------------------------------------------ boundary
+    def _to_device(self, a: np.ndarray):
+        """An input as a HalBufferView over its raw bits (spec layout; 4-bit
+        types packed two to a byte, low nibble first, as IREE stores them)."""
+        rt = self._rt
+        et = element_type_of(a)
+        bits = to_bits(a, et)
+        if et.bits == 4:
+            nib = bits.reshape(-1)
+            if nib.size % 2:
+                nib = np.append(nib, np.uint8(0))
+            raw = (nib[0::2] | (nib[1::2] << np.uint8(4))).astype(np.uint8)
+        else:
+            raw = np.ascontiguousarray(bits).reshape(-1).view(np.uint8)
+        if raw.size == 0:
+            raw = np.zeros(1, np.uint8)
+        dev = self._config.device
+        buf = dev.allocator.allocate_buffer_copy(memory_type=rt.MemoryType.DEVICE_LOCAL,
+                                                 allowed_usage=rt.BufferUsage.DEFAULT, device=dev, buffer=raw)
+        return rt.HalBufferView(buf, [int(d) for d in a.shape], self._hal_type(et))
+
+    def _hal_type(self, et: ElementType):
+        H = self._rt.HalElementType
+        return {
+            "i1": H.BOOL_8, "si4": H.SINT_4, "ui4": H.UINT_4,
+            "si8": H.SINT_8, "si16": H.SINT_16, "si32": H.SINT_32, "si64": H.SINT_64,
+            "ui8": H.UINT_8, "ui16": H.UINT_16, "ui32": H.UINT_32, "ui64": H.UINT_64,
+            "f8E4M3FN": H.FLOAT_8_E4M3_FN, "f8E5M2": H.FLOAT_8_E5M2, "bf16": H.BFLOAT_16,
+            "f16": H.FLOAT_16, "f32": H.FLOAT_32, "f64": H.FLOAT_64,
+            "complex<f32>": H.COMPLEX_64, "complex<f64>": H.COMPLEX_128,
+        }[et.name]
+
+    def _from_hal_type(self, hal) -> ElementType:
+        H = self._rt.HalElementType
+        table = {
+            H.BOOL_8: "i1", H.SINT_4: "si4", H.UINT_4: "ui4", H.INT_4: "si4",
+            H.SINT_8: "si8", H.SINT_16: "si16", H.SINT_32: "si32", H.SINT_64: "si64",
+            H.INT_8: "si8", H.INT_16: "si16", H.INT_32: "si32", H.INT_64: "si64",
+            H.UINT_8: "ui8", H.UINT_16: "ui16", H.UINT_32: "ui32", H.UINT_64: "ui64",
+            H.FLOAT_8_E4M3_FN: "f8E4M3FN", H.FLOAT_8_E5M2: "f8E5M2", H.BFLOAT_16: "bf16",
+            H.FLOAT_16: "f16", H.FLOAT_32: "f32", H.FLOAT_64: "f64",
+            H.COMPLEX_64: "complex<f32>", H.COMPLEX_128: "complex<f64>",
+        }
+        for k, v in table.items():
+            if int(k) == int(hal):
+                return element_type(v)
+        raise TypeError(f"iree: result of HAL element type {hal:#x} has no StableHLO element type")
+
+    def _to_host(self, bv, want: ElementType | None) -> np.ndarray:
+        """A result buffer view as a numpy array: raw bits read from the mapped
+        buffer, typed by @main's declared result type when the text shows it
+        (IREE's ABI keeps no signedness: a ui32 result comes back as i32)."""
+        et = want or self._from_hal_type(bv.element_type)
+        shape = tuple(int(d) for d in bv.shape)
+        n = int(np.prod(shape, dtype=np.int64))
+        nbytes = int(bv.byte_length)
+        raw = np.array(bv.map().asarray([nbytes], np.dtype(np.uint8)), copy=True) if nbytes else np.zeros(0, np.uint8)
+        if et.bits == 4:
+            nib = np.empty(raw.size * 2, np.uint8)
+            nib[0::2] = raw & 0xF
+            nib[1::2] = raw >> 4
+            return from_bits(nib[:n].reshape(shape), et)
+        width = et.bits_dtype.itemsize * (2 if et.is_complex else 1)
+        raw = raw[: n * width]
+        bits = raw.view(et.bits_dtype.newbyteorder("<")).reshape(shape + ((2,) if et.is_complex else ()))
+        return from_bits(bits, et)
+
+
+def _diagnostics(e: Exception) -> str:
+    text = str(e)
+    marker = "Diagnostics:"
+    return text.split(marker, 1)[1] if marker in text else text
