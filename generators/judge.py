@@ -32,7 +32,8 @@ def to_expectation(o: OracleOutput) -> Expectation:
         tolerance_ulp=o.tolerance_ulp,
         bit_exact=o.bit_exact,
         impl_defined=list(o.impl_defined),
-        alternatives=[Alternative(label, tensor_to_hex(from_bits(bits, t.element_type), t))
+        alternatives=[Alternative(label, None, list(bits)) if isinstance(bits, list)
+                      else Alternative(label, tensor_to_hex(from_bits(bits, t.element_type), t))
                       for label, bits in o.alternatives.items()],
         why=why,
     )

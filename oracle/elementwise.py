@@ -35,7 +35,7 @@ from fractions import Fraction
 import numpy as np
 
 from ..spec.accuracy import tolerance_ulp
-from ..spec.dsl import Approx, DataMovement, Elementwise, ImplDefined, RoundTo
+from ..spec.dsl import ANY_VALUE, Approx, DataMovement, Elementwise, ImplDefined, RoundTo
 from ..spec.types import ElementType, TensorType, from_bits, to_bits
 from .rounding import round_bits, round_value
 from .ziv import evaluate
@@ -57,6 +57,8 @@ class OracleOutput:
     (then `tolerance_ulp` applies, per component for complex).
     `impl_defined` lists flat row-major indices whose element is
     implementation-defined; `alternatives` maps each label to a full bits
+    array (or, for an "any value" alternative, to the list of flat indices
+    where it is offered), and for the rest of the sentence:
     array equal to `bits` except at those indices.  `undecided` lists
     elements whose rounding Ziv's loop could not decide within its cap."""
 
@@ -118,6 +120,9 @@ def resolve(v, et: ElementType) -> _Resolved:
             raise Unspecified(v.why or "implementation-defined with no known alternative")
         opts, whys, und = [], [v.why] if v.why else [], False
         for label, alt in v.alternatives.items():
+            if alt is ANY_VALUE:
+                opts.append((label, None))  # a wildcard: no bits to match
+                continue
             sub = resolve(alt, et)
             whys += sub.whys
             und |= sub.undecided
@@ -220,7 +225,12 @@ def _assemble(per_element: list, result: TensorType, accuracy: str, bit_exact: b
             if label not in labels:
                 labels.append(label)
     alternatives = {}
+    wildcards = {label for r in per_element for label, b in r.options if b is None}
     for label in labels:
+        if label in wildcards:
+            # "any value", only at the elements that offer it: their indices.
+            alternatives[label] = [i for i in impl if any(l2 == label for l2, _ in per_element[i].options)]
+            continue
         alt = bits.reshape((-1,) + trail).copy()
         for i in impl:
             for l2, b in per_element[i].options:

@@ -33,6 +33,7 @@ formula evaluated with the Annex G functions, and documented per function.
 """
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 from fractions import Fraction
@@ -40,7 +41,7 @@ from fractions import Fraction
 import mpmath
 import numpy as np
 
-from .dsl import Approx, ImplDefined
+from .dsl import ANY_VALUE, Approx, ImplDefined
 
 INF = math.inf
 NAN = math.nan
@@ -1042,3 +1043,37 @@ def catan2(a: complex, b: complex):
 
 def _mpq(q: Fraction):
     return mpmath.mpf(q.numerator) / q.denominator
+
+
+# --------------------------------------------------------------------------
+# The seed's "Errors" clause, applied once to every public function
+# --------------------------------------------------------------------------
+
+ERRORS_CLAUSE = ("seed, \"Errors\": exceptions for nonstandard operations (e.g. complex arithmetic) "
+                 "are implementation-defined; C99 Annex G's value is expected, any other is reported")
+ANNEX_G = "C99 Annex G"
+OTHER = "other than Annex G (complex exceptions are implementation-defined)"
+_depth = 0
+
+
+def _errors_clause(fn):
+    """For a non-finite operand component, Annex G's answer becomes the first
+    of two alternatives, the second being any value.  Only the outermost call
+    wraps: the functions here call each other (csin is -i csinh(iz))."""
+    @functools.wraps(fn)
+    def outer(*zs):
+        global _depth
+        _depth += 1
+        try:
+            r = fn(*zs)
+        finally:
+            _depth -= 1
+        if _depth or all(math.isfinite(z.real) and math.isfinite(z.imag) for z in map(complex, zs)):
+            return r
+        return ImplDefined({ANNEX_G: r, OTHER: ANY_VALUE}, why=ERRORS_CLAUSE)
+    return outer
+
+
+for _name in ("cmul", "cdiv", "cabs", "csign", "csqrt", "crsqrt", "ccbrt", "cexp", "cexpm1", "clog",
+              "clog1p", "clogistic", "csinh", "ccosh", "ctanh", "csin", "ccos", "ctan", "cpow", "catan2"):
+    globals()[_name] = _errors_clause(globals()[_name])

@@ -433,6 +433,17 @@ class ImplDefined:
     why: str = ""
 
 
+class _AnyValue:
+    """The alternative "any value": where the spec makes a result
+    implementation-defined without naming candidates.  It is never a primary
+    value; a backend landing on it passes, and the report counts it."""
+
+    def __repr__(self) -> str:
+        return "ANY"
+
+
+ANY_VALUE = _AnyValue()
+
 Exactly = Fraction  # readability in op modules: Exactly(a) + Exactly(b)
 
 

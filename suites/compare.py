@@ -58,6 +58,20 @@ def _ulp_matrix(e: np.ndarray, a: np.ndarray, fmt) -> np.ndarray:
     return np.where(en & an, 0.0, np.where(en | an, np.inf, dist))
 
 
+def _elements_match(exp: Expectation, cet: ElementType, eb: np.ndarray, ab: np.ndarray):
+    """Per element: does the actual match these expected bits under the
+    expectation's rule?  And the ULP distance (None for non-float types)."""
+    if not cet.is_float:
+        return (eb == ab).all(axis=1), None
+    elem_ulp = _ulp_matrix(eb, ab, cet.format).max(axis=1) if eb.size else np.zeros(eb.shape[0])
+    if exp.kind == "ulp":
+        return elem_ulp <= exp.tolerance_ulp, elem_ulp
+    if exp.bit_exact:
+        return (eb == ab).all(axis=1), elem_ulp
+    both_nan = _nan_mask(eb.astype(object), cet.format) & _nan_mask(ab.astype(object), cet.format)
+    return ((eb == ab) | both_nan.astype(bool)).all(axis=1), elem_ulp
+
+
 def judge(exp: Expectation, actual: np.ndarray) -> Judgement:
     t: TensorType = parse_type(exp.type)
     et = t.element_type
@@ -71,39 +85,29 @@ def judge(exp: Expectation, actual: np.ndarray) -> Judgement:
     expected = tensor_from_hex(exp.hex, t)
     eb, cet = _component_bits(expected, et)
     ab, _ = _component_bits(actual, et)
-
-    ulp = None
-    if cet.is_float:
-        dist = _ulp_matrix(eb, ab, cet.format)
-        elem_ulp = dist.max(axis=1) if dist.size else np.zeros(eb.shape[0])
-        ulp = float(elem_ulp.max()) if elem_ulp.size else 0.0
-        if exp.kind == "ulp":
-            ok_elem = elem_ulp <= exp.tolerance_ulp
-        elif exp.bit_exact:
-            ok_elem = (eb == ab).all(axis=1)
-        else:
-            both_nan = _nan_mask(eb.astype(object), cet.format) & _nan_mask(ab.astype(object), cet.format)
-            ok_elem = ((eb == ab) | both_nan.astype(bool)).all(axis=1)
-    else:
-        elem_ulp = None
-        ok_elem = (eb == ab).all(axis=1)
+    ok_elem, elem_ulp = _elements_match(exp, cet, eb, ab)
+    ulp = float(elem_ulp.max()) if elem_ulp is not None and elem_ulp.size else (0.0 if elem_ulp is not None else None)
 
     used = []
     if exp.impl_defined:
+        primary_ok = ok_elem.copy()
         for alt in exp.alternatives:
-            alt_b, _ = _component_bits(tensor_from_hex(alt.hex, t), et)
-            for i in exp.impl_defined:
-                if not ok_elem[i] and (alt_b[i] == ab[i]).all():
+            if alt.hex is None:  # "any value" at the elements listed for it
+                alt_ok, where = np.ones_like(ok_elem), alt.elements or []
+            else:  # the same rule as the primary value: NaN is NaN, tolerance applies
+                alt_ok, _ = _elements_match(exp, cet, _component_bits(tensor_from_hex(alt.hex, t), et)[0], ab)
+                where = exp.impl_defined
+            for i in where:
+                if not ok_elem[i] and alt_ok[i]:
                     ok_elem[i] = True
                     if elem_ulp is not None:
                         elem_ulp[i] = 0.0
                     if alt.label not in used:
                         used.append(alt.label)
-        # Elements that matched the primary value still used the first alternative.
-        if exp.alternatives:
-            primary_ok = [i for i in exp.impl_defined if (eb[i] == ab[i]).all()]
-            if primary_ok and exp.alternatives[0].label not in used:
-                used.insert(0, exp.alternatives[0].label)
+        # Elements that kept the primary value chose the first alternative.
+        if exp.alternatives and any(primary_ok[i] for i in exp.impl_defined) \
+                and exp.alternatives[0].label not in used:
+            used.insert(0, exp.alternatives[0].label)
         if elem_ulp is not None and elem_ulp.size:
             ulp = float(elem_ulp.max())
 

@@ -61,10 +61,13 @@ class TensorValue:
 @dataclass
 class Alternative:
     """An implementation-defined alternative: a whole tensor whose elements at
-    the expectation's `impl_defined` positions are this alternative's values."""
+    the expectation's `impl_defined` positions are this alternative's values;
+    or, with `hex` None, "any value" at the flat indices `elements` (the spec
+    leaves those results open without naming candidates)."""
 
     label: str
-    hex: str
+    hex: Optional[str]
+    elements: Optional[list] = None
 
 
 @dataclass

@@ -85,7 +85,8 @@ def total_order_compare(direction: str, a: float, b: float):
     ka, kb = ieee.total_order_key(a), ieee.total_order_key(b)
     by_key = ordered(direction, ka, kb)
     le, ge, qeq = ka <= kb, kb <= ka, a == b
-    with_quiet_equal = {"EQ": qeq, "NE": not qeq, "LE": le, "GE": ge,
+    # Read with compareQuietEqual: "or equal" means quiet-equal, so -0 GE +0.
+    with_quiet_equal = {"EQ": qeq, "NE": not qeq, "LE": le or qeq, "GE": ge or qeq,
                         "LT": le and not qeq, "GT": ge and not qeq}[direction]
     if by_key == with_quiet_equal:
         return by_key

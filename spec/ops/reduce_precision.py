@@ -58,7 +58,11 @@ def element(op, x):
     if math.isnan(x) or math.isinf(x) or x == 0:
         return x
     q = Fraction(x)
-    r = ieee.round_to_precision(q, m_bits + 1, fmt.emin)
+    # The reduced type is a type of its own ("conversion ... to another
+    # floating-point type and back"): rounding is never finer than *its*
+    # subnormal spacing, 2^(emin_r - m).  With more exponent bits than the
+    # operand's, that floor lies below every operand value (no clamp at all).
+    r = ieee.round_to_precision(q, m_bits + 1, _reduced_emin(e_bits, fmt))
     e = ieee.floor_log2(abs(q))
     if m_bits == 0 and e >= fmt.emin and abs(q) == Fraction(3, 2) * Fraction(2) ** e:
         # A tie with a one-bit significand: both neighbours, 2^e and 2^(e+1),
@@ -80,6 +84,15 @@ def element(op, x):
                     alts[label] = done
             return ImplDefined(alts, why="reduce_precision with mantissa_bits = 0: a tie has no even significand")
     return _finish(r, x, fmt, e_bits)
+
+
+def _reduced_emin(e_bits: int, fmt) -> int:
+    """Smallest normal exponent of the reduced type, floored at the operand's
+    lowest binade (2^(e_bits-1) is astronomically large for e_bits like 46)."""
+    floor = fmt.emin - fmt.mantissa_bits
+    if e_bits - 1 > fmt.exponent_bits + 1:
+        return floor
+    return max(2 - (1 << (e_bits - 1)), floor)
 
 
 def _finish(r: Fraction, x: float, fmt, e_bits: int):

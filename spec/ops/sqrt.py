@@ -1,5 +1,5 @@
 """sqrt — element-wise square root (spec section "sqrt")."""
-from ..dsl import COMPLEX, FLOAT, Elementwise, OpSpec, Operand, Result, same_type
+from ..dsl import COMPLEX, FLOAT, Elementwise, OpSpec, Operand, Result, approx_if_complex, same_type
 from .. import annex_g, ieee
 
 
@@ -32,5 +32,5 @@ SPEC = OpSpec(
     results=(Result("result", FLOAT + COMPLEX),),
     constraints=(sqrt_c1,),
     infer=infer,
-    semantics=Elementwise(element, accuracy="exact"),
+    semantics=Elementwise(element, accuracy=approx_if_complex),
 )

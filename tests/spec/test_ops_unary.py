@@ -117,8 +117,13 @@ def test_operand_tables_float_only(name):
 
 def test_accuracy_classes():
     """IEEE basic / exact ops are 'exact'; the rest follow the Accuracy section."""
-    for name in SAME_TYPE_FLOAT + ["sqrt", "is_finite", "real", "imag", "convert", "reduce_precision"]:
+    for name in SAME_TYPE_FLOAT + ["is_finite", "real", "imag", "convert", "reduce_precision"]:
         assert OPS[name].semantics.accuracy == "exact", name
+    # IEEE squareRoot is a basic operation; complex sqrt is not (no guarantee).
+    sq = OPS["sqrt"]
+    for t, want in ((E_F32, "exact"), (C64, "approx")):
+        inst = sq.instance({"operand": TensorType((1,), t)}, results={"result": TensorType((1,), t)})
+        assert sq.semantics.accuracy_for(inst) == want
     for name in ["cbrt", "cosine", "tan", "tanh", "exponential", "exponential_minus_one",
                  "log", "log_plus_one", "logistic", "rsqrt"]:
         assert OPS[name].semantics.accuracy == "approx", name
@@ -692,3 +697,17 @@ def test_reduce_precision_f64_and_fn_format():
     got = rp(-240.0, 3, 3, E_F8E4M3FN)                    # 3 exponent bits: |r| >= 2^4 overflows
     assert isinstance(got, ImplDefined)
     assert rp(8.0, 3, 3, E_F8E4M3FN) == 8
+
+
+def test_reduce_precision_wide_exponent_keeps_operand_subnormals():
+    """2^-9 is f8E4M3FN's smallest subnormal; with 46 exponent bits the reduced
+    type holds it exactly with one significant bit, so it comes back unchanged
+    (and 3·2^-9 ties to even at one bit: up to 2^-7)."""
+    from fractions import Fraction
+    from shlo_conform.spec.ops import OPS
+    from shlo_conform.spec.types import E_F8E4M3FN, TensorType
+    rp = OPS["reduce_precision"]
+    t = TensorType((1,), E_F8E4M3FN)
+    inst = rp.instance({"operand": t}, {"exponent_bits": 46, "mantissa_bits": 0}, {"output": t})
+    assert rp.semantics.fn(inst, 2.0 ** -9) == Fraction(1, 2 ** 9)
+    assert rp.semantics.fn(inst, 3 * 2.0 ** -9) == Fraction(1, 2 ** 7)

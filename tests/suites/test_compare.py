@@ -77,3 +77,27 @@ def test_case_json_round_trip_and_stable_id():
     back = Case.from_json(c.to_json())
     assert back == c
     assert np.array_equal(back.input_arrays()[0].view(np.uint16), np.array([0x3FC0, 0x8000], np.uint16))
+
+
+def test_any_value_alternative_excuses_only_its_elements():
+    """A wildcard ("any value", hex None) covers the elements listed for it and
+    nothing else; its label is reported when used."""
+    t = "tensor<3xf32>"
+    e = exp([1.0, 2.0, 3.0], t, impl_defined=[0, 2],
+            alternatives=[Alternative("Annex G", TensorValue.of(np.array([1, 2, 3], np.float32), parse_type(t)).hex),
+                          Alternative("other", None, [0])])
+    j = judge(e, np.array([7, 2, 3], np.float32))
+    assert j.ok and set(j.alternatives_used) == {"other", "Annex G"}   # element 2 kept Annex G's value
+    assert not judge(e, np.array([1, 2, 7], np.float32)).ok   # element 2 offers no wildcard
+
+
+def test_alternatives_follow_the_same_nan_rule_as_the_primary():
+    """An implementation-defined alternative that is NaN matches any NaN (the
+    interpreter returns NaNs with other payloads than ours)."""
+    t = "tensor<2xf32>"
+    alt = TensorValue.of(np.array([1, np.nan], np.float32), parse_type(t)).hex
+    e = exp([1.0, 2.0], t, impl_defined=[1], alternatives=[Alternative("lhs", exp([1.0, 2.0], t).hex),
+                                                           Alternative("NaN", alt)])
+    other_nan = np.array([0x3F800000, 0xFFC00123], np.uint32).view(np.float32)
+    j = judge(e, other_nan)
+    assert j.ok and j.alternatives_used == ["NaN"]
