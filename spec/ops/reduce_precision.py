@@ -64,7 +64,7 @@ def element(op, x):
     # operand's, that floor lies below every operand value (no clamp at all).
     r = ieee.round_to_precision(q, m_bits + 1, _reduced_emin(e_bits, fmt))
     e = ieee.floor_log2(abs(q))
-    if m_bits == 0 and e >= fmt.emin and abs(q) == Fraction(3, 2) * Fraction(2) ** e:
+    if m_bits == 0 and abs(q) == Fraction(3, 2) * Fraction(2) ** e:
         # A tie with a one-bit significand: both neighbours, 2^e and 2^(e+1),
         # have significand 1, so "even" is ambiguous.  Rounding the significand
         # 1.5 to integral, ties to even (the seed's words), gives 2^(e+1);
@@ -72,7 +72,8 @@ def element(op, x):
         # bit is then the operand format's lowest exponent bit.
         up = r
         down = math.copysign(1, x) * Fraction(2) ** e
-        xla = up if (e + fmt.bias) % 2 else down
+        # For an operand subnormal the even pattern is the lower neighbour.
+        xla = up if e >= fmt.emin and (e + fmt.bias) % 2 else down
         if xla != up:
             alts = {}
             for label, v in (("significand rounded to integral, ties to even (seed)", up),

@@ -701,8 +701,7 @@ def test_reduce_precision_f64_and_fn_format():
 
 def test_reduce_precision_wide_exponent_keeps_operand_subnormals():
     """2^-9 is f8E4M3FN's smallest subnormal; with 46 exponent bits the reduced
-    type holds it exactly with one significant bit, so it comes back unchanged
-    (and 3·2^-9 ties to even at one bit: up to 2^-7)."""
+    type holds it exactly with one significant bit, so it comes back unchanged."""
     from fractions import Fraction
     from shlo_conform.spec.ops import OPS
     from shlo_conform.spec.types import E_F8E4M3FN, TensorType
@@ -710,4 +709,20 @@ def test_reduce_precision_wide_exponent_keeps_operand_subnormals():
     t = TensorType((1,), E_F8E4M3FN)
     inst = rp.instance({"operand": t}, {"exponent_bits": 46, "mantissa_bits": 0}, {"output": t})
     assert rp.semantics.fn(inst, 2.0 ** -9) == Fraction(1, 2 ** 9)
-    assert rp.semantics.fn(inst, 3 * 2.0 ** -9) == Fraction(1, 2 ** 7)
+    assert rp.semantics.fn(inst, 5 * 2.0 ** -9) == Fraction(1, 2 ** 7)   # 1.25·2^-7: no tie
+
+
+def test_reduce_precision_one_bit_tie_on_operand_subnormal_is_declared():
+    """6·2^-9 = 1.5·2^-7 (an f8E4M3FN subnormal) is a tie at one significant
+    bit: 2^-6 by the seed's ties-to-even on the significand, 2^-7 by the even
+    bit pattern; both are declared."""
+    from fractions import Fraction
+    from shlo_conform.spec.dsl import ImplDefined
+    from shlo_conform.spec.ops import OPS
+    from shlo_conform.spec.types import E_F8E4M3FN, TensorType
+    rp = OPS["reduce_precision"]
+    t = TensorType((1,), E_F8E4M3FN)
+    inst = rp.instance({"operand": t}, {"exponent_bits": 46, "mantissa_bits": 0}, {"output": t})
+    r = rp.semantics.fn(inst, 6 * 2.0 ** -9)
+    assert isinstance(r, ImplDefined)
+    assert set(r.alternatives.values()) == {Fraction(1, 64), Fraction(1, 128)}
