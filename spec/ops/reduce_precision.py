@@ -84,6 +84,16 @@ def element(op, x):
                 else:
                     alts[label] = done
             return ImplDefined(alts, why="reduce_precision with mantissa_bits = 0: a tie has no even significand")
+    if abs(q) < fmt.min_normal and m_bits < fmt.mantissa_bits:
+        # An operand subnormal: "the mantissa bits of the original value are
+        # updated" read on the stored field rounds at the operand's own
+        # subnormal spacing; read on the value, at the reduced type's.
+        field = ieee.round_to_precision(q, m_bits + 1, fmt.emin)
+        if field != r:
+            return ImplDefined(
+                {"value rounded to mantissa_bits+1 significant bits": _finish(r, x, fmt, e_bits),
+                 "stored mantissa field rounded (operand subnormal spacing)": _finish(field, x, fmt, e_bits)},
+                why="reduce_precision of an operand subnormal: the seed's 'mantissa bits' reads two ways")
     return _finish(r, x, fmt, e_bits)
 
 

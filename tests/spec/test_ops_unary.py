@@ -708,8 +708,10 @@ def test_reduce_precision_wide_exponent_keeps_operand_subnormals():
     rp = OPS["reduce_precision"]
     t = TensorType((1,), E_F8E4M3FN)
     inst = rp.instance({"operand": t}, {"exponent_bits": 46, "mantissa_bits": 0}, {"output": t})
-    assert rp.semantics.fn(inst, 2.0 ** -9) == Fraction(1, 2 ** 9)
-    assert rp.semantics.fn(inst, 5 * 2.0 ** -9) == Fraction(1, 2 ** 7)   # 1.25·2^-7: no tie
+    r = rp.semantics.fn(inst, 2.0 ** -9)          # the value reading first; the field reading is 0
+    assert list(r.alternatives.values()) == [Fraction(1, 2 ** 9), 0.0]
+    r = rp.semantics.fn(inst, 5 * 2.0 ** -9)      # 1.25·2^-7: no tie
+    assert list(r.alternatives.values())[0] == Fraction(1, 2 ** 7)
 
 
 def test_reduce_precision_one_bit_tie_on_operand_subnormal_is_declared():
@@ -726,3 +728,20 @@ def test_reduce_precision_one_bit_tie_on_operand_subnormal_is_declared():
     r = rp.semantics.fn(inst, 6 * 2.0 ** -9)
     assert isinstance(r, ImplDefined)
     assert set(r.alternatives.values()) == {Fraction(1, 64), Fraction(1, 128)}
+
+
+def test_reduce_precision_operand_subnormal_reads_two_ways():
+    """bf16's smallest subnormal 2^-133 with 10 exponent and 5 mantissa bits:
+    the value keeps it (one significant bit, well inside the reduced range),
+    the stored field (rounded at 2^-126-5 = 2^-131) loses it to zero; both
+    readings are declared."""
+    from fractions import Fraction
+    from shlo_conform.spec.dsl import ImplDefined
+    from shlo_conform.spec.ops import OPS
+    from shlo_conform.spec.types import E_BF16, TensorType
+    rp = OPS["reduce_precision"]
+    t = TensorType((1,), E_BF16)
+    inst = rp.instance({"operand": t}, {"exponent_bits": 10, "mantissa_bits": 5}, {"output": t})
+    r = rp.semantics.fn(inst, 2.0 ** -133)
+    assert isinstance(r, ImplDefined)
+    assert sorted(float(v) for v in r.alternatives.values()) == [0.0, 2.0 ** -133]
