@@ -63,12 +63,9 @@ def _positive(kind):
 
 
 def _spec_ops() -> list[str]:
-    """The ops the encoded spec declares (empty if the registry cannot load)."""
-    try:
-        from .spec.ops import OPS
-        return sorted(OPS)
-    except Exception:
-        return []
+    """The ops the encoded spec declares."""
+    from .spec.ops import OPS
+    return sorted(OPS)
 
 
 def _open_suite(name: str):
@@ -243,22 +240,25 @@ def cmd_score(argv: list[str]) -> int:
 # subcommands
 # ---------------------------------------------------------------------------
 
+def _spec_op_list(text: str | None) -> list[str] | None:
+    """--ops for commands that work on the encoded spec: every name must be an op of it."""
+    ops = _split(text)
+    if ops is not None:
+        known = _spec_ops()
+        unknown = [op for op in ops if op not in known]
+        if unknown:
+            raise UsageError(f"unknown op {unknown[0]!r} in --ops; known: {', '.join(known) or '(none)'}")
+    return ops
+
+
 def cmd_generate(argv: list[str]) -> int:
     p = _Parser(prog=f"{PROG} generate", description="Generate a suite (same seed => same bytes).")
     p.add_argument("--out", required=True, help="folder to write the suite into")
     p.add_argument("--seed", required=True, type=int)
     p.add_argument("--ops", help="comma-separated op mnemonics (default: all)")
     a = p.parse_args(argv)
-    ops = _split(a.ops)
-    if ops is not None:
-        known = _spec_ops()
-        unknown = [op for op in ops if op not in known]
-        if unknown:
-            raise UsageError(f"unknown op {unknown[0]!r} in --ops; known: {', '.join(known) or '(none)'}")
-    try:
-        from .generators import suite as gen
-    except ImportError as e:
-        raise UsageError(f"generate is not available: {e}") from None
+    ops = _spec_op_list(a.ops)
+    from .generators import suite as gen
     out = Path(a.out)
     gen.build(out, a.seed, ops)
     try:
@@ -273,16 +273,8 @@ def cmd_check_spec(argv: list[str]) -> int:
     p = _Parser(prog=f"{PROG} check-spec", description="z3 proofs over the encoded spec.")
     p.add_argument("--ops", help="comma-separated op mnemonics (default: all)")
     a = p.parse_args(argv)
-    ops = _split(a.ops)
-    if ops is not None:
-        known = _spec_ops()
-        unknown = [op for op in ops if op not in known]
-        if unknown:
-            raise UsageError(f"unknown op {unknown[0]!r} in --ops; known: {', '.join(known) or '(none)'}")
-    try:
-        from .spec import checks
-    except ImportError as e:
-        raise UsageError(f"check-spec is not available: {e}") from None
+    ops = _spec_op_list(a.ops)
+    from .spec import checks
     ok, text = checks.run(ops)
     print(text)
     return 0 if ok else 1

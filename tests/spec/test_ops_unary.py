@@ -19,6 +19,7 @@ from shlo_conform.spec.dsl import Approx, ImplDefined
 from shlo_conform.spec.ops import OPS
 from shlo_conform.spec.types import (C64, C128, E_BF16, E_F8E4M3FN, E_F8E5M2, E_F16, E_F32, E_F64, I1,
                                      SI4, SI8, SI16, SI32, SI64, UI4, UI8, UI16, UI32, UI64, TensorType)
+import exact_values
 
 INF, NAN = math.inf, math.nan
 
@@ -46,14 +47,7 @@ def ev(name, x, operand_type=E_F32, result_type=None, **attrs):
 
 
 def real_value(v, dps=100):
-    """An Approx evaluated at `dps` digits, or an exact value, as an mpf."""
-    if isinstance(v, Approx):
-        with mpmath.workdps(dps):
-            return v.f(*[mpmath.mpf(a) if isinstance(a, float) else mpmath.mpf(a.numerator) / a.denominator
-                         for a in v.args])
-    if isinstance(v, Fraction):
-        return mpmath.mpf(v.numerator) / v.denominator
-    return mpmath.mpf(v)
+    return exact_values.real_value(v, dps)
 
 
 def close(v, expected, rel=1e-14):
