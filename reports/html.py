@@ -10,6 +10,7 @@ from pathlib import Path
 
 import jinja2
 
+from ..spec.types import ELEMENT_TYPES
 from ..suites.records import VERDICTS, conformant
 from .table import conformance_percent, format_ulp
 
@@ -29,7 +30,7 @@ def _cell_class(c: dict) -> str:
 
 def context(doc: dict) -> dict:
     per_op = doc.get("per_op", {})
-    dtypes = sorted({d for c in per_op.values() for d in c.get("dtypes", {})})
+    dtypes = sorted({d for c in per_op.values() for d in c.get("dtypes", {})}, key=_spec_order)
     failures = [v for v in doc.get("verdicts", []) if conformant(v.get("kind", "value"), v.get("verdict")) is False]
     unsupported = [v for v in doc.get("verdicts", []) if v.get("verdict") == "unsupported"]
     impl = {op: c["impl_defined"] for op, c in per_op.items() if c.get("impl_defined")}
@@ -45,6 +46,12 @@ def context(doc: dict) -> dict:
         "unsupported_total": len(unsupported),
         "impl": impl,
     }
+
+
+def _spec_order(dtype: str):
+    """Columns in the spec's order of element types (i1, si…, ui…, floats, complex)."""
+    names = list(ELEMENT_TYPES)
+    return (names.index(dtype), "") if dtype in names else (len(names), dtype)
 
 
 def render(doc: dict) -> str:
