@@ -23,7 +23,7 @@ test: $(STAMP)
 	$(BIN)/python -m pytest -q -p no:cacheprovider tests
 
 check-spec: $(STAMP)
-	$(BIN)/shlo-conform check-spec
+	$(BIN)/shlo-conform check-spec --verifier
 
 bench: $(STAMP)
 	$(BIN)/python bench/oracle_vs_interpreter.py

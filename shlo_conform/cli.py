@@ -3,7 +3,7 @@
     shlo-conform --backend=NAME [--suite NAME|DIR] [--ops a,b] [--dtypes f32,bf16]
                  [--json PATH] [--html PATH] [--timeout S] [--jobs N] [--baseline RESULTS.json]
     shlo-conform generate --out DIR --seed N [--ops a,b]
-    shlo-conform check-spec [--ops a,b]
+    shlo-conform check-spec [--ops a,b] [--seeds DIR] [--verifier] [--json PATH]
     shlo-conform explain CASE_ID [--suite NAME|DIR] [--backend NAME]
     shlo-conform report RESULTS.json [--html OUT]
     shlo-conform list [ops|backends|suites]
@@ -269,14 +269,86 @@ def cmd_generate(argv: list[str]) -> int:
     return 0
 
 
+def _default_seeds() -> Path | None:
+    """../shared/seeds next to the repository root, when this is a checkout that has it."""
+    d = Path(__file__).resolve().parent.parent.parent / "shared" / "seeds"
+    return d if d.is_dir() else None
+
+
 def cmd_check_spec(argv: list[str]) -> int:
-    p = _Parser(prog=f"{PROG} check-spec", description="z3 proofs over the encoded spec.")
+    p = _Parser(prog=f"{PROG} check-spec",
+                description="z3 proofs over the encoded spec; traceability to the seed text; "
+                            "negative-case coverage; optionally agreement with jaxlib's StableHLO verifier.")
     p.add_argument("--ops", help="comma-separated op mnemonics (default: all)")
+    p.add_argument("--seeds", help="folder holding the seed texts (default: ../shared/seeds beside the "
+                                   "repository, when present; otherwise traceability is skipped)")
+    p.add_argument("--verifier", action="store_true",
+                   help="judge every case of the suite with jaxlib's StableHLO verifier too")
+    p.add_argument("--suite", default="core", help="suite for coverage and --verifier (default: core)")
+    p.add_argument("--findings", help="reviewed findings file (default: docs/verifier-findings.json)")
+    p.add_argument("--json", help="write the results (proofs, traceability, coverage, verifier table) here")
     a = p.parse_args(argv)
     ops = _spec_op_list(a.ops)
-    from .spec import checks
-    ok, text = checks.run(ops)
-    print(text)
+    from .spec import checks, traceability
+    doc: dict = {}
+    ok = True
+
+    results = checks.run_ops(ops)
+    proofs_ok, text = checks.render(results)
+    print(text, end="")
+    ok &= proofs_ok
+    doc["proofs"] = {"ok": proofs_ok, "ops": [r.to_json() for r in results]}
+
+    seeds = Path(a.seeds) if a.seeds else _default_seeds()
+    if a.seeds and not seeds.is_dir():
+        raise UsageError(f"--seeds {a.seeds}: no such folder")
+    if seeds is None:
+        print("traceability: skipped (no seeds folder: pass --seeds DIR holding "
+              f"{traceability.SPEC_SEED})")
+        doc["traceability"] = {"skipped": "no seeds folder"}
+    else:
+        try:
+            spec_path, rfc_path = traceability.seed_paths(seeds)
+        except FileNotFoundError as e:
+            raise UsageError(f"--seeds: {e}") from None
+        from .spec.ops import OPS
+        encoded = {n: OPS[n] for n in ops} if ops else None
+        tr = traceability.trace(traceability.read_seeds(spec_path, rfc_path), encoded)
+        if ops:  # only the chosen ops (and nothing hidden about them)
+            tr.ops = [t for t in tr.ops if t.name in ops]
+        print(traceability.render(tr), end="")
+        ok &= tr.ok
+        doc["traceability"] = tr.to_json()
+
+    from . import verifier
+    suite_dir, _ = _open_suite(a.suite)
+    cases = _load_cases(suite_dir, set(ops) if ops else None, None)
+    independent = {r.name: list(r.independence.witnesses) for r in results if r.independence}
+    uncovered = verifier.negative_coverage(independent, cases)
+    n_ind = sum(len(v) for v in independent.values())
+    print(f"negative cases ({a.suite}): {n_ind - sum(len(v) for v in uncovered.values())}/{n_ind} "
+          f"independent constraints have an invalid case named after them"
+          + ("" if not uncovered else "; MISSING " + ", ".join(l for v in uncovered.values() for l in v)))
+    ok &= not uncovered
+    doc["negative_coverage"] = {"independent": n_ind, "missing": uncovered}
+
+    if a.verifier:
+        try:
+            findings = verifier.load_findings(Path(a.findings) if a.findings else verifier.FINDINGS)
+        except (OSError, ValueError) as e:
+            raise UsageError(f"findings file: {e}") from None
+        ag = verifier.compare(cases, findings)
+        print(verifier.render(ag), end="")
+        ok &= ag.ok
+        doc["verifier"] = ag.to_json()
+
+    doc["ok"] = bool(ok)
+    if a.json:
+        out = Path(a.json)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps(doc, indent=1, sort_keys=True) + "\n")
+        print(f"wrote {out}")
+    print("check-spec: " + ("ok" if ok else "FAILED"))
     return 0 if ok else 1
 
 

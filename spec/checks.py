@@ -16,6 +16,16 @@ the checks below are proofs over all dimension sizes, not samples:
                (constraints(ops, R) ∧ R ≠ infer(ops) UNSAT), not another rank
                (±1), not another element type (unless the program states it:
                `OpSpec.result_from_program`).
+  independent  for each constraint Ci, ¬Ci ∧ (all others) has a model in
+               some structure: every skeleton of the tables (element types,
+               enum values — valid or not), equal operand ranks 0..2, one
+               operand's rank off by one, a result of another element type
+               from the Outputs table or of rank ±1.  The model is
+               concretized and `OpSpec.violated` must name exactly Ci.  When
+               no structure has one, Ci is reported *redundant* (implied by
+               the others over those structures), with the unsat core of
+               tracked assertions `others ∧ ¬Ci` at a structure where Ci is
+               not decided by structure alone.
 
 Ranks 0..2 (equal for all operands) are checked.  Floor 1: spec and z3 only.
 """
@@ -307,28 +317,200 @@ def check_op(spec: OpSpec, rep: Report) -> None:
     rep.proofs += len(declared & seen) + len(declared_res & seen_res)
 
 
-def run(ops: list[str] | None = None) -> tuple[bool, str]:
-    """check-spec: prove the properties above for every op (or `ops`)."""
+# --------------------------------------------------------------------------
+# Independence: ¬Ci ∧ others, or Ci redundant (with an unsat core)
+# --------------------------------------------------------------------------
+
+@dataclass
+class Independence:
+    """Per constraint label: the structure of a witness of ¬Ci ∧ others, or
+    (redundant) the labels of an unsat core of `others ∧ ¬Ci`."""
+
+    witnesses: dict = field(default_factory=dict)   # label -> "skeleton ranks=… result=…"
+    redundant: dict = field(default_factory=dict)   # label -> {"core": [...], "where": str}
+
+    def to_json(self) -> dict:
+        return {"independent": dict(self.witnesses), "redundant": dict(self.redundant)}
+
+
+def independence_structures(spec: OpSpec):
+    """(skeleton, operand ranks, result override) in a fixed order: equal
+    ranks first (shape breaks), then result type / rank overrides and one
+    operand's rank off by one (type and rank breaks), for every skeleton of
+    the tables."""
+    n = len(spec.operands)
+    skels = list(candidates(spec))
+    for skel in skels:
+        for r in CHECK_RANKS:
+            yield skel, [r] * n, None
+    for skel in skels:
+        base = symbolic_instance(spec, skel, [1] * n)
+        for res in spec.results:
+            cur = base.results[res.name]
+            for t in res.types:
+                if t != cur.element_type:
+                    yield skel, [1] * n, {res.name: (t, cur.rank)}
+            for k in (cur.rank - 1, cur.rank + 1):
+                if k >= 0:
+                    yield skel, [1] * n, {res.name: (cur.element_type, k)}
+        for k in range(n if n > 1 else 0):
+            for alt in (0, 2):
+                ranks = [1] * n
+                ranks[k] = alt
+                yield skel, ranks, None
+
+
+def _concretize(spec: OpSpec, sym: Symbolic, model: z3.ModelRef) -> Instance:
+    def num(x):
+        return model.eval(x, model_completion=True).as_long() if is_symbolic(x) else x
+
+    def tensor(t):
+        return TensorType(tuple(num(d) for d in t.shape), t.element_type)
+
+    def value(v):
+        if isinstance(v, TensorType):
+            return tensor(v)
+        if isinstance(v, (list, tuple)) and v and isinstance(v[0], TensorType):
+            return [tensor(t) for t in v]
+        return num(v) if is_symbolic(v) else v
+
+    inst = sym.inst
+    return spec.instance({k: value(v) for k, v in inst.operands.items()},
+                         {k: value(v) for k, v in inst.attributes.items()},
+                         {k: value(v) for k, v in inst.results.items()})
+
+
+def _where(skel: Skeleton, ranks, override) -> str:
+    extra = f" result={{{', '.join(f'{k}: rank-{r} {t}' for k, (t, r) in override.items())}}}" if override else ""
+    return f"{skel.label()} ranks={list(ranks)}{extra}"
+
+
+def _unsat_core(spec: OpSpec, skel, ranks, override, label: str):
+    """Core of `others ∧ ¬label ∧ dims ≥ 0` (tracked) at one structure; None if not unsat there."""
+    sym = symbolic_instance(spec, skel, ranks, result_override=override, full=True)
+    exprs = dict(constraint_exprs(spec, sym.inst))
+    target = exprs.pop(label)
+    if target is True or any(e is False for e in exprs.values()):
+        return None
+    s = _solver()
+    for name, e in exprs.items():
+        if e is not True:
+            s.assert_and_track(e, name)
+    if target is not False:
+        s.assert_and_track(z3.Not(target), f"not {label}")
+    s.assert_and_track(z3.And(_nonneg(sym)) if sym.dims else z3.BoolVal(True), "dims >= 0")
+    if s.check() != z3.unsat:
+        return None
+    return sorted(str(c) for c in s.unsat_core())
+
+
+def check_independence(spec: OpSpec, rep: Report) -> Independence:
+    """For each constraint: a concrete witness of ¬Ci ∧ others (one proof),
+    or Ci reported redundant (a note with its core; not a failure — a fact
+    about the spec, written up in docs/spec-findings.md)."""
+    out = Independence()
+    todo = list(spec.labels)
+    first_open: dict = {}   # label -> a structure where it was symbolic and the others not refuted
+    for skel, ranks, override in independence_structures(spec):
+        if not todo:
+            break
+        sym = symbolic_instance(spec, skel, ranks, result_override=override, full=True)
+        exprs = constraint_exprs(spec, sym.inst)
+        falses = [l for l, e in exprs if e is False]
+        if len(falses) > 1:
+            continue
+        for label in list(todo):
+            if falses and falses != [label]:
+                continue
+            target = dict(exprs)[label]
+            if target is True:
+                continue
+            first_open.setdefault(label, (skel, ranks, override))
+            s = _solver()
+            res = _check(s, *[e for l, e in exprs if l != label], *_nonneg(sym),
+                         z3.Not(target) if is_symbolic(target) else True)
+            if res != z3.sat:
+                continue
+            inst = _concretize(spec, sym, s.model())
+            if spec.violated(inst) != [label]:
+                rep.fail(f"{spec.mnemonic}: witness for ¬{label} at {_where(skel, ranks, override)} "
+                         f"breaks {spec.violated(inst)} when concretized")
+                continue
+            out.witnesses[label] = f"{_where(skel, ranks, override)}: {inst!r}"
+            todo.remove(label)
+            rep.proofs += 1
+    for label in todo:
+        where = first_open.get(label)
+        core = _unsat_core(spec, *where, label) if where else None
+        out.redundant[label] = {"core": core, "where": _where(*where) if where else None}
+        why = (f"core {core} at {_where(*where)}" if core else
+               "holds by structure (element types, ranks) in every structure searched")
+        rep.notes.append(f"{label} redundant: implied by the others ({why})")
+    return out
+
+
+@dataclass
+class OpResult:
+    name: str
+    proofs: int
+    failures: list
+    notes: list
+    seconds: float
+    independence: Independence | None = None
+
+    def to_json(self) -> dict:
+        return {"op": self.name, "proofs": self.proofs, "failures": self.failures, "notes": self.notes,
+                "seconds": round(self.seconds, 3),
+                **(self.independence.to_json() if self.independence else {})}
+
+
+def run_ops(ops: list[str] | None = None) -> list[OpResult]:
+    """Every proof above for every op (or `ops`), one OpResult each."""
     from .ops import OPS
     names = sorted(ops) if ops else sorted(OPS)
     unknown = [n for n in names if n not in OPS]
     if unknown:
-        return False, f"no op {', '.join(unknown)} in the encoded spec\n"
-    lines, total_p, total_f = [], 0, 0
+        raise KeyError(f"no op {', '.join(unknown)} in the encoded spec")
+    out = []
     for name in names:
         rep = Report()
         t0 = time.perf_counter()
+        ind = None
         try:
             check_op(OPS[name], rep)
+            ind = check_independence(OPS[name], rep)
         except Exception as e:  # a constraint or infer that crashes is a finding, not a tool failure
             rep.fail(f"{name}: {type(e).__name__}: {e}")
-        dt = time.perf_counter() - t0
-        total_p += rep.proofs
-        total_f += len(rep.failures)
-        status = "ok" if not rep.failures else f"{len(rep.failures)} FAILED"
-        lines.append(f"{name:28s} {rep.proofs:6d} proofs  {status}  ({dt:.1f}s)")
-        lines += [f"    {f}" for f in rep.failures[:20]]
-        if len(rep.failures) > 20:
-            lines.append(f"    … {len(rep.failures) - 20} more")
-    lines.append(f"{len(names)} ops, {total_p} proofs, {total_f} failures")
+        out.append(OpResult(name, rep.proofs, rep.failures, rep.notes, time.perf_counter() - t0, ind))
+    return out
+
+
+def render(results: list[OpResult]) -> tuple[bool, str]:
+    lines, total_p, total_f = [], 0, 0
+    n_ind = n_red = 0
+    for r in results:
+        total_p += r.proofs
+        total_f += len(r.failures)
+        ind = r.independence
+        if ind is not None:
+            n_ind += len(ind.witnesses)
+            n_red += len(ind.redundant)
+        status = "ok" if not r.failures else f"{len(r.failures)} FAILED"
+        indep = f"  independent {len(ind.witnesses)}/{len(ind.witnesses) + len(ind.redundant)}" if ind else ""
+        lines.append(f"{r.name:28s} {r.proofs:6d} proofs  {status}{indep}  ({r.seconds:.1f}s)")
+        lines += [f"    {f}" for f in r.failures[:20]]
+        if len(r.failures) > 20:
+            lines.append(f"    … {len(r.failures) - 20} more")
+        lines += [f"    note: {n}" for n in r.notes]
+    lines.append(f"{len(results)} ops, {total_p} proofs, {total_f} failures; "
+                 f"constraints: {n_ind} independent, {n_red} redundant")
     return total_f == 0, "\n".join(lines) + "\n"
+
+
+def run(ops: list[str] | None = None) -> tuple[bool, str]:
+    """check-spec: prove the properties above for every op (or `ops`)."""
+    try:
+        results = run_ops(ops)
+    except KeyError as e:
+        return False, f"{e.args[0]}\n"
+    return render(results)

@@ -57,3 +57,39 @@ def test_unusable_declared_type_is_caught():
 def test_unknown_op():
     ok, text = checks.run(["no_such_op"])
     assert not ok and "no_such_op" in text
+
+
+def test_independence_witness_breaks_exactly_one_constraint():
+    def fake_c1(op):
+        return same_shape(op.operand, op.result)
+
+    def fake_c2(op):
+        return op.operand.element_type == op.result.element_type
+    spec = _fake((fake_c1, fake_c2), lambda op: {"result": op.operand})
+    rep = checks.Report()
+    ind = checks.check_independence(spec, rep)
+    assert set(ind.witnesses) == {"fake_c1", "fake_c2"} and not ind.redundant and not rep.failures
+    assert "rank-1" in ind.witnesses["fake_c2"] or "result=" in ind.witnesses["fake_c2"]
+
+
+def test_redundant_constraint_is_reported_with_its_core():
+    def fake_c1(op):
+        return same_type(op.operand, op.result)
+
+    def fake_c2(op):   # implied by C1
+        return same_shape(op.operand, op.result)
+    spec = _fake((fake_c1, fake_c2), lambda op: {"result": op.operand})
+    rep = checks.Report()
+    ind = checks.check_independence(spec, rep)
+    assert "fake_c1" in ind.witnesses
+    assert "fake_c2" in ind.redundant
+    core = ind.redundant["fake_c2"]["core"]
+    assert "fake_c1" in core and "not fake_c2" in core
+    assert any("fake_c2 redundant" in n for n in rep.notes)
+
+
+def test_encoded_constraints_are_all_independent():
+    res = checks.run_ops(["clamp", "compare", "reduce_precision"])
+    for r in res:
+        assert not r.failures and not r.independence.redundant, r.to_json()
+        assert set(r.independence.witnesses) == set(OPS[r.name].labels)
