@@ -31,7 +31,7 @@ complex on both sides, in the order the seed's Semantics reads:
 import math
 from fractions import Fraction
 
-from ..dsl import ANY, Elementwise, ImplDefined, OpSpec, Operand, Result, same_shape
+from ..dsl import ANY, ANY_VALUE, Elementwise, ImplDefined, OpSpec, Operand, Result, same_shape
 from ..types import TensorType
 
 
@@ -78,6 +78,9 @@ def _float_to_int(x: float, dst):
         alts["wrap modulo 2^n of the truncated value"] = dst.wrap(t)
     if dst.is_signed:
         alts["integer indefinite: most negative value (x86 cvtt*)"] = dst.min_value
+    # TBD means the seed allows no value to be held against an implementation:
+    # the named alternatives are what we know of, for the report.
+    alts["other (TBD in the seed)"] = ANY_VALUE
     return ImplDefined(alts, why=why)
 
 
@@ -93,7 +96,8 @@ def _to_float(v, dst):
     if (isinstance(v, float) and math.isinf(v)) or abs(Fraction(v)) > big:
         top = fmt.max_finite if v > 0 else -fmt.max_finite
         return ImplDefined(
-            {"NaN (ml_dtypes)": math.nan, "saturate to the largest finite value": top},
+            {"NaN (ml_dtypes)": math.nan, "saturate to the largest finite value": top,
+             "other (TBD in the seed)": ANY_VALUE},
             why=f"convert: {v} cannot be represented in {dst.name}, which has no infinity; "
                 "TBD (#180) (seed, convert Semantics)")
     return v
