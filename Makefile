@@ -16,8 +16,17 @@ $(STAMP): requirements.lock pyproject.toml
 	$(BIN)/pip install -q --no-deps -e .
 	touch $(STAMP)
 
+# Scoring that finds conformance failures has done its job: the target
+# succeeds and says so.  STRICT=1 keeps the CLI's exit 1 (for gating); usage
+# and input errors (exit 2) always fail.
 conform: $(STAMP)
-	$(BIN)/shlo-conform --backend=$(BACKEND) --json $(OUTDIR)/results-$(BACKEND).json --html $(OUTDIR)/report-$(BACKEND).html
+	@$(BIN)/shlo-conform --backend=$(BACKEND) --json $(OUTDIR)/results-$(BACKEND).json --html $(OUTDIR)/report-$(BACKEND).html; \
+	rc=$$?; \
+	if [ $$rc -eq 1 ] && [ -z "$(STRICT)" ]; then \
+	  echo "conform: $(BACKEND) has conformance failures (see $(OUTDIR)/report-$(BACKEND).html); STRICT=1 makes this target fail on them"; \
+	  exit 0; \
+	fi; \
+	exit $$rc
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -q -p no:cacheprovider tests
