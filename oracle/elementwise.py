@@ -35,13 +35,11 @@ from fractions import Fraction
 import numpy as np
 
 from ..spec.accuracy import tolerance_ulp
-from ..spec.dsl import ANY_VALUE, Approx, DataMovement, Elementwise, ImplDefined, RoundTo
+from ..spec.dsl import ANY_VALUE, Approx, DataMovement, Elementwise, ImplDefined, RoundTo, integer_overflow
 from ..spec.types import ElementType, TensorType, from_bits, to_bits
 from .rounding import round_bits, round_value
 from .ziv import evaluate
 
-INT_OVERFLOW_WHY = ("integer overflow is implementation-defined "
-                    "(seed, \"Errors\": \"integer overflows ... result in implementation-defined behavior\")")
 
 
 class Unspecified(Exception):
@@ -140,7 +138,7 @@ def resolve(v, et: ElementType) -> _Resolved:
         v = int(v)
         if et.min_value <= v <= et.max_value:
             return _Resolved([(None, et.int_to_bits(v))], [])
-        return resolve(ImplDefined({"two's complement wrap": et.wrap(v)}, why=INT_OVERFLOW_WHY), et)
+        return resolve(integer_overflow(et, v), et)
     return _resolve_real(v, et)
 
 

@@ -433,6 +433,16 @@ class ImplDefined:
     why: str = ""
 
 
+INTEGER_OVERFLOW_WHY = ("integer overflow is implementation-defined "
+                        "(seed, \"Errors\": \"integer overflows ... result in implementation-defined behavior\")")
+
+
+def integer_overflow(et, v: int) -> ImplDefined:
+    """An integer result outside `et`'s range: the seed's Errors clause makes it
+    implementation-defined; two's complement wrap is the alternative we know."""
+    return ImplDefined({"two's complement wrap": et.wrap(v)}, why=INTEGER_OVERFLOW_WHY)
+
+
 class _AnyValue:
     """The alternative "any value": where the spec makes a result
     implementation-defined without naming candidates.  It is never a primary

@@ -19,7 +19,7 @@ from fractions import Fraction
 import mpmath
 
 from ..dsl import (COMPLEX, FLOAT, INTEGER, Approx, Elementwise, ImplDefined, OpSpec, Operand,
-                   Result, same_type)
+                   Result, integer_overflow, same_type)
 from .. import annex_g
 from ..ieee import is_odd_integer
 
@@ -83,8 +83,7 @@ def integer_pow(et, x: int, n: int):
                            why="integer power with a negative exponent has no integer result")
     if abs(x) >= 2 and n >= et.bits:
         # |x|^n >= 2^bits: certainly out of range; only the wrapped value is cheap.
-        return ImplDefined({"wraps (two's complement)": et.wrap(pow(x, n, 1 << et.bits))},
-                           why="integer overflow (seed: Errors)")
+        return integer_overflow(et, pow(x, n, 1 << et.bits))
     return x ** n
 
 
