@@ -38,21 +38,26 @@ from typing import Iterator
 
 import z3
 
-from .dsl import BoolAttr, EnumAttr, Instance, IntAttr, OpSpec, is_symbolic
-from .types import ElementType, TensorType
+from .dsl import BoolAttr, EnumAttr, Function, I64ArrayAttr, Instance, IntAttr, OpSpec, is_symbolic
+from .types import ElementType, TensorType, TupleType
 
 CHECK_RANKS = (0, 1, 2)
+CHECK_LAYOUTS = 12    # structures per skeleton and rank checked (hint combinations)
 PROOF_TIMEOUT_MS = 20000
 
 
 @dataclass(frozen=True)
 class Skeleton:
-    """(op, operand element types, program-given result element types, enum/bool attributes)."""
+    """(op, operand element types, program-given result element types,
+    enum/bool/structural-int attributes, region bodies).  A variadic operand
+    has one element type here, shared by its members (a `Layout` may give
+    its last member another, for negative cases)."""
 
     op: str
-    operand_types: tuple[ElementType, ...]          # one per operand, table order
+    operand_types: tuple[ElementType, ...]          # one per declared operand, table order
     result_types: tuple[tuple[str, ElementType], ...] = ()  # results in result_from_program
     attrs: tuple[tuple[str, object], ...] = ()      # chosen enum/bool values; None = left out
+    regions: tuple[tuple[str, str], ...] = ()       # region name -> body name
 
     @property
     def attr_dict(self) -> dict:
@@ -75,17 +80,23 @@ class Skeleton:
         if self.result_types:
             parts.append("->" + ",".join(t.name for _, t in self.result_types))
         parts += [f"{k}={v}" for k, v in self.attrs if v is not None]
+        parts += [f"{k}={v}" for k, v in self.regions]
         return f"{self.op}({' '.join(parts)})"
 
 
 def structural_attributes(spec: OpSpec):
-    """Attributes the skeleton fixes: enum and bool kinds (integers are solved)."""
-    return [a for a in spec.attributes if isinstance(a.kind, (EnumAttr, BoolAttr))]
+    """Attributes the skeleton fixes: enum and bool kinds, and integers whose
+    `choices` the op lists (get_tuple_element's `index` decides a type);
+    other integers and array entries are solved."""
+    return [a for a in spec.attributes
+            if isinstance(a.kind, (EnumAttr, BoolAttr)) or (isinstance(a.kind, IntAttr) and a.choices)]
 
 
 def attribute_options(attr) -> list:
     if isinstance(attr.kind, BoolAttr):
         vals = list(attr.choices) if attr.choices else [False, True]
+    elif isinstance(attr.kind, IntAttr):
+        vals = list(attr.choices)
     else:
         vals = list(attr.choices) if attr.choices else list(attr.kind.values)
     if attr.optional:
@@ -98,12 +109,14 @@ def candidates(spec: OpSpec) -> Iterator[Skeleton]:
     attr_names = [a.name for a in structural_attributes(spec)]
     attr_opts = [attribute_options(a) for a in structural_attributes(spec)]
     prog_results = [r for r in spec.results if r.name in spec.result_from_program]
+    bodies = [[(g.name, b) for b in g.bodies] or [(g.name, None)] for g in spec.regions]
     for types in itertools.product(*(o.types for o in spec.operands)):
         for rtypes in itertools.product(*(r.types for r in prog_results)):
             for avals in itertools.product(*attr_opts):
-                yield Skeleton(spec.mnemonic, tuple(types),
-                               tuple((r.name, t) for r, t in zip(prog_results, rtypes)),
-                               tuple(zip(attr_names, avals)))
+                for regs in itertools.product(*bodies):
+                    yield Skeleton(spec.mnemonic, tuple(types),
+                                   tuple((r.name, t) for r, t in zip(prog_results, rtypes)),
+                                   tuple(zip(attr_names, avals)), tuple(regs))
 
 
 @dataclass
@@ -112,13 +125,24 @@ class Symbolic:
 
     inst: Instance
     dims: list = field(default_factory=list)         # every z3 dim variable (operands, results)
-    attr_vars: dict = field(default_factory=dict)    # attribute name -> z3 Int
+    attr_vars: dict = field(default_factory=dict)    # "name" or "name[i]" -> z3 Int
     inferred: dict | None = None                     # result name -> TensorType (symbolic dims) or None
+    layout: dict = field(default_factory=dict)       # the structure chosen: counts, lengths, result ranks
 
     def tensors(self):
         for v in list(self.inst.operands.values()) + list(self.inst.results.values()):
-            if isinstance(v, TensorType):
-                yield v
+            yield from _tensors_in(v)
+
+
+def _tensors_in(v):
+    if isinstance(v, TensorType):
+        yield v
+    elif isinstance(v, TupleType):
+        for t in v.types:
+            yield from _tensors_in(t)
+    elif isinstance(v, (list, tuple)):
+        for t in v:
+            yield from _tensors_in(t)
 
 
 def constraint_exprs(spec: OpSpec, inst: Instance) -> list[tuple[str, object]]:
@@ -140,14 +164,94 @@ def _dims(prefix: str, name: str, rank: int) -> tuple:
     return tuple(z3.Int(f"{prefix}{name}_{i}") for i in range(rank))
 
 
+def _fresh(prefix: str, name: str, t):
+    """A type of the same structure as `t` (tensor, tuple, list) with fresh z3 dims."""
+    if isinstance(t, TensorType):
+        return TensorType(_dims(prefix, name, t.rank), t.element_type)
+    if isinstance(t, TupleType):
+        return TupleType(tuple(_fresh(prefix, f"{name}.{i}", m) for i, m in enumerate(t.types)))
+    return [_fresh(prefix, f"{name}.{i}", m) for i, m in enumerate(t)]
+
+
+LAYOUT_LIMIT = 48
+
+
+def layout_options(spec: OpSpec, skel: Skeleton, ranks, limit: int = LAYOUT_LIMIT) -> list[dict]:
+    """The structures the hints offer at these operand ranks: every
+    combination of the candidates of each hint that offers more than one
+    (variadic counts, array lengths, program-stated result ranks), first
+    candidates first; at most `limit`.  Hints with one candidate (derived
+    ones, e.g. "as many start indices as the operand's rank") are left to
+    `symbolic_instance`, which evaluates them on the structure chosen."""
+    base = symbolic_instance(spec, skel, ranks, full=True)
+    inst = base.inst
+    slots = []
+    for o in spec.operands:
+        if o.variadic or o.tuple_members:
+            c = o.counts(inst)
+            if len(c) > 1:
+                slots.append((("tuple" if o.tuple_members else "counts"), o.name, c))
+    for a in spec.attributes:
+        if isinstance(a.kind, I64ArrayAttr) and a.name not in skel.attr_dict:
+            c = a.lengths(inst)
+            if len(c) > 1:
+                slots.append(("lengths", a.name, c))
+    for r in spec.results:
+        if r.name in base.layout["result_ranks"]:
+            c = r.ranks(inst)
+            if len(c) > 1:
+                slots.append(("result_ranks", r.name, c))
+    out = []
+    for combo in itertools.product(*(c for _, _, c in slots)):
+        lay: dict = {}
+        for (kind, name, _), v in zip(slots, combo):
+            lay.setdefault(kind, {})[name] = v
+        out.append(lay)
+        if len(out) >= limit:
+            break
+    return out
+
+
 def symbolic_instance(spec: OpSpec, skel: Skeleton, ranks, prefix: str = "",
-                      result_override: dict | None = None, full: bool = False):
-    """Instance with z3 dims for operands (ranks given) and results (rank from
-    infer).  `result_override` {name: (element type, rank)} sets a result
-    freely (negative cases, uniqueness proofs).  Returns the Instance, or a
+                      result_override: dict | None = None, full: bool = False, layout: dict | None = None):
+    """Instance with z3 dims for operands (ranks given, one per declared
+    operand) and results (rank from infer).  `result_override` {name:
+    (element type, rank)} sets a result freely (negative cases, uniqueness
+    proofs).  `layout` overrides the structure hints: {"counts": {operand:
+    n}, "lengths": {attribute: n}, "result_ranks": {result: r}, "mixed":
+    {variadic operand: element type of its last member}, "tuple": {operand:
+    member count}, "regions": {region: (input types, output types)}}; hints
+    not overridden take their first candidate.  Returns the Instance, or a
     `Symbolic` when `full`; None if infer cannot be evaluated here."""
-    operands = {o.name: TensorType(_dims(prefix, o.name, r), t)
-                for o, t, r in zip(spec.operands, skel.operand_types, ranks)}
+    layout = layout or {}
+    chosen_layout = {"counts": {}, "lengths": {}, "result_ranks": {}}
+    operands: dict = {}
+    partial = spec.instance(operands, {}, {})
+    fixed = [(o, t, r) for o, t, r in zip(spec.operands, skel.operand_types, ranks)]
+    for o, t, r in fixed:                      # fixed operands first: variadic hints read them
+        if o.variadic:
+            continue
+        r = o.rank if o.rank is not None else r
+        if o.name in layout.get("tuple", {}) or getattr(o, "tuple_members", False):
+            n = layout.get("tuple", {}).get(o.name, o.counts(partial)[0])
+            chosen_layout["counts"][o.name] = n
+            operands[o.name] = TupleType(tuple(TensorType(_dims(prefix, f"{o.name}.{k}", r), t) for k in range(n)))
+        else:
+            operands[o.name] = TensorType(_dims(prefix, o.name, r), t)
+        partial = spec.instance(dict(operands), {}, {})
+    for o, t, r in fixed:
+        if not o.variadic:
+            continue
+        r = o.rank if o.rank is not None else r
+        n = layout.get("counts", {}).get(o.name, o.counts(partial)[0])
+        chosen_layout["counts"][o.name] = n
+        members = [TensorType(_dims(prefix, f"{o.name}{k}", r), t) for k in range(n)]
+        mixed = layout.get("mixed", {}).get(o.name)
+        if mixed is not None and members:
+            members[-1] = TensorType(members[-1].shape, mixed)
+        operands[o.name] = members
+        partial = spec.instance(dict(operands), {}, {})
+    operands = {o.name: operands[o.name] for o in spec.operands}   # table order
     attrs, attr_vars = {}, {}
     chosen = skel.attr_dict
     for a in spec.attributes:
@@ -156,34 +260,51 @@ def symbolic_instance(spec: OpSpec, skel: Skeleton, ranks, prefix: str = "",
                 attrs[a.name] = chosen[a.name]
         elif isinstance(a.kind, IntAttr) and not a.choices:
             attr_vars[a.name] = attrs[a.name] = z3.Int(f"{prefix}attr_{a.name}")
+        elif isinstance(a.kind, I64ArrayAttr):
+            n = layout.get("lengths", {}).get(a.name, a.lengths(partial)[0])
+            chosen_layout["lengths"][a.name] = n
+            entries = tuple(z3.Int(f"{prefix}attr_{a.name}_{i}") for i in range(n))
+            for i, v in enumerate(entries):
+                attr_vars[f"{a.name}[{i}]"] = v
+            attrs[a.name] = entries
+    partial = spec.instance(operands, attrs, {})
+    regions = {}
+    for g in spec.regions:
+        ins, outs = layout.get("regions", {}).get(g.name) or g.signature(partial)
+        regions[g.name] = Function(tuple(ins), tuple(outs), dict(skel.regions).get(g.name))
     prog = skel.result_type_dict
     placeholder = {name: TensorType((), et) for name, et in prog.items()}
-    inst = spec.instance(operands, attrs, placeholder)
+    inst = spec.instance(operands, attrs, placeholder, regions)
     try:
         inferred = spec.infer(inst)
     except Exception:  # infer branches on a symbolic number: no symbolic inference for this op
         inferred = None
     results = {}
     override = result_override or {}
+    first_type = skel.operand_types[0] if skel.operand_types else None
     for r in spec.results:
         if r.name in override:
             et, rank = override[r.name]
-        elif inferred is not None and r.name in inferred:
-            et, rank = inferred[r.name].element_type, inferred[r.name].rank
-            if r.name in prog:
-                et = prog[r.name]
-        else:
-            et = prog.get(r.name, skel.operand_types[0] if skel.operand_types else None)
-            rank = max(ranks) if len(ranks) else 0
-        results[r.name] = TensorType(_dims(prefix, r.name, rank), et)
-    inst = spec.instance(operands, attrs, results)
+            results[r.name] = TensorType(_dims(prefix, r.name, rank), et)
+            continue
+        if r.name in spec.shape_from_program or inferred is None or r.name not in inferred:
+            et = prog.get(r.name, inferred[r.name].element_type if inferred and isinstance(
+                inferred.get(r.name), TensorType) else first_type)
+            cands = r.ranks(inst) or ((max(ranks) if len(ranks) else 0),)
+            rank = layout.get("result_ranks", {}).get(r.name, cands[0])
+            chosen_layout["result_ranks"][r.name] = rank
+            results[r.name] = TensorType(_dims(prefix, r.name, rank), et)
+            continue
+        got = inferred[r.name]
+        if isinstance(got, TensorType) and r.name in prog:
+            got = TensorType(got.shape, prog[r.name])
+        results[r.name] = _fresh(prefix, r.name, got)
+    inst = spec.instance(operands, attrs, results, regions)
     if not full:
         return inst
-    s = Symbolic(inst, attr_vars=attr_vars, inferred=inferred)
+    s = Symbolic(inst, attr_vars=attr_vars, inferred=inferred, layout=chosen_layout)
     s.dims = [d for t in s.tensors() for d in t.shape]
     return s
-
-
 
 
 # --------------------------------------------------------------------------
@@ -233,11 +354,18 @@ def _with_results(spec: OpSpec, inst: Instance, results: dict) -> Instance:
     return spec.instance(dict(inst.operands), present, results)
 
 
-def check_skeleton(spec: OpSpec, skel: Skeleton, ranks, rep: Report) -> bool:
-    """Satisfiability, soundness and uniqueness of inference for one skeleton
-    and rank vector.  Returns whether the constraints are satisfiable there."""
-    sym = symbolic_instance(spec, skel, ranks, full=True)
-    where = f"{skel.label()} ranks={list(ranks)}"
+def _retyped(t, et):
+    return TensorType(tuple(t.shape), et) if isinstance(t, TensorType) else t
+
+
+def check_skeleton(spec: OpSpec, skel: Skeleton, ranks, rep: Report, layout: dict | None = None) -> bool:
+    """Satisfiability, soundness and uniqueness of inference for one skeleton,
+    rank vector and layout.  Returns whether the constraints are satisfiable
+    there.  Results whose shape the program states (`shape_from_program`)
+    take part with their own dims: only their element type and rank are
+    inferred facts to prove unique."""
+    sym = symbolic_instance(spec, skel, ranks, full=True, layout=layout)
+    where = f"{skel.label()} ranks={list(ranks)}{' layout=' + str(layout) if layout else ''}"
     exprs = constraint_exprs(spec, sym.inst)
     base = _holds(exprs)
     if _check(_solver(), base, *_nonneg(sym)) != z3.sat:
@@ -247,13 +375,16 @@ def check_skeleton(spec: OpSpec, skel: Skeleton, ranks, rep: Report) -> bool:
         rep.fail(f"{where}: infer cannot be evaluated on symbolic dims")
         return True
     prog = skel.result_type_dict
-    inferred = {name: TensorType(tuple(t.shape), prog.get(name, t.element_type)) for name, t in sym.inferred.items()}
-    missing = [r.name for r in spec.results if r.name not in inferred]
+    stated = set(spec.shape_from_program)
+    inferred = {name: _retyped(t, prog.get(name, t.element_type)) if isinstance(t, TensorType) else t
+                for name, t in sym.inferred.items() if name not in stated}
+    missing = [r.name for r in spec.results if r.name not in inferred and r.name not in stated]
     if missing:
         rep.fail(f"{where}: infer gives no {missing}")
         return True
+    full_inferred = {**{n: sym.inst.results[n] for n in stated}, **inferred}
     # sound: constraints(ops, R) ∧ ¬constraints(ops, infer(ops)) is UNSAT
-    inf_inst = _with_results(spec, sym.inst, inferred)
+    inf_inst = _with_results(spec, sym.inst, full_inferred)
     inf_ok = _holds(constraint_exprs(spec, inf_inst))
     res = _check(_solver(), base, *_nonneg(sym), z3.Not(inf_ok) if is_symbolic(inf_ok) else (not inf_ok))
     if res == z3.unsat:
@@ -263,9 +394,12 @@ def check_skeleton(spec: OpSpec, skel: Skeleton, ranks, rep: Report) -> bool:
     # unique: other dims
     diffs = []
     for r in spec.results:
-        got, want = sym.inst.results[r.name], inferred[r.name]
-        if got.rank == want.rank:
-            diffs += [a != b for a, b in zip(got.shape, want.shape)]
+        if r.name in stated:
+            continue
+        got, want = list(_tensors_in(sym.inst.results[r.name])), list(_tensors_in(inferred[r.name]))
+        for g, w in zip(got, want):
+            if g.rank == w.rank:
+                diffs += [x != y for x, y in zip(g.shape, w.shape)]
     if diffs:
         s = _solver()
         res = _check(s, base, *_nonneg(sym), z3.Or(diffs))
@@ -273,13 +407,16 @@ def check_skeleton(spec: OpSpec, skel: Skeleton, ranks, rep: Report) -> bool:
             rep.proofs += 1
         else:
             rep.fail(f"{where}: result dims not unique ({res}): {_model_text(sym, res, s)}")
-    # unique: other element types and ranks
+    # unique: other element types and ranks (single-tensor results)
     for r in spec.results:
-        want = inferred[r.name]
+        want = sym.inst.results[r.name] if r.name in stated else inferred[r.name]
+        if not isinstance(want, TensorType):
+            continue
         alts = [(t, want.rank) for t in r.types if t != want.element_type and r.name not in spec.result_from_program]
-        alts += [(want.element_type, k) for k in (want.rank - 1, want.rank + 1) if k >= 0]
+        if r.name not in stated or r.fixed_rank is not None:
+            alts += [(want.element_type, k) for k in (want.rank - 1, want.rank + 1) if k >= 0]
         for et, k in alts:
-            alt = symbolic_instance(spec, skel, ranks, result_override={r.name: (et, k)}, full=True)
+            alt = symbolic_instance(spec, skel, ranks, result_override={r.name: (et, k)}, full=True, layout=layout)
             res = _check(_solver(), _holds(constraint_exprs(spec, alt.inst)), *_nonneg(alt))
             if res == z3.unsat:
                 rep.proofs += 1
@@ -306,7 +443,9 @@ def check_op(spec: OpSpec, rep: Report) -> None:
             continue  # refuted by structure alone at ranks 0 and 1 (cheap filter; ranks 2 below still count)
         sat_any = False
         for r in CHECK_RANKS:
-            sat_any |= check_skeleton(spec, skel, [r] * len(spec.operands), rep)
+            ranks = [r] * len(spec.operands)
+            for layout in layout_options(spec, skel, ranks, CHECK_LAYOUTS) or [None]:
+                sat_any |= check_skeleton(spec, skel, ranks, rep, layout)
         if sat_any:
             seen |= {(i, t) for i, t in enumerate(skel.operand_types)}
             seen_res |= set(skel.result_types)
@@ -364,20 +503,24 @@ def _concretize(spec: OpSpec, sym: Symbolic, model: z3.ModelRef) -> Instance:
     def num(x):
         return model.eval(x, model_completion=True).as_long() if is_symbolic(x) else x
 
-    def tensor(t):
-        return TensorType(tuple(num(d) for d in t.shape), t.element_type)
-
-    def value(v):
-        if isinstance(v, TensorType):
-            return tensor(v)
-        if isinstance(v, (list, tuple)) and v and isinstance(v[0], TensorType):
-            return [tensor(t) for t in v]
-        return num(v) if is_symbolic(v) else v
-
     inst = sym.inst
-    return spec.instance({k: value(v) for k, v in inst.operands.items()},
-                         {k: value(v) for k, v in inst.attributes.items()},
-                         {k: value(v) for k, v in inst.results.items()})
+    return spec.instance({k: concrete_value(v, num) for k, v in inst.operands.items()},
+                         {k: concrete_value(v, num) for k, v in inst.attributes.items()},
+                         {k: concrete_value(v, num) for k, v in inst.results.items()}, dict(inst.regions))
+
+
+def concrete_value(v, num):
+    """A symbolic operand/attribute/result value with `num` applied to every
+    z3 number: tensors (dims), tuples and lists of them, array attributes."""
+    if isinstance(v, TensorType):
+        return TensorType(tuple(num(d) for d in v.shape), v.element_type)
+    if isinstance(v, TupleType):
+        return TupleType(tuple(concrete_value(t, num) for t in v.types))
+    if isinstance(v, list):
+        return [concrete_value(t, num) for t in v]
+    if isinstance(v, tuple):
+        return tuple(concrete_value(t, num) for t in v)
+    return num(v) if is_symbolic(v) else v
 
 
 def _where(skel: Skeleton, ranks, override) -> str:

@@ -115,6 +115,40 @@ def in_range(x, lo, hi) -> Any:
     return And(lo <= x, x < hi)
 
 
+def is_sorted(xs: Sequence) -> Any:
+    """Ascending (non-strict) order of the entries."""
+    return all_of(xs[i] <= xs[i + 1] for i in range(len(xs) - 1))
+
+
+def is_permutation(xs: Sequence, n) -> Any:
+    """`xs` is a permutation of [0, 1, ..., n-1] (`n` concrete: a rank)."""
+    if len(xs) != n:
+        return False
+    return And(all_of(in_range(x, 0, n) for x in xs), is_unique(xs))
+
+
+def size(xs) -> int:
+    """The spec's `size(x)`: entries of a 1-D attribute, or members of a variadic input."""
+    return len(xs)
+
+
+def at(xs: Sequence, i, default=0):
+    """`xs[i]` where the index may be symbolic: an `If` chain over the
+    positions (concrete `i` indexes directly).  Out of range: `default`
+    (callers state the range as a constraint of its own)."""
+    if not is_symbolic(i):
+        return xs[i] if 0 <= i < len(xs) else default
+    out = default
+    for k in reversed(range(len(xs))):
+        out = If(i == k, xs[k], out)
+    return out
+
+
+def contains(xs: Sequence, x) -> Any:
+    """`x in xs` where entries may be symbolic."""
+    return any_of(y == x for y in xs)
+
+
 # --------------------------------------------------------------------------
 # Type helpers the spec's constraints are written with
 # --------------------------------------------------------------------------
@@ -199,12 +233,15 @@ class EnumAttr:
 
 @dataclass(frozen=True)
 class IntAttr:
-    """An integer attribute, written `N : i32` (or i64)."""
+    """An integer attribute, written `N : i32` (or i64); `N` inside a grouped attribute."""
 
     width: int = 64
 
     def to_mlir(self, v) -> str:
         return f"{v} : i{self.width}"
+
+    def to_group(self, v) -> str:
+        return str(v)
 
     def from_mlir(self, text: str) -> int:
         return int(text.split(":")[0].strip())
@@ -212,14 +249,64 @@ class IntAttr:
 
 @dataclass(frozen=True)
 class I64ArrayAttr:
-    """A 1-D integer array attribute, written `array<i64: a, b>`."""
+    """A "1-dimensional tensor constant of type `si64`": written `array<i64: a, b>`
+    (the pinned StableHLO's spelling); the seed's own examples write
+    `dense<[a, b]> : tensor<2xi64>`, which is read too.  Inside a grouped
+    attribute (`#stablehlo.gather<…>`) it is written `[a, b]`."""
 
     def to_mlir(self, v) -> str:
         return "array<i64" + (": " + ", ".join(str(x) for x in v) if len(v) else "") + ">"
 
+    def to_group(self, v) -> str:
+        return "[" + ", ".join(str(x) for x in v) + "]"
+
     def from_mlir(self, text: str) -> tuple:
-        inner = text.strip()[len("array<i64"):-1].lstrip(":").strip()
-        return tuple(int(x) for x in inner.split(",")) if inner else ()
+        t = text.strip()
+        if t.startswith("dense<"):
+            inner = t[len("dense<"):t.rindex(">", 0, t.index(":") if ":" in t else len(t))].strip().strip("[]")
+        elif t.startswith("["):
+            inner = t.strip("[]")
+        else:
+            if not t.startswith("array<i64"):
+                raise ValueError(f"expected array<i64: …>, got {text!r}")
+            inner = t[len("array<i64"):-1].lstrip(":").strip()
+        return tuple(int(x) for x in inner.split(",") if x.strip()) if inner.strip() else ()
+
+
+@dataclass(frozen=True)
+class Group:
+    """Several spec inputs written as one MLIR attribute, e.g. gather's
+    `dimension_numbers = #stablehlo.gather<offset_dims = [2, 3], …>`.
+    `fields` are the spec names in the order they are written; a field with
+    an empty list value is left out (the pinned parser's printing)."""
+
+    mlir_name: str          # the attribute's name in the program: "dimension_numbers"
+    dialect_attr: str       # "stablehlo.gather"
+    fields: tuple[str, ...]
+
+    def to_mlir(self, values: dict, kinds: dict) -> str:
+        parts = [f"{f} = {kinds[f].to_group(values[f])}" for f in self.fields
+                 if values.get(f) is not None and not (isinstance(values[f], (list, tuple)) and not values[f])]
+        return f"#{self.dialect_attr}<{', '.join(parts)}>"
+
+    def from_mlir(self, text: str, kinds: dict) -> dict:
+        t = " ".join(text.split())
+        head = f"#{self.dialect_attr}<"
+        if not (t.startswith(head) and t.endswith(">")):
+            raise ValueError(f"expected {head}…>, got {text!r}")
+        body, out, i = t[len(head):-1], {}, 0
+        while i < len(body):
+            eq = body.index("=", i)
+            name = body[i:eq].strip().strip(",").strip()
+            j = eq + 1
+            while j < len(body) and body[j] == " ":
+                j += 1
+            end = body.index("]", j) + 1 if body[j] == "[" else (body.find(",", j) if "," in body[j:] else len(body))
+            if name not in kinds:
+                raise ValueError(f"unknown field {name!r} in {head}…>")
+            out[name] = kinds[name].from_mlir(body[j:end].strip())
+            i = end + 1
+        return out
 
 
 @dataclass(frozen=True)
@@ -236,13 +323,38 @@ class BoolAttr:
 # --------------------------------------------------------------------------
 
 
+def _hint(h, op):
+    """A structure hint's candidates: an int, a tuple of ints, or a callable
+    of the instance so far (operands with concrete ranks) returning either."""
+    v = h(op) if callable(h) else h
+    if v is None:
+        return ()
+    return tuple(v) if isinstance(v, (list, tuple, range)) else (v,)
+
+
 @dataclass(frozen=True)
 class Operand:
-    """An input value of the op (the Inputs table's (I<n>) rows that are tensors)."""
+    """An input value of the op (the Inputs table's (I<n>) rows that are values).
+
+    `rank`: a rank the table itself fixes ("0-dimensional tensor").
+    `count` (variadic only): the number of members, a structure *hint* for
+    generators and proofs — an int, a tuple of candidates, or a callable of
+    the instance (its fixed operands have concrete ranks).  The constraint
+    that ties the count down (e.g. dynamic_slice C2) still decides; a hint
+    only says where to look.
+    `constant`: the value is written as an attribute of the op (constant's
+    `value`), not passed as an argument of @main."""
 
     name: str
     types: tuple[ElementType, ...]
     variadic: bool = False
+    rank: int | None = None
+    count: Any = None
+    constant: bool = False
+    tuple_members: bool = False   # a tuple of `count` tensors of `types` (get_tuple_element's operand)
+
+    def counts(self, op) -> tuple:
+        return _hint(self.count, op) or (1, 2)
 
 
 @dataclass(frozen=True)
@@ -255,13 +367,62 @@ class Attribute:
     choices: tuple = ()
     default: Any = None
     optional: bool = False
+    length: Any = None     # I64ArrayAttr: size hint (int | tuple | callable(op)), see Operand.count
+    group: str | None = None  # written inside OpSpec.groups[group]
+
+    def lengths(self, op) -> tuple:
+        return _hint(self.length, op) or (1,)
 
 
 @dataclass(frozen=True)
 class Result:
+    """An output.  `rank`: a hint for results whose shape the program states
+    (`OpSpec.shape_from_program`): int, tuple or callable(op), as for
+    `Operand.count`.  `fixed_rank`: a rank the Outputs table fixes."""
+
     name: str
     types: tuple[ElementType, ...]
     variadic: bool = False
+    rank: Any = None
+    fixed_rank: int | None = None
+
+    def ranks(self, op) -> tuple:
+        if self.fixed_rank is not None:
+            return (self.fixed_rank,)
+        return _hint(self.rank, op)
+
+
+@dataclass(frozen=True)
+class Region:
+    """A function-valued input (scatter's `update_computation`, later reduce's
+    `body`, sort's `comparator` …).  The instance holds a `Function` for it:
+    constraints read its `inputs` / `outputs` types; semantics call it.
+
+    `signature(op) -> (input types, output types)` is the type the spec
+    requires (e.g. scatter C15), used by generators to build a valid body;
+    `bodies` names the computations a generator may write in it (templates
+    rendered by generators/regions.py)."""
+
+    name: str
+    signature: Callable
+    bodies: tuple[str, ...] = ()
+
+
+@dataclass
+class Function:
+    """A region's value: its block's argument and result types, the name of
+    the body a generator wrote (None when parsed from a program), and — in
+    the oracle — `call(*arrays) -> list of arrays`, the body executed."""
+
+    inputs: tuple
+    outputs: tuple
+    body: str | None = None
+    call: Callable | None = None
+
+    def __repr__(self) -> str:
+        ins = ", ".join(t.mlir for t in self.inputs)
+        outs = ", ".join(t.mlir for t in self.outputs)
+        return f"{self.body or 'fn'}(({ins}) -> ({outs}))"
 
 
 class Instance:
@@ -272,15 +433,17 @@ class Instance:
     `op.comparison_direction` … by the spec's names.
     """
 
-    def __init__(self, spec: "OpSpec", operands: dict, attributes: dict, results: dict):
+    def __init__(self, spec: "OpSpec", operands: dict, attributes: dict, results: dict,
+                 regions: dict | None = None):
         self.spec = spec
         self.operands = dict(operands)
         self.attributes = {a.name: a.default for a in spec.attributes}
         self.attributes.update(attributes)
         self.results = dict(results)
+        self.regions = dict(regions or {})
 
     def __getattr__(self, name: str):
-        for table in ("operands", "attributes", "results"):
+        for table in ("operands", "attributes", "results", "regions"):
             d = self.__dict__.get(table, {})
             if name in d:
                 return d[name]
@@ -290,7 +453,8 @@ class Instance:
         ops = ", ".join(f"{k}: {v}" for k, v in self.operands.items())
         res = ", ".join(f"{k}: {v}" for k, v in self.results.items())
         attrs = ", ".join(f"{k}={v}" for k, v in self.attributes.items() if v is not None)
-        return f"{self.spec.mnemonic}({ops}{'; ' + attrs if attrs else ''}) -> {res}"
+        regs = ", ".join(f"{k}={v!r}" for k, v in self.regions.items())
+        return f"{self.spec.mnemonic}({ops}{'; ' + attrs if attrs else ''}{'; ' + regs if regs else ''}) -> {res}"
 
 
 @dataclass(frozen=True)
@@ -301,7 +465,11 @@ class OpSpec:
     `infer(op)` returns {result name: TensorType} from operands and
     attributes; a result listed in `result_from_program` takes its element
     type from the program (convert, bitcast_convert), and `infer` returns it
-    with the element type the program gave.
+    with the element type the program gave.  A result in
+    `shape_from_program` (reshape, iota, broadcast_in_dim) has a shape the
+    constraints relate to the operands without fixing it: `infer` leaves it
+    out, its rank is structure (`Result.rank`), its dims are solved.
+    `groups`: attributes written together as one MLIR attribute (`Group`).
     """
 
     mnemonic: str
@@ -312,6 +480,9 @@ class OpSpec:
     semantics: Any
     attributes: tuple[Attribute, ...] = ()
     result_from_program: tuple[str, ...] = ()
+    shape_from_program: tuple[str, ...] = ()
+    regions: tuple[Region, ...] = ()
+    groups: tuple[Group, ...] = ()
     notes: str = ""
 
     @property
@@ -324,8 +495,9 @@ class OpSpec:
                 return c
         raise KeyError(f"{self.mnemonic} has no constraint {label}")
 
-    def instance(self, operands: dict, attributes: dict | None = None, results: dict | None = None) -> Instance:
-        return Instance(self, operands, attributes or {}, results or {})
+    def instance(self, operands: dict, attributes: dict | None = None, results: dict | None = None,
+                 regions: dict | None = None) -> Instance:
+        return Instance(self, operands, attributes or {}, results or {}, regions)
 
     def violated(self, inst: Instance) -> list[str]:
         """Labels of the constraints a concrete instance breaks (in order)."""
@@ -472,8 +644,27 @@ class RoundTo:
 class DataMovement:
     """Semantics stated as the spec's index formulas on whole arrays.
 
-    `fn(op, *operands) -> list of result arrays` (numpy/ml_dtypes values, one
-    per result).  No rounding happens, so results are exact and bit-exact
-    (NaN payloads included)."""
+    `fn(op, *operands) -> list of results`, one per result: a numpy/ml_dtypes
+    array, or `Choices` where the spec allows several values (scatter's
+    implementation-defined update order, out-of-bounds indices).  No rounding
+    happens in the movement itself, so results are bit-exact (NaN payloads
+    included); values a region computed were rounded by its body's ops.
+    `bit_exact=False` for results computed by a region (NaN is NaN there)."""
 
     fn: Callable
+    bit_exact: bool = True
+
+
+@dataclass
+class Choices:
+    """One result with implementation-defined elements: `primary` is the
+    value the oracle states first; `options[flat index]` lists further
+    allowed values of that element (each a scalar of the result's dtype, or
+    ANY_VALUE), labelled by `labels[flat index]` (same length) — e.g. the
+    values every order of duplicate scatter updates gives.  `why` is the
+    spec sentence that opens the choice."""
+
+    primary: Any
+    options: dict = field(default_factory=dict)
+    labels: dict = field(default_factory=dict)
+    why: str = ""
