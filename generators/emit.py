@@ -3,61 +3,138 @@
 Generic op form (`"stablehlo.add"(%arg0, %arg1) {…} : (…) -> …`) so that
 invalid instances, whose types a verifier rejects, still parse as syntax.
 Inputs are never constants: a compiler must run its kernel, not its constant
-folder.  Attributes are spelled by their kind (`Attribute.kind.to_mlir`);
-an optional attribute the skeleton leaves out is not written.
+folder — except where the op *is* a constant (an operand declared
+`constant=True`: its value is written as the attribute `name = dense<"0x…">`).
+Attributes are spelled by their kind (`Attribute.kind.to_mlir`); those of a
+`Group` together (`dimension_numbers = #stablehlo.gather<…>`); an optional
+attribute the skeleton leaves out is not written.  Regions follow the
+operands (`generators/regions.py`).
+
+Tuples: @main takes and returns tensors only — a tuple-typed operand is
+built from argument tensors by `stablehlo.tuple` ops (nested as its type
+is), and a tuple result is taken apart again by `stablehlo.get_tuple_element`
+chains, its leaves returned in order.  (Neither PJRT nor the reference
+interpreter's Python API can return a nested tuple from @main: that would
+score the harness, not the op.)
 """
 from __future__ import annotations
 
 from ..spec.dsl import Instance, OpSpec
-from ..spec.types import TensorType
+from ..spec.types import TensorType, TupleType, dense_literal
+from . import regions
 
 
 def _as_list(v, variadic: bool) -> list:
     return list(v) if variadic else [v]
 
 
-def operand_types(spec: OpSpec, inst: Instance) -> list[TensorType]:
+def operand_types(spec: OpSpec, inst: Instance, arguments_only: bool = False) -> list:
+    """Operand types in table order (variadic members flattened); with
+    `arguments_only`, the tensors @main takes: constants left out, tuples
+    replaced by their leaves."""
     out = []
     for o in spec.operands:
-        out += _as_list(inst.operands[o.name], o.variadic)
+        if arguments_only and o.constant:
+            continue
+        for t in _as_list(inst.operands[o.name], o.variadic):
+            out += leaves(t) if arguments_only else [t]
     return out
 
 
-def result_types(spec: OpSpec, inst: Instance) -> list[TensorType]:
+def leaves(t) -> list[TensorType]:
+    if isinstance(t, TupleType):
+        return [x for m in t.types for x in leaves(m)]
+    return [t]
+
+
+def result_types(spec: OpSpec, inst: Instance) -> list:
     out = []
     for r in spec.results:
         out += _as_list(inst.results[r.name], r.variadic)
     return out
 
 
-def attribute_text(spec: OpSpec, inst: Instance, present: set[str] | None = None) -> str:
+def attribute_text(spec: OpSpec, inst: Instance, present: set[str] | None = None,
+                   constants: dict | None = None) -> str:
     """`{name = value, …}` for the attributes the program states.
 
-    `present`: names the program writes (None: every attribute with a value)."""
+    `present`: names the program writes (None: every attribute with a value).
+    `constants`: {operand name: array} for operands written as attributes."""
     parts = []
+    for o in spec.operands:
+        if o.constant and constants is not None and o.name in constants:
+            parts.append(f"{o.name} = {dense_literal(constants[o.name], inst.operands[o.name])}")
+    written_groups = set()
     for a in spec.attributes:
         v = inst.attributes.get(a.name)
         if v is None or (present is not None and a.name not in present):
+            continue
+        if a.group is not None:
+            if a.group in written_groups:
+                continue
+            written_groups.add(a.group)
+            g = next(g for g in spec.groups if g.mlir_name == a.group)
+            kinds = {b.name: b.kind for b in spec.attributes if b.group == a.group}
+            parts.append(f"{g.mlir_name} = {g.to_mlir(dict(inst.attributes), kinds)}")
             continue
         parts.append(f"{a.name} = {a.kind.to_mlir(v)}")
     return " {" + ", ".join(parts) + "}" if parts else ""
 
 
-def program(spec: OpSpec, inst: Instance, present: set[str] | None = None) -> str:
+def _type_sig(types: list) -> str:
+    return ", ".join(t.mlir for t in types)
+
+
+def program(spec: OpSpec, inst: Instance, present: set[str] | None = None,
+            constants: dict | None = None) -> str:
     """The whole module text: func.func @main(%arg0: T0, …) -> (R…)."""
-    ins = operand_types(spec, inst)
+    args = operand_types(spec, inst, arguments_only=True)
     outs = result_types(spec, inst)
-    args = ", ".join(f"%arg{i}: {t.mlir}" for i, t in enumerate(ins))
-    uses = ", ".join(f"%arg{i}" for i in range(len(ins)))
-    in_sig = ", ".join(t.mlir for t in ins)
-    out_list = ", ".join(t.mlir for t in outs)
-    out_sig = outs[0].mlir if len(outs) == 1 else f"({out_list})"
+    lines, n_arg, n_tmp = [], 0, 0
+    uses = []
+
+    def build(t) -> str:
+        """An SSA value of type t from the next arguments (tuples by stablehlo.tuple)."""
+        nonlocal n_arg, n_tmp
+        if not isinstance(t, TupleType):
+            n_arg += 1
+            return f"%arg{n_arg - 1}"
+        parts = [build(m) for m in t.types]
+        n_tmp += 1
+        lines.append(f'  %t{n_tmp} = "stablehlo.tuple"({", ".join(parts)}) : ({_type_sig(list(t.types))}) -> {t.mlir}')
+        return f"%t{n_tmp}"
+
+    in_types = []
+    for o in spec.operands:
+        if o.constant:
+            continue
+        for t in _as_list(inst.operands[o.name], o.variadic):
+            uses.append(build(t))
+            in_types.append(t)
+    out_sig = outs[0].mlir if len(outs) == 1 else f"({_type_sig(outs)})"
     lhs = "%0" if len(outs) == 1 else f"%0:{len(outs)}"
-    rets = "%0" if len(outs) == 1 else ", ".join(f"%0#{i}" for i in range(len(outs)))
-    attrs = attribute_text(spec, inst, present)
-    return (
-        f"func.func @main({args}) -> ({out_list}) {{\n"
-        f"  {lhs} = \"stablehlo.{spec.mnemonic}\"({uses}){attrs} : ({in_sig}) -> {out_sig}\n"
-        f"  \"func.return\"({rets}) : ({out_list}) -> ()\n"
-        f"}}\n"
-    )
+    values = ["%0"] if len(outs) == 1 else [f"%0#{i}" for i in range(len(outs))]
+    regs = "".join(" " + regions.render(inst.regions[g.name]) for g in spec.regions)
+    attrs = attribute_text(spec, inst, present, constants)
+    sig = ", ".join(f"%arg{i}: {t.mlir}" for i, t in enumerate(args))
+    lines.append(f'  {lhs} = "stablehlo.{spec.mnemonic}"({", ".join(uses)}){regs}{attrs} : '
+                 f"({_type_sig(in_types)}) -> {out_sig}")
+    rets, ret_types = [], []
+
+    def unpack(v: str, t) -> None:
+        nonlocal n_tmp
+        if not isinstance(t, TupleType):
+            rets.append(v)
+            ret_types.append(t)
+            return
+        for i, m in enumerate(t.types):
+            n_tmp += 1
+            lines.append(f'  %g{n_tmp} = "stablehlo.get_tuple_element"({v}) {{index = {i} : i32}} : ({t.mlir}) -> {m.mlir}')
+            unpack(f"%g{n_tmp}", m)
+
+    for v, t in zip(values, outs):
+        unpack(v, t)
+    out_list = _type_sig(ret_types)
+    return (f"func.func @main({sig}) -> ({out_list}) {{\n" + "\n".join(lines) + "\n"
+            f'  "func.return"({", ".join(rets)}) : ({out_list}) -> ()\n'
+            f"}}\n")

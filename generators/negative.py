@@ -5,6 +5,11 @@ different way to break a rule:
   shapes     valid skeletons, equal ranks: only numbers differ (a shape mismatch)
   result     a result element type other than the inferred one (from the Outputs table)
   rank       a result rank one off the inferred one, or operand ranks that differ
+  layout     a variadic count, array attribute length or program-stated result
+             rank one off the structure the hints give (concatenate with no input,
+             a permutation one entry short)
+  mixed      a variadic operand whose last member has another element type
+  region     a region whose block has other element types than the spec requires
   types      skeletons outside the valid set (element types / enum values from the
              tables that the constraints reject)
 For each structure the op's constraints are evaluated on z3 dims; z3 solves
@@ -19,13 +24,16 @@ from dataclasses import dataclass
 
 import z3
 
-from ..spec.dsl import Instance, OpSpec
+from ..spec.dsl import ANY, I64ArrayAttr, Instance, OpSpec
 from ..spec.checks import Skeleton, candidates
+from ..spec.types import TensorType, TupleType
+
+ALL_TYPES = ANY
 from .skeleton import enumerate_skeletons
 from .solve import (assert_constraints, budget, concretize, constraint_exprs, new_solver, steer,
                     symbolic_instance, _target, _attr_target)
 
-STRATEGIES = ("shapes", "result", "rank", "types")
+STRATEGIES = ("shapes", "result", "rank", "layout", "mixed", "region", "types")
 MAX_TRIES_PER_STRATEGY = 400
 
 
@@ -38,19 +46,92 @@ class Violation:
 
 
 def _structures(spec: OpSpec, strategy: str, valid: list[Skeleton], rng):
-    """(skeleton, operand ranks, result override) to try, in a seeded order."""
+    """(skeleton, operand ranks, result override, layout) to try, in a seeded order."""
+    for item in _structures3(spec, strategy, valid, rng):
+        yield item if len(item) == 4 else (*item, None)
+
+
+def _perturbed_layouts(spec: OpSpec, skel: Skeleton, ranks) -> list[dict]:
+    """The default structure with one count / length / stated result rank one off."""
+    base = symbolic_instance(spec, skel, ranks, full=True).layout
+    out = []
+    kinds = {"counts": "counts", "lengths": "lengths", "result_ranks": "result_ranks"}
+    tuple_ops = {o.name for o in spec.operands if o.tuple_members}
+    for kind in kinds:
+        for name, v in base[kind].items():
+            # A count of zero too: "N >= 1" rules (concatenate C3, scatter C5) need it.
+            for alt in dict.fromkeys((v + 1, v - 1) + ((0,) if kind == "counts" else ())):
+                if alt >= 0:
+                    key = "tuple" if name in tuple_ops else kind
+                    out.append({key: {name: alt}})
+    return out
+
+
+def _applies(spec: OpSpec, strategy: str) -> bool:
+    """Strategies of structure an op does not have are skipped (drawing no numbers)."""
+    if strategy == "layout":
+        return bool(any(o.variadic or o.tuple_members for o in spec.operands) or spec.shape_from_program
+                    or any(isinstance(a.kind, I64ArrayAttr) for a in spec.attributes))
+    if strategy == "mixed":
+        return any(o.variadic for o in spec.operands)
+    if strategy == "region":
+        return bool(spec.regions)
+    return True
+
+
+def _structures3(spec: OpSpec, strategy: str, valid: list[Skeleton], rng):
+    if not _applies(spec, strategy):
+        return
     n = len(spec.operands)
     order = list(rng.permutation(len(valid))) if valid else []
     if strategy == "shapes":
         for i in order:
             for r in (1, 2):
                 yield valid[i], [r] * n, None
+    elif strategy == "layout":
+        for i in order:
+            for r in (1, 2):
+                for lay in _perturbed_layouts(spec, valid[i], [r] * n):
+                    yield valid[i], [r] * n, None, lay
+    elif strategy == "mixed":
+        for i in order:
+            skel = valid[i]
+            for o, t in zip(spec.operands, skel.operand_types):
+                if o.variadic:
+                    for j in rng.permutation(len(o.types)):
+                        if o.types[j] != t:
+                            # Two members: by the count hint at rank 2 (dynamic_slice's
+                            # start indices follow the rank), or forced at rank 1.
+                            yield skel, [2] * n, None, {"mixed": {o.name: o.types[j]}}
+                            yield skel, [1] * n, None, {"counts": {o.name: 2}, "mixed": {o.name: o.types[j]}}
+                            break
+    elif strategy == "region":
+        for i in order:
+            skel = valid[i]
+            if not spec.regions:
+                break
+            inst = symbolic_instance(spec, skel, [1] * n)
+            for g in spec.regions:
+                fn = inst.regions[g.name]
+                for j in rng.permutation(len(ALL_TYPES)):
+                    other = ALL_TYPES[j]
+                    if fn.inputs and other != fn.inputs[0].element_type:
+                        ins = tuple(TensorType(t.shape, other) for t in fn.inputs)
+                        outs = tuple(TensorType(t.shape, other) for t in fn.outputs)
+                        yield skel, [1] * n, None, {"regions": {g.name: (ins, outs)}}
+                        break
     elif strategy == "result":
         for i in order:
             skel = valid[i]
             sym = symbolic_instance(spec, skel, [1] * n)
             for res in spec.results:
                 cur = sym.results[res.name]
+                if isinstance(cur, TupleType):   # a member more or fewer than inferred
+                    for alt in (cur.types[:-1], cur.types + cur.types[-1:]):
+                        yield skel, [1] * n, {res.name: TupleType(tuple(alt))}
+                    continue
+                if not isinstance(cur, TensorType):
+                    continue  # variadic results: their members are the inferred ones
                 others = [t for t in res.types if t != cur.element_type]
                 for j in rng.permutation(len(others)):
                     yield skel, [1] * n, {res.name: (others[j], 1)}
@@ -59,6 +140,8 @@ def _structures(spec: OpSpec, strategy: str, valid: list[Skeleton], rng):
             skel = valid[i]
             sym = symbolic_instance(spec, skel, [1] * n)
             for res in spec.results:
+                if not isinstance(sym.results[res.name], TensorType):
+                    continue
                 r = sym.results[res.name].rank
                 for alt in (r + 1, r - 1):
                     if alt >= 0:
@@ -80,11 +163,14 @@ def find_violation(spec: OpSpec, label: str, strategy: str, rng, valid: list[Ske
     """One concrete instance breaking exactly `label`, by one strategy, or None."""
     valid = enumerate_skeletons(spec) if valid is None else valid
     tries = 0
-    for skel, ranks, override in _structures(spec, strategy, valid, rng):
+    for skel, ranks, override, layout in _structures(spec, strategy, valid, rng):
         tries += 1
         if tries > MAX_TRIES_PER_STRATEGY:
             break
-        sym = symbolic_instance(spec, skel, ranks, result_override=override, full=True)
+        try:
+            sym = symbolic_instance(spec, skel, ranks, result_override=override, full=True, layout=layout)
+        except (IndexError, KeyError, TypeError, ValueError):
+            continue  # a hint that cannot be evaluated on this broken structure
         exprs = constraint_exprs(spec, sym.inst)
         target = dict(exprs)[label]
         if target is True:
@@ -97,7 +183,7 @@ def find_violation(spec: OpSpec, label: str, strategy: str, rng, valid: list[Ske
         solver.add(budget(sym))
         if solver.check() != z3.sat:
             continue
-        targets = [(d, _target(rng, 0.0)) for d in sym.dims] + [(v, _attr_target(rng)) for v in sym.attr_vars.values()]
+        targets = [(d, _target(rng, 0.0)) for d in sym.dims] + [(v, _attr_target(rng, k)) for k, v in sym.attr_vars.items()]
         model = steer(solver, targets, solver.model())
         inst = concretize(spec, skel, sym, model, infer_results=False)
         if spec.violated(inst) != [label] or spec.operand_types_ok(inst):

@@ -20,12 +20,13 @@ from __future__ import annotations
 import functools
 
 from ..spec.checks import Skeleton, attribute_options, candidates, constraint_exprs, symbolic_instance
-from ..spec.dsl import OpSpec
+from ..spec.dsl import Elementwise, OpSpec
 
 __all__ = ["Skeleton", "attribute_options", "candidates", "enumerate_skeletons", "draw_ranks",
            "skeletons_strategy", "MAX_RANK"]
 
 MAX_RANK = 4
+MAX_RANK_STRUCTURED = 5
 
 
 def _concretely_refuted(spec: OpSpec, skel: Skeleton) -> bool:
@@ -63,8 +64,15 @@ def _enumerate(spec: OpSpec) -> tuple[Skeleton, ...]:
 
 def draw_ranks(spec: OpSpec, skel: Skeleton, rng) -> list[int]:
     """One rank per operand: a common rank, and now and then a scalar operand
-    (clamp's min/max and select's pred may be scalars).  The solver rejects
-    rank vectors the constraints forbid; `solve.solve_shapes` falls back."""
+    (clamp's min/max and select's pred may be scalars).  Ops that move data
+    reach rank `MAX_RANK_STRUCTURED` and, half the time, draw each operand's
+    rank on its own (gather's indices need not match its operand).  The
+    solver rejects rank vectors the constraints forbid; `solve.solve_for`
+    falls back."""
+    if not isinstance(spec.semantics, Elementwise):
+        if rng.random() < 0.5:
+            return [int(r) for r in rng.integers(0, MAX_RANK_STRUCTURED + 1, size=len(spec.operands))]
+        return [int(rng.integers(0, MAX_RANK_STRUCTURED + 1))] * len(spec.operands)
     base = int(rng.integers(0, MAX_RANK + 1))
     ranks = [base] * len(spec.operands)
     if base > 0 and len(ranks) > 1 and rng.random() < 0.3:

@@ -16,13 +16,14 @@ from __future__ import annotations
 
 import z3
 
-from ..spec.checks import Skeleton, Symbolic, constraint_exprs, symbolic_instance
+from ..spec.checks import Skeleton, Symbolic, concrete_value, constraint_exprs, layout_options, symbolic_instance
 from ..spec.dsl import Instance, OpSpec, is_symbolic
 from ..spec.types import TensorType
 
 MAX_DIM = 6          # each dimension size in 0..MAX_DIM
 MAX_ELEMENTS = 64    # per tensor
 INT_ATTR_RANGE = (-1, 64)
+ARRAY_ENTRY_RANGE = (-3, 64)   # entries of array attributes (pad's edges may be negative)
 RANK_TRIES = (1, 2, 0, 3, 4)
 PIN_LIMIT = 300      # values tried (from INT_ATTR_RANGE[0]) to pin a variable that missed its target
 
@@ -40,8 +41,9 @@ def budget(sym: Symbolic, max_dim: int = MAX_DIM, max_elements: int = MAX_ELEMEN
             for d in t.shape[1:]:
                 prod = prod * d
             out.append(prod <= max_elements)
-    lo, hi = INT_ATTR_RANGE
-    out += [z3.And(v >= lo, v <= hi) for v in sym.attr_vars.values()]
+    for k, v in sym.attr_vars.items():
+        lo, hi = ARRAY_ENTRY_RANGE if "[" in k else INT_ATTR_RANGE
+        out.append(z3.And(v >= lo, v <= hi))
     return out
 
 
@@ -65,17 +67,27 @@ def assert_constraints(solver: z3.Solver, exprs, skip: str | None = None) -> boo
 
 
 def satisfiable_ranks(spec: OpSpec, skel: Skeleton):
-    """A rank vector under which the skeleton's constraints are satisfiable, or None."""
+    """A rank vector under which the skeleton's constraints are satisfiable
+    (in some layout the hints offer), or None."""
     n = len(skel.operand_types)
     for r in RANK_TRIES:
         ranks = [r] * n
-        if _sat(spec, skel, ranks):
+        if satisfiable_layout(spec, skel, ranks) is not None:
             return ranks
     return None
 
 
-def _sat(spec, skel, ranks) -> bool:
-    sym = symbolic_instance(spec, skel, ranks, full=True)
+def satisfiable_layout(spec, skel, ranks, layouts=None):
+    """The first layout (of `layouts`, default: all the hints offer) whose
+    constraints have a model at these ranks, or None."""
+    for layout in (layouts if layouts is not None else layout_options(spec, skel, ranks)) or [{}]:
+        if _sat(spec, skel, ranks, layout):
+            return layout
+    return None
+
+
+def _sat(spec, skel, ranks, layout=None) -> bool:
+    sym = symbolic_instance(spec, skel, ranks, full=True, layout=layout)
     s = new_solver()
     if not assert_constraints(s, constraint_exprs(spec, sym.inst)):
         return False
@@ -89,7 +101,12 @@ def _target(rng, zero_prob: float) -> int:
     return int(rng.integers(1, MAX_DIM + 1))
 
 
-def _attr_target(rng) -> int:
+def _attr_target(rng, name: str = "") -> int:
+    """Scalar integer attributes: mostly small; entries of array attributes
+    (`name[i]`: dimension numbers, sizes, paddings): small, now and then
+    negative (pad's edges may be)."""
+    if "[" in name:
+        return int(rng.integers(ARRAY_ENTRY_RANGE[0], 0)) if rng.random() < 0.15 else int(rng.integers(0, MAX_DIM + 1))
     return int(rng.integers(0, 25)) if rng.random() < 0.8 else int(rng.integers(0, INT_ATTR_RANGE[1] + 1))
 
 
@@ -127,34 +144,35 @@ def steer(solver: z3.Solver, targets: list, model=None):
 def concretize(spec: OpSpec, skel: Skeleton, sym: Symbolic, model, infer_results: bool = True) -> Instance:
     """Model values into a concrete Instance; results by `infer` (when asked)."""
     def val(e):
-        return model.eval(e, model_completion=True).as_long()
-    operands = {k: TensorType(tuple(val(d) for d in t.shape), t.element_type) for k, t in sym.inst.operands.items()}
-    attrs = {}
-    for a in spec.attributes:
-        v = sym.inst.attributes.get(a.name)
-        if is_symbolic(v):
-            v = val(v)
-        attrs[a.name] = v
-    results = {k: TensorType(tuple(val(d) for d in t.shape), t.element_type) for k, t in sym.inst.results.items()}
-    inst = spec.instance(operands, attrs, results)
+        return model.eval(e, model_completion=True).as_long() if is_symbolic(e) else e
+    operands = {k: concrete_value(v, val) for k, v in sym.inst.operands.items()}
+    attrs = {a.name: concrete_value(sym.inst.attributes.get(a.name), val) for a in spec.attributes}
+    results = {k: concrete_value(v, val) for k, v in sym.inst.results.items()}
+    regions = dict(sym.inst.regions)
+    inst = spec.instance(operands, attrs, results, regions)
     if infer_results:
         inferred = spec.infer(inst)
         prog = skel.result_type_dict
         for name, t in inferred.items():
-            et = prog.get(name, t.element_type)
-            results[name] = TensorType(tuple(int(d) for d in t.shape), et)
-        inst = spec.instance(operands, attrs, results)
+            if name in spec.shape_from_program:
+                continue
+            if isinstance(t, TensorType):
+                t = TensorType(tuple(int(d) for d in t.shape), prog.get(name, t.element_type))
+            results[name] = t
+        inst = spec.instance(operands, attrs, results, regions)
     return inst
 
 
 def solve_shapes(spec: OpSpec, skel: Skeleton, ranks, rng, n: int, zero_prob: float = 0.1,
-                 extra=None, max_dim: int = MAX_DIM, max_elements: int = MAX_ELEMENTS) -> list[Instance]:
-    """Up to `n` distinct concrete instances of the skeleton with these operand ranks.
+                 extra=None, max_dim: int = MAX_DIM, max_elements: int = MAX_ELEMENTS,
+                 layout: dict | None = None) -> list[Instance]:
+    """Up to `n` distinct concrete instances of the skeleton with these operand
+    ranks (and `layout`: see `spec.checks.symbolic_instance`).
 
     `extra(sym) -> list of z3 constraints` narrows the search (e.g. a fixed
     element count for special-value grids).  Every instance returned has
     passed `OpSpec.violated`; a violation raises GenerationError."""
-    sym = symbolic_instance(spec, skel, ranks, full=True)
+    sym = symbolic_instance(spec, skel, ranks, full=True, layout=layout)
     solver = new_solver(int(rng.integers(0, 2**31)))
     if not assert_constraints(solver, constraint_exprs(spec, sym.inst)):
         return []
@@ -167,7 +185,7 @@ def solve_shapes(spec: OpSpec, skel: Skeleton, ranks, rng, n: int, zero_prob: fl
         if solver.check() != z3.sat:
             break
         targets = [(d, _target(rng, zero_prob)) for d in sym.dims]
-        targets += [(v, _attr_target(rng)) for v in sym.attr_vars.values()]
+        targets += [(v, _attr_target(rng, k)) for k, v in sym.attr_vars.items()]
         model = steer(solver, targets, solver.model())
         inst = concretize(spec, skel, sym, model)
         bad = spec.violated(inst)
@@ -181,13 +199,27 @@ def solve_shapes(spec: OpSpec, skel: Skeleton, ranks, rng, n: int, zero_prob: fl
     return out
 
 
+LAYOUT_TRIES = 6
+
+
 def solve_for(spec: OpSpec, skel: Skeleton, rng, n: int, **kw) -> list[Instance]:
-    """`n` instances with drawn ranks; falls back to a rank vector known to work."""
+    """`n` instances with drawn ranks and a drawn layout (the structure hints'
+    combinations, in random order); falls back to a rank vector known to work."""
     from .skeleton import draw_ranks
     ranks = draw_ranks(spec, skel, rng)
-    got = solve_shapes(spec, skel, ranks, rng, n, **kw)
+    got = _solve_layouts(spec, skel, ranks, rng, n, **kw)
     if not got:
         fallback = satisfiable_ranks(spec, skel)
         if fallback is not None:
-            got = solve_shapes(spec, skel, fallback, rng, n, **kw)
+            got = _solve_layouts(spec, skel, fallback, rng, n, **kw)
     return got
+
+
+def _solve_layouts(spec, skel, ranks, rng, n, **kw) -> list[Instance]:
+    options = layout_options(spec, skel, ranks) or [{}]
+    order = [int(i) for i in rng.permutation(len(options))] if len(options) > 1 else [0]
+    for i in order[:LAYOUT_TRIES]:
+        got = solve_shapes(spec, skel, ranks, rng, n, layout=options[i], **kw)
+        if got:
+            return got
+    return []

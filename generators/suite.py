@@ -18,11 +18,11 @@ from pathlib import Path
 
 import numpy as np
 
-from ..spec.dsl import OpSpec
+from ..spec.dsl import Elementwise, OpSpec
 from ..spec.ops import OPS
 from ..suites.io import write_suite
 from ..suites.records import Case, TensorValue, case_id
-from . import emit, judge, negative, solve, values
+from . import corners, emit, indices, judge, negative, solve, values
 from .skeleton import Skeleton, enumerate_skeletons
 
 GENERATOR_VERSION = "1"
@@ -31,6 +31,9 @@ SPEC_SOURCE = "000_5ae4585f266cf299.txt + 004_6ddba65058e4afdd.txt (tan)"
 VALUE_CASES_PER_DTYPE = 4     # random-shape cases per (op, principal dtype), spread over its skeletons
 INVALID_PER_CONSTRAINT = 2
 ZERO_DIM_PROB = 0.04
+SKELETONS_PER_DTYPE = 3       # ops that move data: skeletons drawn per principal element type,
+CASES_PER_DTYPE = 3           # and solved random cases over them
+STRUCTURED_ZERO_DIM_PROB = 0.12
 
 
 def op_rng(seed: int, op: str) -> np.random.Generator:
@@ -51,14 +54,16 @@ def _oracle_judge(spec, inst, mlir, arrays):
     return judge.expectations(mlir, arrays)
 
 
-def _case(spec, skel, inst, arrays, kind, seed, note, judge_fn, violates=None) -> Case | None:
+def _case(spec, skel, inst, arrays, kind, seed, note, judge_fn, violates=None, constants=None) -> Case | None:
     """One case; None where the spec states no result at all (e.g. complex
-    remainder, "TBD" in the seed), so there is nothing to judge against."""
-    mlir = emit.program(spec, inst, _present(spec, skel))
-    tvs = [TensorValue.of(a, t) for a, t in zip(arrays, _operand_types(spec, inst))]
+    remainder, "TBD" in the seed), so there is nothing to judge against.
+    `arrays`: @main's arguments; `constants`: values of operands written as
+    attributes (constant's `value`)."""
+    mlir = emit.program(spec, inst, _present(spec, skel), constants)
+    tvs = [TensorValue.of(a, t) for a, t in zip(arrays, emit.operand_types(spec, inst, arguments_only=True))]
     dtype = skel.dtype(spec)
     try:
-        expected = judge_fn(spec, inst, mlir, arrays) if kind == "value" else []
+        expected = judge_fn(spec, inst, mlir, arrays) if kind in ("value", "survey") else []
     except judge.Unspecified:
         return None
     return Case(id=case_id(spec.mnemonic, dtype, mlir, tvs, salt=kind), op=spec.mnemonic, dtype=dtype,
@@ -69,6 +74,25 @@ def _case(spec, skel, inst, arrays, kind, seed, note, judge_fn, violates=None) -
 def _random_arrays(spec, inst, rng):
     return [values.fill(t.element_type, t.shape, rng, spec.mnemonic, i)
             for i, t in enumerate(_operand_types(spec, inst))]
+
+
+def _structured_values(spec, inst, rng, mode: str = "in_bounds"):
+    """(@main's argument arrays, {constant operand: array}) for an op that is
+    not element-wise: index operands from `indices` (in or out of bounds),
+    the rest random with special values; tuple operands by their leaves."""
+    idx = indices.index_arrays(spec, inst, rng, mode) if spec.mnemonic in indices.INDEXED else {}
+    args, consts = [], {}
+    for i, o in enumerate(spec.operands):
+        members = inst.operands[o.name] if o.variadic else [inst.operands[o.name]]
+        for k, t in enumerate(members):
+            key = (o.name, k) if o.variadic else o.name
+            if o.constant:
+                consts[o.name] = values.fill(t.element_type, t.shape, rng, spec.mnemonic, i)
+            elif key in idx:
+                args.append(np.asarray(idx[key]).astype(t.element_type.numpy).reshape(t.shape))
+            else:
+                args += [values.fill(leaf.element_type, leaf.shape, rng, spec.mnemonic, i) for leaf in emit.leaves(t)]
+    return args, consts
 
 
 def _special_case(spec: OpSpec, skel: Skeleton, rng):
@@ -99,6 +123,8 @@ def _special_case(spec: OpSpec, skel: Skeleton, rng):
 def op_cases(spec: OpSpec, seed: int, judge_fn=None) -> tuple[list[Case], list[str]]:
     """All cases of one op, and the constraints no violation was found for."""
     judge_fn = judge_fn or _oracle_judge
+    if not isinstance(spec.semantics, Elementwise):
+        return structured_cases(spec, seed, judge_fn)
     rng = op_rng(seed, spec.mnemonic)
     skels = enumerate_skeletons(spec)
     by_dtype: dict[str, list[Skeleton]] = {}
@@ -121,6 +147,58 @@ def op_cases(spec: OpSpec, seed: int, judge_fn=None) -> tuple[list[Case], list[s
         arrays = _random_arrays(spec, v.inst, rng)
         cases.append(_case(spec, v.skeleton, v.inst, arrays, "invalid", seed,
                            f"violates {v.label} ({v.strategy})", judge_fn, violates=v.label))
+    seen, unique = set(), []
+    for c in cases:
+        if c is not None and c.id not in seen:
+            seen.add(c.id)
+            unique.append(c)
+    return unique, implied
+
+
+def structured_cases(spec: OpSpec, seed: int, judge_fn) -> tuple[list[Case], list[str]]:
+    """Cases of an op that moves data (shape, indexing, tuples, constants).
+
+    Per principal element type, `CASES_PER_DTYPE` cases over up to
+    `SKELETONS_PER_DTYPE` skeletons (seeded draw, rotating, so enum/flag/body
+    values vary across the types), each a solved random structure (ranks 0..5, zero-sized
+    dimensions now and then) and values; ops that index (`indices.INDEXED`)
+    get in-bounds indices, plus one out-of-bounds case per type — a verdict
+    case where the seed defines the result (dynamic_slice clamps), else a
+    `survey` (gather, scatter: implementation-defined).  Then the op's
+    corners (`corners.py`: every transpose permutation, degenerate and full
+    windows, empty updates, …) and the invalid cases."""
+    rng = op_rng(seed, spec.mnemonic)
+    skels = enumerate_skeletons(spec)
+    by_dtype: dict[str, list[Skeleton]] = {}
+    for s in skels:
+        by_dtype.setdefault(s.dtype(spec), []).append(s)
+    cases: list = []
+    turn = 0
+    for dtype, group in by_dtype.items():
+        order = [int(i) for i in rng.permutation(len(group))]
+        # Rotate through the group so flags and bodies vary across dtypes.
+        picks = [group[order[(turn + j) % len(group)]] for j in range(min(SKELETONS_PER_DTYPE, len(group)))]
+        turn += 1
+        for j in range(CASES_PER_DTYPE):
+            skel = picks[j % len(picks)]
+            for inst in solve.solve_for(spec, skel, rng, 1, zero_prob=STRUCTURED_ZERO_DIM_PROB):
+                args, consts = _structured_values(spec, inst, rng)
+                cases.append(_case(spec, skel, inst, args, "value", seed, "random and special values",
+                                   judge_fn, constants=consts))
+        if spec.mnemonic in indices.INDEXED:
+            for inst in solve.solve_for(spec, picks[0], rng, 1, zero_prob=0.0):
+                args, consts = _structured_values(spec, inst, rng, "out_of_bounds")
+                kind = "value" if spec.mnemonic in indices.CLAMPED else "survey"
+                cases.append(_case(spec, picks[0], inst, args, kind, seed, "indices out of bounds",
+                                   judge_fn, constants=consts))
+    for note, skel, inst in corners.corner_instances(spec, skels, rng):
+        args, consts = _structured_values(spec, inst, rng)
+        cases.append(_case(spec, skel, inst, args, "value", seed, note, judge_fn, constants=consts))
+    found, implied = negative.violations(spec, rng, INVALID_PER_CONSTRAINT, skels)
+    for v in found:
+        args, consts = _structured_values(spec, v.inst, rng)
+        cases.append(_case(spec, v.skeleton, v.inst, args, "invalid", seed,
+                           f"violates {v.label} ({v.strategy})", judge_fn, violates=v.label, constants=consts))
     seen, unique = set(), []
     for c in cases:
         if c is not None and c.id not in seen:

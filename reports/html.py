@@ -2,7 +2,8 @@
 
 Renders the plain dict of `results.json`, so `shlo-conform report` can
 re-render a saved run.  Sections: summary, per-op table, op × dtype matrix,
-the implementation-defined choices the backend made, and the failures.
+the implementation-defined choices the backend made, the surveys
+(unscored behaviour the spec leaves open) and the failures.
 """
 from __future__ import annotations
 
@@ -34,6 +35,7 @@ def context(doc: dict) -> dict:
     failures = [v for v in doc.get("verdicts", []) if conformant(v.get("kind", "value"), v.get("verdict")) is False]
     unsupported = [v for v in doc.get("verdicts", []) if v.get("verdict") == "unsupported"]
     impl = {op: c["impl_defined"] for op, c in per_op.items() if c.get("impl_defined")}
+    surveys = [v for v in doc.get("verdicts", []) if v.get("kind") == "survey"]
     return {
         "doc": doc,
         "counts": doc.get("counts", {}),
@@ -45,6 +47,7 @@ def context(doc: dict) -> dict:
         "failures_total": len(failures),
         "unsupported_total": len(unsupported),
         "impl": impl,
+        "surveys": surveys,
     }
 
 

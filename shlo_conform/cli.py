@@ -401,8 +401,8 @@ def cmd_explain(argv: list[str]) -> int:
     for i, v in enumerate(c.inputs):
         print(f"  %arg{i}: {v.type} =")
         print(_indent(_show(v.array()), "      "))
-    if c.kind == "value":
-        print("expected:")
+    if c.kind in ("value", "survey"):
+        print("expected:" if c.kind == "value" else "known behaviours (survey: reported, not scored):")
         for i, e in enumerate(c.expected):
             how = e.kind + (f", within {e.tolerance_ulp} ulp" if e.kind == "ulp" else "") + \
                 (", bit-exact" if e.bit_exact else "")

@@ -52,7 +52,7 @@ class Verdict:
     @property
     def record_consistent(self) -> bool:
         """The spec's verdict is the one the case was generated with."""
-        if self.record_kind == "value":
+        if self.record_kind in ("value", "survey"):
             return self.spec_ok
         return (not self.spec_ok) and (self.record_violates is None or self.spec_constraint == self.record_violates)
 

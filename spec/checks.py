@@ -104,19 +104,52 @@ def attribute_options(attr) -> list:
     return vals
 
 
+COVER_LIMIT = 12000   # tables whose product is larger are covered, not multiplied out (compare: 10830)
+
+
 def candidates(spec: OpSpec) -> Iterator[Skeleton]:
-    """The full product of the tables (before pruning by constraints)."""
-    attr_names = [a.name for a in structural_attributes(spec)]
-    attr_opts = [attribute_options(a) for a in structural_attributes(spec)]
+    """The product of the tables (before pruning by constraints) — or, when
+    it exceeds `COVER_LIMIT` (scatter: inputs × indices × updates element
+    types × two flags × seven bodies), a covering set: every value of every
+    axis occurs, the other axes in tune with it (each operand takes the
+    varied element type where its table has it, else its first).  Region
+    bodies never change a constraint (only the signature does), so they are
+    an axis like any other."""
     prog_results = [r for r in spec.results if r.name in spec.result_from_program]
-    bodies = [[(g.name, b) for b in g.bodies] or [(g.name, None)] for g in spec.regions]
-    for types in itertools.product(*(o.types for o in spec.operands)):
-        for rtypes in itertools.product(*(r.types for r in prog_results)):
-            for avals in itertools.product(*attr_opts):
-                for regs in itertools.product(*bodies):
-                    yield Skeleton(spec.mnemonic, tuple(types),
-                                   tuple((r.name, t) for r, t in zip(prog_results, rtypes)),
-                                   tuple(zip(attr_names, avals)), tuple(regs))
+    axes = ([("operand", i, o.types) for i, o in enumerate(spec.operands)]
+            + [("result", r.name, r.types) for r in prog_results]
+            + [("attr", a.name, tuple(attribute_options(a))) for a in structural_attributes(spec)]
+            + [("region", g.name, tuple(g.bodies) or (None,)) for g in spec.regions])
+
+    def skeleton(values):
+        ops = tuple(v for (k, _, _), v in zip(axes, values) if k == "operand")
+        res = tuple((n, v) for (k, n, _), v in zip(axes, values) if k == "result")
+        attrs = tuple((n, v) for (k, n, _), v in zip(axes, values) if k == "attr")
+        regs = tuple((n, v) for (k, n, _), v in zip(axes, values) if k == "region")
+        return Skeleton(spec.mnemonic, ops, res, attrs, regs)
+
+    total = 1
+    for _, _, vals in axes:
+        total *= len(vals)
+    if total <= COVER_LIMIT:
+        for values in itertools.product(*(vals for _, _, vals in axes)):
+            yield skeleton(values)
+        return
+    seen = set()
+    for j, (kind, _, vals) in enumerate(axes):
+        for v in vals:
+            values = []
+            for i, (k2, _, vals2) in enumerate(axes):
+                if i == j:
+                    values.append(v)
+                elif kind in ("operand", "result") and k2 in ("operand", "result") and v in vals2:
+                    values.append(v)
+                else:
+                    values.append(vals2[0])
+            sk = skeleton(values)
+            if sk not in seen:
+                seen.add(sk)
+                yield sk
 
 
 @dataclass
@@ -284,6 +317,9 @@ def symbolic_instance(spec: OpSpec, skel: Skeleton, ranks, prefix: str = "",
     first_type = skel.operand_types[0] if skel.operand_types else None
     for r in spec.results:
         if r.name in override:
+            if isinstance(override[r.name], (TupleType, list)):   # a whole structure (tuple results)
+                results[r.name] = _fresh(prefix, r.name, override[r.name])
+                continue
             et, rank = override[r.name]
             results[r.name] = TensorType(_dims(prefix, r.name, rank), et)
             continue
@@ -486,6 +522,10 @@ def independence_structures(spec: OpSpec):
         base = symbolic_instance(spec, skel, [1] * n)
         for res in spec.results:
             cur = base.results[res.name]
+            if isinstance(cur, TupleType):
+                for alt in _tuple_variants(cur, res.types):
+                    yield skel, [1] * n, {res.name: alt}
+                continue
             for t in res.types:
                 if t != cur.element_type:
                     yield skel, [1] * n, {res.name: (t, cur.rank)}
@@ -497,6 +537,21 @@ def independence_structures(spec: OpSpec):
                 ranks = [1] * n
                 ranks[k] = alt
                 yield skel, ranks, None
+
+
+def _tuple_variants(cur: TupleType, types) -> list:
+    """Tuple results unlike `cur` (where witnesses of ¬Ci may be): a member
+    fewer, a member more, the first member of another element type or rank."""
+    ms = tuple(cur.types)
+    out = [TupleType(ms[:-1])] if ms else []
+    if ms and isinstance(ms[0], TensorType):
+        first = ms[0]
+        other = next((t for t in types if t != first.element_type), None)
+        if other is not None:
+            out.append(TupleType((TensorType(first.shape, other),) + ms[1:]))
+        out.append(TupleType((TensorType(tuple(first.shape) + (0,), first.element_type),) + ms[1:]))
+    out.append(TupleType(ms + (ms[-1] if ms else TensorType((), types[0]),)))
+    return out
 
 
 def _concretize(spec: OpSpec, sym: Symbolic, model: z3.ModelRef) -> Instance:
@@ -524,7 +579,7 @@ def concrete_value(v, num):
 
 
 def _where(skel: Skeleton, ranks, override) -> str:
-    extra = f" result={{{', '.join(f'{k}: rank-{r} {t}' for k, (t, r) in override.items())}}}" if override else ""
+    extra = f" result={{{', '.join(f'{k}: {v}' if isinstance(v, (TupleType, list)) else f'{k}: rank-{v[1]} {v[0]}' for k, v in override.items())}}}" if override else ""
     return f"{skel.label()} ranks={list(ranks)}{extra}"
 
 

@@ -505,8 +505,8 @@ class OpSpec:
         for c in self.constraints:
             try:
                 ok = c(inst)
-            except (IndexError, KeyError, TypeError, ValueError, ZeroDivisionError):
-                ok = False
+            except (AttributeError, IndexError, KeyError, TypeError, ValueError, ZeroDivisionError):
+                ok = False  # e.g. a tuple where the rule reads a tensor's shape
             if is_symbolic(ok):
                 raise TypeError(f"{c.__name__} is symbolic on a concrete instance")
             if not ok:
@@ -514,19 +514,32 @@ class OpSpec:
         return bad
 
     def operand_types_ok(self, inst: Instance) -> list[str]:
-        """Names of operands/results whose element type is outside the Inputs/Outputs table."""
+        """Names of operands/results whose type is outside the Inputs/Outputs
+        table: an element type it does not list, or a rank other than the one
+        it fixes ("0-dimensional tensor")."""
+        def leaves(v):
+            if isinstance(v, TensorType):
+                return [v]
+            if isinstance(v, (list, tuple)):
+                return [x for m in v for x in leaves(m)]
+            return [x for m in getattr(v, "types", ()) for x in leaves(m)]
+
         bad = []
         for o in self.operands:
             vals = inst.operands[o.name]
             vals = vals if o.variadic else [vals]
-            if any(v.element_type not in o.types for v in vals):
+            ts = [x for v in vals for x in leaves(v)]
+            if any(t.element_type not in o.types for t in ts) or \
+                    (o.rank is not None and any(t.rank != o.rank for t in ts)):
                 bad.append(o.name)
         for r in self.results:
             vals = inst.results.get(r.name)
             if vals is None:
                 continue
             vals = vals if r.variadic else [vals]
-            if any(v.element_type not in r.types for v in vals):
+            ts = [x for v in vals for x in leaves(v)]
+            if any(t.element_type not in r.types for t in ts) or \
+                    (r.fixed_rank is not None and any(t.rank != r.fixed_rank for t in ts)):
                 bad.append(r.name)
         return bad
 

@@ -445,3 +445,13 @@ def ulp_distance(a_bits: int, b_bits: int, fmt: FloatFormat) -> float:
     if an or bn:
         return 0.0 if an and bn else float("inf")
     return float(abs(fmt.ordinal(a_bits) - fmt.ordinal(b_bits)))
+
+
+def dense_literal(array: np.ndarray, t: TensorType) -> str:
+    """`dense<"0x…"> : tensor<…>`: the value's raw little-endian bytes, so every
+    bit pattern (NaN payloads, -0, subnormals) reaches the program exactly.
+    4-bit types and i1 take one byte per element, complex stores (re, im)
+    pairs — MLIR's own raw layout, which `to_bits` shares."""
+    et = t.element_type
+    raw = to_bits(np.asarray(array), et).astype(et.bits_dtype.newbyteorder("<")).tobytes()
+    return f'dense<"0x{raw.hex().upper()}"> : {t.mlir}'

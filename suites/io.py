@@ -56,6 +56,7 @@ def write_suite(path: Path, manifest: dict, cases: list[Case]) -> None:
     for op in sorted(by_op):
         (path / f"{op}.jsonl").write_text("".join(c.to_json() + "\n" for c in by_op[op]))
         counts[op] = {"value": sum(c.kind == "value" for c in by_op[op]),
-                      "invalid": sum(c.kind == "invalid" for c in by_op[op])}
+                      "invalid": sum(c.kind == "invalid" for c in by_op[op]),
+                      "survey": sum(c.kind == "survey" for c in by_op[op])}
     manifest = {**manifest, "counts": counts, "total": len(cases)}
     (path / "manifest.json").write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n")

@@ -8,10 +8,11 @@ little-endian raw bits in row-major order (layout: `spec.types.to_bits`).
 A case line:
     id          "<op>/<dtype>/<hash>", stable: the hash covers program and inputs
     op, dtype   the op mnemonic and the case's principal element type
-    kind        "value" (run it, compare) | "invalid" (must be rejected)
+    kind        "value" (run it, compare) | "invalid" (must be rejected) |
+                "survey" (run it, report which known alternative it matched; not scored)
     mlir        the program; @main takes the inputs as arguments
     inputs      [{"type", "hex"}]
-    expected    [Expectation] for value cases
+    expected    [Expectation] for value and survey cases
     violates    "<op>_c<N>" for invalid cases
     note        what the case is about (e.g. "special values")
     provenance  {"seed", "section", "generator"}
@@ -116,7 +117,7 @@ class Case:
 
     def to_json(self) -> str:
         d = asdict(self)
-        if self.kind == "invalid":
+        if self.kind == "invalid":  # value and survey cases carry expectations
             d.pop("expected")
         else:
             d.pop("violates")
@@ -165,8 +166,11 @@ class Verdict:
 
 def conformant(kind: str, verdict: str) -> Optional[bool]:
     """Does this verdict count for conformance?  None: it does not count either
-    way (the backend declared the case unsupported)."""
-    if verdict == "unsupported":
+    way — the backend declared the case unsupported, or the case is a
+    `survey` (behaviour the spec leaves implementation-defined, e.g. gather
+    with out-of-bounds indices: what the backend does is reported against the
+    known alternatives, never scored)."""
+    if verdict == "unsupported" or kind == "survey":
         return None
     if kind == "invalid":
         return verdict == "rejected"

@@ -3,7 +3,12 @@
 One generic harness: for every op in `spec.ops.OPS` whose seed section has
 an Examples block (the StableHLO spec, seed 000, and the tan RFC, seed 004),
 each example's `// %name: [...]` input comments become @main's arguments,
-its op line is the body, and its `// %result: [...]` comment is the truth.
+its op (possibly over several lines, with regions and attributes) is the
+body, and its `// %result: [...]` comment is the truth.  An input of tuple
+type — `(3)`, `([1.0, 2.0], (3))` — is built inside @main from tensor
+arguments with `stablehlo.tuple` (@main takes tensors); a tuple result is
+compared tensor by tensor (the oracle returns a tuple's tensors in order).
+Ops without operands (constant, iota) get an @main without arguments.
 
 Floats are compared at the printed precision: the printed decimal is rounded
 into the result type (numpy/Python parse, not the oracle); an op the spec
@@ -73,15 +78,17 @@ def _examples() -> list:
 
 
 def _parse_example(text: str):
-    """(values {name: literal text}, op text, ordered value names before/after the op)."""
+    """(values {name: literal text}, op text, ordered value names before/after the op).
+    Value comments are read as the seed writes them: `// %x: v`, `// %x = v`
+    (reverse) and `// % result: v` (slice)."""
     values, op_lines, before, after = {}, [], [], []
     lines = text.strip().splitlines()
     i = 0
     while i < len(lines):
         line = lines[i].strip()
-        m = re.match(r"//\s*(%\w+)\s*[:=]\s*(.*)$", line)
+        m = re.match(r"//\s*%\s*(\w+)\s*[:=]\s*(.*)$", line)
         if m:
-            name, lit = m.group(1), _strip_comment(m.group(2))
+            name, lit = "%" + m.group(1), _strip_comment(m.group(2))
             # Continuation lines until the brackets balance.
             while _depth(lit) > 0 and i + 1 < len(lines):
                 i += 1
@@ -102,21 +109,87 @@ def _depth(s: str) -> int:
     return s.count("[") + s.count("(") - s.count("]") - s.count(")")
 
 
-_OP_RE = re.compile(r'^(%\w+)\s*=\s*"stablehlo\.(\w+)"\(([^)]*)\)\s*(\{.*\})?\s*:\s*\((.*)\)\s*->\s*(.*)$')
+_HEAD_RE = re.compile(r'^(%\w+)\s*=\s*"stablehlo\.(\w+)"\(([^)]*)\)')
 
 
 def _program(values: dict, op_text: str):
-    """@main around the example's op: (MLIR, input names, input types, result name, result type)."""
-    m = _OP_RE.match(op_text)
-    assert m, f"unrecognised op line: {op_text}"
-    result, _, operands, _, in_types, out_type = m.groups()
+    """@main around the example's op: (MLIR, input names, input types, result name, result type).
+    Tuple-typed inputs are assembled from tensor arguments (`_tuple_args`)."""
+    m = _HEAD_RE.match(op_text)
+    assert m, f"unrecognised op: {op_text[:80]}"
+    result, _, operands = m.groups()
+    in_types, out_type = _signature(op_text)
     names = [o.strip() for o in operands.split(",") if o.strip()]
     types = [parse_type(t) for t in _split_types(in_types)]
-    rtype = parse_type(out_type.strip().strip("()"))
-    args = ", ".join(f"{n}: {t.mlir}" for n, t in zip(names, types))
-    mlir = (f"func.func @main({args}) -> {rtype.mlir} {{\n  {op_text}\n"
-            f"  func.return {result} : {rtype.mlir}\n}}\n")
+    rtype = parse_type(out_type[1:-1] if out_type.startswith("(") else out_type)
+    args, prelude = [], []
+    for n, t in zip(names, types):
+        _tuple_args(n, t, args, prelude)
+    body = "".join(f"  {line}\n" for line in prelude)
+    mlir = (f"func.func @main({', '.join(f'{n}: {t.mlir}' for n, t in args)}) -> {rtype.mlir} {{\n"
+            f"{body}  {op_text}\n  func.return {result} : {rtype.mlir}\n}}\n")
     return mlir, names, types, result, rtype
+
+
+def _signature(op_text: str) -> tuple[str, str]:
+    """(operand types, result type) of the op's trailing `: (…) -> …`: the
+    last `->` outside brackets (a region's own `-> ()` is inside `({…})`)."""
+    depth, arrow = 0, None
+    for i, ch in enumerate(op_text):
+        if ch == "-" and op_text.startswith("->", i):
+            if depth == 0:
+                arrow = i
+        elif ch in "([{<":
+            depth += 1
+        elif ch in ")]}>" and not (ch == ">" and i and op_text[i - 1] == "-"):
+            depth -= 1
+    assert arrow is not None, f"no signature in {op_text[:80]}"
+    head, depth = op_text[:arrow].rstrip(), 0
+    for j in range(len(head) - 1, -1, -1):
+        depth += head[j] == ")"
+        depth -= head[j] == "("
+        if depth == 0:
+            assert head[:j].rstrip().endswith(":"), f"no `: (…) ->` in {op_text[:80]}"
+            return head[j + 1:-1], op_text[arrow + 2:].strip()
+    raise AssertionError(f"unbalanced signature in {op_text[:80]}")
+
+
+def _tuple_args(name: str, t, args: list, prelude: list) -> None:
+    """A tensor input is an argument; a tuple input is `stablehlo.tuple` of its
+    members' values, themselves arguments or tuples (named name_0, name_1, …)."""
+    if isinstance(t, TensorType):
+        args.append((name, t))
+        return
+    members = [f"{name}_{i}" for i in range(len(t.types))]
+    for m, mt in zip(members, t.types):
+        _tuple_args(m, mt, args, prelude)
+    prelude.append(f'{name} = "stablehlo.tuple"({", ".join(members)}) : '
+                   f'({", ".join(mt.mlir for mt in t.types)}) -> {t.mlir}')
+
+
+def _leaf_values(lit: str, t) -> list:
+    """[(tensor type, literal)] of a value printed as the seed prints it: a
+    tuple `(a, (b))` member by member, depth first."""
+    if isinstance(t, TensorType):
+        return [(t, lit)]
+    inner = lit.strip()
+    assert inner.startswith("(") and inner.endswith(")"), f"tuple literal {lit!r}"
+    parts = _split_top(inner[1:-1])
+    assert len(parts) == len(t.types), f"{len(parts)} members printed for {t.mlir}"
+    return [leaf for p, mt in zip(parts, t.types) for leaf in _leaf_values(p, mt)]
+
+
+def _split_top(s: str) -> list:
+    parts, depth, cur = [], 0, ""
+    for ch in s:
+        depth += ch in "(["
+        depth -= ch in ")]"
+        if ch == "," and depth == 0:
+            parts.append(cur)
+            cur = ""
+        else:
+            cur += ch
+    return [p.strip() for p in parts + [cur] if p.strip()]
 
 
 def _split_types(s: str) -> list:
@@ -249,6 +322,11 @@ def _check(op, lit, got: np.ndarray, rtype: TensorType, approx: bool):
 
 EXAMPLES = _examples()
 
+# Issue 3's ops: every one has an Examples block in seed 000 (iota has two).
+SHAPE_OPS = ("broadcast_in_dim", "concatenate", "constant", "dynamic_slice", "dynamic_update_slice",
+             "gather", "get_dimension_size", "iota", "pad", "reshape", "reverse", "scatter", "slice",
+             "transpose", "tuple", "get_tuple_element")
+
 
 def _params():
     for tid, op, text in EXAMPLES:
@@ -262,14 +340,17 @@ def _params():
 def test_example(op, text):
     values, op_text, before, after = _parse_example(text)
     mlir, names, types, result, rtype = _program(values, op_text)
-    inputs = [_array(values[n], t) for n, t in zip(names, types)]
+    inputs = [np.asarray(_array(lit, t)) for n, tn in zip(names, types) for t, lit in _leaf_values(values[n], tn)]
     # What shlo_conform.run_program(mlir, inputs, backend="oracle") does; called
     # through the backend loader because the editable install currently turns
     # the top-level `shlo_conform` into a namespace package outside the repo root.
     oracle = load_backend("oracle")
-    (got,) = oracle.run(oracle.compile(mlir), inputs)
+    got = oracle.run(oracle.compile(mlir), inputs)
     assert result in after, f"no printed value for {result}"
-    _check(op, values[result], got, rtype, _approx(op, names, types, rtype))
+    leaves = _leaf_values(values[result], rtype)
+    assert len(got) == len(leaves), f"{len(got)} outputs for {len(leaves)} printed tensors"
+    for g, (t, lit) in zip(got, leaves):
+        _check(op, lit, g, t, _approx(op, names, types, t))
 
 
 def test_examples_were_found():
@@ -280,3 +361,6 @@ def test_examples_were_found():
     assert "add" in ops and len(EXAMPLES) >= 10
     if "tan" in OPS:
         assert "tan" in ops, "the RFC's tan example was not found"
+    for op in SHAPE_OPS:
+        if op in OPS:
+            assert op in ops, f"the seed's {op} example was not found"

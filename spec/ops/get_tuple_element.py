@@ -1,0 +1,50 @@
+"""get_tuple_element — the member at `index` of the `operand` tuple (spec
+section "get_tuple_element").
+
+`index` (I2, "constant of type si32") is written `index = 0 : i32`.  It
+decides the result's type, so it is structure (`choices`): a generator
+picks it, the solver does not.  The operand is a tuple of tensors in
+generators and proofs (`tuple_members`); a member may itself be a tuple in
+programs (the seed's example), and the result then is that tuple.
+
+C2 reads `operand[index]`, which exists only when C1 holds; where it does
+not, C2 holds vacuously, so a program with an out-of-range `index` breaks
+C1 alone (and a negative case for C1 is not also one for C2).
+"""
+from ..dsl import ANY, Attribute, DataMovement, IntAttr, OpSpec, Operand, Result, in_range, size
+from .tuple import same_value_type
+
+
+def get_tuple_element_c1(op):
+    """(C1) 0 $\\le$ `index` $\\lt$ size(`operand`)."""
+    return in_range(op.index, 0, size(op.operand.types))
+
+
+def get_tuple_element_c2(op):
+    """(C2) type(`operand[index]`) $=$ type(`result`).
+
+    `index` is structure (a concrete int), so the range test is plain Python."""
+    members = op.operand.types
+    if not 0 <= op.index < len(members):
+        return True  # no operand[index]: C1's violation, not C2's
+    return same_value_type(members[op.index], op.result)
+
+
+def infer(op):
+    return {"result": op.operand.types[op.index]}
+
+
+def arrays(op, operand):
+    """The member at `index` (a tuple operand arrives as a tuple of values)."""
+    return [operand[op.index]]
+
+
+SPEC = OpSpec(
+    mnemonic="get_tuple_element",
+    operands=(Operand("operand", ANY, tuple_members=True, count=(2, 1, 3)),),
+    results=(Result("result", ANY),),
+    constraints=(get_tuple_element_c1, get_tuple_element_c2),
+    infer=infer,
+    semantics=DataMovement(arrays),
+    attributes=(Attribute("index", IntAttr(32), choices=(0, 1, 2)),),
+)

@@ -1,0 +1,56 @@
+"""tuple — produce a tuple from the values `val` (spec section "tuple").
+
+The Inputs table says "variadic number of values": a member may itself be a
+tuple (the seed's example nests `tuple<tensor<i32>>`).  Constraints compare
+types with `same_value_type`, which walks tuples member by member, so nested
+tuples are judged by the same rules; the structure hints (and so generators
+and proofs) use tensor members.
+
+Semantics: the result is the Python tuple of the members' values, in order
+(a nested tuple for a nested member); the oracle keeps tuples as tuples of
+arrays and flattens them only where a program returns one.
+"""
+from ..dsl import ANY, DataMovement, OpSpec, Operand, Result, all_of, same_type, size
+from ..types import TensorType, TupleType
+
+
+def same_value_type(a, b):
+    """`type(a) = type(b)` for values: tensors as `dsl.same_type` compares
+    them (dims may be symbolic), tuples member by member; a tensor never
+    equals a tuple."""
+    if isinstance(a, TupleType) and isinstance(b, TupleType):
+        return len(a.types) == len(b.types) and all_of(same_value_type(x, y) for x, y in zip(a.types, b.types))
+    if isinstance(a, TensorType) and isinstance(b, TensorType):
+        return same_type(a, b)
+    return False
+
+
+def tuple_c1(op):
+    """(C1) size(`val`) $=$ size(`result`) $=$ N."""
+    return size(op.val) == size(op.result.types)
+
+
+def tuple_c2(op):
+    """(C2) `type(val[i])` $=$ `type(result[i])`, for all `i` $\\in$ range [0, N).
+
+    Over the members both have (C1 is the one that counts them)."""
+    return all_of(same_value_type(v, r) for v, r in zip(op.val, op.result.types))
+
+
+def infer(op):
+    return {"result": TupleType(tuple(op.val))}
+
+
+def arrays(op, *val):
+    """One result: the tuple of the members' values."""
+    return [tuple(val)]
+
+
+SPEC = OpSpec(
+    mnemonic="tuple",
+    operands=(Operand("val", ANY, variadic=True, count=(2, 1, 3, 0)),),
+    results=(Result("result", ANY),),
+    constraints=(tuple_c1, tuple_c2),
+    infer=infer,
+    semantics=DataMovement(arrays),
+)
