@@ -76,11 +76,20 @@ def _random_arrays(spec, inst, rng):
             for i, t in enumerate(_operand_types(spec, inst))]
 
 
-def _structured_values(spec, inst, rng, mode: str = "in_bounds"):
+def _try_values(spec, inst, rng, mode: str = "in_bounds"):
+    """`_structured_values`, or None where no index of the wanted kind fits
+    the index type (e.g. no start past a 40-long axis in a 4-bit type)."""
+    try:
+        return _structured_values(spec, inst, rng, mode)
+    except indices.NoIndices:
+        return None
+
+
+def _structured_values(spec, inst, rng, mode: str | None = "in_bounds"):
     """(@main's argument arrays, {constant operand: array}) for an op that is
     not element-wise: index operands from `indices` (in or out of bounds),
     the rest random with special values; tuple operands by their leaves."""
-    idx = indices.index_arrays(spec, inst, rng, mode) if spec.mnemonic in indices.INDEXED else {}
+    idx = indices.index_arrays(spec, inst, rng, mode) if mode and spec.mnemonic in indices.INDEXERS else {}
     args, consts = [], {}
     for i, o in enumerate(spec.operands):
         members = inst.operands[o.name] if o.variadic else [inst.operands[o.name]]
@@ -155,6 +164,16 @@ def op_cases(spec: OpSpec, seed: int, judge_fn=None) -> tuple[list[Case], list[s
     return unique, implied
 
 
+def _out_of_bounds_case(spec, skel, inst, args, seed, judge_fn, consts) -> Case | None:
+    """Indices past the bounds: a verdict case where the seed still defines
+    every element (dynamic_slice clamps its start indices), a `survey` where
+    the oracle's expectation leaves elements open (gather, scatter)."""
+    c = _case(spec, skel, inst, args, "value", seed, "indices out of bounds", judge_fn, constants=consts)
+    if c is not None and any(e.impl_defined for e in c.expected):
+        c = _case(spec, skel, inst, args, "survey", seed, "indices out of bounds", judge_fn, constants=consts)
+    return c
+
+
 def structured_cases(spec: OpSpec, seed: int, judge_fn) -> tuple[list[Case], list[str]]:
     """Cases of an op that moves data (shape, indexing, tuples, constants).
 
@@ -162,9 +181,8 @@ def structured_cases(spec: OpSpec, seed: int, judge_fn) -> tuple[list[Case], lis
     `SKELETONS_PER_DTYPE` skeletons (seeded draw, rotating, so enum/flag/body
     values vary across the types), each a solved random structure (ranks 0..5, zero-sized
     dimensions now and then) and values; ops that index (`indices.INDEXED`)
-    get in-bounds indices, plus one out-of-bounds case per type — a verdict
-    case where the seed defines the result (dynamic_slice clamps), else a
-    `survey` (gather, scatter: implementation-defined).  Then the op's
+    get in-bounds indices, plus one out-of-bounds case per type
+    (`_out_of_bounds_case`: scored or surveyed).  Then the op's
     corners (`corners.py`: every transpose permutation, degenerate and full
     windows, empty updates, …) and the invalid cases."""
     rng = op_rng(seed, spec.mnemonic)
@@ -182,21 +200,31 @@ def structured_cases(spec: OpSpec, seed: int, judge_fn) -> tuple[list[Case], lis
         for j in range(CASES_PER_DTYPE):
             skel = picks[j % len(picks)]
             for inst in solve.solve_for(spec, skel, rng, 1, zero_prob=STRUCTURED_ZERO_DIM_PROB):
-                args, consts = _structured_values(spec, inst, rng)
+                got = _try_values(spec, inst, rng)
+                if got is None:
+                    continue
+                args, consts = got
                 cases.append(_case(spec, skel, inst, args, "value", seed, "random and special values",
                                    judge_fn, constants=consts))
-        if spec.mnemonic in indices.INDEXED:
+        if spec.mnemonic in indices.INDEXERS:
             for inst in solve.solve_for(spec, picks[0], rng, 1, zero_prob=0.0):
-                args, consts = _structured_values(spec, inst, rng, "out_of_bounds")
-                kind = "value" if spec.mnemonic in indices.CLAMPED else "survey"
-                cases.append(_case(spec, picks[0], inst, args, kind, seed, "indices out of bounds",
-                                   judge_fn, constants=consts))
+                got = _try_values(spec, inst, rng, "out_of_bounds")
+                if got is None:
+                    continue
+                args, consts = got
+                cases.append(_out_of_bounds_case(spec, picks[0], inst, args, seed, judge_fn, consts))
     for note, skel, inst in corners.corner_instances(spec, skels, rng):
-        args, consts = _structured_values(spec, inst, rng)
+        got = _try_values(spec, inst, rng)
+        if got is None:
+            continue
+        args, consts = got
         cases.append(_case(spec, skel, inst, args, "value", seed, note, judge_fn, constants=consts))
     found, implied = negative.violations(spec, rng, INVALID_PER_CONSTRAINT, skels)
     for v in found:
-        args, consts = _structured_values(spec, v.inst, rng)
+        try:
+            args, consts = _structured_values(spec, v.inst, rng)
+        except indices.NoIndices:   # an invalid program: any in-range values will do
+            args, consts = _structured_values(spec, v.inst, rng, None)
         cases.append(_case(spec, v.skeleton, v.inst, args, "invalid", seed,
                            f"violates {v.label} ({v.strategy})", judge_fn, violates=v.label, constants=consts))
     seen, unique = set(), []

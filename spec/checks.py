@@ -449,7 +449,7 @@ def check_skeleton(spec: OpSpec, skel: Skeleton, ranks, rep: Report, layout: dic
         if not isinstance(want, TensorType):
             continue
         alts = [(t, want.rank) for t in r.types if t != want.element_type and r.name not in spec.result_from_program]
-        if r.name not in stated or r.fixed_rank is not None:
+        if r.name not in stated and r.fixed_rank is None:   # a fixed rank is the table's, as its types are
             alts += [(want.element_type, k) for k in (want.rank - 1, want.rank + 1) if k >= 0]
         for et, k in alts:
             alt = symbolic_instance(spec, skel, ranks, result_override={r.name: (et, k)}, full=True, layout=layout)
@@ -508,35 +508,60 @@ class Independence:
         return {"independent": dict(self.witnesses), "redundant": dict(self.redundant)}
 
 
+def structure_variants(spec: OpSpec, skel: Skeleton, ranks) -> list[dict]:
+    """Layouts that break what the structure hints keep right: each variadic
+    count and array length one off its first candidate (and 0), and a
+    variadic operand of two or more members whose last member has another
+    element type of its table.  Count/length/"same type" constraints
+    (dynamic_slice C2, C3; concatenate C3; reverse C2 needs two entries) can
+    only be broken there."""
+    base = symbolic_instance(spec, skel, ranks, full=True).layout
+    out = []
+    for kind in ("counts", "lengths"):
+        for name, v in base[kind].items():
+            for alt in dict.fromkeys((v + 1, v - 1, 0)):
+                if alt >= 0 and alt != v:
+                    out.append({kind: {name: alt}})
+    for o, t in zip(spec.operands, skel.operand_types):
+        others = [u for u in o.types if u != t]
+        if o.variadic and others:
+            out.append({"counts": {o.name: max(2, base["counts"][o.name])}, "mixed": {o.name: others[0]}})
+    return out
+
+
 def independence_structures(spec: OpSpec):
-    """(skeleton, operand ranks, result override) in a fixed order: equal
-    ranks first (shape breaks), then result type / rank overrides and one
-    operand's rank off by one (type and rank breaks), for every skeleton of
-    the tables."""
+    """(skeleton, operand ranks, result override, layout) in a fixed order,
+    skeleton by skeleton of the tables: equal ranks (shape breaks), structure
+    variants (counts, lengths, mixed variadic types), then result type / rank
+    overrides and one operand's rank off by one (type and rank breaks).
+    Skeleton by skeleton, so a label that only one kind of structure breaks
+    is found at the first skeleton, not after all of them
+    (dynamic_update_slice has 19·19·10 skeletons)."""
     n = len(spec.operands)
-    skels = list(candidates(spec))
-    for skel in skels:
+    for skel in candidates(spec):
         for r in CHECK_RANKS:
-            yield skel, [r] * n, None
-    for skel in skels:
+            yield skel, [r] * n, None, None
+        for r in CHECK_RANKS:
+            for layout in structure_variants(spec, skel, [r] * n):
+                yield skel, [r] * n, None, layout
         base = symbolic_instance(spec, skel, [1] * n)
         for res in spec.results:
             cur = base.results[res.name]
             if isinstance(cur, TupleType):
                 for alt in _tuple_variants(cur, res.types):
-                    yield skel, [1] * n, {res.name: alt}
+                    yield skel, [1] * n, {res.name: alt}, None
                 continue
             for t in res.types:
                 if t != cur.element_type:
-                    yield skel, [1] * n, {res.name: (t, cur.rank)}
+                    yield skel, [1] * n, {res.name: (t, cur.rank)}, None
             for k in (cur.rank - 1, cur.rank + 1):
                 if k >= 0:
-                    yield skel, [1] * n, {res.name: (cur.element_type, k)}
+                    yield skel, [1] * n, {res.name: (cur.element_type, k)}, None
         for k in range(n if n > 1 else 0):
             for alt in (0, 2):
                 ranks = [1] * n
                 ranks[k] = alt
-                yield skel, ranks, None
+                yield skel, ranks, None, None
 
 
 def _tuple_variants(cur: TupleType, types) -> list:
@@ -578,14 +603,15 @@ def concrete_value(v, num):
     return num(v) if is_symbolic(v) else v
 
 
-def _where(skel: Skeleton, ranks, override) -> str:
+def _where(skel: Skeleton, ranks, override, layout=None) -> str:
     extra = f" result={{{', '.join(f'{k}: {v}' if isinstance(v, (TupleType, list)) else f'{k}: rank-{v[1]} {v[0]}' for k, v in override.items())}}}" if override else ""
+    extra += f" layout={layout}" if layout else ""
     return f"{skel.label()} ranks={list(ranks)}{extra}"
 
 
-def _unsat_core(spec: OpSpec, skel, ranks, override, label: str):
+def _unsat_core(spec: OpSpec, skel, ranks, override, layout, label: str):
     """Core of `others ∧ ¬label ∧ dims ≥ 0` (tracked) at one structure; None if not unsat there."""
-    sym = symbolic_instance(spec, skel, ranks, result_override=override, full=True)
+    sym = symbolic_instance(spec, skel, ranks, result_override=override, full=True, layout=layout)
     exprs = dict(constraint_exprs(spec, sym.inst))
     target = exprs.pop(label)
     if target is True or any(e is False for e in exprs.values()):
@@ -609,10 +635,10 @@ def check_independence(spec: OpSpec, rep: Report) -> Independence:
     out = Independence()
     todo = list(spec.labels)
     first_open: dict = {}   # label -> a structure where it was symbolic and the others not refuted
-    for skel, ranks, override in independence_structures(spec):
+    for skel, ranks, override, layout in independence_structures(spec):
         if not todo:
             break
-        sym = symbolic_instance(spec, skel, ranks, result_override=override, full=True)
+        sym = symbolic_instance(spec, skel, ranks, result_override=override, full=True, layout=layout)
         exprs = constraint_exprs(spec, sym.inst)
         falses = [l for l, e in exprs if e is False]
         if len(falses) > 1:
@@ -623,7 +649,7 @@ def check_independence(spec: OpSpec, rep: Report) -> Independence:
             target = dict(exprs)[label]
             if target is True:
                 continue
-            first_open.setdefault(label, (skel, ranks, override))
+            first_open.setdefault(label, (skel, ranks, override, layout))
             s = _solver()
             res = _check(s, *[e for l, e in exprs if l != label], *_nonneg(sym),
                          z3.Not(target) if is_symbolic(target) else True)
@@ -631,10 +657,10 @@ def check_independence(spec: OpSpec, rep: Report) -> Independence:
                 continue
             inst = _concretize(spec, sym, s.model())
             if spec.violated(inst) != [label]:
-                rep.fail(f"{spec.mnemonic}: witness for ¬{label} at {_where(skel, ranks, override)} "
+                rep.fail(f"{spec.mnemonic}: witness for ¬{label} at {_where(skel, ranks, override, layout)} "
                          f"breaks {spec.violated(inst)} when concretized")
                 continue
-            out.witnesses[label] = f"{_where(skel, ranks, override)}: {inst!r}"
+            out.witnesses[label] = f"{_where(skel, ranks, override, layout)}: {inst!r}"
             todo.remove(label)
             rep.proofs += 1
     for label in todo:

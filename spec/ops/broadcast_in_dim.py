@@ -1,0 +1,81 @@
+"""broadcast_in_dim — expand the dimensions and/or rank of `operand` by
+duplicating its data (spec section "broadcast_in_dim").
+
+The program states the result's shape (`shape_from_program`): the
+constraints relate it to the operand without fixing it (a dim of size 1
+broadcasts to any size), so `infer` has nothing to say about it.
+
+Where a constraint speaks of an entry of `broadcast_dimensions` that is out
+of range (C3 broken) or missing (C2 broken), the others read it as not
+applicable, so a program is blamed on the one constraint it breaks.
+"""
+import numpy as np
+
+from ..dsl import (ANY, Attribute, DataMovement, I64ArrayAttr, OpSpec, Operand, Or, Result, all_of, at, dim,
+                   in_range, is_unique, rank, same_element_type, shape, size)
+
+
+def broadcast_in_dim_c1(op):
+    """(C1) `operand` and `result` have the same element type."""
+    return same_element_type(op.operand, op.result)
+
+
+def broadcast_in_dim_c2(op):
+    """(C2) size(`broadcast_dimensions`) $=$ rank(`operand`)."""
+    return size(op.broadcast_dimensions) == rank(op.operand)
+
+
+def broadcast_in_dim_c3(op):
+    """(C3) $0 \\le$ `broadcast_dimensions[i]` $\\lt$ rank(`result`) for all
+       dimensions i in `operand`."""
+    return all_of(in_range(b, 0, rank(op.result)) for b in op.broadcast_dimensions[:rank(op.operand)])
+
+
+def broadcast_in_dim_c4(op):
+    """(C4) All dimensions in `broadcast_dimensions` are unique."""
+    return is_unique(op.broadcast_dimensions)
+
+
+def broadcast_in_dim_c5(op):
+    """(C5) For all dimensions `j` in `operand`:
+  * `dim(operand, j) = 1` or
+  * `dim(operand, j) = dim(result, i)` where `i = broadcast_dimensions[j]`.
+
+    `i` out of range of the result (C3's business) names no dim: the second
+    branch is then read as holding."""
+    bd = op.broadcast_dimensions
+    return all_of(Or(dim(op.operand, j) == 1,
+                     dim(op.operand, j) == at(shape(op.result), bd[j], default=dim(op.operand, j)))
+                  for j in range(min(rank(op.operand), size(bd))))
+
+
+def infer(op):
+    """The result's shape comes from the program; nothing is inferred."""
+    return {}
+
+
+def movement(op, operand):
+    """`result[i0, ..., iR-1] = operand[j0, ..., jR'-1]` with
+    `jk = dim(operand, k) == 1 ? 0 : i[broadcast_dimensions[k]]`, as index
+    arrays (`i[d]` varies along result axis d), so the copy is of bytes."""
+    operand = np.asarray(operand)
+    out_shape = tuple(int(d) for d in op.result.shape)
+    i = np.indices(out_shape, sparse=True) if out_shape else ()
+    j = tuple(np.zeros((1,) * len(out_shape), np.intp) if operand.shape[k] == 1 else i[b]
+              for k, b in enumerate(op.broadcast_dimensions))
+    return [np.broadcast_to(np.asarray(operand[j]), out_shape).copy()]
+
+
+SPEC = OpSpec(
+    mnemonic="broadcast_in_dim",
+    operands=(Operand("operand", ANY),),
+    attributes=(Attribute("broadcast_dimensions", I64ArrayAttr(), length=lambda op: rank(op.operand)),),
+    results=(Result("result", ANY,
+                    rank=lambda op: tuple(r for r in range(rank(op.operand), rank(op.operand) + 3)
+                                          if r <= max(4, rank(op.operand)))),),
+    constraints=(broadcast_in_dim_c1, broadcast_in_dim_c2, broadcast_in_dim_c3, broadcast_in_dim_c4,
+                 broadcast_in_dim_c5),
+    infer=infer,
+    semantics=DataMovement(movement),
+    shape_from_program=("result",),
+)

@@ -1,0 +1,35 @@
+"""get_dimension_size — the size of one dimension of `operand`, as a
+0-dimensional si32 tensor (spec section "get_dimension_size").
+
+The Outputs table fixes the result's type ("0-dimensional tensor of type
+`si32`"); no constraint mentions the result.
+"""
+import numpy as np
+
+from ..dsl import ANY, Attribute, DataMovement, IntAttr, OpSpec, Operand, Result, in_range, rank
+from ..types import SI32, TensorType
+
+
+def get_dimension_size_c1(op):
+    """(C1) 0 $\\le$ `dimension` $\\lt$ `rank(operand)`."""
+    return in_range(op.dimension, 0, rank(op.operand))
+
+
+def infer(op):
+    return {"result": TensorType((), SI32)}
+
+
+def movement(op, operand):
+    """`dim(operand, dimension)` as an si32 scalar."""
+    return [np.array(np.asarray(operand).shape[op.dimension], dtype=SI32.numpy)]
+
+
+SPEC = OpSpec(
+    mnemonic="get_dimension_size",
+    operands=(Operand("operand", ANY),),
+    attributes=(Attribute("dimension", IntAttr(64)),),
+    results=(Result("result", (SI32,), fixed_rank=0),),
+    constraints=(get_dimension_size_c1,),
+    infer=infer,
+    semantics=DataMovement(movement),
+)

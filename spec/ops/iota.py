@@ -1,0 +1,69 @@
+"""iota — fill `output` with 0, 1, 2, … along `iota_dimension` (spec section
+"iota").
+
+The program states the whole output type (`result_from_program` for the
+element type, `shape_from_program` for the shape); C1 only ties
+`iota_dimension` to its rank.
+
+What "`output[..., id, ...] = id`" means when `id` is not a value of the
+element type, which the seed does not say:
+* floating-point: `id` converted by round-to-nearest-even, as every exact
+  value entering a float format is (bf16 holds integers exactly only up to
+  256, so id 257 reads 256 and 259 reads 260; f8E4M3FN only up to 16:
+  17 → 16, 19 → 20; an id that overflows gives +inf in f8E5M2 and NaN in
+  f8E4M3FN, which has no infinity).  The cast is numpy's / ml_dtypes'
+  (spec/ cannot use the oracle's rounding); tests check it against
+  hand-rounded values;
+* complex: `(id, 0)`, the real part rounded the same way;
+* integer: an `id` above the type's maximum (si4 from 8, ui8 from 256) is an
+  integer overflow, implementation-defined by the seed's "Errors" section;
+  the two's complement wrap is the alternative we know (dsl.integer_overflow).
+"""
+import numpy as np
+
+from ..dsl import (COMPLEX, FLOAT, INTEGER, Attribute, Choices, DataMovement, ImplDefined, IntAttr, OpSpec, Result,
+                   in_range, integer_overflow, rank)
+
+
+def iota_c1(op):
+    """(C1) 0 $\\le$ `iota_dimension` $\\lt$ `rank(output)`."""
+    return in_range(op.iota_dimension, 0, rank(op.output))
+
+
+def infer(op):
+    """Type and shape come from the program; nothing is inferred."""
+    return {}
+
+
+def movement(op):
+    """`output[i0, ..., id, ..., iR-1] = id` with `d` = `iota_dimension`."""
+    t = op.output
+    et = t.element_type
+    out_shape = tuple(int(d) for d in t.shape)
+    ids = np.indices(out_shape, dtype=np.int64)[op.iota_dimension] if out_shape else np.zeros((), np.int64)
+    if not et.is_integer:
+        # Exact in float64 (ids are far below 2^53); the cast to the element
+        # type rounds to nearest even (numpy for f16/f32/f64, ml_dtypes for bf16/f8).
+        return [ids.astype(np.float64).astype(et.numpy)]
+    if not ids.size or int(ids.max()) <= et.max_value:
+        return [ids.astype(et.numpy)]
+    values = [et.wrap(int(v)) for v in ids.reshape(-1)]
+    options, labels, why = {}, {}, ""
+    for k, v in enumerate(ids.reshape(-1)):
+        if int(v) > et.max_value:
+            alt: ImplDefined = integer_overflow(et, int(v))
+            options[k], labels[k], why = list(alt.alternatives.values()), list(alt.alternatives), alt.why
+    return [Choices(np.array(values, dtype=et.numpy).reshape(out_shape), options, labels, why)]
+
+
+SPEC = OpSpec(
+    mnemonic="iota",
+    operands=(),
+    attributes=(Attribute("iota_dimension", IntAttr(64)),),
+    results=(Result("output", INTEGER + FLOAT + COMPLEX, rank=(1, 2, 0, 3, 4)),),
+    constraints=(iota_c1,),
+    infer=infer,
+    semantics=DataMovement(movement),
+    result_from_program=("output",),
+    shape_from_program=("output",),
+)

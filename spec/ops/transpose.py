@@ -1,0 +1,76 @@
+"""transpose — permute the dimensions of `operand` (spec section "transpose").
+
+Finding (seed C3 against the seed's own Semantics): C3 reads
+"`dim(operand, i) = dim(result, j)` where `j = permutation[i]`", i.e.
+`dim(result, permutation[i]) = dim(operand, i)`.  The Semantics formula,
+`result[i0, ..., iR-1] = operand[j0, ..., jR-1]` where
+`i[d] = j[permutation[d]]`, runs result index `i[d]` over operand
+dimension `permutation[d]`, so it needs
+`dim(result, d) = dim(operand, permutation[d])`.  The two agree when
+`permutation` is its own inverse (every permutation of rank ≤ 2, and the
+Example's [2, 1, 0]) and disagree otherwise: for an operand of shape 2x3x4
+and permutation [1, 2, 0], C3 as written demands a 4x2x3 result, the
+Semantics fill a 3x4x2 one (and index out of range of the operand when made
+to fill 4x2x3).  StableHLO's type inference, XLA's shape inference and numpy
+take the Semantics' reading; C3 is encoded in that form.
+"""
+import numpy as np
+
+from ..dsl import (ANY, Attribute, DataMovement, I64ArrayAttr, OpSpec, Operand, Result, all_of, at, dim,
+                   is_permutation, rank, same_element_type, shape)
+from ..types import TensorType
+
+
+def transpose_c1(op):
+    """(C1) `operand` and `result` have the same element type."""
+    return same_element_type(op.operand, op.result)
+
+
+def transpose_c2(op):
+    """(C2) `permutation` is a permutation of `[0, 1, ..., R-1]` where `R` is the
+rank of `operand`."""
+    return is_permutation(op.permutation, rank(op.operand))
+
+
+def transpose_c3(op):
+    """(C3) For all dimensions `i` in `operand`, `dim(operand, i) = dim(result, j)`
+where `j = permutation[i]`.
+
+    Encoded as the Semantics require (module docstring):
+    `dim(result, d) = dim(operand, permutation[d])` for every dimension `d`,
+    with rank(result) = rank(operand).  An entry of `permutation` that names
+    no operand dimension (C2's business) constrains nothing here."""
+    if rank(op.result) != rank(op.operand):
+        return False
+    return all_of(dim(op.result, d) == at(shape(op.operand), p, default=dim(op.result, d))
+                  for d, p in zip(range(rank(op.result)), op.permutation))
+
+
+def infer(op):
+    return {"result": TensorType(tuple(at(shape(op.operand), p) for p in op.permutation), op.operand.element_type)}
+
+
+def movement(op, operand):
+    """`result[i0, ..., iR-1] = operand[j0, ..., jR-1]` where
+    `i[d] = j[permutation[d]]`: operand axis `permutation[d]` is indexed by
+    the result's index along axis `d`."""
+    operand = np.asarray(operand)
+    out_shape = tuple(int(d) for d in op.result.shape)
+    if not out_shape:
+        return [np.array(operand, copy=True)]
+    i = np.indices(out_shape, sparse=True)
+    j = [None] * operand.ndim
+    for d, p in enumerate(op.permutation):
+        j[p] = i[d]
+    return [np.array(operand[tuple(j)], copy=True)]
+
+
+SPEC = OpSpec(
+    mnemonic="transpose",
+    operands=(Operand("operand", ANY),),
+    attributes=(Attribute("permutation", I64ArrayAttr(), length=lambda op: rank(op.operand)),),
+    results=(Result("result", ANY),),
+    constraints=(transpose_c1, transpose_c2, transpose_c3),
+    infer=infer,
+    semantics=DataMovement(movement),
+)
