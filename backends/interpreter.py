@@ -179,9 +179,11 @@ class InterpreterBackend(Backend):
         body.append(f"return {', '.join(rets)} : {', '.join(ret_types)}" if rets else "return")
         wrapper = (f"func.func @main({', '.join(params)}) -> ({', '.join(ret_types)}) {{\n  "
                    + "\n  ".join(body) + "\n}\n")
-        text = str(module).rstrip()
-        assert text.endswith("}")
-        text = text[:-1] + wrapper + "}\n"
+        # The program's own ops are re-printed in generic form: the pretty form
+        # does not always parse back (stablehlo 1.17 prints a rank-0
+        # dynamic_slice without the `sizes` its parser then demands).
+        ops = "\n".join(op.operation.get_asm(print_generic_op_form=True) for op in module.body.operations)
+        text = "module {\n" + ops + "\n" + wrapper + "}\n"
         try:
             shimmed = ir.Module.parse(text)
             shimmed.operation.verify()
