@@ -24,8 +24,8 @@ from dataclasses import dataclass
 
 import z3
 
-from ..spec.dsl import ANY, I64ArrayAttr, Instance, OpSpec
-from ..spec.checks import Skeleton, candidates
+from ..spec.dsl import ANY, Instance, OpSpec
+from ..spec.checks import Skeleton, candidates, layout_options
 from ..spec.types import TensorType, TupleType
 
 ALL_TYPES = ANY
@@ -33,6 +33,7 @@ from .skeleton import enumerate_skeletons
 from .solve import (assert_constraints, budget, concretize, constraint_exprs, new_solver, steer,
                     symbolic_instance, _target, _attr_target)
 
+SHAPE_LAYOUTS = 8   # hint combinations tried per structure by the "shapes" strategy
 STRATEGIES = ("shapes", "result", "rank", "layout", "mixed", "region", "types")
 MAX_TRIES_PER_STRATEGY = 400
 
@@ -70,8 +71,7 @@ def _perturbed_layouts(spec: OpSpec, skel: Skeleton, ranks) -> list[dict]:
 def _applies(spec: OpSpec, strategy: str) -> bool:
     """Strategies of structure an op does not have are skipped (drawing no numbers)."""
     if strategy == "layout":
-        return bool(any(o.variadic or o.tuple_members for o in spec.operands) or spec.shape_from_program
-                    or any(isinstance(a.kind, I64ArrayAttr) for a in spec.attributes))
+        return spec.structured
     if strategy == "mixed":
         return any(o.variadic for o in spec.operands)
     if strategy == "region":
@@ -87,7 +87,12 @@ def _structures3(spec: OpSpec, strategy: str, valid: list[Skeleton], rng):
     if strategy == "shapes":
         for i in order:
             for r in (1, 2):
-                yield valid[i], [r] * n, None
+                layouts = layout_options(spec, valid[i], [r] * n, SHAPE_LAYOUTS)
+                if layouts == [{}]:
+                    yield valid[i], [r] * n, None
+                    continue
+                for lay in layouts:   # other hint combinations: gather C4 needs two offset dims
+                    yield valid[i], [r] * n, None, lay
     elif strategy == "layout":
         for i in order:
             for r in (1, 2):
@@ -151,6 +156,12 @@ def _structures3(spec: OpSpec, strategy: str, valid: list[Skeleton], rng):
                     ranks = [1] * n
                     ranks[k] = 2
                     yield skel, ranks, None
+            if spec.structured:   # one operand of rank 3, in each hint combination
+                for k in range(n):
+                    ranks = [2] * n
+                    ranks[k] = 3
+                    for lay in layout_options(spec, skel, ranks, SHAPE_LAYOUTS):
+                        yield skel, ranks, None, lay
     elif strategy == "types":
         valid_set = set(valid)
         cands = [c for c in candidates(spec) if c not in valid_set]

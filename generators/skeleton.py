@@ -20,7 +20,7 @@ from __future__ import annotations
 import functools
 
 from ..spec.checks import Skeleton, attribute_options, candidates, constraint_exprs, symbolic_instance
-from ..spec.dsl import Elementwise, OpSpec
+from ..spec.dsl import OpSpec
 
 __all__ = ["Skeleton", "attribute_options", "candidates", "enumerate_skeletons", "draw_ranks",
            "skeletons_strategy", "MAX_RANK"]
@@ -69,7 +69,7 @@ def draw_ranks(spec: OpSpec, skel: Skeleton, rng) -> list[int]:
     rank on its own (gather's indices need not match its operand).  The
     solver rejects rank vectors the constraints forbid; `solve.solve_for`
     falls back."""
-    if not isinstance(spec.semantics, Elementwise):
+    if spec.structured:
         if rng.random() < 0.5:
             return [int(r) for r in rng.integers(0, MAX_RANK_STRUCTURED + 1, size=len(spec.operands))]
         return [int(rng.integers(0, MAX_RANK_STRUCTURED + 1))] * len(spec.operands)

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..spec.dsl import Elementwise, OpSpec
+from ..spec.dsl import OpSpec
 from ..spec.ops import OPS
 from ..suites.io import write_suite
 from ..suites.records import Case, TensorValue, case_id
@@ -132,7 +132,7 @@ def _special_case(spec: OpSpec, skel: Skeleton, rng):
 def op_cases(spec: OpSpec, seed: int, judge_fn=None) -> tuple[list[Case], list[str]]:
     """All cases of one op, and the constraints no violation was found for."""
     judge_fn = judge_fn or _oracle_judge
-    if not isinstance(spec.semantics, Elementwise):
+    if spec.structured:
         return structured_cases(spec, seed, judge_fn)
     rng = op_rng(seed, spec.mnemonic)
     skels = enumerate_skeletons(spec)

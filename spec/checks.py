@@ -39,7 +39,7 @@ from typing import Iterator
 import z3
 
 from .dsl import BoolAttr, EnumAttr, Function, I64ArrayAttr, Instance, IntAttr, OpSpec, is_symbolic
-from .types import ElementType, TensorType, TupleType
+from .types import ALL_TYPES, ElementType, TensorType, TupleType
 
 CHECK_RANKS = (0, 1, 2)
 CHECK_LAYOUTS = 12    # structures per skeleton and rank checked (hint combinations)
@@ -104,6 +104,7 @@ def attribute_options(attr) -> list:
     return vals
 
 
+COVER_LIMIT_STRUCTURED = 400   # ops with structure hints: each skeleton costs its layouts too (gather: 1,900)
 COVER_LIMIT = 12000   # tables whose product is larger are covered, not multiplied out (compare: 10830)
 
 
@@ -112,7 +113,8 @@ def candidates(spec: OpSpec) -> Iterator[Skeleton]:
     it exceeds `COVER_LIMIT` (scatter: inputs × indices × updates element
     types × two flags × seven bodies), a covering set: every value of every
     axis occurs, the other axes in tune with it (each operand takes the
-    varied element type where its table has it, else its first).  Region
+    varied element type where its table has it, else its first — and once
+    alone, the other axes at their first value).  Region
     bodies never change a constraint (only the signature does), so they are
     an axis like any other."""
     prog_results = [r for r in spec.results if r.name in spec.result_from_program]
@@ -131,7 +133,7 @@ def candidates(spec: OpSpec) -> Iterator[Skeleton]:
     total = 1
     for _, _, vals in axes:
         total *= len(vals)
-    if total <= COVER_LIMIT:
+    if total <= (COVER_LIMIT_STRUCTURED if spec.structured else COVER_LIMIT):
         for values in itertools.product(*(vals for _, _, vals in axes)):
             yield skeleton(values)
         return
@@ -146,10 +148,13 @@ def candidates(spec: OpSpec) -> Iterator[Skeleton]:
                     values.append(v)
                 else:
                     values.append(vals2[0])
-            sk = skeleton(values)
-            if sk not in seen:
-                seen.add(sk)
-                yield sk
+            # ... and the same value on its axis alone (the others at their first):
+            # mismatched element types are what "same element type" rules break.
+            alone = [v if i == j else vals2[0] for i, (_, _, vals2) in enumerate(axes)]
+            for sk in (skeleton(values), skeleton(alone)):
+                if sk not in seen:
+                    seen.add(sk)
+                    yield sk
 
 
 @dataclass
@@ -300,6 +305,7 @@ def symbolic_instance(spec: OpSpec, skel: Skeleton, ranks, prefix: str = "",
             for i, v in enumerate(entries):
                 attr_vars[f"{a.name}[{i}]"] = v
             attrs[a.name] = entries
+        partial = spec.instance(operands, dict(attrs), {})   # later length hints see earlier arrays
     partial = spec.instance(operands, attrs, {})
     regions = {}
     for g in spec.regions:
@@ -387,7 +393,7 @@ class Report:
 
 def _with_results(spec: OpSpec, inst: Instance, results: dict) -> Instance:
     present = {k: v for k, v in inst.attributes.items()}
-    return spec.instance(dict(inst.operands), present, results)
+    return spec.instance(dict(inst.operands), present, results, dict(inst.regions))
 
 
 def _retyped(t, et):
@@ -515,8 +521,15 @@ def structure_variants(spec: OpSpec, skel: Skeleton, ranks) -> list[dict]:
     element type of its table.  Count/length/"same type" constraints
     (dynamic_slice C2, C3; concatenate C3; reverse C2 needs two entries) can
     only be broken there."""
-    base = symbolic_instance(spec, skel, ranks, full=True).layout
-    out = []
+    sym = symbolic_instance(spec, skel, ranks, full=True)
+    base = sym.layout
+    out = [lay for lay in layout_options(spec, skel, ranks, CHECK_LAYOUTS)[1:]]   # other hint combinations
+    for g in spec.regions:    # a block of another element type than the signature wants
+        fn = sym.inst.regions[g.name]
+        other = next((t for t in ALL_TYPES if fn.inputs and t != fn.inputs[0].element_type), None)
+        if other is not None:
+            out.append({"regions": {g.name: (tuple(TensorType(t.shape, other) for t in fn.inputs),
+                                             tuple(TensorType(t.shape, other) for t in fn.outputs))}})
     for kind in ("counts", "lengths"):
         for name, v in base[kind].items():
             for alt in dict.fromkeys((v + 1, v - 1, 0)):
@@ -551,6 +564,8 @@ def independence_structures(spec: OpSpec):
                 for alt in _tuple_variants(cur, res.types):
                     yield skel, [1] * n, {res.name: alt}, None
                 continue
+            if not isinstance(cur, TensorType):
+                continue  # variadic results: their members are the inferred ones
             for t in res.types:
                 if t != cur.element_type:
                     yield skel, [1] * n, {res.name: (t, cur.rank)}, None
@@ -562,6 +577,13 @@ def independence_structures(spec: OpSpec):
                 ranks = [1] * n
                 ranks[k] = alt
                 yield skel, ranks, None, None
+        if spec.structured:   # one operand of rank 3 (scatter C7 needs two window dims)
+            for k in range(n):
+                for base_rank in (1, 2):
+                    ranks = [base_rank] * n
+                    ranks[k] = 3
+                    for layout in layout_options(spec, skel, ranks, CHECK_LAYOUTS):
+                        yield skel, ranks, None, layout
 
 
 def _tuple_variants(cur: TupleType, types) -> list:

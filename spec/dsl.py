@@ -490,6 +490,19 @@ class OpSpec:
     notes: str = ""
 
     @property
+    def structured(self) -> bool:
+        """Does the op have structure beyond operand element types and ranks
+        (variadic or tuple operands, array attributes, regions, constants,
+        table-fixed ranks, program-stated shapes)?  Such ops get layouts,
+        covering tables and the generators' structured path; the others
+        (element-wise ops, select) keep the simpler path."""
+        return bool(self.regions or self.shape_from_program
+                    or any(o.variadic or o.tuple_members or o.constant or o.rank is not None for o in self.operands)
+                    or any(r.fixed_rank is not None or r.variadic for r in self.results)
+                    or any(isinstance(a.kind, I64ArrayAttr) for a in self.attributes)
+                    or not self.operands)
+
+    @property
     def labels(self) -> list[str]:
         return [c.__name__ for c in self.constraints]
 

@@ -1,0 +1,385 @@
+"""gather — slices of `operand` at offsets read from `start_indices` (spec section "gather").
+
+Numbering: the seed's constraints run C1–C13 and then C15; there is no C14
+(the seed has none).  We keep the seed's labels, so `gather_c15` is
+the element-type rule and no `gather_c14` exists.
+
+Not modelled: the pinned StableHLO (jaxlib 0.10.2) also has
+`operand_batching_dims` / `start_indices_batching_dims` in
+`#stablehlo.gather<…>`; the seed has neither, so programs we write leave them
+out (empty, the parser's default) and the constraints know nothing of them.
+
+Structure: `index_vector_dim` is enumerated (an `IntAttr` with `choices`),
+not solved: whether it equals `rank(start_indices)` decides how many batch
+dimensions the result has, i.e. the result's *rank*, and ranks are structure.
+
+Readings we chose (findings, see the report of issue 3):
+* C13 writes `shape(slice_sizes)` for the offset sizes; `slice_sizes` is
+  itself the list of sizes (its shape would be `[size(slice_sizes)]`), so we
+  read `slice_sizes`.
+* `combine` "puts `offset_dim_sizes` at axes corresponding to `offset_dims`":
+  `offset_dims[k]` receives the k-th offset size and the remaining axes, in
+  order, receive the batch sizes; the result has exactly
+  `len(batch_dim_sizes) + len(offset_dim_sizes)` axes.  Read literally, C13
+  then demands C5 (every `offset_dims[k]` is an axis of the result), and the
+  counts and ranges C1, C7, C11 each follow from C13 with the others (one
+  offset size per entry of `offset_dims`): no program breaks one of C1, C5,
+  C7, C11 alone (a search over array lengths 0..rank+1 and ranks 1..3 found
+  a witness for every other constraint).
+* Out of bounds: "If `operand_index` is out of bounds for `operand`, then
+  the behavior is implementation-defined" does not say whether the element
+  or the op's behaviour is meant.  XLA (seed 002: `start_indices[i] =
+  clamp(start_indices[i], 0, operand.dimension_size[i] - size_indices[i])`,
+  confirmed on jaxlib) clamps the *whole slice's* start, so it also changes
+  in-bounds elements of a slice that reaches out of bounds.  We allow, per
+  slice that reaches out: at an out-of-bounds element the clamped value or
+  any value; at an in-bounds element of such a slice the literal
+  `operand[operand_index]` (primary) or the clamped value.
+* C8 allows `slice_sizes[i] = 0` for a collapsed dimension, and the
+  formula then still reads `operand[operand_index]` (the StableHLO
+  interpreter does; we do).  XLA returns zeros there, and jax's own shape
+  rule rejects such a program ("can only collapse slice dims with bound 1").
+* `indices_are_sorted`: the formal sentence ranges over `indices(result)`,
+  which include the offset axes — read literally, an offset axis in front of
+  a batch axis would force all start indices equal.  We read it over the
+  batch indices (row-major), as seed 002 does ("sorted … after scattering
+  its values according to start_index_map"), and compare the full start
+  indices component-wise (the stricter of the two orders a vector `<=` can
+  mean): an input sorted only lexicographically counts as a broken promise,
+  whose result is undefined (any value), so no reading fails a backend.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..dsl import (ANY, ANY_VALUE, INTEGER, And, Attribute, BoolAttr, Choices, DataMovement, Group,
+                   I64ArrayAttr, If, Implies, IntAttr, Not, OpSpec, Operand, Result, all_of, any_of, at,
+                   contains, dim, in_range, is_sorted, is_symbolic, is_unique, rank, same_element_type,
+                   shape, size)
+from ..types import TensorType
+
+MAX_INDEX_VECTOR_DIM = 4   # index_vector_dim <= rank(start_indices); generators draw ranks up to 4
+
+
+# --------------------------------------------------------------------------
+# Shape helpers shared with scatter (its C4 is gather's C13 under other names)
+# --------------------------------------------------------------------------
+
+def batch_dim_options(indices: TensorType, index_vector_dim) -> list:
+    """`shape(indices)` except the size at `index_vector_dim`: a list of
+    (condition, sizes).  A concrete `index_vector_dim` gives one option; a
+    symbolic one an option per position (and one for "no such axis", where
+    nothing is left out)."""
+    dims = list(shape(indices))
+    if not is_symbolic(index_vector_dim):
+        i = index_vector_dim
+        return [(True, dims[:i] + dims[i + 1:] if 0 <= i < len(dims) else dims)]
+    out = [(index_vector_dim == i, dims[:i] + dims[i + 1:]) for i in range(len(dims))]
+    out.append((Not(in_range(index_vector_dim, 0, len(dims))), dims))
+    return out
+
+
+def kept(sizes, dropped):
+    """`sizes` except the entries at positions `dropped` (entries possibly
+    symbolic): (how many are kept, function k -> the k-th kept size)."""
+    keep = [Not(contains(dropped, i)) for i in range(len(sizes))]
+    before = [sum(If(keep[j], 1, 0) for j in range(i)) for i in range(len(sizes))]
+
+    def kth(k):
+        out = 0
+        for i in reversed(range(len(sizes))):
+            out = If(And(keep[i], before[i] == k), sizes[i], out)
+        return out
+    return sum(If(k, 1, 0) for k in keep), kth
+
+
+def _batch_position(placed, d):
+    """Index of axis `d` among the axes not in `placed` (axes before it that are not placed)."""
+    return sum(If(contains(placed, e), 0, 1) for e in range(d))
+
+
+def combine_holds(out_shape, batch, n_placed_sizes, placed_size, placed, at_most=False):
+    """`out_shape = combine(batch, placed sizes)`: `placed[k]` receives the
+    k-th placed size (or at most it, `at_most`: scatter's window sizes), the
+    other axes receive `batch` in order; combine has exactly
+    `len(batch) + n_placed_sizes` axes."""
+    r = len(out_shape)
+    if r != len(batch) + len(placed):
+        return False
+    conds = [n_placed_sizes == len(placed),
+             sum(If(contains(placed, d), 0, 1) for d in range(r)) == len(batch)]
+    for k, d in enumerate(placed):
+        got = at(out_shape, d)
+        conds += [in_range(d, 0, r), got <= placed_size(k) if at_most else got == placed_size(k)]
+    for d in range(r):
+        conds.append(Implies(Not(contains(placed, d)), out_shape[d] == at(batch, _batch_position(placed, d))))
+    return all_of(conds)
+
+
+def combined_shape(batch, placed_size, placed, r) -> tuple:
+    """The dims `combine` gives, as expressions of the (possibly symbolic) positions."""
+    out = []
+    for d in range(r):
+        size_here = 0
+        for k in reversed(range(len(placed))):
+            size_here = If(placed[k] == d, placed_size(k), size_here)
+        out.append(If(contains(placed, d), size_here, at(batch, _batch_position(placed, d))))
+    return tuple(out)
+
+
+def unique_and_sorted(xs):
+    return And(is_unique(xs), is_sorted(xs))
+
+
+def dims_fit(sizes, t: TensorType):
+    """0 <= sizes[i] <= dim(t, i) for every i (an entry with no axis to compare with fails)."""
+    return all_of(And(0 <= s, i < rank(t) and s <= dim(t, i)) for i, s in enumerate(sizes))
+
+
+# --------------------------------------------------------------------------
+# Constraints
+# --------------------------------------------------------------------------
+
+def gather_c1(op):
+    """(C1) rank(`operand`) $=$ size(`offset_dims`) $+$
+       size(`collapsed_slice_dims`)."""
+    return rank(op.operand) == size(op.offset_dims) + size(op.collapsed_slice_dims)
+
+
+def gather_c2(op):
+    """(C2) $0 \\le$ `index_vector_dim` $\\le$ rank(`start_indices`)."""
+    return And(0 <= op.index_vector_dim, op.index_vector_dim <= rank(op.start_indices))
+
+
+def gather_c3(op):
+    """(C3) size(`start_index_map`) $=$
+       `index_vector_dim` $\\lt$ rank(`start_indices`) ?
+       dim(`start_indices`, `index_vector_dim`) : 1."""
+    ivd = op.index_vector_dim
+    return size(op.start_index_map) == If(ivd < rank(op.start_indices), at(shape(op.start_indices), ivd), 1)
+
+
+def gather_c4(op):
+    """(C4) All dimensions in `offset_dims` are unique and sorted in ascending
+       order."""
+    return unique_and_sorted(op.offset_dims)
+
+
+def gather_c5(op):
+    """(C5) $0 \\le$ `offset_dims`[i] $\\lt$ rank(`result`) $\\forall i$
+       such that $0 \\le$ i $\\lt$ size(`offset_dims`)."""
+    return all_of(in_range(d, 0, rank(op.result)) for d in op.offset_dims)
+
+
+def gather_c6(op):
+    """(C6) All dimensions in `collapsed_slice_dims` are unique and sorted in
+       ascending order."""
+    return unique_and_sorted(op.collapsed_slice_dims)
+
+
+def gather_c7(op):
+    """(C7) $0 \\le$ `collapsed_slice_dims`[i] $\\lt$ size(`slice_sizes`)
+        $\\forall i$ such that $0 \\le$ i $\\lt$ size(`collapsed_slice_dims`)."""
+    return all_of(in_range(d, 0, size(op.slice_sizes)) for d in op.collapsed_slice_dims)
+
+
+def gather_c8(op):
+    """(C8) `slice_sizes`[i] $\\le$ 1 $\\forall i \\in$ `collapsed_slice_dims`.
+
+    (An entry of `collapsed_slice_dims` that is no index of `slice_sizes` is
+    C7's to reject.)"""
+    return all_of(at(op.slice_sizes, d) <= 1 for d in op.collapsed_slice_dims)
+
+
+def gather_c9(op):
+    """(C9) All dimensions in `start_index_map` are unique."""
+    return is_unique(op.start_index_map)
+
+
+def gather_c10(op):
+    """(C10) $0 \\le$ `start_index_map`[i] $\\lt$ rank(`operand`) $\\forall i$
+       such that $0 \\le$ i $\\lt$ size(`start_index_map`)."""
+    return all_of(in_range(d, 0, rank(op.operand)) for d in op.start_index_map)
+
+
+def gather_c11(op):
+    """(C11) size(`slice_sizes`) $=$ rank(`operand`)."""
+    return size(op.slice_sizes) == rank(op.operand)
+
+
+def gather_c12(op):
+    """(C12) $0 \\le$ `slice_sizes`[i] $\\le$ dim(`operand`, i) $\\forall i$
+        such that $0 \\le$ i $\\lt$ size(`slice_sizes`)."""
+    return dims_fit(op.slice_sizes, op.operand)
+
+
+def gather_c13(op):
+    """(C13) `shape(result)` $=$ `combine(batch_dim_sizes, offset_dim_sizes)`
+        where:
+  * `batch_dim_sizes` = `shape(start_indices)` except that the dimension size
+    of `start_indices` corresponding to `index_vector_dim` is not included.
+  * `offset_dim_sizes` = `shape(slice_sizes)` except that the dimension sizes
+    in `slice_sizes` corresponding to `collapsed_slice_dims` are not included.
+  * `combine` puts `batch_dim_sizes` at axes corresponding to `batch_dims` and
+   `offset_dim_sizes` at axes corresponding to `offset_dims`."""
+    n_offset, offset_size = kept(op.slice_sizes, op.collapsed_slice_dims)
+    return any_of(And(cond, combine_holds(shape(op.result), batch, n_offset, offset_size, op.offset_dims))
+                  for cond, batch in batch_dim_options(op.start_indices, op.index_vector_dim))
+
+
+def gather_c15(op):
+    """(C15) `operand` and `result` have the same element type."""
+    return same_element_type(op.operand, op.result)
+
+
+def infer(op):
+    """C13's shape and C15's element type.  The rank is structure: batch
+    axes (start_indices' rank, less one when `index_vector_dim` names an
+    axis of it) plus `size(offset_dims)`."""
+    if is_symbolic(op.index_vector_dim):
+        raise TypeError("gather: index_vector_dim must be concrete (it decides the result's rank)")
+    [(_, batch)] = batch_dim_options(op.start_indices, op.index_vector_dim)
+    _, offset_size = kept(op.slice_sizes, op.collapsed_slice_dims)
+    r = len(batch) + len(op.offset_dims)
+    return {"result": TensorType(combined_shape(batch, offset_size, op.offset_dims, r), op.operand.element_type)}
+
+
+# --------------------------------------------------------------------------
+# Semantics: the seed's index formulas, one result element at a time
+# --------------------------------------------------------------------------
+
+def start_index(indices: np.ndarray, batch_index, index_vector_dim: int) -> list[int]:
+    """`indices[bi0, …, :, …, biN]` (`:` at `index_vector_dim`), or
+    `[indices[batch_index]]` when `index_vector_dim` = rank(indices)."""
+    if index_vector_dim < indices.ndim:
+        idx = list(batch_index)
+        idx.insert(index_vector_dim, slice(None))
+        return [int(v) for v in indices[tuple(idx)]]
+    return [int(indices[tuple(batch_index)])]
+
+
+def full_start_index(start, index_map, r: int) -> list[int]:
+    """`full_start_index[do] = start_index[ds]` if `do = index_map[ds]`, else 0."""
+    full = [0] * r
+    for ds, do in enumerate(index_map):
+        full[do] = start[ds]
+    return full
+
+
+def full_window_index(window_index, inserted, r: int) -> list[int]:
+    """`[oi0, …, 0, …, oiN]`: zeros at the axes in `inserted`, the window index elsewhere in order."""
+    it = iter(window_index)
+    return [0 if d in inserted else next(it) for d in range(r)]
+
+
+def in_bounds(index, dims) -> bool:
+    return all(0 <= i < d for i, d in zip(index, dims))
+
+
+def components_sorted(starts) -> bool:
+    """Consecutive full start indices non-decreasing in every component (module docstring)."""
+    return all(all(a <= b for a, b in zip(p, q)) for p, q in zip(starts, starts[1:]))
+
+
+SORTED_WHY = ("gather: \"If `indices_are_sorted` is `true` then the implementation can assume that "
+              "`start_indices` are sorted with respect to `start_index_map`, otherwise the behavior is undefined.\"")
+OUT_OF_BOUNDS_WHY = ("gather: \"If `operand_index` is out of bounds for `operand`, then the behavior is "
+                     "implementation-defined.\" (XLA clamps the slice's start into bounds)")
+
+
+def undefined(primary: np.ndarray, label: str, why: str) -> Choices:
+    """Every element any value: the spec calls the behaviour undefined."""
+    n = primary.size
+    return Choices(primary, {i: [ANY_VALUE] for i in range(n)}, {i: [label] for i in range(n)}, why)
+
+
+def arrays(op, operand, start_indices):
+    operand, start_indices = np.asarray(operand), np.asarray(start_indices)
+    out_shape = tuple(int(d) for d in op.result.shape)
+    offset_dims, collapsed = list(op.offset_dims), list(op.collapsed_slice_dims)
+    index_map, slice_sizes, ivd = list(op.start_index_map), list(op.slice_sizes), int(op.index_vector_dim)
+    batch_dims = [d for d in range(len(out_shape)) if d not in offset_dims]
+    r = operand.ndim
+    result = np.zeros(out_shape, dtype=operand.dtype)
+    options, labels = {}, {}
+    starts = {}
+    for flat, result_index in enumerate(np.ndindex(*out_shape)):
+        batch_index = tuple(result_index[d] for d in batch_dims)
+        if batch_index not in starts:
+            starts[batch_index] = full_start_index(start_index(start_indices, batch_index, ivd), index_map, r)
+        start = starts[batch_index]
+        offset = full_window_index([result_index[d] for d in offset_dims], collapsed, r)
+        operand_index = [s + o for s, o in zip(start, offset)]
+        clamped = [min(max(s, 0), operand.shape[d] - slice_sizes[d]) for d, s in enumerate(start)]
+        xla_index = [s + o for s, o in zip(clamped, offset)]
+        xla = operand[tuple(xla_index)] if in_bounds(xla_index, operand.shape) else None
+        if in_bounds(operand_index, operand.shape):
+            result[result_index] = operand[tuple(operand_index)]
+            if clamped != start and xla is not None:   # listed even where equal: the XLA alternative is whole
+                options[flat], labels[flat] = [xla], ["XLA: start index clamped"]
+        elif xla is not None:
+            result[result_index] = xla
+            options[flat], labels[flat] = [xla, ANY_VALUE], ["XLA: start index clamped", "any value"]
+        else:
+            options[flat], labels[flat] = [ANY_VALUE], ["any value"]
+    if op.indices_are_sorted and not components_sorted([starts[b] for b in sorted(starts)]):
+        return [undefined(result, "any value: indices_are_sorted but start_indices are not sorted", SORTED_WHY)]
+    if options:
+        return [Choices(result, options, labels, OUT_OF_BOUNDS_WHY)]
+    return [result]
+
+
+# --------------------------------------------------------------------------
+# Structure hints (lengths of the array attributes)
+# --------------------------------------------------------------------------
+
+def _chosen(op, name):
+    """An attribute already chosen while the instance is built (None before)."""
+    return op.attributes.get(name)
+
+
+def _offset_dims_lengths(op):
+    return range(0, rank(op.operand) + 1)
+
+
+def _collapsed_lengths(op):
+    """C1: what `offset_dims` leaves of the operand's rank (all candidates until it is chosen)."""
+    r, offset = rank(op.operand), _chosen(op, "offset_dims")
+    if offset is not None and len(offset) <= r:
+        return r - len(offset)
+    return range(r, -1, -1)
+
+
+def _start_index_map_lengths(op):
+    """C3: one entry when the index vector is implicit, else dim(start_indices, index_vector_dim)."""
+    ivd = _chosen(op, "index_vector_dim")
+    if ivd is not None and not is_symbolic(ivd) and ivd >= rank(op.start_indices):
+        return 1
+    return tuple(range(1, max(rank(op.operand), 1) + 1)) + (0,)
+
+
+def _operand_rank(op):
+    return rank(op.operand)
+
+
+_DN = "dimension_numbers"
+
+SPEC = OpSpec(
+    mnemonic="gather",
+    operands=(Operand("operand", ANY), Operand("start_indices", INTEGER)),
+    attributes=(
+        Attribute("offset_dims", I64ArrayAttr(), length=_offset_dims_lengths, group=_DN),
+        Attribute("collapsed_slice_dims", I64ArrayAttr(), length=_collapsed_lengths, group=_DN),
+        Attribute("index_vector_dim", IntAttr(64), choices=tuple(range(MAX_INDEX_VECTOR_DIM + 1)), group=_DN),
+        Attribute("start_index_map", I64ArrayAttr(), length=_start_index_map_lengths, group=_DN),
+        Attribute("slice_sizes", I64ArrayAttr(), length=_operand_rank),
+        Attribute("indices_are_sorted", BoolAttr(), default=False),
+    ),
+    groups=(Group(_DN, "stablehlo.gather",
+                  ("offset_dims", "collapsed_slice_dims", "start_index_map", "index_vector_dim")),),
+    results=(Result("result", ANY),),
+    constraints=(gather_c1, gather_c2, gather_c3, gather_c4, gather_c5, gather_c6, gather_c7, gather_c8,
+                 gather_c9, gather_c10, gather_c11, gather_c12, gather_c13, gather_c15),
+    infer=infer,
+    semantics=DataMovement(arrays),
+)

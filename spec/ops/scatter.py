@@ -1,0 +1,357 @@
+"""scatter — `inputs` with slices at `scatter_indices` combined with `updates` (spec section "scatter").
+
+The index formulas are gather's under other names (`update_scatter_dims` ~
+`batch_dims`, `update_window_dims` ~ `offset_dims`, `inserted_window_dims` ~
+`collapsed_slice_dims`), so the shape helpers and index formulas come from
+`gather`; C4 is gather's C13 with `≤` for the window sizes.
+
+Not modelled: the pinned StableHLO (jaxlib 0.10.2) also has
+`input_batching_dims` / `scatter_indices_batching_dims`; the seed has
+neither, so programs leave them out and no constraint reads them.
+
+`index_vector_dim` is solved (a symbolic integer): here no result's rank
+depends on it (`updates` is an operand whose rank the structure fixes), so
+C4 is written as a choice over the axis it names.
+
+Semantics (`exec(schedule, inputs)` with an implementation-defined
+`schedule`):
+* Update order: each result element depends only on the order of the
+  updates that land on it.  The primary value applies them in the order of
+  the update index space (row-major); every other order of those updates is
+  enumerated (`update_computation` takes all N inputs at once, so the N
+  results of one order are computed jointly), its values deduplicated by
+  bit pattern and offered per element, labelled "update order 2,1,0" (the
+  updates landing on that element numbered 0, 1, … in row-major order).
+  Alternatives are per result: with N > 1, results[0] from one order and
+  results[1] from another are both accepted (slightly lenient).  Above
+  `MAX_ENUMERATED_UPDATES` updates on one element the orders are not
+  enumerated: any value is accepted there (said in its label).
+* Out of bounds: an update whose `result_index` is out of bounds is skipped
+  in the primary value (seed 002: "if `O` is a valid index for `output`").
+  XLA skips the whole update *window* (every update with the same
+  `update_scatter_index`) as soon as one of its indices is out of bounds
+  (confirmed on jaxlib); the seed only says "the behavior is
+  implementation-defined".  So an in-bounds element that a window reaching
+  out of bounds updates may hold the value with that window skipped
+  (labelled "XLA: out-of-bounds window skipped") or any value.
+* Broken promises: `indices_are_sorted` with unsorted indices, or
+  `unique_indices` with a repeated `result_index`, make the behaviour
+  undefined: every element of every result may hold any value.  "Sorted"
+  is read over the update scatter indices in row-major order with the full
+  start indices compared component-wise (as for gather; the seed's formal
+  sentence ranges over `indices(result)`, and scatter has no `result`).
+
+Findings: C4 writes `update_window_dim_sizes` $\\le$ `shape(inputs[0])`
+(except inserted dims) — a bound, not an equation, unlike gather's C13.
+Read literally ("combine puts … at axes corresponding to
+`update_window_dims`", one axis per size), C4 demands C8, and C2 and C10
+each follow from C4 with the others: no program breaks one of C2, C8, C10
+alone (a search over array lengths, counts, mixed types and regions found a
+witness for every other constraint).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..dsl import (ANY, ANY_VALUE, INTEGER, And, Attribute, BoolAttr, Choices, DataMovement, Group,
+                   I64ArrayAttr, If, IntAttr, OpSpec, Operand, Region, Result, all_of, any_of, at, in_range,
+                   is_unique, rank, same_shape, same_type, shape, size)
+from ..types import TensorType
+from .gather import (batch_dim_options, combine_holds, components_sorted, full_start_index, full_window_index,
+                     in_bounds, kept, start_index, undefined, unique_and_sorted)
+
+MAX_ENUMERATED_UPDATES = 6   # 720 orders of the updates landing on one element
+
+
+def update_computation_signature(op):
+    """C15: `(tensor<E0>, …, tensor<EN-1>, tensor<E0>, …, tensor<EN-1>) -> (tensor<E0>, …, tensor<EN-1>)`."""
+    scalars = tuple(TensorType((), t.element_type) for t in op.inputs)
+    return scalars + scalars, scalars
+
+
+def scatter_c1(op):
+    """(C1) All `inputs` have the same shape."""
+    return same_shape(*op.inputs)
+
+
+def scatter_c2(op):
+    """(C2) rank(`inputs`[0]) = size(`update_window_dims`) +
+       size(`inserted_window_dims`)."""
+    return rank(op.inputs[0]) == size(op.update_window_dims) + size(op.inserted_window_dims)
+
+
+def scatter_c3(op):
+    """(C3) All `updates` have the same shape."""
+    return same_shape(*op.updates)
+
+
+def scatter_c4(op):
+    """(C4) `shape(updates[0])` $=$
+        `combine(update_scatter_dim_sizes, update_window_dim_sizes)` where:
+  * `update_scatter_dim_sizes` = `shape(scatter_indices)` except that
+    the dimension size of `scatter_indices` corresponding to
+    `index_vector_dim` is not included.
+  * `update_window_dim_sizes` $\\le$ `shape(inputs[0])` except that
+    the dimension sizes in `inputs[0]` corresponding to `inserted_window_dims`
+    are not included.
+  * `combine` puts `update_scatter_dim_sizes` at axes corresponding to
+   `update_scatter_dims` and `update_window_dim_sizes` at axes corresponding
+   to `update_window_dims`."""
+    n_window, window_bound = kept(shape(op.inputs[0]), op.inserted_window_dims)
+    return any_of(And(cond, combine_holds(shape(op.updates[0]), batch, n_window, window_bound,
+                                          op.update_window_dims, at_most=True))
+                  for cond, batch in batch_dim_options(op.scatter_indices, op.index_vector_dim))
+
+
+def scatter_c5(op):
+    """(C5) N $=$ size(`inputs`) = size(`updates`) and N $\\ge$ 1."""
+    return size(op.inputs) == size(op.updates) and size(op.inputs) >= 1
+
+
+def scatter_c6(op):
+    """(C6) `element_type(updates[k]) = element_type(inputs[k])` for any k $\\in$
+       [0, N)."""
+    return all(u.element_type == i.element_type for u, i in zip(op.updates, op.inputs))
+
+
+def scatter_c7(op):
+    """(C7) All dimensions in `update_window_dims` are unique and sorted."""
+    return unique_and_sorted(op.update_window_dims)
+
+
+def scatter_c8(op):
+    """(C8) For all i $\\in$ [0, size(`update_window_dims`)), $0 \\le$
+  `update_window_dims`[i] $\\lt$ rank(`updates`[0])."""
+    return all_of(in_range(d, 0, rank(op.updates[0])) for d in op.update_window_dims)
+
+
+def scatter_c9(op):
+    """(C9) All dimensions in `inserted_window_dims` are unique and sorted."""
+    return unique_and_sorted(op.inserted_window_dims)
+
+
+def scatter_c10(op):
+    """(C10) For all i $\\in$ [0, size(`inserted_window_dims`)), $0 \\le$
+  `inserted_window_dims`[i] $\\lt$ rank(`inputs`[0])."""
+    return all_of(in_range(d, 0, rank(op.inputs[0])) for d in op.inserted_window_dims)
+
+
+def scatter_c11(op):
+    """(C11) size(`scatter_dims_to_operand_dims`) $=$
+       `index_vector_dim` $\\lt$ rank(`scatter_indices`) ?
+       dim(`scatter_indices`, `index_vector_dim`) : 1."""
+    ivd = op.index_vector_dim
+    return size(op.scatter_dims_to_operand_dims) == If(ivd < rank(op.scatter_indices),
+                                                       at(shape(op.scatter_indices), ivd), 1)
+
+
+def scatter_c12(op):
+    """(C12) All dimensions in `scatter_dims_to_operand_dims` are unique."""
+    return is_unique(op.scatter_dims_to_operand_dims)
+
+
+def scatter_c13(op):
+    """(C13) For all i $\\in$ [0, size(`scatter_dims_to_operand_dims`)), $0 \\le$
+      `scatter_dims_to_operand_dims`[i] $\\lt$ rank(`inputs`[0])."""
+    return all_of(in_range(d, 0, rank(op.inputs[0])) for d in op.scatter_dims_to_operand_dims)
+
+
+def scatter_c14(op):
+    """(C14) $0 \\le$ `index_vector_dim` $\\le$ rank(`scatter_indices`)."""
+    return And(0 <= op.index_vector_dim, op.index_vector_dim <= rank(op.scatter_indices))
+
+
+def scatter_c15(op):
+    """(C15) `update_computation` has type `(tensor<E0>, ..., tensor<EN-1>, tensor<E0>, ..., tensor<EN-1>) -> (tensor<E0>, ..., tensor<EN-1>)`
+        where `Ek = element_type(inputs[k])` for any k $\\in$ [0, N)."""
+    ins, outs = update_computation_signature(op)
+    fn = op.update_computation
+    return tuple(fn.inputs) == ins and tuple(fn.outputs) == outs
+
+
+def scatter_c16(op):
+    """(C16) `inputs[k]` and `result[k]` have the same type for any k $\\in$ [0, N)."""
+    results = op.results["results"]   # `op.results` is the instance's table of results
+    return len(results) == len(op.inputs) and all_of(same_type(i, r) for i, r in zip(op.inputs, results))
+
+
+def infer(op):
+    return {"results": [TensorType(tuple(t.shape), t.element_type) for t in op.inputs]}
+
+
+# --------------------------------------------------------------------------
+# Semantics
+# --------------------------------------------------------------------------
+
+SORTED_WHY = ("scatter: \"If `indices_are_sorted` is `true` then the implementation can assume that "
+              "`scatter_indices` are sorted with respect to `scatter_dims_to_operand_dims`, otherwise the "
+              "behavior is undefined.\"")
+UNIQUE_WHY = ("scatter: \"If `unique_indices` is `true` but the indices being scattered to are not unique "
+              "then the behavior is undefined.\"")
+SCHEDULE_WHY = "scatter: \"`schedule` is an implementation-defined permutation of the index space of `updates[0]`.\""
+OUT_OF_BOUNDS_WHY = ("scatter: \"If `result_index` is out of bounds for `shape(results[:])`, the behavior is "
+                     "implementation-defined.\" (XLA skips the whole update window)")
+
+
+def _bits(values) -> tuple:
+    return tuple(np.asarray(v).tobytes() for v in values)
+
+
+def _orders(call, dtypes, current: tuple, updates: list) -> list:
+    """Distinct outcomes of applying `updates` (tuples of N scalars) to
+    `current` in every order: [(order, values)], the row-major order first.
+    Walks the orders depth first and drops a partial order whose state (the
+    updates used, the values' bits) an earlier one reached."""
+    finals, seen = {}, set()
+
+    def walk(order, values):
+        if len(order) == len(updates):
+            finals.setdefault(_bits(values), (order, values))
+            return
+        for i in range(len(updates)):
+            if i in order:
+                continue
+            nxt = tuple(np.asarray(v, dtype=dt).reshape(()) for v, dt in
+                        zip(call(*values, *updates[i]), dtypes))
+            state = (frozenset(order + (i,)), _bits(nxt))
+            if state not in seen:
+                seen.add(state)
+                walk(order + (i,), nxt)
+    walk((), current)
+    return list(finals.values())
+
+
+def _scalars(arrays, index) -> tuple:
+    return tuple(np.asarray(a[index], dtype=a.dtype).reshape(()) for a in arrays)
+
+
+def arrays(op, *operands):
+    n = len(op.inputs)
+    inputs = [np.asarray(a) for a in operands[:n]]
+    indices = np.asarray(operands[n])
+    updates = [np.asarray(a) for a in operands[n + 1:]]
+    window_dims, inserted = list(op.update_window_dims), list(op.inserted_window_dims)
+    index_map, ivd = list(op.scatter_dims_to_operand_dims), int(op.index_vector_dim)
+    r = inputs[0].ndim
+    scatter_dims = [d for d in range(updates[0].ndim) if d not in window_dims]
+
+    hits: dict = {}            # result_index -> [update_index, …] in row-major order
+    window_of: dict = {}       # update_index -> its update_scatter_index
+    oob_windows, all_targets, starts = set(), [], {}
+    for update_index in np.ndindex(*updates[0].shape):
+        usi = tuple(update_index[d] for d in scatter_dims)
+        if usi not in starts:
+            starts[usi] = full_start_index(start_index(indices, usi, ivd), index_map, r)
+        window = full_window_index([update_index[d] for d in window_dims], inserted, r)
+        result_index = tuple(s + w for s, w in zip(starts[usi], window))
+        all_targets.append(result_index)
+        window_of[update_index] = usi
+        if in_bounds(result_index, inputs[0].shape):
+            hits.setdefault(result_index, []).append(update_index)
+        else:
+            oob_windows.add(usi)
+
+    results = [a.copy() for a in inputs]
+    options = [dict() for _ in range(n)]
+    labels = [dict() for _ in range(n)]
+    dtypes = [a.dtype for a in inputs]
+    call = op.update_computation.call
+    for result_index, ups in hits.items():
+        current = _scalars(inputs, result_index)
+        flat = int(np.ravel_multi_index(result_index, inputs[0].shape))
+        upd_values = [_scalars(updates, u) for u in ups]
+        alts = []   # (values, label) besides the primary
+        if len(ups) <= MAX_ENUMERATED_UPDATES:
+            outcomes = _orders(call, dtypes, current, upd_values)
+            primary = outcomes[0][1]
+            alts += [(vals, "update order " + ",".join(map(str, order))) for order, vals in outcomes[1:]]
+        else:
+            primary = current
+            for u in upd_values:
+                primary = tuple(np.asarray(v, dtype=dt).reshape(()) for v, dt in zip(call(*primary, *u), dtypes))
+            alts.append((None, f"any value: {len(ups)} updates land here, their orders are not enumerated"))
+        if any(window_of[u] in oob_windows for u in ups):
+            skipped = current
+            for u, vals in zip(ups, upd_values):
+                if window_of[u] not in oob_windows:
+                    skipped = tuple(np.asarray(v, dtype=dt).reshape(()) for v, dt in zip(call(*skipped, *vals), dtypes))
+            alts += [(skipped, "XLA: out-of-bounds window skipped"), (None, "any value")]
+        for k in range(n):
+            results[k][result_index] = primary[k]
+            have = {np.asarray(primary[k]).tobytes()}
+            for vals, label in alts:
+                if vals is not None and label.startswith("update order"):   # orders: distinct values only
+                    b = np.asarray(vals[k]).tobytes()
+                    if b in have:
+                        continue
+                    have.add(b)
+                options[k].setdefault(flat, []).append(ANY_VALUE if vals is None else vals[k][()])
+                labels[k].setdefault(flat, []).append(label)
+
+    broken = []
+    if op.indices_are_sorted and not components_sorted([starts[u] for u in sorted(starts)]):
+        broken.append(("any value: indices_are_sorted but scatter_indices are not sorted", SORTED_WHY))
+    if op.unique_indices and len(set(all_targets)) < len(all_targets):
+        broken.append(("any value: unique_indices but result indices repeat", UNIQUE_WHY))
+    if broken:
+        label, why = broken[0]
+        return [undefined(a, label, " ".join(w for _, w in broken)) for a in results]
+    why = " ".join(w for w, used in ((SCHEDULE_WHY, True), (OUT_OF_BOUNDS_WHY, bool(oob_windows))) if used)
+    return [Choices(a, o, l, why) if o else a for a, o, l in zip(results, options, labels)]
+
+
+# --------------------------------------------------------------------------
+# Structure hints
+# --------------------------------------------------------------------------
+
+def _input_rank(op):
+    """rank(inputs[0]); 0 for a structure with no inputs (a C5 violation)."""
+    return rank(op.inputs[0]) if op.inputs else 0
+
+
+def _window_dims_lengths(op):
+    return range(0, _input_rank(op) + 1)
+
+
+def _inserted_lengths(op):
+    """C2: what `update_window_dims` leaves of the inputs' rank (all candidates until it is chosen)."""
+    r, window = _input_rank(op), op.attributes.get("update_window_dims")
+    if window is not None and len(window) <= r:
+        return r - len(window)
+    return range(r, -1, -1)
+
+
+def _index_map_lengths(op):
+    """C11: dim(scatter_indices, index_vector_dim) entries, or 1.  Length 0 (an empty index
+    vector) is valid but not offered: at rank 2 the hints' product (2 counts x 3 x 2) then
+    fits check-spec's 12 layouts."""
+    return tuple(range(1, max(_input_rank(op), 1) + 1))
+
+
+_DN = "scatter_dimension_numbers"
+
+SPEC = OpSpec(
+    mnemonic="scatter",
+    operands=(Operand("inputs", ANY, variadic=True, count=(1, 2)),
+              Operand("scatter_indices", INTEGER),
+              Operand("updates", ANY, variadic=True, count=lambda op: len(op.inputs))),
+    attributes=(
+        Attribute("update_window_dims", I64ArrayAttr(), length=_window_dims_lengths, group=_DN),
+        Attribute("inserted_window_dims", I64ArrayAttr(), length=_inserted_lengths, group=_DN),
+        Attribute("scatter_dims_to_operand_dims", I64ArrayAttr(), length=_index_map_lengths, group=_DN),
+        Attribute("index_vector_dim", IntAttr(64), group=_DN),
+        Attribute("indices_are_sorted", BoolAttr(), default=False),
+        Attribute("unique_indices", BoolAttr(), default=False),
+    ),
+    groups=(Group(_DN, "stablehlo.scatter",
+                  ("update_window_dims", "inserted_window_dims", "scatter_dims_to_operand_dims",
+                   "index_vector_dim")),),
+    regions=(Region("update_computation", update_computation_signature,
+                    bodies=("add", "multiply", "maximum", "minimum", "subtract", "replace", "keep")),),
+    results=(Result("results", ANY, variadic=True),),
+    constraints=(scatter_c1, scatter_c2, scatter_c3, scatter_c4, scatter_c5, scatter_c6, scatter_c7, scatter_c8,
+                 scatter_c9, scatter_c10, scatter_c11, scatter_c12, scatter_c13, scatter_c14, scatter_c15,
+                 scatter_c16),
+    infer=infer,
+    semantics=DataMovement(arrays, bit_exact=False),
+)
