@@ -139,7 +139,7 @@ def _structures3(spec: OpSpec, strategy: str, valid: list[Skeleton], rng):
                     continue  # variadic results: their members are the inferred ones
                 others = [t for t in res.types if t != cur.element_type]
                 for j in rng.permutation(len(others)):
-                    yield skel, [1] * n, {res.name: (others[j], 1)}
+                    yield skel, [1] * n, {res.name: (others[j], cur.rank)}
     elif strategy == "rank":
         for i in order:
             skel = valid[i]

@@ -12,7 +12,7 @@ import pytest
 from shlo_conform.generators import suite
 from shlo_conform.suites.io import CORE
 
-OPS = ["add", "convert", "sine", "compare", "divide"]
+OPS = ["add", "convert", "sine", "compare", "divide", "pad", "scatter", "tuple"]
 
 
 @pytest.fixture(scope="module")
