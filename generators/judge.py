@@ -15,7 +15,7 @@ from ..oracle.program import ProgramRejected, execute, parse_program
 from ..spec.types import from_bits
 from ..suites.records import Alternative, Expectation, tensor_to_hex
 
-__all__ = ["expectations", "to_expectation", "ProgramRejected", "Unspecified"]
+__all__ = ["expectations", "to_expectation", "rejection", "ProgramRejected", "Unspecified"]
 
 
 def to_expectation(o: OracleOutput) -> Expectation:
@@ -44,3 +44,14 @@ def expectations(mlir: str, inputs: Sequence[np.ndarray]) -> list[Expectation]:
     a program the encoded spec refuses, Unspecified where the spec states no
     result and names no alternatives (the generator then drops the case)."""
     return [to_expectation(o) for o in execute(parse_program(mlir), list(inputs))]
+
+
+def rejection(mlir: str) -> str | None:
+    """The constraint the encoded spec rejects a program for ("" when it
+    rejects it for another reason — e.g. operands that cannot be matched to
+    the op's inputs at all — and None when it accepts it)."""
+    try:
+        parse_program(mlir)
+    except ProgramRejected as e:
+        return e.constraint or ""
+    return None
