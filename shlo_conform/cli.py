@@ -326,8 +326,10 @@ def cmd_check_spec(argv: list[str]) -> int:
     independent = {r.name: list(r.independence.witnesses) for r in results if r.independence}
     uncovered = verifier.negative_coverage(independent, cases)
     n_ind = sum(len(v) for v in independent.values())
-    print(f"negative cases ({a.suite}): {n_ind - sum(len(v) for v in uncovered.values())}/{n_ind} "
-          f"independent constraints have an invalid case named after them"
+    unspellable = sorted(l for v in independent.values() for l in v if l in verifier.UNSPELLABLE)
+    print(f"negative cases ({a.suite}): {n_ind - len(unspellable) - sum(len(v) for v in uncovered.values())}/"
+          f"{n_ind} independent constraints have an invalid case named after them"
+          + "".join(f"; {l} cannot be spelled: {verifier.UNSPELLABLE[l]}" for l in unspellable)
           + ("" if not uncovered else "; MISSING " + ", ".join(l for v in uncovered.values() for l in v)))
     ok &= not uncovered
     doc["negative_coverage"] = {"independent": n_ind, "missing": uncovered}

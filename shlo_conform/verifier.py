@@ -195,8 +195,19 @@ def render(ag: Agreement) -> str:
     return "\n".join(lines) + "\n"
 
 
+# Independent constraints that no program *text* can break: the instance exists
+# (check-spec has its witness), but StableHLO's syntax cannot say it.  Reviewed
+# like verifier-findings.json; coverage counts them as explained, not missing.
+UNSPELLABLE = {
+    "scatter_c5": "StableHLO splits scatter's operand list into equal halves of inputs and updates "
+                  "(SameVariadicOperandSize), so N inputs != N updates has no spelling; N = 0 breaks "
+                  "C2, C4 ... too (docs/spec-findings.md)",
+}
+
+
 def negative_coverage(labels: dict, cases) -> dict:
-    """{op: [independent labels with no invalid case naming them]} over `cases`."""
+    """{op: [independent labels with no invalid case naming them]} over
+    `cases`, leaving out the reviewed `UNSPELLABLE` ones."""
     named = {(c.op, c.violates) for c in cases if c.kind == "invalid"}
-    return {op: [l for l in ls if (op, l) not in named] for op, ls in labels.items()
-            if any((op, l) not in named for l in ls)}
+    missing = {op: [l for l in ls if (op, l) not in named and l not in UNSPELLABLE] for op, ls in labels.items()}
+    return {op: ls for op, ls in missing.items() if ls}
