@@ -17,7 +17,8 @@ import time
 from shlo_conform.backends.base import Rejected, Unsupported, load_backend
 from shlo_conform.suites.io import CORE, load_cases
 
-DEFAULT_OPS = ["add", "multiply", "sqrt", "sine", "exponential", "atan2", "convert", "compare", "select"]
+DEFAULT_OPS = ["add", "multiply", "sqrt", "sine", "exponential", "atan2", "convert", "compare", "select",
+               "transpose", "pad", "gather", "scatter", "dynamic_slice", "concatenate"]
 
 
 def timed(backend, cases) -> float:

@@ -35,3 +35,13 @@ def small_suite(tmp_path_factory):
     d = tmp_path_factory.mktemp("suite")
     suite.build(d, 7, ops, judge_fn=echo_judge)
     return d, ops
+
+
+@pytest.fixture(scope="module")
+def mlir_ctx():
+    """jaxlib's MLIR context with the StableHLO dialects registered (the parser
+    and verifier a backend starts from)."""
+    jm = pytest.importorskip("jax._src.interpreters.mlir")
+    from jaxlib.mlir import ir
+    with jm.make_ir_context() as ctx, ir.Location.unknown():
+        yield ir, ctx

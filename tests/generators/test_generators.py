@@ -57,14 +57,6 @@ def test_manifest(small_suite):
 
 # --- MLIR --------------------------------------------------------------------
 
-@pytest.fixture(scope="module")
-def mlir_ctx():
-    jm = pytest.importorskip("jax._src.interpreters.mlir")
-    from jaxlib.mlir import ir
-    with jm.make_ir_context() as ctx, ir.Location.unknown():
-        yield ir, ctx
-
-
 def test_every_value_program_parses_and_verifies(small_suite, mlir_ctx):
     ir, _ = mlir_ctx
     base, _ = small_suite

@@ -35,14 +35,6 @@ def cases():
     return out
 
 
-@pytest.fixture(scope="module")
-def mlir_ctx():
-    jm = pytest.importorskip("jax._src.interpreters.mlir")
-    from jaxlib.mlir import ir
-    with jm.make_ir_context() as ctx, ir.Location.unknown():
-        yield ir, ctx
-
-
 def test_value_programs_parse_and_verify(cases, mlir_ctx):
     """Regions, grouped attributes, dense constants, tuples built and taken
     apart: jaxlib's StableHLO accepts every value and survey program."""
