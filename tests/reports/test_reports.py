@@ -74,3 +74,18 @@ def test_html_sections_and_escaping():
     # op x dtype matrix has a column per dtype seen
     for d in ("f32", "f64", "si8"):
         assert f"<th>{d}</th>" in page
+
+
+def test_surveys_are_listed_with_the_behaviour_matched_and_not_as_failures():
+    d = doc()
+    d["verdicts"].append({"id": "gather/f32/s", "op": "gather", "dtype": "f32", "kind": "survey", "verdict": "pass",
+                          "detail": "", "max_ulp": 0.0, "impl_defined": ["XLA: start index clamped"],
+                          "seconds": 0.0, "violates": None})
+    d["verdicts"].append({"id": "scatter/si8/t", "op": "scatter", "dtype": "si8", "kind": "survey",
+                          "verdict": "fail", "detail": "5 of 5 elements differ", "max_ulp": None,
+                          "impl_defined": [], "seconds": 0.0, "violates": None})
+    page = html.render(d)
+    surveys = page.split("Surveys: behaviour the spec leaves open (2)")[1].split("<h2>")[0]
+    assert "gather/f32/s" in surveys and "XLA: start index clamped" in surveys
+    assert "scatter/si8/t" in surveys and "5 of 5 elements differ" in surveys
+    assert "scatter/si8/t" not in page.split("Failures (1)")[1]   # a survey never counts as a failure

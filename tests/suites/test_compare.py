@@ -101,3 +101,23 @@ def test_alternatives_follow_the_same_nan_rule_as_the_primary():
     other_nan = np.array([0x3F800000, 0xFFC00123], np.uint32).view(np.float32)
     j = judge(e, other_nan)
     assert j.ok and j.alternatives_used == ["NaN"]
+
+
+def test_survey_cases_never_count_for_or_against_conformance():
+    from shlo_conform.suites.records import conformant
+    for verdict in ("pass", "fail", "crash", "rejected", "timeout"):
+        assert conformant("survey", verdict) is None
+    assert conformant("value", "fail") is False and conformant("invalid", "rejected") is True
+
+
+def test_core_surveys_are_the_out_of_bounds_gather_and_scatter_cases():
+    """dynamic_slice / dynamic_update_slice clamp by the seed's formula, so their
+    out-of-bounds cases are scored; gather / scatter leave it open: surveys."""
+    from shlo_conform.suites.io import CORE, load_cases
+    cases = [c for op in ("gather", "scatter", "dynamic_slice", "dynamic_update_slice")
+             for c in load_cases(CORE, ops={op})]
+    oob = [c for c in cases if c.note == "indices out of bounds"]
+    assert {c.op for c in oob} == {"gather", "scatter", "dynamic_slice", "dynamic_update_slice"}
+    for c in oob:
+        assert c.kind == ("value" if c.op.startswith("dynamic") else "survey"), c.id
+    assert all(c.note == "indices out of bounds" for c in cases if c.kind == "survey")
