@@ -41,7 +41,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from ..spec.types import ElementType, TensorType, element_type, from_bits, parse_type, to_bits
+from ..spec.types import ElementType, TensorType, dense_literal, element_type, from_bits, parse_type
 from .base import Backend, Rejected, Unsupported
 from ._mlir import one_line, tensor_type_of
 
@@ -228,9 +228,7 @@ class InterpreterBackend(Backend):
             return results
 
     def _attr(self, array: np.ndarray, t: TensorType):
-        bits = to_bits(array, t.element_type)
-        hexs = bits.astype(t.element_type.bits_dtype.newbyteorder("<")).tobytes().hex().upper()
-        return self._ir.Attribute.parse(f'dense<"0x{hexs}"> : {t.mlir}')
+        return self._ir.Attribute.parse(dense_literal(array, t))
 
 
 def _read(attr, shape) -> np.ndarray:

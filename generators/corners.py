@@ -21,10 +21,6 @@ from ..spec.types import TensorType, TupleType
 from . import solve
 
 
-def _all(*xs):
-    return [x for x in xs]
-
-
 def _some_zero(t):
     return [z3.Or([d == 0 for d in t.shape])] if t.shape else [z3.BoolVal(False)]
 

@@ -46,12 +46,6 @@ class Violation:
     inst: Instance
 
 
-def _structures(spec: OpSpec, strategy: str, valid: list[Skeleton], rng):
-    """(skeleton, operand ranks, result override, layout) to try, in a seeded order."""
-    for item in _structures3(spec, strategy, valid, rng):
-        yield item if len(item) == 4 else (*item, None)
-
-
 def _perturbed_layouts(spec: OpSpec, skel: Skeleton, ranks) -> list[dict]:
     """The default structure with one count / length / stated result rank one off."""
     base = symbolic_instance(spec, skel, ranks, full=True).layout
@@ -79,7 +73,8 @@ def _applies(spec: OpSpec, strategy: str) -> bool:
     return True
 
 
-def _structures3(spec: OpSpec, strategy: str, valid: list[Skeleton], rng):
+def _structures(spec: OpSpec, strategy: str, valid: list[Skeleton], rng):
+    """(skeleton, operand ranks, result override, layout) to try, in a seeded order."""
     if not _applies(spec, strategy):
         return
     n = len(spec.operands)
@@ -89,7 +84,7 @@ def _structures3(spec: OpSpec, strategy: str, valid: list[Skeleton], rng):
             for r in (1, 2):
                 layouts = layout_options(spec, valid[i], [r] * n, SHAPE_LAYOUTS)
                 if layouts == [{}]:
-                    yield valid[i], [r] * n, None
+                    yield valid[i], [r] * n, None, None
                     continue
                 for lay in layouts:   # other hint combinations: gather C4 needs two offset dims
                     yield valid[i], [r] * n, None, lay
@@ -133,13 +128,13 @@ def _structures3(spec: OpSpec, strategy: str, valid: list[Skeleton], rng):
                 cur = sym.results[res.name]
                 if isinstance(cur, TupleType):   # a member more or fewer than inferred
                     for alt in (cur.types[:-1], cur.types + cur.types[-1:]):
-                        yield skel, [1] * n, {res.name: TupleType(tuple(alt))}
+                        yield skel, [1] * n, {res.name: TupleType(tuple(alt))}, None
                     continue
                 if not isinstance(cur, TensorType):
                     continue  # variadic results: their members are the inferred ones
                 others = [t for t in res.types if t != cur.element_type]
                 for j in rng.permutation(len(others)):
-                    yield skel, [1] * n, {res.name: (others[j], cur.rank)}
+                    yield skel, [1] * n, {res.name: (others[j], cur.rank)}, None
     elif strategy == "rank":
         for i in order:
             skel = valid[i]
@@ -150,12 +145,12 @@ def _structures3(spec: OpSpec, strategy: str, valid: list[Skeleton], rng):
                 r = sym.results[res.name].rank
                 for alt in (r + 1, r - 1):
                     if alt >= 0:
-                        yield skel, [1] * n, {res.name: (sym.results[res.name].element_type, alt)}
+                        yield skel, [1] * n, {res.name: (sym.results[res.name].element_type, alt)}, None
             if n > 1:
                 for k in range(n):
                     ranks = [1] * n
                     ranks[k] = 2
-                    yield skel, ranks, None
+                    yield skel, ranks, None, None
             if spec.structured:   # one operand of rank 3, in each hint combination
                 for k in range(n):
                     ranks = [2] * n
@@ -167,7 +162,7 @@ def _structures3(spec: OpSpec, strategy: str, valid: list[Skeleton], rng):
         cands = [c for c in candidates(spec) if c not in valid_set]
         for j in (rng.permutation(len(cands)) if cands else []):
             for r in (1, 0):
-                yield cands[j], [r] * n, None
+                yield cands[j], [r] * n, None, None
 
 
 def find_violation(spec: OpSpec, label: str, strategy: str, rng, valid: list[Skeleton] | None = None) -> Violation | None:

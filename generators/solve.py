@@ -25,7 +25,8 @@ MAX_ELEMENTS = 64    # per tensor
 INT_ATTR_RANGE = (-1, 64)
 ARRAY_ENTRY_RANGE = (-3, 64)   # entries of array attributes (pad's edges may be negative)
 RANK_TRIES = (1, 2, 0, 3, 4)
-PIN_LIMIT = 300      # values tried (from INT_ATTR_RANGE[0]) to pin a variable that missed its target
+PIN_LIMIT = 300      # values tried (from INT_ATTR_RANGE[0], then down to ARRAY_ENTRY_RANGE[0]) to pin a
+                     # variable that missed its target: every value the budget allows, so none is left to z3
 
 
 class GenerationError(Exception):
@@ -133,7 +134,8 @@ def steer(solver: z3.Solver, targets: list, model=None):
         # The target, else 1 (a budget conflict should not leave z3 to pick 0),
         # else the smallest value that fits: every variable ends up pinned by a
         # satisfiability fact, so the model never depends on z3's internal state.
-        for v in dict.fromkeys((val, 1, *range(INT_ATTR_RANGE[0], PIN_LIMIT))):
+        for v in dict.fromkeys((val, 1, *range(INT_ATTR_RANGE[0], PIN_LIMIT),
+                                *range(INT_ATTR_RANGE[0] - 1, ARRAY_ENTRY_RANGE[0] - 1, -1))):
             if solver.check(*kept, var == v) == z3.sat:
                 kept.append(var == v)
                 model = solver.model()

@@ -109,6 +109,16 @@ def _structured_values(spec, inst, rng, mode: str | None = "in_bounds"):
     return args, consts
 
 
+def _unique(cases: list) -> list[Case]:
+    """The cases made (None: nothing to judge), each id once, in order."""
+    seen, out = set(), []
+    for c in cases:
+        if c is not None and c.id not in seen:
+            seen.add(c.id)
+            out.append(c)
+    return out
+
+
 def _special_case(spec: OpSpec, skel: Skeleton, rng):
     """(instance, arrays, note) covering the specials, all operands rank 1 of one length."""
     types = list(skel.operand_types)
@@ -161,11 +171,7 @@ def op_cases(spec: OpSpec, seed: int, judge_fn=None) -> tuple[list[Case], list[s
         arrays = _random_arrays(spec, v.inst, rng)
         cases.append(_case(spec, v.skeleton, v.inst, arrays, "invalid", seed,
                            f"violates {v.label} ({v.strategy})", judge_fn, violates=v.label))
-    seen, unique = set(), []
-    for c in cases:
-        if c is not None and c.id not in seen:
-            seen.add(c.id)
-            unique.append(c)
+    unique = _unique(cases)
     return unique, implied
 
 
@@ -181,10 +187,8 @@ def _out_of_bounds_case(spec, skel, inst, args, seed, judge_fn, consts) -> Case 
     implementation-defined — even when the oracle's primary value leaves no
     element open (a scatter update that misses every element): the seed's
     "behavior" is the op's, and IREE shows it need not stay local."""
-    c = _case(spec, skel, inst, args, "value", seed, "indices out of bounds", judge_fn, constants=consts)
-    if c is not None and (spec.mnemonic not in CLAMPING_OPS or any(e.impl_defined for e in c.expected)):
-        c = _case(spec, skel, inst, args, "survey", seed, "indices out of bounds", judge_fn, constants=consts)
-    return c
+    kind = "value" if spec.mnemonic in CLAMPING_OPS else "survey"
+    return _case(spec, skel, inst, args, kind, seed, "indices out of bounds", judge_fn, constants=consts)
 
 
 def structured_cases(spec: OpSpec, seed: int, judge_fn) -> tuple[list[Case], list[str]]:
@@ -193,7 +197,7 @@ def structured_cases(spec: OpSpec, seed: int, judge_fn) -> tuple[list[Case], lis
     Per principal element type, `CASES_PER_DTYPE` cases over up to
     `SKELETONS_PER_DTYPE` skeletons (seeded draw, rotating, so enum/flag/body
     values vary across the types), each a solved random structure (ranks 0..5, zero-sized
-    dimensions now and then) and values; ops that index (`indices.INDEXED`)
+    dimensions now and then) and values; ops that index (`indices.INDEXERS`)
     get in-bounds indices, plus one out-of-bounds case per type
     (`_out_of_bounds_case`: scored or surveyed).  Then the op's
     corners (`corners.py`: every transpose permutation, degenerate and full
@@ -240,11 +244,7 @@ def structured_cases(spec: OpSpec, seed: int, judge_fn) -> tuple[list[Case], lis
             args, consts = _structured_values(spec, v.inst, rng, None)
         cases.append(_case(spec, v.skeleton, v.inst, args, "invalid", seed,
                            f"violates {v.label} ({v.strategy})", judge_fn, violates=v.label, constants=consts))
-    seen, unique = set(), []
-    for c in cases:
-        if c is not None and c.id not in seen:
-            seen.add(c.id)
-            unique.append(c)
+    unique = _unique(cases)
     named = {c.violates for c in unique if c.kind == "invalid"}
     return unique, [label for label in spec.labels if label not in named]
 

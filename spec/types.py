@@ -447,11 +447,15 @@ def ulp_distance(a_bits: int, b_bits: int, fmt: FloatFormat) -> float:
     return float(abs(fmt.ordinal(a_bits) - fmt.ordinal(b_bits)))
 
 
+def raw_bytes(array: np.ndarray, et: ElementType) -> bytes:
+    """The values' `to_bits` patterns as little-endian bytes, row-major: the
+    layout of suite hex and of MLIR's `dense<"0x…">` alike."""
+    return to_bits(np.asarray(array), et).astype(et.bits_dtype.newbyteorder("<")).tobytes()
+
+
 def dense_literal(array: np.ndarray, t: TensorType) -> str:
     """`dense<"0x…"> : tensor<…>`: the value's raw little-endian bytes, so every
     bit pattern (NaN payloads, -0, subnormals) reaches the program exactly.
     4-bit types and i1 take one byte per element, complex stores (re, im)
     pairs — MLIR's own raw layout, which `to_bits` shares."""
-    et = t.element_type
-    raw = to_bits(np.asarray(array), et).astype(et.bits_dtype.newbyteorder("<")).tobytes()
-    return f'dense<"0x{raw.hex().upper()}"> : {t.mlir}'
+    return f'dense<"0x{raw_bytes(array, t.element_type).hex().upper()}"> : {t.mlir}'

@@ -26,13 +26,13 @@ from typing import Optional
 
 import numpy as np
 
-from ..spec.types import TensorType, from_bits, parse_type, to_bits
+from ..spec.types import TensorType, from_bits, parse_type, raw_bytes
 
 VERDICTS = ("pass", "fail", "rejected", "unsupported", "crash", "timeout")
 
 
 def tensor_to_hex(array: np.ndarray, t: TensorType) -> str:
-    return to_bits(np.asarray(array), t.element_type).astype(t.element_type.bits_dtype.newbyteorder("<")).tobytes().hex()
+    return raw_bytes(array, t.element_type).hex()
 
 
 def tensor_from_hex(hexstr: str, t: TensorType) -> np.ndarray:

@@ -179,11 +179,12 @@ def _leaf_values(lit: str, t) -> list:
     return [leaf for p, mt in zip(parts, t.types) for leaf in _leaf_values(p, mt)]
 
 
-def _split_top(s: str) -> list:
+def _split_top(s: str, opens: str = "([", closes: str = ")]") -> list:
+    """Split at the commas outside brackets (literals: `([…], (3))`)."""
     parts, depth, cur = [], 0, ""
     for ch in s:
-        depth += ch in "(["
-        depth -= ch in ")]"
+        depth += ch in opens
+        depth -= ch in closes
         if ch == "," and depth == 0:
             parts.append(cur)
             cur = ""
@@ -193,16 +194,8 @@ def _split_top(s: str) -> list:
 
 
 def _split_types(s: str) -> list:
-    parts, depth, cur = [], 0, ""
-    for ch in s:
-        depth += ch == "<"
-        depth -= ch == ">"
-        if ch == "," and depth == 0:
-            parts.append(cur)
-            cur = ""
-        else:
-            cur += ch
-    return [p.strip() for p in parts + [cur] if p.strip()]
+    """Split a type list at the commas outside `<…>`."""
+    return _split_top(s, "<", ">")
 
 
 # --------------------------------------------------------------------------
