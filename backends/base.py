@@ -9,7 +9,12 @@ int4), in the order of @main's arguments and results.
 """
 from __future__ import annotations
 
+import importlib
+import importlib.util
+import re
+import sys
 from abc import ABC, abstractmethod
+from pathlib import Path
 from typing import Any, Sequence
 
 import numpy as np
@@ -54,6 +59,9 @@ _BUILTIN = {
 }
 
 
+_PY_CLASS = re.compile(r"^(?P<target>[\w.]+|.+\.py):(?P<attr>\w+)$")
+
+
 def backend_names() -> list[str]:
     names = list(_BUILTIN)
     try:
@@ -64,21 +72,58 @@ def backend_names() -> list[str]:
     return names
 
 
-def load_backend(name: str, **options) -> Backend:
-    """Instantiate a backend by name: built-in, or a Python entry point in
-    group `shlo_conform.backends`.  `command:PATH` selects the command adapter."""
-    import importlib
-    if name.startswith("command:"):
-        options = {**options, "command": name[len("command:"):]}
-        name = "command"
-    target = _BUILTIN.get(name)
-    if target is None:
-        from importlib.metadata import entry_points
-        eps = [ep for ep in entry_points(group="shlo_conform.backends") if ep.name == name]
-        if not eps:
-            raise ValueError(f"unknown backend {name!r}; known: {', '.join(backend_names())}")
-        cls = eps[0].load()
+def parse_backend_name(text: str) -> tuple[str, str]:
+    """The one reading of a backend name, as the CLI, the runner and the
+    worker take it: ("builtin", "module:Class") for a built-in name,
+    ("entry point", name) for a Python entry point in group
+    `shlo_conform.backends`, ("command", command line) for `command:CMD`,
+    ("class", text) for `module.path:Class` or `path/to/file.py:Class`
+    (adapters under development, tests).  Raises ValueError naming the
+    problem; imports nothing."""
+    if text.startswith("command:"):
+        cmd = text[len("command:"):]
+        if not cmd.strip():
+            raise ValueError("backend 'command:' needs a command line after the colon")
+        return "command", cmd
+    if text in _BUILTIN:
+        return "builtin", _BUILTIN[text]
+    if text in backend_names():
+        return "entry point", text
+    if _PY_CLASS.match(text):
+        return "class", text
+    raise ValueError(f"unknown backend {text!r}; known: {', '.join(backend_names())}, command:CMD, module:Class")
+
+
+def _load_class(text: str):
+    m = _PY_CLASS.match(text)
+    target, attr = m.group("target"), m.group("attr")
+    if target.endswith(".py"):
+        path = Path(target).resolve()
+        modname = "_shlo_backend_" + re.sub(r"\W", "_", path.stem)
+        mspec = importlib.util.spec_from_file_location(modname, path)
+        if mspec is None or not path.is_file():
+            raise ValueError(f"no backend file {target!r}")
+        mod = importlib.util.module_from_spec(mspec)
+        sys.modules[modname] = mod
+        mspec.loader.exec_module(mod)
     else:
+        mod = importlib.import_module(target)
+    return getattr(mod, attr)
+
+
+def load_backend(name: str, **options) -> Backend:
+    """Instantiate a backend by name (`parse_backend_name`); `options` go to
+    its constructor (`command:CMD` passes the command line as `command`)."""
+    kind, target = parse_backend_name(name)
+    if kind == "command":
+        options = {**options, "command": target}
+        kind, target = "builtin", _BUILTIN["command"]
+    if kind == "builtin":
         mod, _, attr = target.partition(":")
         cls = getattr(importlib.import_module(mod), attr)
+    elif kind == "entry point":
+        from importlib.metadata import entry_points
+        cls = next(ep for ep in entry_points(group="shlo_conform.backends") if ep.name == target).load()
+    else:
+        cls = _load_class(target)
     return cls(**options)

@@ -13,7 +13,7 @@ docs/command-protocol.md; in short:
         -> {"ok":true,"describe":TEXT,"unsupported":[{"op":OP|"*","dtype":DTYPE|"*","reason":MSG}, …]}
 
 Tensors are a type in MLIR syntax plus the hex of their little-endian raw
-bits in row-major order (spec.types.to_bits; suites.records.tensor_to_hex).
+bits in row-major order (spec.types.to_bits; spec.types.tensor_to_hex).
 
 The implementation's stderr is inherited (the runner sends the worker's
 stderr to its log).  If the process dies, closes stdout, or writes a line that
@@ -33,8 +33,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from ..spec.types import TensorType, parse_type
-from ..suites.records import tensor_from_hex, tensor_to_hex
+from ..spec.types import TensorType, parse_type, tensor_from_hex, tensor_to_hex
 from .base import Backend, Rejected, Unsupported
 from ._mlir import tensor_type_of
 

@@ -3,8 +3,8 @@
 It runs programs like any implementation, so `run_program(text, inputs)`
 answers "what does the spec say?" with the primary value of every output
 (the correctly rounded result; the first alternative where the spec allows
-several).  Full expectations with tolerances and alternatives are the
-generators' business (generators/judge.py).
+several).  Full expectations with tolerances and alternatives are what
+generators store in suites (generators/expect.py).
 """
 from __future__ import annotations
 
@@ -12,8 +12,9 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from ..oracle.elementwise import OracleOutput, Unspecified
+from ..oracle.elementwise import Unspecified
 from ..oracle.program import ProgramRejected, execute, parse_program
+from ..spec.expectation import Expectation
 from .base import Backend, Rejected, Unsupported
 
 
@@ -33,7 +34,7 @@ class OracleBackend(Backend):
         return "oracle (the encoded spec: exact arithmetic, mpmath with Ziv's precision escalation)"
 
 
-def _outputs(program, inputs) -> list[OracleOutput]:
+def _outputs(program, inputs) -> list[Expectation]:
     try:
         return execute(program, inputs)
     except Unspecified as e:

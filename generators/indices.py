@@ -1,32 +1,32 @@
 """Values of index operands: in bounds on purpose, or out of bounds on purpose.
 
-Ops that read positions from an operand (gather's `start_indices`,
-scatter's `scatter_indices`, dynamic_slice's and dynamic_update_slice's
-`start_indices`) need values that relate to the other operands' shapes:
-random integers would almost always be out of bounds, and out-of-bounds
-behaviour is implementation-defined (gather, scatter) or clamped (the
-dynamic slices), so cases must choose which they test.
+Ops that read positions from an operand declare it (`Exercise.indices`,
+spec/exercise.py): which operand, how its values lie — start vectors in one
+index tensor (`StartVectors`: gather, scatter) or one rank-0 start per axis
+(`StartScalars`: dynamic_slice, dynamic_update_slice) — and what an
+out-of-bounds position means.  Random integers would almost always be out
+of bounds, so cases choose which they test.
 
 `index_arrays(spec, inst, rng, mode)` returns, for a concrete instance,
 {operand name or (operand name, member k): array of the operand's dtype}:
 
-  in_bounds      gather/scatter: every `operand_index` / `result_index` the
-                 formulas produce is in bounds.  scatter: repeated result
-                 indices are likely unless `unique_indices` (then none);
-                 with `indices_are_sorted` the start indices are sorted
-                 (each component non-decreasing in row-major order of the
-                 batch index, the reading of spec/ops/gather.py).
-                 dynamic slices: starts in [0, dim - size], nothing clamped.
-  out_of_bounds  gather/scatter: at least one index past the bounds or
+  in_bounds      start vectors: every index a start produces is in bounds;
+                 repeated starts are likely where they collide
+                 (`unique=False`), absent where the program promises
+                 disjoint windows (`unique=True`); with `sorted` the starts
+                 are sorted (each component non-decreasing in row-major
+                 order of the batch index, the reading of spec/ops/gather.py).
+                 start scalars: starts in [0, dim - size], nothing clamped.
+  out_of_bounds  start vectors: at least one index past the bounds or
                  negative (the others in bounds; promises kept where the
-                 values allow).  dynamic slices: values at and past the
+                 values allow).  start scalars: values at and past the
                  bounds and negative ones, at least one clamped.
 
 Values always fit the index element type (si4 … ui64; unsigned ones are
 never negative); where none of the asked kind exists (an empty result, a
 bound past the type's range, an invalid instance without the structure the
-formulas read) `NoIndices` is raised.  Randomness comes only
-from the numpy Generator passed in.
+placement reads) `NoIndices` is raised.  Randomness comes only from the
+numpy Generator passed in.
 """
 from __future__ import annotations
 
@@ -35,6 +35,7 @@ import itertools
 import numpy as np
 
 from ..spec.dsl import Instance, OpSpec
+from ..spec.exercise import StartScalars, StartVectors
 
 MODES = ("in_bounds", "out_of_bounds")
 MAX_START_CANDIDATES = 4096   # start vectors enumerated when placing disjoint scatter windows
@@ -62,15 +63,15 @@ class _Layout:
     `index_vector_dim` (or one implicit component), and the bounds a start
     component must keep for every index it produces to stay inside."""
 
-    def __init__(self, index_type, ivd: int, index_map, target_dims, window):
+    def __init__(self, index_type, p: StartVectors):
         self.shape = _dims(index_type)
         self.et = index_type.element_type
-        self.ivd = ivd
-        self.index_map = [int(d) for d in index_map]
+        self.ivd = ivd = p.index_vector_dim
+        self.index_map = [int(d) for d in p.index_map]
         batch_shape = self.shape[:ivd] + self.shape[ivd + 1:] if ivd < len(self.shape) else self.shape
         self.positions = list(np.ndindex(*batch_shape))
-        self.target_dims = target_dims     # dims of the operand / inputs[0]
-        self.window = window               # per target dim: how many indices a start covers there
+        self.target_dims = list(p.target)  # dims of the indexed operand
+        self.window = list(p.window)       # per target dim: how many indices a start covers there
 
     def bounds(self, ds: int) -> tuple[int, int]:
         """[lo, hi] of component `ds` for in-bounds indices (hi < lo: none exists)."""
@@ -198,10 +199,6 @@ def _push_out(lay: _Layout, starts: list[list[int]], rng, keep_sorted: bool, kee
     raise NoIndices("no out-of-bounds value fits the index type")
 
 
-def _reads_anything(shape) -> bool:
-    return all(int(d) > 0 for d in shape)
-
-
 def _fixed_axes_fit(lay: _Layout) -> None:
     """Axes no start component addresses start at 0: their window must fit as is."""
     for d, (dim, w) in enumerate(zip(lay.target_dims, lay.window)):
@@ -209,66 +206,35 @@ def _fixed_axes_fit(lay: _Layout) -> None:
             raise NoIndices(f"axis {d} is read at index {w - 1} but has {dim} elements")
 
 
-def _gather(spec: OpSpec, inst: Instance, rng, mode: str) -> dict:
-    operand = inst.operand
-    slice_sizes = [int(s) for s in inst.slice_sizes]
-    collapsed = {int(d) for d in inst.collapsed_slice_dims}
-    # a collapsed axis reads one index (offset 0) whatever its slice size (<= 1)
-    window = [1 if d in collapsed else s for d, s in enumerate(slice_sizes)]
-    lay = _Layout(inst.start_indices, int(inst.index_vector_dim), inst.start_index_map, _dims(operand), window)
-    reads = _reads_anything(inst.result.shape)
+def _vectors(p: StartVectors, inst: Instance, rng, mode: str) -> dict:
+    lay = _Layout(inst.operands[p.operand], p)
     n_comp = _n_components(lay)
-    if mode == "in_bounds":
-        if reads:
-            _fixed_axes_fit(lay)
-        starts = _random_starts(lay, rng, n_comp) if reads else [[0] * n_comp for _ in lay.positions]
-    else:
-        if not reads:
-            raise NoIndices("the result is empty: no index is read")
-        starts = _random_starts(lay, rng, n_comp)
-    if inst.indices_are_sorted:
-        starts = _sort_components(starts)
-    if mode == "out_of_bounds":
-        starts = _push_out(lay, starts, rng, bool(inst.indices_are_sorted), False)
-    return {"start_indices": lay.write(starts)}
-
-
-def _scatter(spec: OpSpec, inst: Instance, rng, mode: str) -> dict:
-    inputs0, updates0 = inst.inputs[0], inst.updates[0]
-    window_dims = [int(d) for d in inst.update_window_dims]
-    inserted = {int(d) for d in inst.inserted_window_dims}
-    up = _dims(updates0)
-    sizes = iter(up[d] for d in window_dims)
-    window = [1 if d in inserted else next(sizes) for d in range(len(_dims(inputs0)))]
-    lay = _Layout(inst.scatter_indices, int(inst.index_vector_dim), inst.scatter_dims_to_operand_dims,
-                  _dims(inputs0), window)
-    reads = _reads_anything(up)
-    n_comp = _n_components(lay)
-    unique, sorted_ = bool(inst.unique_indices), bool(inst.indices_are_sorted)
-    if not reads:
+    if not p.reads:
         if mode == "out_of_bounds":
-            raise NoIndices("updates are empty: no index is used")
-        return {"scatter_indices": lay.write([[0] * n_comp for _ in lay.positions])}
+            raise NoIndices("no position is read (an empty result or empty updates)")
+        return {p.operand: lay.write([[0] * n_comp for _ in lay.positions])}
     if mode == "in_bounds":
         _fixed_axes_fit(lay)
-    if unique:
-        starts = _disjoint_starts(lay, rng, sorted_)
+    if p.unique:
+        starts = _disjoint_starts(lay, rng, p.sorted)
     else:
-        starts = _likely_duplicates(_random_starts(lay, rng, n_comp), rng)
-        if sorted_:
+        starts = _random_starts(lay, rng, n_comp)
+        if p.unique is False:
+            starts = _likely_duplicates(starts, rng)
+        if p.sorted:
             starts = _sort_components(starts)
     if mode == "out_of_bounds":
-        starts = _push_out(lay, starts, rng, sorted_, unique)
-    return {"scatter_indices": lay.write(starts)}
+        starts = _push_out(lay, starts, rng, p.sorted, bool(p.unique))
+    return {p.operand: lay.write(starts)}
 
 
 # --------------------------------------------------------------------------
-# dynamic_slice and dynamic_update_slice: one rank-0 start per operand axis
+# Start scalars: one rank-0 start per axis of the indexed operand
 # --------------------------------------------------------------------------
 
-def _dynamic(inst: Instance, rng, mode: str, sizes: list[int]) -> dict:
-    members = inst.start_indices
-    dims = _dims(inst.operand)
+def _scalars(p: StartScalars, inst: Instance, rng, mode: str) -> dict:
+    members = inst.operands[p.operand]
+    dims, sizes = list(p.target), list(p.window)
     out, clamped = {}, False
     for k, (t, dim, size) in enumerate(zip(members, dims, sizes)):
         et = t.element_type
@@ -283,7 +249,7 @@ def _dynamic(inst: Instance, rng, mode: str, sizes: list[int]) -> dict:
                                  -int(rng.integers(2, 5)), int(et.min_value)) if _fit(v, et)]
             v = cands[int(rng.integers(0, len(cands)))]
         clamped |= not (0 <= v <= hi)
-        out[("start_indices", k)] = np.asarray(v, dtype=np.int64).astype(et.numpy).reshape(())
+        out[(p.operand, k)] = np.asarray(v, dtype=np.int64).astype(et.numpy).reshape(())
     if mode == "out_of_bounds" and not clamped:
         order = [int(i) for i in rng.permutation(len(members))]
         for k in order:
@@ -291,39 +257,23 @@ def _dynamic(inst: Instance, rng, mode: str, sizes: list[int]) -> dict:
             cands = [v for v in (hi + 1, dims[k], -1, int(et.min_value)) if _fit(v, et) and not (0 <= v <= hi)]
             if cands:
                 v = cands[int(rng.integers(0, len(cands)))]
-                out[("start_indices", k)] = np.asarray(v, dtype=np.int64).astype(et.numpy).reshape(())
+                out[(p.operand, k)] = np.asarray(v, dtype=np.int64).astype(et.numpy).reshape(())
                 break
         else:
             raise NoIndices("no start that the clamp changes fits the index type")
     return out
 
 
-def _dynamic_slice(spec, inst, rng, mode):
-    return _dynamic(inst, rng, mode, [int(s) for s in inst.slice_sizes])
-
-
-def _dynamic_update_slice(spec, inst, rng, mode):
-    return _dynamic(inst, rng, mode, _dims(inst.update))
-
-
-INDEXERS = {
-    "gather": _gather,
-    "scatter": _scatter,
-    "dynamic_slice": _dynamic_slice,
-    "dynamic_update_slice": _dynamic_update_slice,
-}
-
-
 def index_arrays(spec: OpSpec, inst: Instance, rng, mode: str) -> dict:
     """{operand name or (name, member k): array} for the op's index operands (module docstring)."""
     if mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}, not {mode!r}")
+    if spec.exercise.indices is None:
+        raise KeyError(f"{spec.mnemonic} declares no index operands")
     try:
-        fn = INDEXERS[spec.mnemonic]
-    except KeyError:
-        raise KeyError(f"{spec.mnemonic} has no index operands to generate") from None
-    try:
-        return fn(spec, inst, rng, mode)
+        p = spec.exercise.indices.placement(inst)
+        make = _vectors if isinstance(p, StartVectors) else _scalars
+        return make(p, inst, rng, mode)
     except NoIndices:
         raise
     except (IndexError, KeyError, StopIteration, TypeError, ValueError) as e:

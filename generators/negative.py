@@ -24,14 +24,11 @@ from dataclasses import dataclass
 
 import z3
 
-from ..spec.dsl import ANY, Instance, OpSpec
-from ..spec.checks import Skeleton, candidates, layout_options
+from ..spec.dsl import ANY as ALL_TYPES, Instance, OpSpec
+from ..spec.symbolic import Skeleton, candidates, constraint_exprs, layout_options, symbolic_instance
 from ..spec.types import TensorType, TupleType
-
-ALL_TYPES = ANY
 from .skeleton import enumerate_skeletons
-from .solve import (assert_constraints, budget, concretize, constraint_exprs, new_solver, steer,
-                    symbolic_instance, _target, _attr_target)
+from .solve import _attr_target, _target, assert_constraints, budget, concretize, new_solver, steer
 
 SHAPE_LAYOUTS = 8   # hint combinations tried per structure by the "shapes" strategy
 STRATEGIES = ("shapes", "result", "rank", "layout", "mixed", "region", "types")
@@ -57,7 +54,7 @@ def _perturbed_layouts(spec: OpSpec, skel: Skeleton, ranks) -> list[dict]:
             # A count of zero too: "N >= 1" rules (concatenate C3, scatter C5) need it.
             for alt in dict.fromkeys((v + 1, v - 1) + ((0,) if kind == "counts" else ())):
                 if alt >= 0:
-                    key = "tuple" if name in tuple_ops else kind
+                    key = "members" if name in tuple_ops else kind
                     out.append({key: {name: alt}})
     return out
 
@@ -192,7 +189,7 @@ def find_violation(spec: OpSpec, label: str, strategy: str, rng, valid: list[Ske
         targets = [(d, _target(rng, 0.0)) for d in sym.dims] + [(v, _attr_target(rng, k)) for k, v in sym.attr_vars.items()]
         model = steer(solver, targets, solver.model())
         inst = concretize(spec, skel, sym, model, infer_results=False)
-        if spec.violated(inst) != [label] or spec.operand_types_ok(inst):
+        if spec.violated(inst) != [label] or spec.types_outside_tables(inst):
             continue  # e.g. a constraint that reads structure the solver did not see
         return Violation(label, strategy, skel, inst)
     return None

@@ -13,14 +13,15 @@ allows — pruned by the op's own constraints, so nothing here repeats a rule.
 Enumeration order is fixed (table order), which keeps suites byte-identical
 for one seed.  `skeletons_strategy` offers the same space to hypothesis for
 `fuzz` and property tests.  The `Skeleton` record and the symbolic instance
-live in `spec.checks` (floor 1), whose proofs use them too.
+live in `spec.symbolic` (floor 1), which check-spec's proofs use too.
 """
 from __future__ import annotations
 
 import functools
 
-from ..spec.checks import Skeleton, attribute_options, candidates, constraint_exprs, symbolic_instance
 from ..spec.dsl import OpSpec
+from ..spec.symbolic import Skeleton, attribute_options, candidates, constraint_exprs, symbolic_instance
+from .solve import satisfiable_ranks
 
 __all__ = ["Skeleton", "attribute_options", "candidates", "enumerate_skeletons", "draw_ranks",
            "skeletons_strategy", "MAX_RANK"]
@@ -52,7 +53,6 @@ def enumerate_skeletons(spec: OpSpec) -> list[Skeleton]:
 
 @functools.lru_cache(maxsize=None)
 def _enumerate(spec: OpSpec) -> tuple[Skeleton, ...]:
-    from .solve import satisfiable_ranks
     out = []
     for skel in candidates(spec):
         if _concretely_refuted(spec, skel):
@@ -68,7 +68,7 @@ def draw_ranks(spec: OpSpec, skel: Skeleton, rng) -> list[int]:
     reach rank `MAX_RANK_STRUCTURED` and, half the time, draw each operand's
     rank on its own (gather's indices need not match its operand).  The
     solver rejects rank vectors the constraints forbid; `solve.solve_for`
-    falls back."""
+    falls back then."""
     if spec.structured:
         if rng.random() < 0.5:
             return [int(r) for r in rng.integers(0, MAX_RANK_STRUCTURED + 1, size=len(spec.operands))]

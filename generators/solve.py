@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import z3
 
-from ..spec.checks import Skeleton, Symbolic, concrete_value, constraint_exprs, layout_options, symbolic_instance
+from ..spec.symbolic import Skeleton, Symbolic, concrete_value, constraint_exprs, layout_options, symbolic_instance
 from ..spec.dsl import Instance, OpSpec, is_symbolic
 from ..spec.types import TensorType
 
@@ -169,7 +169,7 @@ def solve_shapes(spec: OpSpec, skel: Skeleton, ranks, rng, n: int, zero_prob: fl
                  extra=None, max_dim: int = MAX_DIM, max_elements: int = MAX_ELEMENTS,
                  layout: dict | None = None) -> list[Instance]:
     """Up to `n` distinct concrete instances of the skeleton with these operand
-    ranks (and `layout`: see `spec.checks.symbolic_instance`).
+    ranks (and `layout`: see `spec.symbolic.symbolic_instance`).
 
     `extra(sym) -> list of z3 constraints` narrows the search (e.g. a fixed
     element count for special-value grids).  Every instance returned has
@@ -204,11 +204,11 @@ def solve_shapes(spec: OpSpec, skel: Skeleton, ranks, rng, n: int, zero_prob: fl
 LAYOUT_TRIES = 6
 
 
-def solve_for(spec: OpSpec, skel: Skeleton, rng, n: int, **kw) -> list[Instance]:
-    """`n` instances with drawn ranks and a drawn layout (the structure hints'
-    combinations, in random order); falls back to a rank vector known to work."""
-    from .skeleton import draw_ranks
-    ranks = draw_ranks(spec, skel, rng)
+def solve_for(spec: OpSpec, skel: Skeleton, ranks, rng, n: int, **kw) -> list[Instance]:
+    """`n` instances at these operand ranks (drawn by the caller:
+    `skeleton.draw_ranks`) in a drawn layout (the structure hints'
+    combinations, in random order); falls back to a rank vector known to
+    work when the constraints forbid the drawn one."""
     got = _solve_layouts(spec, skel, ranks, rng, n, **kw)
     if not got:
         fallback = satisfiable_ranks(spec, skel)

@@ -1,34 +1,51 @@
-"""The suite writer: every op, every skeleton, a few solved shapes × value sets.
+"""The suite writer: every op, every skeleton, solved shapes × value sets — one pipeline.
 
 Per op (sorted) the generator draws from its own numpy Generator seeded by
 (seed, op name), so a suite for a subset of ops holds the same cases as the
 full suite for those ops, and the same seed gives byte-identical files.
-Per skeleton: `VALUE_CASES` cases of solved shapes filled with random and
-special values, and one case of special values on purpose — all input
-combinations when there are at most 256 (8-bit float unary ops, 4-bit
-binary ops, booleans), else a grid of the specials crossed between operands.
-Per constraint: up to `INVALID_PER_CONSTRAINT` invalid cases (negative.py).
+
+One path for every op (`op_cases`); what differs between element-wise ops
+and ops with structure is declared in a `Plan`:
+
+* element-wise ops (`ELEMENTWISE`): per skeleton, one case of special values
+  on purpose — all input combinations when there are at most 256 (8-bit
+  float unary ops, 4-bit binary ops, booleans), else a grid of the specials
+  crossed between operands — and random cases of solved shapes, together
+  at least `VALUE_CASES_PER_DTYPE` per principal element type;
+* ops that move data (`STRUCTURED`): per principal element type,
+  `CASES_PER_DTYPE` solved random structures over a seeded rotation of up
+  to `SKELETONS_PER_DTYPE` skeletons (so flags and bodies vary across the
+  types), plus one out-of-bounds case where the op declares index operands;
+  then the op's corners (generic ones and its `Exercise.corners`).
+
+Values come from `values` (special values the op declares included) and,
+for index operands, `indices`.  Then up to `INVALID_PER_CONSTRAINT` invalid
+cases per constraint (negative.py); a constraint no kept invalid case names
+is reported in the manifest.
 """
 from __future__ import annotations
 
 import math
 import time
 import zlib
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 import numpy as np
 
 from ..spec.dsl import OpSpec
+from ..spec.exercise import CLAMPED
 from ..spec.ops import OPS
 from ..suites.io import write_suite
 from ..suites.records import Case, TensorValue, case_id
-from . import corners, emit, indices, judge, negative, solve, values
-from .skeleton import Skeleton, enumerate_skeletons
+from . import corners, emit, expect, indices, negative, solve, values
+from .skeleton import Skeleton, draw_ranks, enumerate_skeletons
 
 GENERATOR_VERSION = "1"
 SUITE_VERSION = "0.1.0"
 SPEC_SOURCE = "000_5ae4585f266cf299.txt + 004_6ddba65058e4afdd.txt (tan)"
-VALUE_CASES_PER_DTYPE = 4     # random-shape cases per (op, principal dtype), spread over its skeletons
+VALUE_CASES_PER_DTYPE = 4     # element-wise: random-shape cases per principal dtype, spread over its skeletons
 INVALID_PER_CONSTRAINT = 2
 ZERO_DIM_PROB = 0.04
 SKELETONS_PER_DTYPE = 3       # ops that move data: skeletons drawn per principal element type,
@@ -46,27 +63,23 @@ def _present(spec: OpSpec, skel: Skeleton) -> set[str]:
     return {a.name for a in spec.attributes if not (a.name in chosen and chosen[a.name] is None)}
 
 
-def _operand_types(spec: OpSpec, inst):
-    return emit.operand_types(spec, inst)
+def _oracle_expectations(spec, inst, mlir, arrays):
+    return expect.expected_outputs(mlir, arrays)
 
 
-def _oracle_judge(spec, inst, mlir, arrays):
-    return judge.expectations(mlir, arrays)
-
-
-def _case(spec, skel, inst, arrays, kind, seed, note, judge_fn, violates=None, constants=None) -> Case | None:
+def _case(spec, skel, inst, arrays, kind, seed, note, expect_fn, violates=None, constants=None) -> Case | None:
     """One case; None where the spec states no result at all (e.g. complex
-    remainder, "TBD" in the seed), so there is nothing to judge against.
+    remainder, "TBD" in the seed), so there is nothing to expect.
     `arrays`: @main's arguments; `constants`: values of operands written as
     attributes (constant's `value`)."""
     mlir = emit.program(spec, inst, _present(spec, skel), constants)
     tvs = [TensorValue.of(a, t) for a, t in zip(arrays, emit.operand_types(spec, inst, arguments_only=True))]
     dtype = skel.dtype(spec)
     try:
-        expected = judge_fn(spec, inst, mlir, arrays) if kind in ("value", "survey") else []
-    except judge.Unspecified:
+        expected = expect_fn(spec, inst, mlir, arrays) if kind in ("value", "survey") else []
+    except expect.Unspecified:
         return None
-    if kind == "invalid" and judge_fn is _oracle_judge and judge.rejection(mlir) != violates:
+    if kind == "invalid" and expect_fn is _oracle_expectations and expect.rejection(mlir) != violates:
         # The program text cannot say what the instance meant: scatter's operands
         # are split into equal halves, so unequal input/update counts (C5) read as
         # another program.  Such a case would not test its constraint.
@@ -76,41 +89,37 @@ def _case(spec, skel, inst, arrays, kind, seed, note, judge_fn, violates=None, c
                 provenance={"seed": seed, "section": spec.mnemonic, "generator": GENERATOR_VERSION})
 
 
-def _random_arrays(spec, inst, rng):
-    return [values.fill(t.element_type, t.shape, rng, spec.mnemonic, i)
-            for i, t in enumerate(_operand_types(spec, inst))]
-
-
-def _try_values(spec, inst, rng, mode: str = "in_bounds"):
-    """`_structured_values`, or None where no index of the wanted kind fits
-    the index type (e.g. no start past a 40-long axis in a 4-bit type)."""
-    try:
-        return _structured_values(spec, inst, rng, mode)
-    except indices.NoIndices:
-        return None
-
-
-def _structured_values(spec, inst, rng, mode: str | None = "in_bounds"):
-    """(@main's argument arrays, {constant operand: array}) for an op that is
-    not element-wise: index operands from `indices` (in or out of bounds),
-    the rest random with special values; tuple operands by their leaves."""
-    idx = indices.index_arrays(spec, inst, rng, mode) if mode and spec.mnemonic in indices.INDEXERS else {}
+def _values(spec, inst, rng, mode: str | None = "in_bounds"):
+    """(@main's argument arrays, {constant operand: array}): index operands
+    from `indices` (`mode`: in or out of bounds; None: any values, for
+    invalid instances), the rest random with special values; tuple operands
+    by their leaves."""
+    idx = indices.index_arrays(spec, inst, rng, mode) if mode and spec.exercise.indices else {}
     args, consts = [], {}
     for i, o in enumerate(spec.operands):
         members = inst.operands[o.name] if o.variadic else [inst.operands[o.name]]
         for k, t in enumerate(members):
             key = (o.name, k) if o.variadic else o.name
             if o.constant:
-                consts[o.name] = values.fill(t.element_type, t.shape, rng, spec.mnemonic, i)
+                consts[o.name] = values.fill(t.element_type, t.shape, rng, spec.exercise, i)
             elif key in idx:
                 args.append(np.asarray(idx[key]).astype(t.element_type.numpy).reshape(t.shape))
             else:
-                args += [values.fill(leaf.element_type, leaf.shape, rng, spec.mnemonic, i) for leaf in emit.leaves(t)]
+                args += [values.fill(leaf.element_type, leaf.shape, rng, spec.exercise, i) for leaf in emit.leaves(t)]
     return args, consts
 
 
+def _try_values(spec, inst, rng, mode: str = "in_bounds"):
+    """`_values`, or None where no index of the wanted kind fits the index
+    type (e.g. no start past a 40-long axis in a 4-bit type)."""
+    try:
+        return _values(spec, inst, rng, mode)
+    except indices.NoIndices:
+        return None
+
+
 def _unique(cases: list) -> list[Case]:
-    """The cases made (None: nothing to judge), each id once, in order."""
+    """The cases made (None: nothing to expect), each id once, in order."""
     seen, out = set(), []
     for c in cases:
         if c is not None and c.id not in seen:
@@ -127,7 +136,7 @@ def _special_case(spec: OpSpec, skel: Skeleton, rng):
         note = "exhaustive: every input combination"
     else:
         pick = values.specials if len(types) == 1 else values.grid_specials
-        pools = [pick(t, spec.mnemonic, i) for i, t in enumerate(types)]
+        pools = [pick(t, spec.exercise, i) for i, t in enumerate(types)]
         note = "special values" if len(types) == 1 else "special values grid"
     cols = values.cross(pools, rng)
     n = len(cols[0])
@@ -140,116 +149,118 @@ def _special_case(spec: OpSpec, skel: Skeleton, rng):
     if not insts:
         return None
     inst = insts[0]
-    arrays = [c.reshape(t.shape) for c, t in zip(cols, _operand_types(spec, inst))]
+    arrays = [c.reshape(t.shape) for c, t in zip(cols, emit.operand_types(spec, inst))]
     return inst, arrays, note
 
 
-def op_cases(spec: OpSpec, seed: int, judge_fn=None) -> tuple[list[Case], list[str]]:
-    """All cases of one op, and the constraints no violation was found for."""
-    judge_fn = judge_fn or _oracle_judge
-    if spec.structured:
-        return structured_cases(spec, seed, judge_fn)
-    rng = op_rng(seed, spec.mnemonic)
-    skels = enumerate_skeletons(spec)
-    by_dtype: dict[str, list[Skeleton]] = {}
-    for s in skels:
-        by_dtype.setdefault(s.dtype(spec), []).append(s)
-    cases: list[Case] = []
-    for dtype, group in by_dtype.items():
-        per_skel = max(1, math.ceil(VALUE_CASES_PER_DTYPE / len(group)))
-        for skel in group:
-            special = _special_case(spec, skel, rng)
-            if special is not None:
-                inst, arrays, note = special
-                cases.append(_case(spec, skel, inst, arrays, "value", seed, note, judge_fn))
-            for _ in range(per_skel):
-                for inst in solve.solve_for(spec, skel, rng, 1, zero_prob=ZERO_DIM_PROB):
-                    cases.append(_case(spec, skel, inst, _random_arrays(spec, inst, rng), "value", seed,
-                                       "random and special values", judge_fn))
-    found, implied = negative.violations(spec, rng, INVALID_PER_CONSTRAINT, skels)
-    for v in found:
-        arrays = _random_arrays(spec, v.inst, rng)
-        cases.append(_case(spec, v.skeleton, v.inst, arrays, "invalid", seed,
-                           f"violates {v.label} ({v.strategy})", judge_fn, violates=v.label))
-    unique = _unique(cases)
-    return unique, implied
+# --------------------------------------------------------------------------
+# Plans: which cases an op gets
+# --------------------------------------------------------------------------
+
+def _each_skeleton(spec: OpSpec, group: list[Skeleton], rng, turn: int) -> list[tuple[Skeleton, str]]:
+    """Every skeleton of the element type: its special-values case, then its
+    share of `VALUE_CASES_PER_DTYPE` random cases (at least one)."""
+    per_skel = max(1, math.ceil(VALUE_CASES_PER_DTYPE / len(group)))
+    return [slot for skel in group for slot in [(skel, "special")] + [(skel, "random")] * per_skel]
 
 
-# Ops whose seed section defines out-of-bounds start indices (`adjusted_start_indices
-# = clamp(0, start_indices, shape(operand) - slice_sizes)`); gather and scatter make
-# an out-of-bounds index "implementation-defined" behaviour instead.
-CLAMPING_OPS = ("dynamic_slice", "dynamic_update_slice")
+def _rotation(spec: OpSpec, group: list[Skeleton], rng, turn: int) -> list[tuple[Skeleton, str]]:
+    """`CASES_PER_DTYPE` random cases over up to `SKELETONS_PER_DTYPE`
+    skeletons, a seeded order rotated by the element type's turn (so flags
+    and bodies vary across the types); then one out-of-bounds case where the
+    op declares index operands."""
+    order = [int(i) for i in rng.permutation(len(group))]
+    picks = [group[order[(turn + j) % len(group)]] for j in range(min(SKELETONS_PER_DTYPE, len(group)))]
+    slots = [(picks[j % len(picks)], "random") for j in range(CASES_PER_DTYPE)]
+    if spec.exercise.indices is not None:
+        slots.append((picks[0], "out_of_bounds"))
+    return slots
 
 
-def _out_of_bounds_case(spec, skel, inst, args, seed, judge_fn, consts) -> Case | None:
+@dataclass(frozen=True)
+class Plan:
+    """What differs between element-wise ops and ops with structure."""
+
+    slots: Callable          # (spec, skeletons of one element type, rng, turn) -> [(skeleton, slot kind)]
+    zero_dim_prob: float     # chance of a zero-sized dimension in a random case
+    corners: bool            # solve the generic and declared corners
+
+
+ELEMENTWISE = Plan(_each_skeleton, ZERO_DIM_PROB, corners=False)
+STRUCTURED = Plan(_rotation, STRUCTURED_ZERO_DIM_PROB, corners=True)
+
+
+def plan_for(spec: OpSpec) -> Plan:
+    return STRUCTURED if spec.structured else ELEMENTWISE
+
+
+def _out_of_bounds_kind(spec: OpSpec) -> str:
     """Indices past the bounds: a verdict case where the seed defines the
-    result (`CLAMPING_OPS`), a `survey` where it makes the behaviour
+    result (CLAMPED), a `survey` where it makes the behaviour
     implementation-defined — even when the oracle's primary value leaves no
     element open (a scatter update that misses every element): the seed's
     "behavior" is the op's, and IREE shows it need not stay local."""
-    kind = "value" if spec.mnemonic in CLAMPING_OPS else "survey"
-    return _case(spec, skel, inst, args, kind, seed, "indices out of bounds", judge_fn, constants=consts)
+    return "value" if spec.exercise.indices.out_of_bounds == CLAMPED else "survey"
 
 
-def structured_cases(spec: OpSpec, seed: int, judge_fn) -> tuple[list[Case], list[str]]:
-    """Cases of an op that moves data (shape, indexing, tuples, constants).
+def _slot_cases(spec, plan: Plan, skel, slot: str, rng, seed, expect_fn) -> list:
+    if slot == "special":
+        special = _special_case(spec, skel, rng)
+        if special is None:
+            return []
+        inst, arrays, note = special
+        return [_case(spec, skel, inst, arrays, "value", seed, note, expect_fn)]
+    out_of_bounds = slot == "out_of_bounds"
+    out = []
+    zero_prob = 0.0 if out_of_bounds else plan.zero_dim_prob
+    for inst in solve.solve_for(spec, skel, draw_ranks(spec, skel, rng), rng, 1, zero_prob=zero_prob):
+        got = _try_values(spec, inst, rng, "out_of_bounds" if out_of_bounds else "in_bounds")
+        if got is None:
+            continue
+        args, consts = got
+        if out_of_bounds:
+            out.append(_case(spec, skel, inst, args, _out_of_bounds_kind(spec), seed, "indices out of bounds",
+                             expect_fn, constants=consts))
+        else:
+            out.append(_case(spec, skel, inst, args, "value", seed, "random and special values", expect_fn,
+                             constants=consts))
+    return out
 
-    Per principal element type, `CASES_PER_DTYPE` cases over up to
-    `SKELETONS_PER_DTYPE` skeletons (seeded draw, rotating, so enum/flag/body
-    values vary across the types), each a solved random structure (ranks 0..5, zero-sized
-    dimensions now and then) and values; ops that index (`indices.INDEXERS`)
-    get in-bounds indices, plus one out-of-bounds case per type
-    (`_out_of_bounds_case`: scored or surveyed).  Then the op's
-    corners (`corners.py`: every transpose permutation, degenerate and full
-    windows, empty updates, …) and the invalid cases."""
+
+def op_cases(spec: OpSpec, seed: int, expect_fn=None) -> tuple[list[Case], list[str]]:
+    """All cases of one op, and the constraints no kept invalid case names."""
+    expect_fn = expect_fn or _oracle_expectations
+    plan = plan_for(spec)
     rng = op_rng(seed, spec.mnemonic)
     skels = enumerate_skeletons(spec)
     by_dtype: dict[str, list[Skeleton]] = {}
     for s in skels:
         by_dtype.setdefault(s.dtype(spec), []).append(s)
     cases: list = []
-    turn = 0
-    for dtype, group in by_dtype.items():
-        order = [int(i) for i in rng.permutation(len(group))]
-        # Rotate through the group so flags and bodies vary across dtypes.
-        picks = [group[order[(turn + j) % len(group)]] for j in range(min(SKELETONS_PER_DTYPE, len(group)))]
-        turn += 1
-        for j in range(CASES_PER_DTYPE):
-            skel = picks[j % len(picks)]
-            for inst in solve.solve_for(spec, skel, rng, 1, zero_prob=STRUCTURED_ZERO_DIM_PROB):
-                got = _try_values(spec, inst, rng)
-                if got is None:
-                    continue
-                args, consts = got
-                cases.append(_case(spec, skel, inst, args, "value", seed, "random and special values",
-                                   judge_fn, constants=consts))
-        if spec.mnemonic in indices.INDEXERS:
-            for inst in solve.solve_for(spec, picks[0], rng, 1, zero_prob=0.0):
-                got = _try_values(spec, inst, rng, "out_of_bounds")
-                if got is None:
-                    continue
-                args, consts = got
-                cases.append(_out_of_bounds_case(spec, picks[0], inst, args, seed, judge_fn, consts))
-    for note, skel, inst in corners.corner_instances(spec, skels, rng):
-        got = _try_values(spec, inst, rng)
-        if got is None:
-            continue
-        args, consts = got
-        cases.append(_case(spec, skel, inst, args, "value", seed, note, judge_fn, constants=consts))
-    found, implied = negative.violations(spec, rng, INVALID_PER_CONSTRAINT, skels)
+    for turn, group in enumerate(by_dtype.values()):
+        for skel, slot in plan.slots(spec, group, rng, turn):
+            cases += _slot_cases(spec, plan, skel, slot, rng, seed, expect_fn)
+    if plan.corners:
+        for note, skel, inst in corners.corner_instances(spec, skels, rng):
+            got = _try_values(spec, inst, rng)
+            if got is None:
+                continue
+            args, consts = got
+            cases.append(_case(spec, skel, inst, args, "value", seed, note, expect_fn, constants=consts))
+    found, _ = negative.violations(spec, rng, INVALID_PER_CONSTRAINT, skels)
     for v in found:
         try:
-            args, consts = _structured_values(spec, v.inst, rng)
+            args, consts = _values(spec, v.inst, rng)
         except indices.NoIndices:   # an invalid program: any in-range values will do
-            args, consts = _structured_values(spec, v.inst, rng, None)
+            args, consts = _values(spec, v.inst, rng, None)
         cases.append(_case(spec, v.skeleton, v.inst, args, "invalid", seed,
-                           f"violates {v.label} ({v.strategy})", judge_fn, violates=v.label, constants=consts))
+                           f"violates {v.label} ({v.strategy})", expect_fn, violates=v.label, constants=consts))
     unique = _unique(cases)
     named = {c.violates for c in unique if c.kind == "invalid"}
     return unique, [label for label in spec.labels if label not in named]
 
 
-def build(out_dir: Path, seed: int, ops: list[str] | None = None, judge_fn=None, log=None) -> dict:
+def build(out_dir: Path, seed: int, ops: list[str] | None = None, expect_fn=None, log=None) -> dict:
     """Generate the suite into `out_dir`; returns the manifest written."""
     names = sorted(ops) if ops else sorted(OPS)
     unknown = [n for n in names if n not in OPS]
@@ -259,7 +270,7 @@ def build(out_dir: Path, seed: int, ops: list[str] | None = None, judge_fn=None,
     implied_all: dict[str, list[str]] = {}
     for name in names:
         t0 = time.perf_counter()
-        got, implied = op_cases(OPS[name], seed, judge_fn)
+        got, implied = op_cases(OPS[name], seed, expect_fn)
         cases += got
         if implied:
             implied_all[name] = implied

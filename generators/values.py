@@ -2,12 +2,12 @@
 
 Floats: ±0, ±inf (formats that have it), NaN, the smallest and largest
 subnormal, ±min normal, ±largest finite, ±1, and random values (half over
-the whole normal range, half of moderate magnitude).  Ops that are known to
-be hard at particular arguments add them (`HARD`): sin/cos/tan near multiples
-of pi/2 and at huge arguments, exp near overflow and underflow, log near 1,
-log1p/expm1 near 0, halfway points for the roundings, …  Integers: min, max,
-0, ±1, min+1, max-1 and random ones; shift amounts in [0, bits] plus
-out-of-range ones.  Complex: pairs of component specials.
+the whole normal range, half of moderate magnitude), plus the values the op
+declares hard for the operand (`Exercise.hard_floats`: sin near multiples of
+π/2, exp near overflow, …; families in spec/samples.py).  Integers: min,
+max, 0, ±1, min+1, max-1 and random ones — or, where the op declares the
+values that matter for an operand (`Exercise.integer_values`: shift
+amounts), those.  Complex: pairs of component specials.
 
 Every value is an array of the type's numpy dtype (ml_dtypes for the narrow
 formats), built from exact bit patterns with `spec.types.from_bits` where the
@@ -15,13 +15,12 @@ pattern matters.  Randomness comes only from the numpy Generator passed in.
 """
 from __future__ import annotations
 
-import math
-from typing import Callable
-
-import mpmath
 import numpy as np
 
+from ..spec.exercise import Exercise
 from ..spec.types import ElementType, from_bits
+
+NO_FACTS = Exercise()
 
 EXHAUSTIVE_LIMIT = 256   # input combinations covered exhaustively in one case
 GRID_LIMIT = 256         # elements of a special-values grid case
@@ -61,7 +60,6 @@ def float_specials(et: ElementType) -> np.ndarray:
 
 def core_float_specials(et: ElementType) -> np.ndarray:
     """The specials that matter in pairs (for grids of binary ops)."""
-    f = et.format
     b = float_special_bits(et)
     keep = b[:2] + b[2:4] + b[6:8] + b[8:10] + b[10:12] + b[12:]   # drop the largest subnormal
     return from_bits(np.array(keep, dtype=np.uint64), et)
@@ -85,122 +83,21 @@ def random_floats(et: ElementType, rng, n: int) -> np.ndarray:
     return from_bits(bits, et)
 
 
-def _round_into(et: ElementType, xs) -> np.ndarray:
-    """Exact reals (floats) → the format (round to nearest); values that
-    overflow or vanish are dropped (they are covered by the specials)."""
-    a = np.array([float(x) for x in xs], dtype=np.float64)
-    with np.errstate(over="ignore", invalid="ignore"):
-        v = a.astype(et.numpy)
-    ok = np.isfinite(v.astype(np.float64)) & np.isfinite(a)
-    return v[ok]
-
-
-def _neighbours(et: ElementType, xs, k: int = 2) -> np.ndarray:
-    """xs rounded into the format, plus their k nearest neighbours each side."""
-    v = _round_into(et, xs)
-    if v.size == 0:
-        return v
-    bits = v.view(et.bits_dtype).astype(np.int64)
-    f = et.format
-    out = []
-    for b in bits:
-        for d in range(-k, k + 1):
-            mag = (int(b) & ~f.sign_mask) + d
-            if 0 <= mag <= (f.exponent_mask | f.mantissa_mask):
-                out.append((int(b) & f.sign_mask) | mag)
-    v = from_bits(np.array(out, dtype=np.uint64), et)
-    return v[np.isfinite(v.astype(np.float64))]
-
-
-# --------------------------------------------------------------------------
-# Hard arguments, per op (floats)
-# --------------------------------------------------------------------------
-
-def _trig_hard(et: ElementType, operand: int) -> np.ndarray:
-    f = et.format
-    big = float(f.max_finite)
-    ks = [1, 2, 3, 4, 5, 7, 11, 100, 1000, 10**4, 10**6, 10**9, 10**15, 10**22]
-    with mpmath.workprec(200):
-        xs = [float(mpmath.mpf(k) * mpmath.pi / 2) for k in ks if k * 1.6 < big]
-    extra = _round_into(et, [big, -big, 2.0 ** min(f.emax, 1023), 1e22, 2 ** 20 * math.pi])
-    return np.concatenate([_neighbours(et, xs + [-x for x in xs], 1), extra])
-
-
-def _exp_hard(et: ElementType, operand: int) -> np.ndarray:
-    f = et.format
-    lmax = math.log(float(f.max_finite))
-    lmin_n = math.log(float(f.min_normal))
-    lmin_s = math.log(float(f.min_subnormal))
-    tiny = [2.0 ** -e for e in (5, 10, 20, 30, 60) if 2.0 ** -e >= float(f.min_subnormal)]
-    return np.concatenate([_neighbours(et, [lmax, lmin_n, lmin_s], 2),
-                           _round_into(et, tiny + [-t for t in tiny])])
-
-
-def _log_hard(et: ElementType, operand: int) -> np.ndarray:
-    return np.concatenate([_neighbours(et, [1.0], 3), _round_into(et, [2.0, 0.5, -1.0, math.e, 10.0])])
-
-
-def _log1p_hard(et: ElementType, operand: int) -> np.ndarray:
-    f = et.format
-    tiny = [2.0 ** -e for e in (4, 8, 12, 24, 53) if 2.0 ** -e >= float(f.min_subnormal)]
-    return np.concatenate([_neighbours(et, [-1.0], 2), _round_into(et, tiny + [-t for t in tiny])])
-
-
-def _sigmoid_hard(et: ElementType, operand: int) -> np.ndarray:
-    tiny = [2.0 ** -e for e in (8, 20, 40)]
-    big = [5.0, 10.0, 20.0, 40.0, 89.0, 710.0]
-    return _round_into(et, tiny + [-t for t in tiny] + big + [-b for b in big])
-
-
-def _sqrt_hard(et: ElementType, operand: int) -> np.ndarray:
-    return _round_into(et, [4.0, 9.0, 0.25, 2.0, -4.0, -1e-3, 27.0, -8.0, 1e-30])
-
-
-def _rounding_hard(et: ElementType, operand: int) -> np.ndarray:
-    f = et.format
-    halves = [0.5, 1.5, 2.5, 3.5, -0.5, -1.5, -2.5, 0.49999997, 2.0 ** (f.precision - 1) - 0.5,
-              2.0 ** f.precision, 2.0 ** (f.precision - 1) + 1]
-    return np.concatenate([_round_into(et, halves), _neighbours(et, [0.5, -0.5], 1)])
-
-
-def _power_hard(et: ElementType, operand: int) -> np.ndarray:
-    if operand == 0:
-        return _round_into(et, [-1.0, 0.5, 2.0, -2.0, 10.0, -0.5])
-    return _round_into(et, [0.5, 2.0, 3.0, -1.0, -2.0, -3.0, 0.0, 1e10, -1e10, 1.5])
-
-
-def _div_hard(et: ElementType, operand: int) -> np.ndarray:
-    return _round_into(et, [3.0, -3.0, 0.1, 7.0, 1e-10, 1e10])
-
-
-HARD: dict[str, Callable[[ElementType, int], np.ndarray]] = {
-    "sine": _trig_hard, "cosine": _trig_hard, "tan": _trig_hard,
-    "exponential": _exp_hard, "exponential_minus_one": _exp_hard,
-    "log": _log_hard, "log_plus_one": _log1p_hard,
-    "logistic": _sigmoid_hard, "tanh": _sigmoid_hard,
-    "sqrt": _sqrt_hard, "rsqrt": _sqrt_hard, "cbrt": _sqrt_hard,
-    "round_nearest_afz": _rounding_hard, "round_nearest_even": _rounding_hard,
-    "floor": _rounding_hard, "ceil": _rounding_hard, "convert": _rounding_hard,
-    "power": _power_hard, "divide": _div_hard, "remainder": _div_hard, "atan2": _div_hard,
-}
-
-SHIFTS = ("shift_left", "shift_right_arithmetic", "shift_right_logical")
-
-
 # --------------------------------------------------------------------------
 # Integer and boolean values
 # --------------------------------------------------------------------------
 
-def integer_specials(et: ElementType, op: str = "", operand: int = 0) -> np.ndarray:
+def integer_specials(et: ElementType, exercise: Exercise = NO_FACTS, operand: int = 0) -> np.ndarray:
+    """The type's boundary values, or the values the op declares for this
+    operand (wrapped into the type), each once in first-occurrence order."""
     lo, hi = et.min_value, et.max_value
-    vals = [lo, hi, 0, 1, lo + 1, hi - 1, 2, hi // 2, (hi // 2) + 1]
-    if et.is_signed:
-        vals += [-1, -2]
-    if op in SHIFTS and operand == 1:
-        vals = list(range(0, et.bits + 1)) + [et.bits + 1, 2 * et.bits, hi, lo]
+    declared = exercise.integer_values(et, operand) if exercise.integer_values else None
+    if declared is not None:
+        vals = [et.wrap(v) for v in declared]
+    else:
+        vals = [lo, hi, 0, 1, lo + 1, hi - 1, 2, hi // 2, (hi // 2) + 1]
         if et.is_signed:
-            vals += [-1]
-    vals = [et.wrap(v) for v in vals if lo <= v <= hi or op in SHIFTS]
+            vals += [-1, -2]
     vals = list(dict.fromkeys(vals))   # unique, first occurrence order
     return from_bits(np.array([et.int_to_bits(v) for v in vals], dtype=np.uint64), et)
 
@@ -228,23 +125,23 @@ def _complex(re: np.ndarray, im: np.ndarray, et: ElementType) -> np.ndarray:
     return out
 
 
-def specials(et: ElementType, op: str = "", operand: int = 0) -> np.ndarray:
+def specials(et: ElementType, exercise: Exercise = NO_FACTS, operand: int = 0) -> np.ndarray:
     """Every special value of the type for this op's operand (hard arguments included)."""
     if et.is_bool:
         return np.array([False, True])
     if et.is_integer:
-        return integer_specials(et, op, operand)
+        return integer_specials(et, exercise, operand)
     if et.is_complex:
         c = core_float_specials(et.component)
         re, im = np.meshgrid(c, c, indexing="ij")
         return _complex(re.ravel(), im.ravel(), et)
     pool = [float_specials(et)]
-    if op in HARD:
-        pool.append(HARD[op](et, operand).astype(et.numpy))
+    if exercise.hard_floats:
+        pool.append(exercise.hard_floats(et, operand).astype(et.numpy))
     return np.concatenate(pool)
 
 
-def grid_specials(et: ElementType, op: str = "", operand: int = 0) -> np.ndarray:
+def grid_specials(et: ElementType, exercise: Exercise = NO_FACTS, operand: int = 0) -> np.ndarray:
     """The smaller set crossed with the other operands' in a grid case."""
     if et.is_float:
         return core_float_specials(et)
@@ -252,7 +149,7 @@ def grid_specials(et: ElementType, op: str = "", operand: int = 0) -> np.ndarray
         c = core_float_specials(et.component)[[0, 1, 8, 9, 10, 11, 12]]   # ±0, ±1, ±inf, NaN
         re, im = np.meshgrid(c, c, indexing="ij")
         return _complex(re.ravel(), im.ravel(), et)
-    return specials(et, op, operand)
+    return specials(et, exercise, operand)
 
 
 def random_values(et: ElementType, rng, n: int) -> np.ndarray:
@@ -265,13 +162,13 @@ def random_values(et: ElementType, rng, n: int) -> np.ndarray:
     return random_floats(et, rng, n)
 
 
-def fill(et: ElementType, shape, rng, op: str = "", operand: int = 0,
+def fill(et: ElementType, shape, rng, exercise: Exercise = NO_FACTS, operand: int = 0,
          special_fraction: float = SPECIAL_FRACTION) -> np.ndarray:
     """An array of `shape`: special values (in random positions) and random ones."""
     n = int(np.prod(shape, dtype=np.int64)) if len(shape) else 1
     vals = random_values(et, rng, n)
     if n and special_fraction > 0:
-        sp = specials(et, op, operand)
+        sp = specials(et, exercise, operand)
         pick = rng.random(n) < special_fraction
         idx = rng.integers(0, len(sp), size=n)
         vals = np.where(pick, sp[idx], vals).astype(et.numpy) if not et.is_complex else _where_c(pick, sp[idx], vals, et)

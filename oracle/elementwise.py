@@ -18,9 +18,9 @@ the result type's bit pattern:
   leaves the element open and we know no alternative — makes the element
   `Unspecified`: no expectation can be stated for it.
 
-The outcome is an `OracleOutput` per result: bits in `spec.types.to_bits`
-layout plus what the suite's `Expectation` needs.  (oracle/ must not import
-suites/, so the conversion lives in backends/oracle.py.)
+The outcome is an `Expectation` per result (spec/expectation.py, the record
+suites store and compare too): the primary value's bits in
+`spec.types.to_bits` layout, the kind and tolerance, and the alternatives.
 
 Elements are evaluated once per distinct tuple of operand bit patterns: the
 semantics are pure, and suites repeat values (special values, small integer
@@ -29,14 +29,15 @@ ranges), so this is the cheap, general fast path.
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from fractions import Fraction
 
 import numpy as np
 
 from ..spec.accuracy import tolerance_ulp
 from ..spec.dsl import ANY_VALUE, Approx, Choices, DataMovement, Elementwise, ImplDefined, RoundTo, integer_overflow
-from ..spec.types import ElementType, TensorType, TupleType, from_bits, to_bits
+from ..spec.expectation import Alternative, Expectation
+from ..spec.types import ElementType, TensorType, TupleType, to_bits
 from .rounding import round_bits, round_value
 from .ziv import evaluate
 
@@ -47,31 +48,11 @@ class Unspecified(Exception):
     `remainder`, TBD in the seed): the oracle cannot state an expectation."""
 
 
-@dataclass
-class OracleOutput:
-    """One result of an op or program, as the oracle expects it.
-
-    `bits` are in `spec.types.to_bits` layout.  `kind` is "exact" or "ulp"
-    (then `tolerance_ulp` applies, per component for complex).
-    `impl_defined` lists flat row-major indices whose element is
-    implementation-defined; `alternatives` maps each label to a full bits
-    array (or, for an "any value" alternative, to the list of flat indices
-    where it is offered), and for the rest of the sentence:
-    array equal to `bits` except at those indices.  `undecided` lists
-    elements whose rounding Ziv's loop could not decide within its cap."""
-
-    type: TensorType
-    bits: np.ndarray
-    kind: str = "exact"
-    tolerance_ulp: int = 0
-    bit_exact: bool = False
-    impl_defined: list = field(default_factory=list)
-    alternatives: dict = field(default_factory=dict)
-    why: str = ""
-    undecided: list = field(default_factory=list)
-
-    def array(self) -> np.ndarray:
-        return from_bits(self.bits, self.type.element_type)
+def _alternatives(d: dict) -> list[Alternative]:
+    """{label: bits array, or the flat indices where "any value" is offered}
+    as the record's list, in order (the first names the primary's choice)."""
+    return [Alternative(label, None, list(v)) if isinstance(v, list) else Alternative(label, v)
+            for label, v in d.items()]
 
 
 # --------------------------------------------------------------------------
@@ -187,7 +168,7 @@ def _dedupe(opts: list) -> list:
 # Whole ops
 # --------------------------------------------------------------------------
 
-def run_elementwise(sem: Elementwise, inst, operands: list, result: TensorType) -> OracleOutput:
+def run_elementwise(sem: Elementwise, inst, operands: list, result: TensorType) -> Expectation:
     """Apply `sem.fn` element by element; rank-0 operands broadcast (clamp's
     min/max may be scalars)."""
     shape = tuple(int(d) for d in result.shape)
@@ -209,7 +190,7 @@ def run_elementwise(sem: Elementwise, inst, operands: list, result: TensorType) 
     return _assemble(per_element, result, sem.accuracy_for(inst), sem.bit_exact)
 
 
-def _assemble(per_element: list, result: TensorType, accuracy: str, bit_exact: bool) -> OracleOutput:
+def _assemble(per_element: list, result: TensorType, accuracy: str, bit_exact: bool) -> Expectation:
     et = result.element_type
     shape = tuple(int(d) for d in result.shape)
     trail = (2,) if et.is_complex else ()
@@ -235,17 +216,19 @@ def _assemble(per_element: list, result: TensorType, accuracy: str, bit_exact: b
                 if l2 == label:
                     alt[i] = b
         alternatives[label] = alt.reshape(bits.shape)
-    whys = list(dict.fromkeys(w for r in per_element for w in r.whys))
+    why = "; ".join(dict.fromkeys(w for r in per_element for w in r.whys))
     undecided = [i for i, r in enumerate(per_element) if r.undecided]
+    if undecided:
+        why = (why + "; " if why else "") + f"rounding undecided at elements {undecided[:10]}"
     ulp = accuracy == "approx" and (et.is_float or et.is_complex)
-    return OracleOutput(result, bits, "ulp" if ulp else "exact", tolerance_ulp(et) if ulp else 0,
-                        bit_exact, impl, alternatives, "; ".join(whys), undecided)
+    return Expectation(result, bits, "ulp" if ulp else "exact", tolerance_ulp(et) if ulp else 0,
+                       bit_exact, impl, _alternatives(alternatives), why)
 
 
 def run_data_movement(sem: DataMovement, inst, operands: list, results: list) -> list:
     """The op's index formulas on whole arrays.  A tuple operand arrives as a
     tuple of arrays and a tuple result is returned as one (nested for nested
-    tuples), becoming a tuple of OracleOutputs; a `Choices` result becomes
+    tuples), becoming a tuple of Expectations; a `Choices` result becomes
     an output with implementation-defined elements."""
     outs = sem.fn(inst, *operands)
     if len(outs) != len(results):
@@ -263,7 +246,7 @@ def _moved(value, t, bit_exact: bool, who: str):
         return tuple(_moved(v, m, bit_exact, who) for v, m in zip(value, t.types))
     if isinstance(value, Choices):
         return _choices(value, t, bit_exact, who)
-    return OracleOutput(t, _bits(value, t, who), bit_exact=bit_exact)
+    return Expectation(t, _bits(value, t, who), bit_exact=bit_exact)
 
 
 def _bits(value, t: TensorType, who: str) -> np.ndarray:
@@ -273,8 +256,8 @@ def _bits(value, t: TensorType, who: str) -> np.ndarray:
     return to_bits(arr.astype(t.element_type.numpy, copy=False), t.element_type)
 
 
-def _choices(c: Choices, t: TensorType, bit_exact: bool, who: str) -> OracleOutput:
-    """`Choices` → OracleOutput: `impl_defined` are the flat indices with
+def _choices(c: Choices, t: TensorType, bit_exact: bool, who: str) -> Expectation:
+    """`Choices` → Expectation: `impl_defined` are the flat indices with
     options; each label's alternative is the primary bits with that label's
     values put in (or, for `ANY_VALUE`, the indices where it is offered).
     The first alternative names the primary value's choice (the judge reads
@@ -288,7 +271,7 @@ def _choices(c: Choices, t: TensorType, bit_exact: bool, who: str) -> OracleOutp
         raise ValueError(f"{who}: Choices options and labels disagree")
     impl = sorted(int(i) for i in c.options if c.options[i])   # plain ints: they go to JSON
     if not impl:
-        return OracleOutput(t, bits, bit_exact=bit_exact)
+        return Expectation(t, bits, bit_exact=bit_exact)
     per_label: dict = {}  # label -> {flat index: bits or ANY_VALUE}
     for i in impl:
         for v, label in zip(c.options[i], c.labels[i]):
@@ -311,7 +294,8 @@ def _choices(c: Choices, t: TensorType, bit_exact: bool, who: str) -> OracleOutp
         alternatives = {PRIMARY_LABEL: bits, **alternatives}
     else:
         alternatives = {first: alternatives.pop(first), **alternatives}
-    return OracleOutput(t, bits, bit_exact=bit_exact, impl_defined=impl, alternatives=alternatives, why=c.why)
+    return Expectation(t, bits, bit_exact=bit_exact, impl_defined=impl, alternatives=_alternatives(alternatives),
+                       why=c.why)
 
 
 def _scalar_bits(v, et: ElementType) -> np.ndarray:
@@ -319,7 +303,7 @@ def _scalar_bits(v, et: ElementType) -> np.ndarray:
 
 
 def run_op(inst, operands: list) -> list:
-    """Execute one op instance on concrete arrays: a list of OracleOutput."""
+    """Execute one op instance on concrete arrays: a list of Expectations."""
     sem = inst.spec.semantics
     results = _result_types(inst)
     if isinstance(sem, Elementwise):

@@ -37,8 +37,9 @@ import numpy as np
 
 from ..spec.dsl import Function, I64ArrayAttr
 from ..spec.ops import OPS
+from ..spec.expectation import Expectation
 from ..spec.types import SI64, TensorType, TupleType, parse_type, to_bits
-from .elementwise import OracleOutput, Unspecified, run_op
+from .elementwise import Unspecified, run_op
 from .literals import op_attributes, parse_dense
 
 __all__ = ["ProgramRejected", "Unspecified", "Program", "parse_program", "execute"]
@@ -68,7 +69,7 @@ class Program:
     steps: list
     returns: list  # value keys
     return_types: list
-    constants: dict = field(default_factory=dict)  # key -> OracleOutput of a `constant` operand
+    constants: dict = field(default_factory=dict)  # key -> Expectation of a `constant` operand
 
 
 _CTX = None
@@ -202,12 +203,12 @@ def _instance(op):
             except ValueError as e:
                 raise ProgramRejected(f"{mnemonic}: attribute {o.name}: {e}") from None
             operands[o.name] = t
-            constants[o.name] = OracleOutput(t, to_bits(array, t.element_type), bit_exact=True)
+            constants[o.name] = Expectation(t, to_bits(array, t.element_type), bit_exact=True)
     operands = {o.name: operands[o.name] for o in spec.operands}
     results = _split(spec.results, [_value_type(r.type) for r in op.results], "results", mnemonic)
     attrs = _attributes(spec, present, mnemonic)
     inst = spec.instance(operands, attrs, results, _regions(op, spec))
-    bad = spec.operand_types_ok(inst)
+    bad = spec.types_outside_tables(inst)
     if bad:
         raise ProgramRejected(f"{mnemonic}: element type of {', '.join(bad)} is not allowed by the spec")
     violated = spec.violated(inst)
@@ -292,8 +293,8 @@ def _doc(spec, label: str) -> str:
     return doc[0] if doc else ""
 
 
-def execute(program: Program, inputs: Sequence[np.ndarray]) -> list[OracleOutput]:
-    """Run @main (or a region's block) on concrete inputs: one OracleOutput
+def execute(program: Program, inputs: Sequence[np.ndarray]) -> list[Expectation]:
+    """Run @main (or a region's block) on concrete inputs: one Expectation
     per returned tensor (a returned tuple gives its tensors, depth first).
     Raises `Unspecified` where the spec states no result we could expect."""
     if len(inputs) != len(program.args):
@@ -303,7 +304,7 @@ def execute(program: Program, inputs: Sequence[np.ndarray]) -> list[OracleOutput
         a = np.asarray(a)
         if tuple(a.shape) != tuple(t.shape):
             raise ValueError(f"input {k}: shape {a.shape} where {t.mlir} was declared")
-        env[k] = OracleOutput(t, to_bits(a.astype(t.element_type.numpy, copy=False), t.element_type),
+        env[k] = Expectation(t, to_bits(a.astype(t.element_type.numpy, copy=False), t.element_type),
                               bit_exact=True)
     # Each op consumes the primary values of the ops before it: the
     # alternatives and tolerances of an intermediate result do not propagate.

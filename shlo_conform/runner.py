@@ -10,8 +10,8 @@ runner"):
   worker that dies (signal, abort, exit) gets `crash` with the signal; the
   worker is restarted and the run goes on with the next case;
 * **classification** — value case: `Rejected` → `rejected` (a failure),
-  `Unsupported` or a `claims()` reason → `unsupported`, outputs judged by
-  `suites.compare.judge` → `pass` / `fail`; invalid case: `Rejected` →
+  `Unsupported` or a `claims()` reason → `unsupported`, outputs checked by
+  `suites.compare.compare` → `pass` / `fail`; invalid case: `Rejected` →
   `rejected` (the conformant answer), accepted and run → `fail`;
 * **journal** — each verdict is appended to a JSON-lines journal as it
   arrives, so an interrupted run resumes without redoing or losing work;
@@ -35,7 +35,7 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Callable, Iterable
 
-from .suites.compare import Judgement, judge
+from .suites.compare import Comparison, compare
 from .suites.records import VERDICTS, Case, Verdict, conformant
 
 DEFAULT_COMPILE_TIMEOUT = 20.0
@@ -61,17 +61,10 @@ class _Stopped(Exception):
 
 
 def check_backend_spec(spec: str) -> None:
-    """Fail fast, in this process, on a backend name nobody knows."""
-    from .backends.base import backend_names
-    from .worker import _PY_SPEC
-
-    if spec.startswith("command:"):
-        if not spec[len("command:"):].strip():
-            raise ValueError("backend 'command:' needs a command line after the colon")
-        return
-    if spec in backend_names() or _PY_SPEC.match(spec):
-        return
-    raise ValueError(f"unknown backend {spec!r}; known: {', '.join(backend_names())}, command:CMD, module:Class")
+    """Fail fast, in this process, on a backend name nobody knows
+    (`backends.base.parse_backend_name`: the one reading of a name)."""
+    from .backends.base import parse_backend_name
+    parse_backend_name(spec)
 
 
 def _signal_name(code: int | None) -> str:
@@ -185,16 +178,17 @@ def group_by_program(cases: Iterable[Case]) -> list[list[Case]]:
     return list(groups.values())
 
 
-def judge_outputs(case: Case, outputs: list) -> tuple[bool, str, float | None, list[str]]:
-    """Judge every output of a value case: (ok, detail, max_ulp, impl-defined labels)."""
+def check_outputs(case: Case, outputs: list) -> tuple[bool, str, float | None, list[str]]:
+    """Compare every output of a value case with its expectation: (ok,
+    detail, max_ulp, implementation-defined labels chosen)."""
     if len(outputs) != len(case.expected):
         return False, f"{len(outputs)} outputs where {len(case.expected)} were expected", None, []
     problems, ulps, labels = [], [], []
     for k, (exp, actual) in enumerate(zip(case.expected, outputs)):
         try:
-            j = judge(exp, actual)
+            j = compare(exp, actual)
         except Exception as e:  # an output numpy cannot even read as the expected type
-            j = Judgement(False, detail=f"could not compare ({type(e).__name__}: {e})")
+            j = Comparison(False, detail=f"could not compare ({type(e).__name__}: {e})")
         if j.max_ulp is not None:
             ulps.append(j.max_ulp)
         labels += [label for label in j.alternatives_used if label not in labels]
@@ -376,7 +370,7 @@ class Runner:
             return self._verdict(c, "fail", what, seconds)
         if status == "error":
             return self._verdict(c, "fail", f"run raised {payload}", seconds)
-        ok, detail, max_ulp, labels = judge_outputs(c, payload)
+        ok, detail, max_ulp, labels = check_outputs(c, payload)
         return self._verdict(c, "pass" if ok else "fail", detail, seconds, max_ulp=max_ulp, impl_defined=labels)
 
 

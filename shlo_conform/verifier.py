@@ -93,7 +93,7 @@ def _first_line(e: Exception) -> str:
     return " ".join(str(e).split())[:300]
 
 
-def judge(cases) -> list[Verdict]:
+def both_verdicts(cases) -> list[Verdict]:
     """Spec and verifier verdicts for every case (programs are parsed, never run)."""
     from jax._src.interpreters import mlir as jm
     from jaxlib.mlir import ir
@@ -146,7 +146,7 @@ class Agreement:
 
 
 def compare(cases, findings: list[Finding]) -> Agreement:
-    verdicts = judge(cases)
+    verdicts = both_verdicts(cases)
     ag = Agreement(verdicts, findings)
     used = set()
     for v in verdicts:

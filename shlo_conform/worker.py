@@ -22,42 +22,9 @@ never mixes with the table, and the last lines can explain a crash.
 """
 from __future__ import annotations
 
-import importlib
-import importlib.util
-import re
 import signal
 import sys
 import traceback
-from pathlib import Path
-
-_PY_SPEC = re.compile(r"^(?P<target>[\w.]+|.+\.py):(?P<attr>\w+)$")
-
-
-def load(spec: str):
-    """A backend by name (`load_backend`: built-ins, entry points, `command:PATH`),
-    or a Python class named `module.path:Class` / `path/to/file.py:Class`
-    (handy for adapters under development and for tests)."""
-    from .backends.base import backend_names, load_backend
-
-    name = spec.partition(":")[0]
-    if spec.startswith("command:") or name in backend_names():
-        return load_backend(spec)
-    m = _PY_SPEC.match(spec)
-    if m is None:
-        return load_backend(spec)  # raises the "unknown backend" error
-    target, attr = m.group("target"), m.group("attr")
-    if target.endswith(".py"):
-        path = Path(target).resolve()
-        modname = "_shlo_backend_" + re.sub(r"\W", "_", path.stem)
-        mspec = importlib.util.spec_from_file_location(modname, path)
-        if mspec is None or not path.is_file():
-            raise ValueError(f"no backend file {target!r}")
-        mod = importlib.util.module_from_spec(mspec)
-        sys.modules[modname] = mod
-        mspec.loader.exec_module(mod)
-    else:
-        mod = importlib.import_module(target)
-    return getattr(mod, attr)()
 
 
 def _error_text(e: BaseException) -> str:
@@ -69,7 +36,7 @@ def serve(conn) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the runner's to handle
     import numpy as np
 
-    from .backends.base import Rejected, Unsupported
+    from .backends.base import Rejected, Unsupported, load_backend
     from .suites.records import TensorValue
 
     backend = None
@@ -83,7 +50,7 @@ def serve(conn) -> None:
             return
         try:
             if msg == "init":
-                backend = load(arg)
+                backend = load_backend(arg)
                 reply = ("ok", backend.describe())
             elif msg == "claims":
                 reply = ("ok", [backend.claims(op, dtype) for op, dtype in arg])

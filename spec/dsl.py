@@ -23,6 +23,7 @@ from typing import Any, Callable, Iterable, Sequence
 
 import z3
 
+from .exercise import Exercise
 from .types import (ALL_TYPES, BOOLEAN_TYPES, COMPLEX_TYPES, FLOAT_TYPES, INTEGER_TYPES,
                     SIGNED_TYPES, UNSIGNED_TYPES, ElementType, TensorType)
 
@@ -474,6 +475,8 @@ class OpSpec:
     constraints relate to the operands without fixing it: `infer` leaves it
     out, its rank is structure (`Result.rank`), its dims are solved.
     `groups`: attributes written together as one MLIR attribute (`Group`).
+    `exercise`: what generators need to know to exercise the op well (hard
+    values, corners, index operands: spec/exercise.py).
     """
 
     mnemonic: str
@@ -487,6 +490,7 @@ class OpSpec:
     shape_from_program: tuple[str, ...] = ()
     regions: tuple[Region, ...] = ()
     groups: tuple[Group, ...] = ()
+    exercise: Exercise = Exercise()
     notes: str = ""
 
     @property
@@ -530,7 +534,7 @@ class OpSpec:
                 bad.append(c.__name__)
         return bad
 
-    def operand_types_ok(self, inst: Instance) -> list[str]:
+    def types_outside_tables(self, inst: Instance) -> list[str]:
         """Names of operands/results whose type is outside the Inputs/Outputs
         table: an element type it does not list, or a rank other than the one
         it fixes ("0-dimensional tensor")."""

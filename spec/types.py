@@ -453,6 +453,20 @@ def raw_bytes(array: np.ndarray, et: ElementType) -> bytes:
     return to_bits(np.asarray(array), et).astype(et.bits_dtype.newbyteorder("<")).tobytes()
 
 
+def tensor_to_hex(array: np.ndarray, t: TensorType) -> str:
+    """The hex of `raw_bytes`: how suites and the command protocol carry a tensor."""
+    return raw_bytes(array, t.element_type).hex()
+
+
+def tensor_from_hex(hexstr: str, t: TensorType) -> np.ndarray:
+    """Values of type `t` from the hex of their raw bytes (`tensor_to_hex`);
+    raises ValueError when the hex is not that many bytes of that type."""
+    et = t.element_type
+    raw = np.frombuffer(bytes.fromhex(hexstr), dtype=et.bits_dtype.newbyteorder("<"))
+    shape = tuple(t.shape) + ((2,) if et.is_complex else ())
+    return from_bits(raw.reshape(shape), et)
+
+
 def dense_literal(array: np.ndarray, t: TensorType) -> str:
     """`dense<"0x…"> : tensor<…>`: the value's raw little-endian bytes, so every
     bit pattern (NaN payloads, -0, subnormals) reaches the program exactly.

@@ -1,5 +1,6 @@
-"""Comparison of an actual output with an expectation (suites judge without the oracle).
+"""Comparison of an actual output with an expectation (suites compare without the oracle).
 
+The rule of each expectation kind (spec/expectation.py) lives here, once.
 Works on raw bit patterns, with the format facts of `spec.types`: NaN matches
 any NaN unless the expectation is bit-exact, signed zero is significant for
 "exact", ULP distance is counted in representable steps for "ulp" (per
@@ -12,14 +13,14 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..spec.types import ElementType, TensorType, parse_type, to_bits
-from .records import Expectation, tensor_from_hex
+from ..spec.expectation import Expectation
+from ..spec.types import ElementType, to_bits
 
 MAX_MISMATCHES_SHOWN = 5
 
 
 @dataclass
-class Judgement:
+class Comparison:
     ok: bool
     max_ulp: float | None = None
     mismatches: list = field(default_factory=list)  # (flat index, expected, actual, ulp)
@@ -28,12 +29,12 @@ class Judgement:
     detail: str = ""
 
 
-def _component_bits(array: np.ndarray, et: ElementType) -> tuple[np.ndarray, ElementType]:
-    """Bits flattened to one row per element, one column per component."""
-    b = to_bits(array, et)
+def _rows(bits: np.ndarray, et: ElementType) -> tuple[np.ndarray, ElementType]:
+    """Bits (`to_bits` layout) flattened to one row per element, one column
+    per component, and the component's element type."""
     if et.is_complex:
-        return b.reshape(-1, 2), et.component
-    return b.reshape(-1, 1), et
+        return bits.reshape(-1, 2), et.component
+    return bits.reshape(-1, 1), et
 
 
 def _nan_mask(x: np.ndarray, fmt) -> np.ndarray:
@@ -72,19 +73,20 @@ def _elements_match(exp: Expectation, cet: ElementType, eb: np.ndarray, ab: np.n
     return ((eb == ab) | both_nan.astype(bool)).all(axis=1), elem_ulp
 
 
-def judge(exp: Expectation, actual: np.ndarray) -> Judgement:
-    t: TensorType = parse_type(exp.type)
+def compare(exp: Expectation, actual: np.ndarray) -> Comparison:
+    """Does `actual` meet `exp`?  With the mismatches and the ULP error."""
+    t = exp.type
     et = t.element_type
     actual = np.asarray(actual)
     if tuple(actual.shape) != tuple(t.shape):
-        return Judgement(False, detail=f"shape {tuple(actual.shape)} where {exp.type} was expected")
+        return Comparison(False, detail=f"shape {tuple(actual.shape)} where {t.mlir} was expected")
     try:
         actual = actual.astype(et.numpy, copy=False) if actual.dtype != et.numpy else actual
     except (TypeError, ValueError):
-        return Judgement(False, detail=f"dtype {actual.dtype} where {et.name} was expected")
-    expected = tensor_from_hex(exp.hex, t)
-    eb, cet = _component_bits(expected, et)
-    ab, _ = _component_bits(actual, et)
+        return Comparison(False, detail=f"dtype {actual.dtype} where {et.name} was expected")
+    expected = exp.array()
+    eb, cet = _rows(exp.bits, et)
+    ab, _ = _rows(to_bits(actual, et), et)
     ok_elem, elem_ulp = _elements_match(exp, cet, eb, ab)
     ulp = float(elem_ulp.max()) if elem_ulp is not None and elem_ulp.size else (0.0 if elem_ulp is not None else None)
 
@@ -92,10 +94,10 @@ def judge(exp: Expectation, actual: np.ndarray) -> Judgement:
     if exp.impl_defined:
         primary_ok = ok_elem.copy()
         for alt in exp.alternatives:
-            if alt.hex is None:  # "any value" at the elements listed for it
+            if alt.bits is None:  # "any value" at the elements listed for it
                 alt_ok, where = np.ones_like(ok_elem), alt.elements or []
             else:  # the same rule as the primary value: NaN is NaN, tolerance applies
-                alt_ok, _ = _elements_match(exp, cet, _component_bits(tensor_from_hex(alt.hex, t), et)[0], ab)
+                alt_ok, _ = _elements_match(exp, cet, _rows(alt.bits, et)[0], ab)
                 where = exp.impl_defined
             for i in where:
                 if not ok_elem[i] and alt_ok[i]:
@@ -123,4 +125,4 @@ def judge(exp: Expectation, actual: np.ndarray) -> Judgement:
     if len(bad):
         detail = f"{len(bad)} of {ok_elem.size} elements differ; " + "; ".join(
             f"[{i}] expected {e} got {a}" + (f" ({u:g} ulp)" if u is not None else "") for i, e, a, u in shown)
-    return Judgement(not len(bad), ulp, shown, int(len(bad)), used, detail)
+    return Comparison(not len(bad), ulp, shown, int(len(bad)), used, detail)

@@ -12,7 +12,8 @@ A case line:
                 "survey" (run it, report which known alternative it matched; not scored)
     mlir        the program; @main takes the inputs as arguments
     inputs      [{"type", "hex"}]
-    expected    [Expectation] for value and survey cases
+    expected    [Expectation] for value and survey cases (spec/expectation.py:
+                the record the oracle states and suites/compare.py checks)
     violates    "<op>_c<N>" for invalid cases
     note        what the case is about (e.g. "special values")
     provenance  {"seed", "section", "generator"}
@@ -21,25 +22,15 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from typing import Optional
 
 import numpy as np
 
-from ..spec.types import TensorType, from_bits, parse_type, raw_bytes
+from ..spec.expectation import Expectation
+from ..spec.types import TensorType, parse_type, tensor_from_hex, tensor_to_hex
 
 VERDICTS = ("pass", "fail", "rejected", "unsupported", "crash", "timeout")
-
-
-def tensor_to_hex(array: np.ndarray, t: TensorType) -> str:
-    return raw_bytes(array, t.element_type).hex()
-
-
-def tensor_from_hex(hexstr: str, t: TensorType) -> np.ndarray:
-    et = t.element_type
-    raw = np.frombuffer(bytes.fromhex(hexstr), dtype=et.bits_dtype.newbyteorder("<"))
-    shape = tuple(t.shape) + ((2,) if et.is_complex else ())
-    return from_bits(raw.reshape(shape), et)
 
 
 @dataclass
@@ -60,46 +51,6 @@ class TensorValue:
 
 
 @dataclass
-class Alternative:
-    """An implementation-defined alternative: a whole tensor whose elements at
-    the expectation's `impl_defined` positions are this alternative's values;
-    or, with `hex` None, "any value" at the flat indices `elements` (the spec
-    leaves those results open without naming candidates)."""
-
-    label: str
-    hex: Optional[str]
-    elements: Optional[list] = None
-
-
-@dataclass
-class Expectation:
-    """What one output must be.
-
-    kind "exact": bit pattern per element (NaN matches any NaN unless
-    `bit_exact`; signed zero significant).  kind "ulp": within
-    `tolerance_ulp` ULPs (per component for complex) of the correctly rounded
-    reference `hex`.  Elements listed in `impl_defined` (flat row-major
-    indices) may instead equal the same element of any `alternatives` entry.
-    """
-
-    type: str
-    hex: str
-    kind: str = "exact"
-    tolerance_ulp: int = 0
-    bit_exact: bool = False
-    impl_defined: list = field(default_factory=list)
-    alternatives: list = field(default_factory=list)
-    why: str = ""
-
-    @property
-    def tensor_type(self) -> TensorType:
-        return parse_type(self.type)
-
-    def array(self) -> np.ndarray:
-        return tensor_from_hex(self.hex, self.tensor_type)
-
-
-@dataclass
 class Case:
     id: str
     op: str
@@ -116,23 +67,20 @@ class Case:
         return [v.array() for v in self.inputs]
 
     def to_json(self) -> str:
-        d = asdict(self)
+        d = {f.name: getattr(self, f.name) for f in fields(self)}
+        d["inputs"] = [asdict(v) for v in self.inputs]
         if self.kind == "invalid":  # value and survey cases carry expectations
             d.pop("expected")
         else:
             d.pop("violates")
+            d["expected"] = [e.to_json() for e in self.expected]
         return json.dumps(d, sort_keys=True, separators=(",", ":"))
 
     @classmethod
     def from_json(cls, line: str) -> "Case":
         d = json.loads(line)
         d["inputs"] = [TensorValue(**v) for v in d["inputs"]]
-        exp = []
-        for e in d.get("expected", []):
-            e = dict(e)
-            e["alternatives"] = [Alternative(**a) for a in e.get("alternatives", [])]
-            exp.append(Expectation(**e))
-        d["expected"] = exp
+        d["expected"] = [Expectation.from_json(e) for e in d.get("expected", [])]
         return cls(**d)
 
 

@@ -10,7 +10,8 @@ import math
 import mpmath
 
 from ..dsl import COMPLEX, FLOAT, Approx, Elementwise, OpSpec, Operand, Result, same_type
-from .. import annex_g
+from .. import annex_g, samples
+from ..exercise import Exercise
 
 TYPES = FLOAT + COMPLEX  # "tensor of floating-point or complex type"
 
@@ -64,4 +65,5 @@ SPEC = OpSpec(
     constraints=(atan2_c1,),
     infer=infer,
     semantics=Elementwise(element, accuracy="approx"),
+    exercise=Exercise(hard_floats=samples.quotient_arguments),
 )

@@ -11,8 +11,9 @@ applicable, so a program is blamed on the one constraint it breaks.
 """
 import numpy as np
 
-from ..dsl import (ANY, Attribute, DataMovement, I64ArrayAttr, OpSpec, Operand, Or, Result, all_of, at, dim,
+from ..dsl import (ANY, Attribute, DataMovement, I64ArrayAttr, OpSpec, Operand, Or, Result, all_of, any_of, at, dim,
                    in_range, is_unique, rank, same_element_type, shape, size)
+from ..exercise import Corner, Exercise
 
 
 def broadcast_in_dim_c1(op):
@@ -66,6 +67,14 @@ def movement(op, operand):
     return [np.broadcast_to(np.asarray(operand[j]), out_shape).copy()]
 
 
+CORNERS = (
+    Corner("size-1 dimensions expanded", (2,),
+           lambda op: [op.operand.shape[0] == 1, any_of(d >= 2 for d in op.result.shape)],
+           layout={"result_ranks": {"result": 3}}),
+    Corner("scalar to rank 4", (0,), lambda op: [], layout={"result_ranks": {"result": 4}}),
+)
+
+
 SPEC = OpSpec(
     mnemonic="broadcast_in_dim",
     operands=(Operand("operand", ANY),),
@@ -78,4 +87,5 @@ SPEC = OpSpec(
     infer=infer,
     semantics=DataMovement(movement),
     shape_from_program=("result",),
+    exercise=Exercise(corners=CORNERS),
 )

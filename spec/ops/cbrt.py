@@ -1,6 +1,7 @@
 """cbrt — element-wise cubic root (spec section "cbrt")."""
 from ..dsl import COMPLEX, FLOAT, Elementwise, OpSpec, Operand, Result, same_type
-from .. import annex_g, ieee
+from .. import annex_g, ieee, samples
+from ..exercise import Exercise
 
 
 def cbrt_c1(op):
@@ -31,4 +32,5 @@ SPEC = OpSpec(
     constraints=(cbrt_c1,),
     infer=infer,
     semantics=Elementwise(element, accuracy="approx"),
+    exercise=Exercise(hard_floats=samples.roots),
 )

@@ -1,6 +1,7 @@
 """ceil — element-wise ceil (spec section "ceil")."""
 from ..dsl import FLOAT, Elementwise, OpSpec, Operand, Result, same_type
-from .. import ieee
+from .. import ieee, samples
+from ..exercise import Exercise
 
 
 def ceil_c1(op):
@@ -26,4 +27,5 @@ SPEC = OpSpec(
     constraints=(ceil_c1,),
     infer=infer,
     semantics=Elementwise(element),
+    exercise=Exercise(hard_floats=samples.halfway_points),
 )

@@ -9,8 +9,9 @@ C1 and C2.
 """
 import numpy as np
 
-from ..dsl import (ANY, And, Attribute, DataMovement, If, IntAttr, OpSpec, Operand, Or, Result, all_of, at,
+from ..dsl import (ANY, And, Attribute, DataMovement, If, IntAttr, OpSpec, Operand, Or, Result, all_of, any_of, at,
                    dim, element_type, in_range, rank, same_element_type, shape, size)
+from ..exercise import Corner, Exercise
 from ..types import TensorType
 
 
@@ -72,6 +73,14 @@ def movement(op, *inputs):
     return [np.concatenate([np.asarray(x) for x in inputs], axis=op.dimension)]
 
 
+CORNERS = (
+    Corner("three inputs", (2,), lambda op: [], layout={"counts": {"inputs": 3}}),
+    Corner("an empty input", (2,), lambda op: [any_of(And(op.dimension == k, op.inputs[0].shape[k] == 0)
+                                                      for k in range(2))],
+           layout={"counts": {"inputs": 2}}),
+)
+
+
 SPEC = OpSpec(
     mnemonic="concatenate",
     operands=(Operand("inputs", ANY, variadic=True, count=(2, 1, 3)),),
@@ -80,4 +89,5 @@ SPEC = OpSpec(
     constraints=(concatenate_c1, concatenate_c2, concatenate_c3, concatenate_c4, concatenate_c5, concatenate_c6),
     infer=infer,
     semantics=DataMovement(movement),
+    exercise=Exercise(corners=CORNERS),
 )

@@ -33,6 +33,8 @@ from fractions import Fraction
 
 from ..dsl import ANY, ANY_VALUE, Elementwise, ImplDefined, OpSpec, Operand, Result, same_shape
 from ..types import TensorType
+from .. import samples
+from ..exercise import Exercise
 
 
 def convert_c1(op):
@@ -139,4 +141,5 @@ SPEC = OpSpec(
     semantics=Elementwise(element),
     result_from_program=("result",),
     notes="float→float and integer→float when inexact, and float→integer out of range, are TBD in the seed (#180)",
+    exercise=Exercise(hard_floats=samples.halfway_points),
 )

@@ -4,7 +4,8 @@ import math
 import mpmath
 
 from ..dsl import COMPLEX, FLOAT, Approx, Elementwise, OpSpec, Operand, Result, same_type
-from .. import annex_g
+from .. import annex_g, samples
+from ..exercise import Exercise
 
 
 def cosine_c1(op):
@@ -35,4 +36,5 @@ SPEC = OpSpec(
     constraints=(cosine_c1,),
     infer=infer,
     semantics=Elementwise(element, accuracy="approx"),
+    exercise=Exercise(hard_floats=samples.near_multiples_of_half_pi),
 )

@@ -13,7 +13,8 @@ shows ±5.66666651 — the f32 quotients of ±17.0, not of ±17.1 (±5.70000029)
 """
 from ..dsl import (COMPLEX, FLOAT, INTEGER, Elementwise, ImplDefined, OpSpec, Operand,
                    Result, approx_if_complex, same_type)
-from .. import annex_g, ieee
+from .. import annex_g, ieee, samples
+from ..exercise import Exercise
 
 TYPES = INTEGER + FLOAT + COMPLEX
 
@@ -63,4 +64,5 @@ SPEC = OpSpec(
     constraints=(divide_c1,),
     infer=infer,
     semantics=Elementwise(element, accuracy=approx_if_complex),
+    exercise=Exercise(hard_floats=samples.quotient_arguments),
 )

@@ -11,6 +11,7 @@ import numpy as np
 
 from ..dsl import (ANY, INTEGER, And, Attribute, DataMovement, I64ArrayAttr, OpSpec, Operand, Result, all_of,
                    rank, same_element_type, same_type, shape, shape_is, size)
+from ..exercise import CLAMPED, Corner, Exercise, Indices, StartScalars
 from ..types import TensorType
 
 
@@ -68,6 +69,18 @@ def movement(op, operand, *start_indices):
     return [np.array(operand[j], copy=True)]
 
 
+def start_placement(op) -> StartScalars:
+    """One rank-0 start per operand axis; a start covers `slice_sizes[d]` indices."""
+    return StartScalars("start_indices", tuple(int(d) for d in op.operand.shape),
+                        tuple(int(s) for s in op.slice_sizes))
+
+
+CORNERS = (
+    Corner("full window", (2, 0), lambda op: [s == d for s, d in zip(op.slice_sizes, op.operand.shape)]),
+    Corner("empty window", (2, 0), lambda op: [op.slice_sizes[0] == 0]),
+)
+
+
 SPEC = OpSpec(
     mnemonic="dynamic_slice",
     operands=(Operand("operand", ANY),
@@ -77,4 +90,5 @@ SPEC = OpSpec(
     constraints=(dynamic_slice_c1, dynamic_slice_c2, dynamic_slice_c3, dynamic_slice_c4, dynamic_slice_c5),
     infer=infer,
     semantics=DataMovement(movement),
+    exercise=Exercise(corners=CORNERS, indices=Indices(start_placement, CLAMPED)),
 )

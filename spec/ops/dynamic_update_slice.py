@@ -11,6 +11,7 @@ import numpy as np
 
 from ..dsl import (ANY, INTEGER, And, DataMovement, OpSpec, Operand, Result, all_of, element_type, rank,
                    same_type, shape, size)
+from ..exercise import CLAMPED, Corner, Exercise, Indices, StartScalars
 from .dynamic_slice import adjusted_start_indices
 
 
@@ -61,6 +62,18 @@ def movement(op, operand, update, *start_indices):
     return [result]
 
 
+def start_placement(op) -> StartScalars:
+    """One rank-0 start per operand axis; a start covers the update's extent there."""
+    return StartScalars("start_indices", tuple(int(d) for d in op.operand.shape),
+                        tuple(int(d) for d in op.update.shape))
+
+
+CORNERS = (
+    Corner("empty update", (2, 2, 0), lambda op: [op.update.shape[0] == 0]),
+    Corner("full update", (2, 2, 0), lambda op: [u == d for u, d in zip(op.update.shape, op.operand.shape)]),
+)
+
+
 SPEC = OpSpec(
     mnemonic="dynamic_update_slice",
     operands=(Operand("operand", ANY), Operand("update", ANY),
@@ -70,4 +83,5 @@ SPEC = OpSpec(
                  dynamic_update_slice_c4, dynamic_update_slice_c5, dynamic_update_slice_c6),
     infer=infer,
     semantics=DataMovement(movement),
+    exercise=Exercise(corners=CORNERS, indices=Indices(start_placement, CLAMPED)),
 )

@@ -1,6 +1,7 @@
 """floor — element-wise floor (spec section "floor")."""
 from ..dsl import FLOAT, Elementwise, OpSpec, Operand, Result, same_type
-from .. import ieee
+from .. import ieee, samples
+from ..exercise import Exercise
 
 
 def floor_c1(op):
@@ -26,4 +27,5 @@ SPEC = OpSpec(
     constraints=(floor_c1,),
     infer=infer,
     semantics=Elementwise(element),
+    exercise=Exercise(hard_floats=samples.halfway_points),
 )

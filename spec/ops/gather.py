@@ -56,9 +56,11 @@ from ..dsl import (ANY, ANY_VALUE, INTEGER, And, Attribute, BoolAttr, Choices, D
                    I64ArrayAttr, If, Implies, IntAttr, Not, OpSpec, Operand, Result, all_of, any_of, at,
                    contains, dim, in_range, is_sorted, is_symbolic, is_unique, rank, same_element_type,
                    shape, size)
+from ..exercise import IMPLEMENTATION_DEFINED, Corner, Exercise, Indices, StartVectors
 from ..types import TensorType
 
-MAX_INDEX_VECTOR_DIM = 4   # index_vector_dim <= rank(start_indices); generators draw ranks up to 4
+MAX_INDEX_VECTOR_DIM = 4   # index_vector_dim <= rank(start_indices); enumerated 0..4 (generators draw ranks
+                           # up to 5, so at rank 5 the implicit trailing index vector is not enumerated)
 
 
 # --------------------------------------------------------------------------
@@ -364,6 +366,24 @@ def _operand_rank(op):
 
 _DN = "dimension_numbers"
 
+def start_placement(op) -> StartVectors:
+    """`start_indices` holds start vectors along `index_vector_dim`;
+    component k addresses operand axis `start_index_map[k]`.  A collapsed
+    axis reads one index (offset 0) whatever its slice size (<= 1)."""
+    collapsed = {int(d) for d in op.collapsed_slice_dims}
+    window = tuple(1 if d in collapsed else int(s) for d, s in enumerate(op.slice_sizes))
+    return StartVectors("start_indices", int(op.index_vector_dim), tuple(int(d) for d in op.start_index_map),
+                        tuple(int(d) for d in op.operand.shape), window,
+                        reads=all(int(d) > 0 for d in op.result.shape), sorted=bool(op.indices_are_sorted))
+
+
+CORNERS = (
+    Corner("full slice", (2, 2), lambda op: [s == d for s, d in zip(op.slice_sizes, op.operand.shape)]),
+    Corner("empty slice", (2, 2), lambda op: [op.slice_sizes[0] == 0]),
+    Corner("index_vector_dim = rank(start_indices)", (2, 1), lambda op: [op.index_vector_dim == 1]),
+)
+
+
 SPEC = OpSpec(
     mnemonic="gather",
     operands=(Operand("operand", ANY), Operand("start_indices", INTEGER)),
@@ -382,4 +402,5 @@ SPEC = OpSpec(
                  gather_c9, gather_c10, gather_c11, gather_c12, gather_c13, gather_c15),
     infer=infer,
     semantics=DataMovement(arrays),
+    exercise=Exercise(corners=CORNERS, indices=Indices(start_placement, IMPLEMENTATION_DEFINED)),
 )

@@ -12,7 +12,9 @@ not, C2 holds vacuously, so a program with an out-of-range `index` breaks
 C1 alone (and a negative case for C1 is not also one for C2).
 """
 from ..dsl import ANY, Attribute, DataMovement, IntAttr, OpSpec, Operand, Result, in_range, size
-from .tuple import same_value_type
+from ..exercise import Exercise
+from ..types import TupleType
+from .tuple import nested_members, same_value_type
 
 
 def get_tuple_element_c1(op):
@@ -39,6 +41,15 @@ def arrays(op, operand):
     return [operand[op.index]]
 
 
+def nested_tuple_corners(spec, skels, rng):
+    """A tuple nesting a tuple (the seed's example), read at each index."""
+    inner, c = nested_members(skels, rng)
+    for index, res in ((0, inner), (1, c)):
+        skel = next((s for s in skels if s.attr_dict.get("index") == index), skels[0])
+        yield (f"nested tuples, index {index}", skel,
+               spec.instance({"operand": TupleType((inner, c))}, {"index": index}, {"result": res}))
+
+
 SPEC = OpSpec(
     mnemonic="get_tuple_element",
     operands=(Operand("operand", ANY, tuple_members=True, count=(2, 1, 3)),),
@@ -47,4 +58,5 @@ SPEC = OpSpec(
     infer=infer,
     semantics=DataMovement(arrays),
     attributes=(Attribute("index", IntAttr(32), choices=(0, 1, 2)),),
+    exercise=Exercise(built_corners=nested_tuple_corners),
 )

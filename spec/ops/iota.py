@@ -23,6 +23,7 @@ import numpy as np
 
 from ..dsl import (COMPLEX, FLOAT, INTEGER, Attribute, Choices, DataMovement, ImplDefined, IntAttr, OpSpec, Result,
                    in_range, integer_overflow, rank)
+from ..exercise import Corner, Exercise
 
 
 def iota_c1(op):
@@ -56,6 +57,13 @@ def movement(op):
     return [Choices(np.array(values, dtype=et.numpy).reshape(out_shape), options, labels, why)]
 
 
+# Indices past 2^(mantissa+1) round in the narrow float formats.
+CORNERS = (
+    Corner("long dimension (indices round in narrow formats)", (), lambda op: [op.output.shape[0] >= 20],
+           layout={"result_ranks": {"output": 1}}, max_dim=40),
+)
+
+
 SPEC = OpSpec(
     mnemonic="iota",
     operands=(),
@@ -66,4 +74,5 @@ SPEC = OpSpec(
     semantics=DataMovement(movement),
     result_from_program=("output",),
     shape_from_program=("output",),
+    exercise=Exercise(corners=CORNERS),
 )

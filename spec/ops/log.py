@@ -4,7 +4,8 @@ import math
 import mpmath
 
 from ..dsl import COMPLEX, FLOAT, Approx, Elementwise, OpSpec, Operand, Result, same_type
-from .. import annex_g
+from .. import annex_g, samples
+from ..exercise import Exercise
 
 
 def log_c1(op):
@@ -42,4 +43,5 @@ SPEC = OpSpec(
     constraints=(log_c1,),
     infer=infer,
     semantics=Elementwise(element, accuracy="approx"),
+    exercise=Exercise(hard_floats=samples.near_one),
 )

@@ -13,6 +13,7 @@ import numpy as np
 
 from ..dsl import (ANY, And, Attribute, DataMovement, I64ArrayAttr, If, OpSpec, Operand, Result, all_of, at,
                    dim, rank, same_element_type, size)
+from ..exercise import Corner, Exercise
 from ..types import TensorType
 
 PADDINGS = ("edge_padding_low", "edge_padding_high", "interior_padding")
@@ -75,6 +76,14 @@ def movement(op, operand, padding_value):
     return [result]
 
 
+CORNERS = (
+    Corner("negative edge padding", (2, 0), lambda op: [op.edge_padding_low[0] < 0, op.edge_padding_high[1] < 0]),
+    Corner("interior padding", (2, 0), lambda op: [i >= 1 for i in op.interior_padding]),
+    Corner("negative edges into interior padding", (1, 0),
+           lambda op: [op.interior_padding[0] >= 2, op.edge_padding_low[0] < 0, op.operand.shape[0] >= 3]),
+)
+
+
 SPEC = OpSpec(
     mnemonic="pad",
     operands=(Operand("operand", ANY), Operand("padding_value", ANY, rank=0)),
@@ -83,4 +92,5 @@ SPEC = OpSpec(
     constraints=(pad_c1, pad_c2, pad_c3, pad_c4),
     infer=infer,
     semantics=DataMovement(movement),
+    exercise=Exercise(corners=CORNERS),
 )

@@ -20,8 +20,9 @@ import mpmath
 
 from ..dsl import (COMPLEX, FLOAT, INTEGER, Approx, Elementwise, ImplDefined, OpSpec, Operand,
                    Result, integer_overflow, same_type)
-from .. import annex_g
+from .. import annex_g, samples
 from ..ieee import is_odd_integer
+from ..exercise import Exercise
 
 TYPES = INTEGER + FLOAT + COMPLEX
 
@@ -110,4 +111,5 @@ SPEC = OpSpec(
     constraints=(power_c1,),
     infer=infer,
     semantics=Elementwise(element, accuracy=accuracy),
+    exercise=Exercise(hard_floats=samples.power_arguments),
 )

@@ -17,8 +17,9 @@ Findings:
   them as implementation-defined and yields the dividend and 0.
 """
 from ..dsl import COMPLEX, FLOAT, INTEGER, Elementwise, ImplDefined, OpSpec, Operand, Result, same_type
-from .. import ieee
+from .. import ieee, samples
 from .divide import truncated_quotient
+from ..exercise import Exercise
 
 TYPES = INTEGER + FLOAT + COMPLEX
 
@@ -56,4 +57,5 @@ SPEC = OpSpec(
     constraints=(remainder_c1,),
     infer=infer,
     semantics=Elementwise(element),
+    exercise=Exercise(hard_floats=samples.quotient_arguments),
 )

@@ -8,6 +8,7 @@ non-linear for the solver.
 import numpy as np
 
 from ..dsl import ANY, DataMovement, OpSpec, Operand, Result, rank, same_element_type
+from ..exercise import Corner, Exercise
 
 
 def num_elements(t):
@@ -46,6 +47,12 @@ def _result_ranks(op):
     return (r,) + tuple(k for k in (1, 2, 0, 3, 4) if k != r)
 
 
+CORNERS = (
+    Corner("rank 0 to [1]", (0,), lambda op: [], layout={"result_ranks": {"result": 1}}),
+    Corner("to rank 5", (2,), lambda op: [], layout={"result_ranks": {"result": 5}}),
+)
+
+
 SPEC = OpSpec(
     mnemonic="reshape",
     operands=(Operand("operand", ANY),),
@@ -54,4 +61,5 @@ SPEC = OpSpec(
     infer=infer,
     semantics=DataMovement(movement),
     shape_from_program=("result",),
+    exercise=Exercise(corners=CORNERS),
 )

@@ -4,6 +4,7 @@ import numpy as np
 
 from ..dsl import (ANY, Attribute, DataMovement, I64ArrayAttr, OpSpec, Operand, Result, all_of, in_range,
                    is_unique, rank, same_type)
+from ..exercise import Corner, Exercise
 
 
 def reverse_c1(op):
@@ -45,6 +46,11 @@ def _lengths(op):
     return tuple(n for n in (1, 0, 2, 3, 4) if n <= rank(op.operand)) or (0,)
 
 
+CORNERS = (
+    Corner("every dimension reversed", (3,), lambda op: [], layout={"lengths": {"dimensions": 3}}),
+)
+
+
 SPEC = OpSpec(
     mnemonic="reverse",
     operands=(Operand("operand", ANY),),
@@ -53,4 +59,5 @@ SPEC = OpSpec(
     constraints=(reverse_c1, reverse_c2, reverse_c3),
     infer=infer,
     semantics=DataMovement(movement),
+    exercise=Exercise(corners=CORNERS),
 )

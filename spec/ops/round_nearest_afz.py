@@ -1,6 +1,7 @@
 """round_nearest_afz — round to nearest integer, ties away from zero (spec section "round_nearest_afz")."""
 from ..dsl import FLOAT, Elementwise, OpSpec, Operand, Result, same_type
-from .. import ieee
+from .. import ieee, samples
+from ..exercise import Exercise
 
 
 def round_nearest_afz_c1(op):
@@ -25,4 +26,5 @@ SPEC = OpSpec(
     constraints=(round_nearest_afz_c1,),
     infer=infer,
     semantics=Elementwise(element),
+    exercise=Exercise(hard_floats=samples.halfway_points),
 )

@@ -1,6 +1,7 @@
 """rsqrt — element-wise reciprocal square root (spec section "rsqrt")."""
 from ..dsl import COMPLEX, FLOAT, Elementwise, OpSpec, Operand, Result, same_type
-from .. import annex_g, ieee
+from .. import annex_g, ieee, samples
+from ..exercise import Exercise
 
 
 def rsqrt_c1(op):
@@ -29,4 +30,5 @@ SPEC = OpSpec(
     constraints=(rsqrt_c1,),
     infer=infer,
     semantics=Elementwise(element, accuracy="approx"),
+    exercise=Exercise(hard_floats=samples.roots),
 )

@@ -56,6 +56,7 @@ import numpy as np
 from ..dsl import (ANY, ANY_VALUE, INTEGER, And, Attribute, BoolAttr, Choices, DataMovement, Group,
                    I64ArrayAttr, If, IntAttr, OpSpec, Operand, Region, Result, all_of, any_of, at, in_range,
                    is_unique, rank, same_shape, same_type, shape, size)
+from ..exercise import IMPLEMENTATION_DEFINED, Corner, Exercise, Indices, StartVectors
 from ..types import TensorType
 from .gather import (batch_dim_options, combine_holds, components_sorted, full_start_index, full_window_index,
                      in_bounds, kept, start_index, undefined, unique_and_sorted)
@@ -330,6 +331,30 @@ def _index_map_lengths(op):
 
 _DN = "scatter_dimension_numbers"
 
+def start_placement(op) -> StartVectors:
+    """`scatter_indices` holds start vectors along `index_vector_dim`;
+    component k addresses axis `scatter_dims_to_operand_dims[k]` of the
+    inputs.  An inserted axis covers one index, the others the update
+    window's extent, in order.  Repeated starts make updates collide
+    (implementation-defined order) unless `unique_indices` promises
+    disjoint windows."""
+    inserted = {int(d) for d in op.inserted_window_dims}
+    updates = [int(d) for d in op.updates[0].shape]
+    sizes = iter(updates[int(d)] for d in op.update_window_dims)
+    window = tuple(1 if d in inserted else next(sizes) for d in range(rank(op.inputs[0])))
+    return StartVectors("scatter_indices", int(op.index_vector_dim),
+                        tuple(int(d) for d in op.scatter_dims_to_operand_dims),
+                        tuple(int(d) for d in op.inputs[0].shape), window, reads=all(d > 0 for d in updates),
+                        sorted=bool(op.indices_are_sorted), unique=bool(op.unique_indices))
+
+
+CORNERS = (
+    Corner("empty updates", (2, 2, 2), lambda op: [any_of(d == 0 for d in op.updates[0].shape)]),
+    Corner("two inputs", (2, 2, 2), lambda op: [], layout={"counts": {"inputs": 2}}),
+    Corner("full window", (2, 1, 2), lambda op: [op.index_vector_dim == 1]),
+)
+
+
 SPEC = OpSpec(
     mnemonic="scatter",
     operands=(Operand("inputs", ANY, variadic=True, count=(1, 2)),
@@ -354,4 +379,5 @@ SPEC = OpSpec(
                  scatter_c16),
     infer=infer,
     semantics=DataMovement(arrays, bit_exact=False),
+    exercise=Exercise(corners=CORNERS, indices=Indices(start_placement, IMPLEMENTATION_DEFINED)),
 )

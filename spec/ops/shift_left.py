@@ -10,6 +10,8 @@ or by a negative `rhs` does.  Its example pins one case, `7 << 8` in i8 = 0
 amounts stay implementation-defined.
 """
 from ..dsl import INTEGER, Elementwise, ImplDefined, OpSpec, Operand, Result, same_type
+from .. import samples
+from ..exercise import Exercise
 
 TYPES = INTEGER  # "tensor of integer type"
 
@@ -46,4 +48,5 @@ SPEC = OpSpec(
     constraints=(shift_left_c1,),
     infer=infer,
     semantics=Elementwise(element),
+    exercise=Exercise(integer_values=samples.shift_amounts),
 )

@@ -14,6 +14,8 @@ Findings:
   (the value has no sign).  Declared implementation-defined.
 """
 from ..dsl import INTEGER, Elementwise, ImplDefined, OpSpec, Operand, Result, same_type
+from .. import samples
+from ..exercise import Exercise
 
 TYPES = INTEGER  # "tensor of integer type"
 
@@ -65,4 +67,5 @@ SPEC = OpSpec(
     constraints=(shift_right_arithmetic_c1,),
     infer=infer,
     semantics=Elementwise(element),
+    exercise=Exercise(integer_values=samples.shift_amounts),
 )

@@ -10,6 +10,8 @@ shifted out — what `shift_left`'s example pins for that op; x86: amount
 modulo width).
 """
 from ..dsl import INTEGER, Elementwise, ImplDefined, OpSpec, Operand, Result, same_type
+from .. import samples
+from ..exercise import Exercise
 
 TYPES = INTEGER  # "tensor of integer type"
 
@@ -45,4 +47,5 @@ SPEC = OpSpec(
     constraints=(shift_right_logical_c1,),
     infer=infer,
     semantics=Elementwise(element),
+    exercise=Exercise(integer_values=samples.shift_amounts),
 )

@@ -13,6 +13,7 @@ import numpy as np
 
 from ..dsl import (ANY, And, Attribute, DataMovement, I64ArrayAttr, If, Implies, OpSpec, Operand, Result, all_of,
                    dim, is_symbolic, rank, same_element_type, size)
+from ..exercise import Corner, Exercise
 from ..types import TensorType
 
 ARRAYS = ("start_indices", "limit_indices", "strides")
@@ -84,6 +85,14 @@ def movement(op, operand):
     return [np.array(operand[index], copy=True)]
 
 
+CORNERS = (
+    Corner("empty window (start = limit)", (2,), lambda op: [op.start_indices[0] == op.limit_indices[0]]),
+    Corner("full window", (2,), lambda op: [And(s == 0, l == d, st == 1) for s, l, st, d in
+                                            zip(op.start_indices, op.limit_indices, op.strides, op.operand.shape)]),
+    Corner("strides > 1", (2,), lambda op: [st >= 2 for st in op.strides] + [d >= 4 for d in op.operand.shape]),
+)
+
+
 SPEC = OpSpec(
     mnemonic="slice",
     operands=(Operand("operand", ANY),),
@@ -92,4 +101,5 @@ SPEC = OpSpec(
     constraints=(slice_c1, slice_c2, slice_c3, slice_c4, slice_c5),
     infer=infer,
     semantics=DataMovement(movement),
+    exercise=Exercise(corners=CORNERS),
 )

@@ -1,6 +1,7 @@
 """sqrt — element-wise square root (spec section "sqrt")."""
 from ..dsl import COMPLEX, FLOAT, Elementwise, OpSpec, Operand, Result, approx_if_complex, same_type
-from .. import annex_g, ieee
+from .. import annex_g, ieee, samples
+from ..exercise import Exercise
 
 
 def sqrt_c1(op):
@@ -33,4 +34,5 @@ SPEC = OpSpec(
     constraints=(sqrt_c1,),
     infer=infer,
     semantics=Elementwise(element, accuracy=approx_if_complex),
+    exercise=Exercise(hard_floats=samples.roots),
 )

@@ -8,7 +8,8 @@ import math
 import mpmath
 
 from ..dsl import COMPLEX, FLOAT, Approx, Elementwise, OpSpec, Operand, Result, same_type
-from .. import annex_g
+from .. import annex_g, samples
+from ..exercise import Exercise
 
 
 def tan_c1(op):
@@ -40,4 +41,5 @@ SPEC = OpSpec(
     constraints=(tan_c1,),
     infer=infer,
     semantics=Elementwise(element, accuracy="approx"),
+    exercise=Exercise(hard_floats=samples.near_multiples_of_half_pi),
 )

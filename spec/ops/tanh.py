@@ -4,7 +4,8 @@ import math
 import mpmath
 
 from ..dsl import COMPLEX, FLOAT, Approx, Elementwise, OpSpec, Operand, Result, same_type
-from .. import annex_g
+from .. import annex_g, samples
+from ..exercise import Exercise
 
 
 def tanh_c1(op):
@@ -37,4 +38,5 @@ SPEC = OpSpec(
     constraints=(tanh_c1,),
     infer=infer,
     semantics=Elementwise(element, accuracy="approx"),
+    exercise=Exercise(hard_floats=samples.saturation_edges),
 )

@@ -14,10 +14,13 @@ Semantics fill a 3x4x2 one (and index out of range of the operand when made
 to fill 4x2x3).  StableHLO's type inference, XLA's shape inference and numpy
 take the Semantics' reading; C3 is encoded in that form.
 """
+import itertools
+
 import numpy as np
 
 from ..dsl import (ANY, Attribute, DataMovement, I64ArrayAttr, OpSpec, Operand, Result, all_of, at, dim,
                    is_permutation, rank, same_element_type, shape)
+from ..exercise import Corner, Exercise
 from ..types import TensorType
 
 
@@ -65,6 +68,13 @@ def movement(op, operand):
     return [np.array(operand[tuple(j)], copy=True)]
 
 
+def _permutation_corners() -> tuple:
+    """Every permutation of ranks 0..4, each solved on purpose."""
+    return tuple(Corner(f"permutation {list(perm)}", (r,),
+                        lambda op, perm=perm: [p == v for p, v in zip(op.permutation, perm)])
+                 for r in range(0, 5) for perm in itertools.permutations(range(r)))
+
+
 SPEC = OpSpec(
     mnemonic="transpose",
     operands=(Operand("operand", ANY),),
@@ -73,4 +83,5 @@ SPEC = OpSpec(
     constraints=(transpose_c1, transpose_c2, transpose_c3),
     infer=infer,
     semantics=DataMovement(movement),
+    exercise=Exercise(corners=_permutation_corners()),
 )

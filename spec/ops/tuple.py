@@ -11,6 +11,7 @@ Semantics: the result is the Python tuple of the members' values, in order
 arrays and flattens them only where a program returns one.
 """
 from ..dsl import ANY, DataMovement, OpSpec, Operand, Result, all_of, same_type, size
+from ..exercise import Exercise
 from ..types import TensorType, TupleType
 
 
@@ -46,6 +47,21 @@ def arrays(op, *val):
     return [tuple(val)]
 
 
+def nested_members(skels, rng) -> tuple:
+    """Members (inner, c) of a tuple that nests a tuple, as the seed's own
+    example does: inner = (tensor<2>, (tensor<>,)), c = tensor<1x3>, element
+    types drawn from the op's skeletons."""
+    types = [s.operand_types[0] for s in skels]
+    a, b, c = (TensorType(shape, types[int(rng.integers(0, len(types)))]) for shape in ((2,), (), (1, 3)))
+    return TupleType((a, TupleType((b,)))), c
+
+
+def nested_tuple_corners(spec, skels, rng):
+    """Tuples inside tuples, built by hand: the structure hints make tensor members only."""
+    inner, c = nested_members(skels, rng)
+    yield "nested tuples", skels[0], spec.instance({"val": [inner, c]}, {}, {"result": TupleType((inner, c))})
+
+
 SPEC = OpSpec(
     mnemonic="tuple",
     operands=(Operand("val", ANY, variadic=True, count=(2, 1, 3, 0)),),
@@ -53,4 +69,5 @@ SPEC = OpSpec(
     constraints=(tuple_c1, tuple_c2),
     infer=infer,
     semantics=DataMovement(arrays),
+    exercise=Exercise(built_corners=nested_tuple_corners),
 )

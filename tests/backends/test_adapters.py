@@ -227,6 +227,22 @@ def test_command_crashes_are_clear(flag, when, pattern):
         b.close()
 
 
+def test_one_reading_of_a_backend_name(tmp_path):
+    """Built-ins, command lines, module:Class and file.py:Class are read in one
+    place; anything else is refused with one line that names it."""
+    from shlo_conform.backends.base import parse_backend_name
+    assert parse_backend_name("xla") == ("builtin", "shlo_conform.backends.xla:XlaBackend")
+    assert parse_backend_name("command:./impl --fast") == ("command", "./impl --fast")
+    assert parse_backend_name("pkg.mod:Impl")[0] == "class"
+    assert parse_backend_name("some/dir/impl.py:Impl")[0] == "class"
+    for bad, msg in (("nosuch", "unknown backend 'nosuch'"), ("command:  ", "needs a command line")):
+        with pytest.raises(ValueError, match=msg):
+            parse_backend_name(bad)
+    impl = tmp_path / "impl.py"
+    impl.write_text("from shlo_conform.backends.oracle import OracleBackend as Impl\n")
+    assert load_backend(f"{impl}:Impl").name == "oracle"
+
+
 def test_command_missing_executable():
     from shlo_conform.backends.command import CommandCrashed
 

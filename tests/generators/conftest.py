@@ -1,27 +1,26 @@
-"""Shared fixtures: a small suite built once per session with a stand-in judge.
+"""Shared fixtures: a small suite built once per session with stand-in expectations.
 
-The oracle is another area (and may not exist yet); the generator's promises
-— determinism, parseable programs, negative cases, special values — do not
-depend on what the expectations say, so a judge that answers zeros
-stands in for it."""
+The oracle is another area; the generator's promises — determinism,
+parseable programs, negative cases, special values — do not depend on what
+the expectations say, so expectations of zeros stand in for the oracle's."""
 from __future__ import annotations
 
 import pytest
 
-from shlo_conform.suites.records import Expectation, TensorValue
 from shlo_conform.generators import emit
+from shlo_conform.spec.expectation import Expectation
 
 
-def echo_judge(spec, inst, mlir, arrays):
+def zeros_expected(spec, inst, mlir, arrays):
     """Zeros of each result type: deterministic, and enough to exercise the writer."""
     import numpy as np
-    return [Expectation(type=t.mlir, hex=TensorValue.of(np.zeros(t.shape, t.element_type.numpy), t).hex)
+    return [Expectation.of(np.zeros(t.shape, t.element_type.numpy), t)
             for r in emit.result_types(spec, inst) for t in emit.leaves(r)]
 
 
 @pytest.fixture(scope="session")
-def judge():
-    return echo_judge
+def expect_fn():
+    return zeros_expected
 
 
 SMALL_OPS = ["add", "compare", "sine", "shift_left", "convert", "clamp", "select", "reduce_precision"]
@@ -33,7 +32,7 @@ def small_suite(tmp_path_factory):
     from shlo_conform.spec.ops import OPS
     ops = [o for o in SMALL_OPS if o in OPS]
     d = tmp_path_factory.mktemp("suite")
-    suite.build(d, 7, ops, judge_fn=echo_judge)
+    suite.build(d, 7, ops, expect_fn=zeros_expected)
     return d, ops
 
 

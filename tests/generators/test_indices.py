@@ -7,7 +7,7 @@ import pytest
 
 from shlo_conform.generators.indices import NoIndices, index_arrays
 from shlo_conform.generators.solve import solve_shapes
-from shlo_conform.spec.checks import Skeleton
+from shlo_conform.spec.symbolic import Skeleton
 from shlo_conform.spec.ops import OPS
 from shlo_conform.spec.ops.gather import components_sorted, full_start_index, full_window_index, start_index
 from shlo_conform.spec.types import SI4, SI32, SI64, UI4, UI8, TensorType

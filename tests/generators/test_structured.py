@@ -4,7 +4,7 @@ The promises checked here are the generator's own — every program it emits
 for these ops is accepted by jaxlib's StableHLO parser and verifier (value
 cases) or is at least syntax (invalid cases), the corners it claims are in
 the suite, each invalid case breaks exactly its constraint — so the
-stand-in judge of conftest.py is enough (expectations are the oracle's
+stand-in expectations of conftest.py are enough (expectations are the oracle's
 business, tested in tests/oracle)."""
 from __future__ import annotations
 
@@ -15,12 +15,12 @@ import numpy as np
 import pytest
 
 from shlo_conform.generators import corners, emit, negative, regions, skeleton, suite
-from shlo_conform.spec.checks import candidates
+from shlo_conform.spec.symbolic import candidates
 from shlo_conform.spec.dsl import Function
 from shlo_conform.spec.ops import OPS
 from shlo_conform.spec.types import ELEMENT_TYPES, TensorType
 
-from conftest import echo_judge
+from conftest import zeros_expected
 
 STRUCTURED = ["transpose", "pad", "slice", "dynamic_slice", "concatenate", "tuple", "get_tuple_element",
               "constant", "iota", "scatter"]
@@ -31,7 +31,7 @@ def cases():
     out = {}
     for name in STRUCTURED:
         if name in OPS:
-            out[name] = suite.op_cases(OPS[name], 3, judge_fn=echo_judge)[0]
+            out[name] = suite.op_cases(OPS[name], 3, expect_fn=zeros_expected)[0]
     return out
 
 
@@ -156,6 +156,6 @@ def test_layout_hints_reach_several_structures():
     counts = set()
     rng = np.random.default_rng(0)
     for skel in skeleton.enumerate_skeletons(spec)[:6]:
-        for inst in suite.solve.solve_for(spec, skel, rng, 3):
+        for inst in suite.solve.solve_for(spec, skel, skeleton.draw_ranks(spec, skel, rng), rng, 3):
             counts.add(len(inst.inputs))
     assert len(counts) >= 2

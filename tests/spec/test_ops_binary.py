@@ -116,7 +116,7 @@ def test_binary_same_type_c1(name):
     spec = SPEC(name)
     assert spec.labels == [f"{name}_c1"]
     ok = binary(name, T((2, 3), et), T((2, 3), et), T((2, 3), et))
-    assert spec.violated(ok) == [] and spec.operand_types_ok(ok) == []
+    assert spec.violated(ok) == [] and spec.types_outside_tables(ok) == []
     assert spec.infer(ok) == {"result": T((2, 3), et)}
     other = E_F64 if et != E_F64 else E_F32
     for bad in (binary(name, T((2, 3), et), T((3, 2), et), T((2, 3), et)),
@@ -125,7 +125,7 @@ def test_binary_same_type_c1(name):
         assert spec.violated(bad) == [f"{name}_c1"]
     if excluded is not None:
         wrong = binary(name, T((2,), excluded), T((2,), excluded), T((2,), excluded))
-        assert spec.operand_types_ok(wrong) == ["lhs", "rhs", "result"]
+        assert spec.types_outside_tables(wrong) == ["lhs", "rhs", "result"]
 
 
 @pytest.mark.parametrize("name", sorted(UNARY_SAME_TYPE))
@@ -134,18 +134,18 @@ def test_unary_same_type_c1(name):
     spec = SPEC(name)
     assert spec.labels == [f"{name}_c1"]
     ok = unary(name, T((4,), et), T((4,), et))
-    assert spec.violated(ok) == [] and spec.operand_types_ok(ok) == []
+    assert spec.violated(ok) == [] and spec.types_outside_tables(ok) == []
     assert spec.infer(ok) == {"result": T((4,), et)}
     assert spec.violated(unary(name, T((4,), et), T((5,), et))) == [f"{name}_c1"]
     assert spec.violated(unary(name, T((4,), et), T((4,), SI16 if et != SI16 else SI8))) == [f"{name}_c1"]
-    assert spec.operand_types_ok(unary(name, T((4,), excluded), T((4,), excluded))) == ["operand", "result"]
+    assert spec.types_outside_tables(unary(name, T((4,), excluded), T((4,), excluded))) == ["operand", "result"]
 
 
 def test_abs_constraints_and_inference():
     spec = SPEC("abs")
     assert spec.labels == ["abs_c1", "abs_c2"]
     ok = unary("abs", T((2, 2), C64), T((2, 2), E_F32))
-    assert spec.violated(ok) == [] and spec.operand_types_ok(ok) == []
+    assert spec.violated(ok) == [] and spec.types_outside_tables(ok) == []
     assert spec.infer(ok) == {"result": T((2, 2), E_F32)}
     assert spec.infer(unary("abs", T((3,), C128), T((3,), E_F64)))["result"] == T((3,), E_F64)
     assert spec.infer(unary("abs", T((3,), SI8), T((3,), SI8)))["result"] == T((3,), SI8)
@@ -155,7 +155,7 @@ def test_abs_constraints_and_inference():
     assert spec.violated(unary("abs", T((2,), SI32), T((2,), SI8))) == ["abs_c2"]
     assert spec.violated(unary("abs", T((2,), SI32), T((3,), SI8))) == ["abs_c1", "abs_c2"]
     # Unsigned operands and complex results are outside the tables.
-    assert spec.operand_types_ok(unary("abs", T((2,), UI8), T((2,), UI8))) == ["operand", "result"]
+    assert spec.types_outside_tables(unary("abs", T((2,), UI8), T((2,), UI8))) == ["operand", "result"]
 
 
 def test_clamp_constraints():
@@ -184,7 +184,7 @@ def test_select_constraints():
     assert spec.violated(select(T((2,), I1), x, x, x)) == ["select_c1"]
     assert spec.violated(select(T((2, 2), I1), x, T((2, 2), E_F32), x)) == ["select_c2"]
     assert spec.violated(select(T((2, 2), I1), x, x, T((2, 1), E_F16))) == ["select_c2"]
-    assert spec.operand_types_ok(select(T((2, 2), SI8), x, x, x)) == ["pred"]
+    assert spec.types_outside_tables(select(T((2, 2), SI8), x, x, x)) == ["pred"]
 
 
 def test_compare_constraints_attributes_and_inference():
@@ -214,7 +214,7 @@ def test_compare_constraints_attributes_and_inference():
     assert spec.violated(cmp(E_F32, "FLOAT", res=(3,))) == ["compare_c2"]
     assert spec.violated(cmp(E_F32, "FLOAT", lhs_shape=(2, 1), res=(2, 1))) == ["compare_c2"]
     assert spec.infer(cmp(SI32, "SIGNED")) == {"result": T((2,), I1)}
-    assert spec.operand_types_ok(cmp(SI32, "SIGNED", res=(2,))) == []
+    assert spec.types_outside_tables(cmp(SI32, "SIGNED", res=(2,))) == []
 
 
 def test_complex_constraints_and_inference():
@@ -228,7 +228,7 @@ def test_complex_constraints_and_inference():
     assert spec.violated(binary("complex", T((2,), E_F32), T((3,), E_F32), T((2,), C64))) == ["complex_c1"]
     assert spec.violated(binary("complex", T((2,), E_F32), T((2,), E_F32), T((3,), C64))) == ["complex_c2"]
     assert spec.violated(binary("complex", T((2,), E_F32), T((2,), E_F32), T((2,), C128))) == ["complex_c3"]
-    assert spec.operand_types_ok(binary("complex", T((2,), E_F16), T((2,), E_F16), T((2,), C64))) == ["lhs", "rhs"]
+    assert spec.types_outside_tables(binary("complex", T((2,), E_F16), T((2,), E_F16), T((2,), C64))) == ["lhs", "rhs"]
 
 
 # --------------------------------------------------------------------------

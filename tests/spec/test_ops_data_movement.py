@@ -203,8 +203,8 @@ def test_dynamic_slice_constraints_and_infer():
     assert spec.violated(dslice(T((4, 4)), [s64, s64], (4, 0), T((4, 0)))) == []      # the closed interval [0, dim]
     assert spec.violated(dslice(T((4, 4)), [s64, s64], (2, 2), T((2, 3)))) == ["dynamic_slice_c5"]
     # The Inputs table: 0-dimensional tensors of integer type.
-    assert spec.operand_types_ok(dslice(T((4, 4)), [s64, T((1,), SI64)], (2, 2), T((2, 2)))) == ["start_indices"]
-    assert spec.operand_types_ok(dslice(T((4, 4)), [s64, T((), E_F32)], (2, 2), T((2, 2)))) == ["start_indices"]
+    assert spec.types_outside_tables(dslice(T((4, 4)), [s64, T((1,), SI64)], (2, 2), T((2, 2)))) == ["start_indices"]
+    assert spec.types_outside_tables(dslice(T((4, 4)), [s64, T((), E_F32)], (2, 2), T((2, 2)))) == ["start_indices"]
 
 
 def dus(operand, update, starts, result):
@@ -271,9 +271,9 @@ def test_get_dimension_size():
     assert spec.violated(gds(T((2, 3)), -1)) == ["get_dimension_size_c1"]
     assert spec.violated(gds(T(()), 0)) == ["get_dimension_size_c1"]
     # The Outputs table, not a constraint, fixes the result type: 0-dimensional si32.
-    assert spec.operand_types_ok(inst) == []
-    assert spec.operand_types_ok(gds(T((2, 3)), 1, T((1,)))) == ["result"]
-    assert spec.operand_types_ok(gds(T((2, 3)), 1, T((), SI64))) == ["result"]
+    assert spec.types_outside_tables(inst) == []
+    assert spec.types_outside_tables(gds(T((2, 3)), 1, T((1,)))) == ["result"]
+    assert spec.types_outside_tables(gds(T((2, 3)), 1, T((), SI64))) == ["result"]
 
 
 def iota(dimension, output):
@@ -386,8 +386,8 @@ def test_pad_constraints_and_infer():
     assert spec.violated(pad(T((2, 3)), (0, 1), (2, 1), (1, 2), T((5, 8)))) == ["pad_c4"]
     assert spec.violated(pad(T((2, 3)), (0, 1), (2, 1), (1, 2), T((5, 9, 1)))) == ["pad_c4"]
     assert spec.violated(pad(T((2, 3)), (-6, 1), (0, 1), (1, 2), T((0, 9)))) == ["pad_c4"]   # 3 - 6 < 0
-    assert spec.operand_types_ok(ok) == []
-    assert spec.operand_types_ok(pad(T((2, 3)), (0, 1), (2, 1), (1, 2), T((5, 9)), T((1,)))) == ["padding_value"]
+    assert spec.types_outside_tables(ok) == []
+    assert spec.types_outside_tables(pad(T((2, 3)), (0, 1), (2, 1), (1, 2), T((5, 9)), T((1,)))) == ["padding_value"]
 
 
 # --------------------------------------------------------------------------

@@ -7,7 +7,7 @@ constraint is violated alone by an instance that keeps the others.
 import numpy as np
 import pytest
 
-from shlo_conform.spec import checks, dsl
+from shlo_conform.spec import checks, dsl, symbolic
 from shlo_conform.spec.ops import OPS
 from shlo_conform.spec.types import E_BF16, E_F32, SI32, SI64, TensorType, TupleType
 
@@ -119,7 +119,7 @@ def test_get_tuple_element_index_is_structure():
     (covering an out-of-range index for the 2-member tuples tried first)."""
     (index,) = OPS["get_tuple_element"].attributes
     assert isinstance(index.kind, dsl.IntAttr) and index.kind.width == 32 and index.choices == (0, 1, 2)
-    assert index in checks.structural_attributes(OPS["get_tuple_element"])
+    assert index in symbolic.structural_attributes(OPS["get_tuple_element"])
 
 
 def test_get_tuple_element_semantics_pick_the_member():

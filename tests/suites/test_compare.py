@@ -1,14 +1,21 @@
-"""suites/compare.judge on hand-built expectations: exactness, NaN, signed zero, ULPs, alternatives."""
+"""suites/compare.compare on hand-built expectations: exactness, NaN, signed zero, ULPs, alternatives."""
 import numpy as np
 
-from shlo_conform.spec.types import parse_type
-from shlo_conform.suites.compare import judge
-from shlo_conform.suites.records import Alternative, Case, Expectation, TensorValue, case_id
+from shlo_conform.spec.expectation import Alternative, Expectation
+from shlo_conform.spec.types import parse_type, to_bits
+from shlo_conform.suites.compare import compare as judge
+from shlo_conform.suites.records import Case, TensorValue, case_id
 
 
 def exp(values, type_="tensor<3xf32>", **kw):
     t = parse_type(type_)
-    return Expectation(type=type_, hex=TensorValue.of(np.array(values, dtype=t.element_type.numpy), t).hex, **kw)
+    return Expectation.of(np.array(values, dtype=t.element_type.numpy), t, **kw)
+
+
+def alt(label, values, type_):
+    """An alternative whose bits are `values` of `type_`."""
+    t = parse_type(type_)
+    return Alternative(label, to_bits(np.array(values, dtype=t.element_type.numpy), t.element_type))
 
 
 def test_exact_match_and_mismatch():
@@ -51,8 +58,7 @@ def test_complex_ulp_is_per_component():
 def test_implementation_defined_alternatives_are_reported():
     t = "tensor<3xi32>"
     e = exp([5, -1, 7], t, impl_defined=[1],
-            alternatives=[Alternative("all ones", TensorValue.of(np.array([5, -1, 7], np.int32), parse_type(t)).hex),
-                          Alternative("zero", TensorValue.of(np.array([5, 0, 7], np.int32), parse_type(t)).hex)])
+            alternatives=[alt("all ones", [5, -1, 7], t), alt("zero", [5, 0, 7], t)])
     j = judge(e, np.array([5, 0, 7], np.int32))
     assert j.ok and j.alternatives_used == ["zero"]
     j = judge(e, np.array([5, -1, 7], np.int32))
@@ -75,7 +81,7 @@ def test_case_json_round_trip_and_stable_id():
     assert cid == case_id("negate", "bf16", mlir, inp) and cid.startswith("negate/bf16/")
     c = Case(cid, "negate", "bf16", "value", mlir, inp, [exp([-1.5, 0.0], "tensor<2xbf16>")])
     back = Case.from_json(c.to_json())
-    assert back == c
+    assert back == c and back.to_json() == c.to_json()
     assert np.array_equal(back.input_arrays()[0].view(np.uint16), np.array([0x3FC0, 0x8000], np.uint16))
 
 
@@ -84,8 +90,7 @@ def test_any_value_alternative_excuses_only_its_elements():
     nothing else; its label is reported when used."""
     t = "tensor<3xf32>"
     e = exp([1.0, 2.0, 3.0], t, impl_defined=[0, 2],
-            alternatives=[Alternative("Annex G", TensorValue.of(np.array([1, 2, 3], np.float32), parse_type(t)).hex),
-                          Alternative("other", None, [0])])
+            alternatives=[alt("Annex G", [1, 2, 3], t), Alternative("other", None, [0])])
     j = judge(e, np.array([7, 2, 3], np.float32))
     assert j.ok and set(j.alternatives_used) == {"other", "Annex G"}   # element 2 kept Annex G's value
     assert not judge(e, np.array([1, 2, 7], np.float32)).ok   # element 2 offers no wildcard
@@ -95,9 +100,7 @@ def test_alternatives_follow_the_same_nan_rule_as_the_primary():
     """An implementation-defined alternative that is NaN matches any NaN (the
     interpreter returns NaNs with other payloads than ours)."""
     t = "tensor<2xf32>"
-    alt = TensorValue.of(np.array([1, np.nan], np.float32), parse_type(t)).hex
-    e = exp([1.0, 2.0], t, impl_defined=[1], alternatives=[Alternative("lhs", exp([1.0, 2.0], t).hex),
-                                                           Alternative("NaN", alt)])
+    e = exp([1.0, 2.0], t, impl_defined=[1], alternatives=[alt("lhs", [1.0, 2.0], t), alt("NaN", [1, np.nan], t)])
     other_nan = np.array([0x3F800000, 0xFFC00123], np.uint32).view(np.float32)
     j = judge(e, other_nan)
     assert j.ok and j.alternatives_used == ["NaN"]

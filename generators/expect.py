@@ -1,0 +1,36 @@
+"""The oracle's expectation at a case's birth, and its verdict on invalid programs.
+
+The oracle states `Expectation`s (spec/expectation.py), the same record a
+suite stores, so nothing is converted here: this module only runs the
+oracle's program interpreter for the generators (floor 3 sits above both
+oracle/ and suites/, which never import each other).
+"""
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+
+from ..oracle.elementwise import Unspecified
+from ..oracle.program import ProgramRejected, execute, parse_program
+from ..spec.expectation import Expectation
+
+__all__ = ["expected_outputs", "rejection", "ProgramRejected", "Unspecified"]
+
+
+def expected_outputs(mlir: str, inputs: Sequence[np.ndarray]) -> list[Expectation]:
+    """The expected outputs of @main on `inputs`.  Raises ProgramRejected for
+    a program the encoded spec refuses, Unspecified where the spec states no
+    result and names no alternatives (the generator then drops the case)."""
+    return execute(parse_program(mlir), list(inputs))
+
+
+def rejection(mlir: str) -> str | None:
+    """The constraint the encoded spec rejects a program for ("" when it
+    rejects it for another reason — e.g. operands that cannot be matched to
+    the op's inputs at all — and None when it accepts it)."""
+    try:
+        parse_program(mlir)
+    except ProgramRejected as e:
+        return e.constraint or ""
+    return None

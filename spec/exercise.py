@@ -1,0 +1,109 @@
+"""How to exercise an op: the facts generators need, declared with the op.
+
+PyTorch's OpInfo keeps each op's sample inputs with the op; here an op
+module declares an `Exercise` next to its constraints and semantics, and
+`generators/` reads it — generators hold no table keyed by op name.  What
+an op can declare, and what each declaration feeds:
+
+  hard_floats     (element type, operand index) -> values known to be hard
+                  for this op's float operands (sin near multiples of π/2,
+                  exp near overflow; families in spec/samples.py): added to
+                  the format's special values in every case.
+  integer_values  (element type, operand index) -> the integer values that
+                  matter for that operand, or None; they *replace* the
+                  type's boundary values there (shift amounts 0..width and
+                  past it), wrapped into the type.
+  corners         `Corner`s: structures worth solving for on purpose (every
+                  transpose permutation, negative padding, empty windows):
+                  z3 conditions over the op's own names, solved together
+                  with its constraints, so a corner is never invalid.
+  built_corners   (spec, skeletons, rng) -> [(note, skeleton, instance)]:
+                  structures the solver does not reach (nested tuples),
+                  built by hand; generators keep only those the
+                  constraints accept.
+  indices         `Indices`: which operand holds positions into another one,
+                  how they lie (`StartVectors`, `StartScalars`) and what an
+                  out-of-bounds position means (`CLAMPED` by the seed's own
+                  formula: an ordinary verdict case; `IMPLEMENTATION_DEFINED`:
+                  a survey case, reported and never scored).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable
+
+CLAMPED = "clamped"
+IMPLEMENTATION_DEFINED = "implementation-defined"
+
+
+@dataclass(frozen=True, eq=False)
+class Corner:
+    """A structure worth solving for on purpose.
+
+    `ranks`: one rank per declared operand.  `where(op)` receives a
+    symbolic instance (z3 dims and attribute entries under the op's own
+    names) and returns a list of conditions (dsl helpers or z3).  `layout`
+    sets structure hints (`spec.symbolic.symbolic_instance`); `max_dim`
+    raises the per-dimension budget for a corner that needs a long axis."""
+
+    note: str
+    ranks: tuple
+    where: Callable
+    layout: dict | None = None
+    max_dim: int | None = None
+
+
+@dataclass(frozen=True)
+class StartVectors:
+    """Start positions laid into one index tensor (gather's `start_indices`,
+    scatter's `scatter_indices`): each batch position of `operand` holds a
+    vector of components along `index_vector_dim` (one implicit component
+    when it equals the rank); component `k` addresses axis `index_map[k]`
+    of the indexed tensor, whose dims are `target`.  `window[d]`: how many
+    consecutive indices one start covers along axis `d`.  `reads`: whether
+    any position is read at all (an empty result or empty updates reads
+    none).  `sorted`: the program promises sorted starts.  `unique`: None
+    when repeated starts are harmless (gather), False when they collide and
+    should, True when the program promises disjoint windows."""
+
+    operand: str
+    index_vector_dim: int
+    index_map: tuple
+    target: tuple
+    window: tuple
+    reads: bool = True
+    sorted: bool = False
+    unique: bool | None = None
+
+
+@dataclass(frozen=True)
+class StartScalars:
+    """One rank-0 start per axis of the indexed tensor, as members of the
+    variadic `operand` (dynamic_slice's and dynamic_update_slice's
+    `start_indices`); `target` and `window` as in `StartVectors`."""
+
+    operand: str
+    target: tuple
+    window: tuple
+
+
+@dataclass(frozen=True)
+class Indices:
+    """An op that reads positions from an operand.  `placement(op)` gives,
+    for a concrete instance, a `StartVectors` or `StartScalars`;
+    `out_of_bounds` is CLAMPED or IMPLEMENTATION_DEFINED, as the op's seed
+    section defines an out-of-range position."""
+
+    placement: Callable
+    out_of_bounds: str
+
+
+@dataclass(frozen=True)
+class Exercise:
+    """What generators need to know about one op (module docstring)."""
+
+    hard_floats: Callable | None = None
+    integer_values: Callable | None = None
+    corners: tuple = ()
+    built_corners: Callable | None = None
+    indices: Any = None
