@@ -30,6 +30,14 @@ class Unsupported(Exception):
     case is reported as `unsupported`, not as a conformance failure."""
 
 
+class Crashed(Exception):
+    """The implementation died or broke its protocol (an adapter that talks
+    to another process: `command`).  Like a death of the worker itself, the
+    case in flight is a `crash`, and nothing of the adapter survives: the
+    runner restarts the worker, so the program is compiled afresh there and
+    no handle of the dead process is ever used again."""
+
+
 class Backend(ABC):
     name: str = "?"
 

@@ -2,26 +2,34 @@
 
 The implementation is an executable (no Python needed on its side).  The
 adapter starts it once and talks to it over its stdin/stdout, one JSON object
-per line each way, one reply per request, in order.  The full protocol is in
-docs/command-protocol.md; in short:
+per line each way, one reply per request.  The full protocol is in
+docs/command-protocol.md; in short, every request carries an `"id"` that its
+reply echoes:
 
-    {"cmd":"compile","mlir":TEXT}
-        -> {"ok":true,"handle":H} | {"ok":false,"rejected":MSG} | {"ok":false,"unsupported":MSG}
-    {"cmd":"run","handle":H,"inputs":[{"type":"tensor<2x3xf32>","hex":"…"}, …]}
-        -> {"ok":true,"outputs":[{"type":…,"hex":…}, …]} | {"ok":false,"error":MSG} | {"ok":false,"unsupported":MSG}
-    {"cmd":"claims"}            (optional for the implementation)
-        -> {"ok":true,"describe":TEXT,"unsupported":[{"op":OP|"*","dtype":DTYPE|"*","reason":MSG}, …]}
+    {"id":N,"cmd":"compile","mlir":TEXT}
+        -> {"id":N,"ok":true,"handle":H} | {"id":N,"ok":false,"rejected":MSG} | {…,"unsupported":MSG}
+    {"id":N,"cmd":"run","handle":H,"inputs":[{"type":"tensor<2x3xf32>","hex":"…"}, …]}
+        -> {"id":N,"ok":true,"outputs":[{"type":…,"hex":…}, …]}
+         | {"id":N,"ok":false,"error":MSG} | {…,"unsupported":MSG}
+    {"id":N,"cmd":"claims"}            (optional for the implementation)
+        -> {"id":N,"ok":true,"describe":TEXT,"unsupported":[{"op":OP|"*","dtype":DTYPE|"*","reason":MSG}, …]}
 
 Tensors are a type in MLIR syntax plus the hex of their little-endian raw
 bits in row-major order (spec.types.to_bits; spec.types.tensor_to_hex).
 
-The implementation's stderr is inherited (the runner sends the worker's
-stderr to its log).  If the process dies, closes stdout, or writes a line that
-is not a JSON object, the adapter raises CommandCrashed: the runner records a
-crash and restarts its worker, which starts the command afresh.  The child
-gets SIGKILL when the worker process dies (Linux PR_SET_PDEATHSIG; not in a
-process that has loaded jax), and in any case sees EOF on stdin when the
-adapter is closed or its process dies: a conforming implementation exits then.
+Framing cannot drift: a reply whose id is not its request's (a stray line,
+a reply to an earlier request), a line that is not a JSON object, a line
+longer than `MAX_REPLY_BYTES`, a malformed reply, or the process dying or
+closing stdout, raises `CommandCrashed` (a `backends.base.Crashed`) after
+killing the process: the case in flight is a crash, the runner restarts its
+worker, and the program is compiled afresh by a fresh process.  A handle
+remembers which process compiled it, so one of a dead process is never sent
+to its successor.  The implementation's stderr is inherited (the runner
+keeps the worker's output in a capped log).  The child gets SIGKILL when the
+worker process dies (Linux PR_SET_PDEATHSIG; not in a process that has
+loaded jax), the runner ends the worker's whole process group (the
+implementation and whatever it forked) when it stops or kills the worker,
+and a conforming implementation exits at EOF on stdin.
 """
 from __future__ import annotations
 
@@ -29,21 +37,34 @@ import json
 import shlex
 import subprocess
 import sys
+from dataclasses import dataclass
 from typing import Any, Sequence
 
 import numpy as np
 
 from ..spec.types import TensorType, parse_type, tensor_from_hex, tensor_to_hex
-from .base import Backend, Rejected, Unsupported
+from ..suites.records import check_hex
+from .base import Backend, Crashed, Rejected, Unsupported
 from ._mlir import tensor_type_of
 
+MAX_REPLY_BYTES = 64 * 2 ** 20  # one reply line, newline included: 64 MiB
 
-class CommandCrashed(RuntimeError):
+
+class CommandCrashed(Crashed):
     """The external implementation died or broke the protocol."""
 
 
 class CommandError(RuntimeError):
     """The external implementation reported an error while running a program."""
+
+
+@dataclass(frozen=True)
+class _Handle:
+    """A compiled program: the implementation's own handle, and which start
+    of the implementation's process it belongs to."""
+
+    process: int
+    value: Any
 
 
 def _pdeathsig_preexec():
@@ -81,6 +102,8 @@ class CommandBackend(Backend):
             raise ValueError("the command backend needs command=... (e.g. --backend command:PATH)")
         self.argv = shlex.split(command) if isinstance(command, str) else list(command)
         self._proc: subprocess.Popen | None = None
+        self._starts = 0      # processes started so far: the current one is number `_starts`
+        self._requests = 0    # the id of the last request sent
         self._claims: dict | None = None
         self._describe: str | None = None
 
@@ -90,33 +113,47 @@ class CommandBackend(Backend):
             try:
                 self._proc = subprocess.Popen(
                     self.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=None,
-                    text=True, encoding="utf-8", bufsize=1,
                     preexec_fn=_pdeathsig_preexec(),
                 )
             except OSError as e:
                 raise CommandCrashed(f"cannot start {' '.join(self.argv)!r}: {e}") from None
+            self._starts += 1
         return self._proc
 
     def _request(self, msg: dict) -> dict:
+        """Send one request and read its reply: a JSON object carrying the
+        request's id and "ok"; anything else kills the process (module
+        docstring)."""
         proc = self._start()
+        self._requests += 1
+        rid, cmd = self._requests, msg["cmd"]
         try:
-            proc.stdin.write(json.dumps(msg, separators=(",", ":")) + "\n")
+            proc.stdin.write(json.dumps({"id": rid, **msg}, separators=(",", ":")).encode() + b"\n")
             proc.stdin.flush()
         except (BrokenPipeError, OSError, ValueError):
-            raise CommandCrashed(self._death(f"while sending {msg['cmd']!r}")) from None
-        line = proc.stdout.readline()
-        if not line:
-            raise CommandCrashed(self._death(f"no reply to {msg['cmd']!r}"))
+            raise CommandCrashed(self._death(f"while sending {cmd!r}")) from None
+        line = proc.stdout.readline(MAX_REPLY_BYTES + 1)
+        if len(line) > MAX_REPLY_BYTES:
+            self._violation(f"reply to {cmd!r} is longer than {MAX_REPLY_BYTES // 2 ** 20} MiB")
+        if not line.endswith(b"\n"):  # EOF, after a partial line or none
+            what = f"no reply to {cmd!r}" if not line else f"only part of a reply line to {cmd!r}"
+            raise CommandCrashed(self._death(what))
         try:
-            reply = json.loads(line)
-        except json.JSONDecodeError:
-            self._kill()
-            raise CommandCrashed(f"implementation wrote a line that is not JSON in reply to {msg['cmd']!r}: "
-                                 f"{line.strip()[:200]!r}") from None
+            reply = json.loads(line.decode("utf-8"))
+        except ValueError:
+            self._violation(f"implementation wrote a line that is not JSON in reply to {cmd!r}: "
+                            f"{line.strip()[:200]!r}")
         if not isinstance(reply, dict) or "ok" not in reply:
-            self._kill()
-            raise CommandCrashed(f"reply to {msg['cmd']!r} is not an object with 'ok': {line.strip()[:200]!r}")
+            self._violation(f"reply to {cmd!r} is not an object with 'ok': {line.strip()[:200]!r}")
+        if reply.get("id") != rid:
+            self._violation(f"reply to {cmd!r} (request id {rid}) carries id {reply.get('id')!r}: a missing "
+                            "id, or a line that answers another request (an extra line on stdout?)")
         return reply
+
+    def _violation(self, what: str):
+        """A broken protocol: nothing more can be trusted from this process."""
+        self._kill()
+        raise CommandCrashed(f"protocol violation: {what}")
 
     def _death(self, what: str) -> str:
         proc = self._proc
@@ -169,12 +206,17 @@ class CommandBackend(Backend):
         if self._claims is not None:
             return
         reply = self._request({"cmd": "claims"})
-        self._claims = {}
+        claims = {}
         if reply.get("ok"):
-            self._describe = reply.get("describe")
-            for entry in reply.get("unsupported") or []:
+            entries = reply.get("unsupported") or []
+            if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
+                self._violation("'unsupported' in the claims reply is not a list of objects")
+            for entry in entries:
                 key = (entry.get("op", "*"), entry.get("dtype", "*"))
-                self._claims[key] = entry.get("reason") or "declared unsupported by the implementation"
+                claims[key] = str(entry.get("reason") or "declared unsupported by the implementation")
+            describe = reply.get("describe")
+            self._describe = describe if isinstance(describe, str) else None
+        self._claims = claims
 
     def claims(self, op: str, dtype: str) -> str | None:
         self._load_claims()
@@ -195,29 +237,38 @@ class CommandBackend(Backend):
         reply = self._request({"cmd": "compile", "mlir": mlir})
         if reply.get("ok"):
             if "handle" not in reply:
-                raise CommandCrashed("compile reply has ok:true but no handle")
-            return reply["handle"]
+                self._violation("compile reply has ok:true but no handle")
+            return _Handle(self._starts, reply["handle"])
         if "unsupported" in reply:
             raise Unsupported(str(reply["unsupported"]))
         raise Rejected(str(reply.get("rejected") or reply.get("error") or "rejected"))
 
     def run(self, executable: Any, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
+        if not isinstance(executable, _Handle) or self._proc is None or executable.process != self._starts:
+            raise CommandCrashed("the program was compiled by an implementation process that has since "
+                                 "died or been closed: compile it again")
         tensors = []
         for a in inputs:
             t = tensor_type_of(a)
             tensors.append({"type": t.mlir, "hex": tensor_to_hex(np.asarray(a), t)})
-        reply = self._request({"cmd": "run", "handle": executable, "inputs": tensors})
+        reply = self._request({"cmd": "run", "handle": executable.value, "inputs": tensors})
         if not reply.get("ok"):
             if "unsupported" in reply:
                 raise Unsupported(str(reply["unsupported"]))
             raise CommandError(str(reply.get("error") or "run failed"))
-        outs = []
-        for i, o in enumerate(reply.get("outputs") or []):
-            try:
-                t = parse_type(o["type"])
-                if not isinstance(t, TensorType):
-                    raise ValueError(f"not a tensor type: {o['type']}")
-                outs.append(tensor_from_hex(o["hex"], t))
-            except Exception as e:
-                raise CommandCrashed(f"output {i} of the implementation is malformed: {e}") from None
-        return outs
+        outputs = reply.get("outputs")
+        if not isinstance(outputs, list):
+            self._violation("run reply has ok:true but no list of 'outputs'")
+        return [self._output(i, o) for i, o in enumerate(outputs)]
+
+    def _output(self, i: int, o) -> np.ndarray:
+        """One output of a run reply, as the array its stated type and hex give
+        (the runner then checks that type against the program's)."""
+        try:
+            t = parse_type(o["type"])
+            if not isinstance(t, TensorType):
+                raise ValueError(f"not a tensor type: {o['type']}")
+            check_hex(o["hex"], t, f"output {i}")
+            return tensor_from_hex(o["hex"], t)
+        except (ValueError, TypeError, KeyError) as e:
+            self._violation(f"output {i} of the implementation is malformed: {type(e).__name__}: {e}")

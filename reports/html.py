@@ -12,6 +12,7 @@ from pathlib import Path
 import jinja2
 
 from ..spec.types import ELEMENT_TYPES
+from ..suites.io import write_text_atomic
 from ..suites.records import VERDICTS, conformant
 from .table import conformance_percent, format_ulp
 
@@ -68,6 +69,5 @@ def render(doc: dict) -> str:
 
 
 def write(doc: dict, path: Path) -> None:
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(render(doc), encoding="utf-8")
+    """Written atomically: a failed write leaves the previous report whole."""
+    write_text_atomic(Path(path), render(doc))

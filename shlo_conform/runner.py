@@ -5,21 +5,29 @@ runner"):
 
 * **grouping** — cases are grouped by program text; a program is compiled
   once and run on each of its input sets;
-* **isolation** — the adapter lives in a worker process (`worker.py`); a
-  compile or a run that takes longer than its timeout gets `timeout`, a
-  worker that dies (signal, abort, exit) gets `crash` with the signal; the
-  worker is restarted and the run goes on with the next case;
+* **isolation** — the adapter lives in a worker process (`worker.py`), in a
+  process group of its own with whatever it starts; a compile or a run that
+  takes longer than its timeout gets `timeout`, a worker that dies (signal,
+  abort, exit) or whose implementation dies or breaks its protocol
+  (`backends.base.Crashed`) gets `crash` — for the case in flight only; the
+  whole group is killed, a fresh worker recompiles, and the run goes on
+  with the next case.  Starting a worker (`init`, `claims`) is bounded by
+  `startup_timeout`; the worker's output goes to a capped log;
 * **classification** — value case: `Rejected` → `rejected` (a failure),
   `Unsupported` or a `claims()` reason → `unsupported`, outputs checked by
   `suites.compare.compare` → `pass` / `fail`; invalid case: `Rejected` →
   `rejected` (the conformant answer), accepted and run → `fail`;
 * **journal** — each verdict is appended to a JSON-lines journal as it
-  arrives, so an interrupted run resumes without redoing or losing work;
+  arrives, so an interrupted run resumes without redoing or losing work; a
+  journal is keyed by everything that decides its verdicts (suite digest,
+  selection, backend, timeouts), so one run never resumes another's;
 * **scoring** — counts per verdict, per op and per (op, dtype), and the
-  results document that `reports/` renders.
+  results document that `reports/` renders, written atomically by one run
+  at a time (a lock next to it).
 """
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import os
@@ -36,12 +44,20 @@ from pathlib import Path
 from typing import Callable, Iterable
 
 from .suites.compare import Comparison, compare
-from .suites.records import VERDICTS, Case, Verdict, conformant
+from .suites.io import write_text_atomic
+from .suites.records import KINDS, VERDICTS, Case, Verdict, conformant
 
 DEFAULT_COMPILE_TIMEOUT = 20.0
 DEFAULT_RUN_TIMEOUT = 10.0
-INIT_TIMEOUT = 180.0  # importing jax/iree and creating a client can take a while
-JOURNAL_VERSION = 1
+STARTUP_FLOOR = 60.0  # importing jax or iree and creating a client takes seconds, more on a loaded machine
+LOG_HEAD = LOG_TAIL = 1 << 20  # a worker log keeps its first and last MiB
+JOURNAL_VERSION = 2
+
+
+def default_startup_timeout(compile_timeout: float) -> float:
+    """How long a worker may take to start (load the backend, answer
+    `claims`): the run's compile timeout, but never under STARTUP_FLOOR."""
+    return max(STARTUP_FLOOR, compile_timeout)
 
 
 class BackendLoadError(Exception):
@@ -78,34 +94,92 @@ def _signal_name(code: int | None) -> str:
     return f"exit status {code}"
 
 
+class CappedLog:
+    """A worker's stdout and stderr, copied from a pipe by a thread into a
+    file that keeps the first `head` and the last `tail` bytes (a marker
+    says how much was left out): a backend that prints without end cannot
+    fill the disk.  The last bytes stay in memory to explain a crash."""
+
+    def __init__(self, pipe, path: str, head: int = LOG_HEAD, tail: int = LOG_TAIL):
+        self.path, self.head, self.tail = path, head, tail
+        self.seen = 0
+        self._recent = bytearray()
+        self._lock = threading.Lock()
+        self._file = open(path, "wb")
+        self._thread = threading.Thread(target=self._pump, args=(pipe,), daemon=True)
+        self._thread.start()
+
+    def _pump(self, pipe) -> None:
+        try:
+            while True:
+                chunk = os.read(pipe.fileno(), 1 << 16)
+                if not chunk:
+                    break
+                with self._lock:
+                    if self.seen < self.head:
+                        self._file.write(chunk[: self.head - self.seen])
+                        self._file.flush()
+                    self.seen += len(chunk)
+                    self._recent += chunk
+                    del self._recent[: max(0, len(self._recent) - self.tail)]
+        except (OSError, ValueError):
+            pass
+        finally:
+            pipe.close()
+
+    def close(self, wait: float = 2.0) -> None:
+        """Wait (briefly) for the pipe's end, then write the kept tail."""
+        self._thread.join(wait)
+        with self._lock:
+            if self._file.closed:
+                return
+            if self.seen > self.head:
+                start = max(self.head, self.seen - len(self._recent))
+                if start > self.head:
+                    self._file.write(f"\n[... {start - self.head} bytes of output not kept ...]\n".encode())
+                self._file.write(bytes(self._recent[len(self._recent) - (self.seen - start):]))
+            self._file.close()
+
+    def last_lines(self, lines: int = 2, chars: int = 300) -> str:
+        with self._lock:
+            text = bytes(self._recent[-8192:]).decode(errors="replace")
+        kept = [ln.strip() for ln in text.splitlines() if ln.strip()][-lines:]
+        return " | ".join(kept)[-chars:]
+
+
 class Worker:
     """One backend adapter in a child process, restartable."""
 
-    def __init__(self, backend: str, log_dir: str):
+    def __init__(self, backend: str, log_dir: str, startup_timeout: float = STARTUP_FLOOR):
         self.backend = backend
         self.log_dir = log_dir
+        self.startup_timeout = startup_timeout
         self.proc = None
         self.conn = None
+        self.log: CappedLog | None = None
         self.describe = None
         self.starts = 0
 
     # -- life cycle -------------------------------------------------------
     def start(self) -> str:
         """A fresh `python -m shlo_conform.worker` (a plain subprocess: no
-        re-import of the caller's __main__, unlike multiprocessing's spawn)."""
+        re-import of the caller's __main__, unlike multiprocessing's spawn),
+        leading a session of its own so that killing it kills what it
+        started too; its output goes to a capped log."""
         parent, child = socket.socketpair()
-        self.log_path = os.path.join(self.log_dir, f"worker-{id(self)}-{self.starts}.log")
+        log_path = os.path.join(self.log_dir, f"worker-{id(self)}-{self.starts}.log")
         self.starts += 1
-        with open(self.log_path, "wb") as log:
-            self.proc = subprocess.Popen(
-                [sys.executable, "-m", "shlo_conform.worker", str(child.fileno())],
-                stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                pass_fds=(child.fileno(),), close_fds=True)
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "shlo_conform.worker", str(child.fileno())],
+            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+            pass_fds=(child.fileno(),), close_fds=True, start_new_session=True)
+        self.log = CappedLog(self.proc.stdout, log_path)
         child.close()
         self.conn = Connection(parent.detach())
         try:
-            status, payload = self.call("init", self.backend, INIT_TIMEOUT)
+            status, payload = self.call("init", self.backend, self.startup_timeout)
         except (WorkerDied, WorkerTimeout) as e:
+            self.kill()
             raise BackendLoadError(f"backend {self.backend!r} could not start: {e}") from None
         if status != "ok":
             self.stop()
@@ -114,15 +188,21 @@ class Worker:
         return payload
 
     def kill(self) -> None:
+        """SIGKILL to the worker's whole process group: the worker, the
+        implementation it started and anything that forked."""
         if self.proc is not None:
-            if self.proc.poll() is None:
-                self.proc.kill()
+            try:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
             try:
                 self.proc.wait(5)
             except subprocess.TimeoutExpired:  # pragma: no cover - unkillable
                 pass
         if self.conn is not None:
             self.conn.close()
+        if self.log is not None:
+            self.log.close()
         self.proc = self.conn = None
 
     def stop(self) -> None:
@@ -157,17 +237,9 @@ class Worker:
             except subprocess.TimeoutExpired:
                 pass
         why = f"worker died: {_signal_name(code)}"
-        tail = self._log_tail()
-        self.kill()
+        self.kill()  # the rest of its group, and the log's last bytes
+        tail = self.log.last_lines() if self.log is not None else ""
         return f"{why} ({tail})" if tail else why
-
-    def _log_tail(self, lines: int = 2, chars: int = 300) -> str:
-        try:
-            text = Path(self.log_path).read_text(errors="replace")
-        except OSError:
-            return ""
-        kept = [ln.strip() for ln in text.splitlines() if ln.strip()][-lines:]
-        return " | ".join(kept)[-chars:]
 
 
 def group_by_program(cases: Iterable[Case]) -> list[list[Case]]:
@@ -199,19 +271,25 @@ def check_outputs(case: Case, outputs: list) -> tuple[bool, str, float | None, l
 
 class Runner:
     """Runs cases on one backend in `jobs` worker processes; calls
-    `on_verdict(verdict)` (under a lock) as each case is decided."""
+    `on_verdict(verdict)` (under a lock) as each case is decided.  Worker
+    logs go to `log_dir` (a temporary folder by default)."""
 
     def __init__(self, backend: str, *, compile_timeout: float = DEFAULT_COMPILE_TIMEOUT,
                  run_timeout: float = DEFAULT_RUN_TIMEOUT, jobs: int = 1,
+                 startup_timeout: float | None = None,
                  on_verdict: Callable[[Verdict], None] | None = None,
-                 on_describe: Callable[[str], None] | None = None, keep_outputs: bool = False):
+                 on_describe: Callable[[str], None] | None = None, keep_outputs: bool = False,
+                 log_dir: str | None = None):
         self.backend = backend
         self.outputs: dict[str, list] | None = {} if keep_outputs else None
         self.compile_timeout = compile_timeout
         self.run_timeout = run_timeout
+        self.startup_timeout = startup_timeout if startup_timeout is not None else \
+            default_startup_timeout(compile_timeout)
         self.jobs = max(1, jobs)
         self.on_verdict = on_verdict
         self.on_describe = on_describe
+        self.log_dir = log_dir
         self.describe: str | None = None
         self.compiles = 0
         self._lock = threading.Lock()
@@ -222,13 +300,18 @@ class Runner:
 
     # -- public -----------------------------------------------------------
     def run(self, cases: list[Case]) -> list[Verdict]:
-        """Verdicts for `cases`, in their order."""
+        """Verdicts for `cases`, in their order (ids must be unique: a
+        verdict is keyed by its case's id)."""
         order = {c.id: i for i, c in enumerate(cases)}
+        if len(order) != len(cases):
+            dup = next(c.id for i, c in enumerate(cases) if order[c.id] != i)
+            raise ValueError(f"two cases have the id {dup!r}")
         got: dict[str, Verdict] = {}
         self._pairs = sorted({(c.op, c.dtype) for c in cases})
         groups = group_by_program(cases)
         queue = list(reversed(groups))
-        with tempfile.TemporaryDirectory(prefix="shlo-conform-") as log_dir:
+        with tempfile.TemporaryDirectory(prefix="shlo-conform-") as tmp:
+            log_dir = self.log_dir or tmp
             def take():
                 with self._lock:
                     return queue.pop() if queue else None
@@ -242,7 +325,7 @@ class Runner:
                         self.on_verdict(v)
 
             def loop():
-                w = Worker(self.backend, log_dir)
+                w = Worker(self.backend, log_dir, self.startup_timeout)
                 with self._lock:
                     self._workers.append(w)
                 try:
@@ -290,13 +373,38 @@ class Runner:
         if first and self.on_describe:
             self.on_describe(describe)
         if need_claims:
-            status, reasons = w.call("claims", self._pairs, self.compile_timeout)
+            try:
+                status, reasons = w.call("claims", self._pairs, self.startup_timeout)
+            except (WorkerDied, WorkerTimeout) as e:
+                raise BackendLoadError(f"backend {self.backend!r} failed to answer claims(): {e}") from None
             if status != "ok":
+                w.kill()
                 raise BackendLoadError(f"backend {self.backend!r} failed to answer claims(): {reasons}")
             with self._lock:
                 self._claims.update(zip(self._pairs, reasons))
 
+    def _call(self, w: Worker, msg: str, arg, timeout: float) -> tuple[str, object]:
+        """One message to the worker, as (status, payload).  A death, a
+        timeout or a `crash` reply (the implementation behind the adapter
+        died or broke its protocol) end the worker and its process group:
+        status "crash" or "timeout", and the next message starts afresh."""
+        try:
+            status, payload = w.call(msg, arg, timeout)
+        except WorkerDied as e:
+            status, payload = "crash", str(e)
+        except WorkerTimeout as e:
+            status, payload = "timeout", str(e)
+        if status in ("crash", "timeout"):
+            w.kill()
+            if self._stop.is_set():
+                raise _Stopped
+        return status, payload
+
     def _do_group(self, w: Worker, group: list[Case], emit) -> None:
+        """Compile the group's program once, run each case's inputs.  A crash
+        or a timeout is the verdict of the case in flight only: the worker is
+        gone, so the next case starts a fresh one, which compiles again —
+        never a handle of the dead process."""
         todo = []
         self._ensure_started(w)
         for c in group:
@@ -309,21 +417,15 @@ class Runner:
         for i, c in enumerate(todo):
             if self._stop.is_set():
                 raise _Stopped
-            if not compiled:
+            if not compiled or w.proc is None:
                 self._ensure_started(w)
                 t0 = time.monotonic()
                 with self._lock:
                     self.compiles += 1
-                try:
-                    status, payload = w.call("compile", c.mlir, self.compile_timeout)
-                except (WorkerDied, WorkerTimeout) as e:
-                    if self._stop.is_set():
-                        raise _Stopped
-                    verdict = "crash" if isinstance(e, WorkerDied) else "timeout"
-                    for rest in todo[i:]:
-                        emit(self._verdict(rest, verdict, f"while compiling: {e}", time.monotonic() - t0))
-                    w.kill()
-                    return
+                status, payload = self._call(w, "compile", c.mlir, self.compile_timeout)
+                if status in ("crash", "timeout"):
+                    emit(self._verdict(c, status, f"while compiling: {payload}", time.monotonic() - t0))
+                    continue
                 if status != "ok":
                     for rest in todo[i:]:
                         emit(self._compile_verdict(rest, status, payload, time.monotonic() - t0))
@@ -331,14 +433,9 @@ class Runner:
                 compiled = True
             t0 = time.monotonic()
             args = [(v.type, v.hex) for v in c.inputs]
-            try:
-                status, payload = w.call("run", args, self.run_timeout)
-            except (WorkerDied, WorkerTimeout) as e:
-                if self._stop.is_set():
-                    raise _Stopped
-                verdict = "crash" if isinstance(e, WorkerDied) else "timeout"
-                emit(self._verdict(c, verdict, f"while running: {e}", time.monotonic() - t0))
-                w.kill()  # restarted (and the program recompiled) for the next case
+            status, payload = self._call(w, "run", args, self.run_timeout)
+            if status in ("crash", "timeout"):
+                emit(self._verdict(c, status, f"while running: {payload}", time.monotonic() - t0))
                 compiled = False
                 continue
             if status == "ok" and self.outputs is not None:
@@ -375,45 +472,82 @@ class Runner:
 
 
 # ---------------------------------------------------------------------------
-# Journal: verdicts as JSON lines, with a header naming backend and suite
+# Journal: verdicts as JSON lines, under a header holding the run's key
 # ---------------------------------------------------------------------------
 
-class Journal:
-    """`<results>.journal`: a header line, then `{"describe": …}` and verdict lines."""
+class JournalMismatch(Exception):
+    """A journal file that is not the journal of this run (damaged, or
+    written by another version): never resumed, never silently replaced."""
 
-    def __init__(self, path: Path, backend: str, suite: str, manifest: dict):
+
+class ResultsBusy(Exception):
+    """Another run holds the results file."""
+
+
+def run_key(*, backend: str, suite: str, suite_digest: str, case_ids: list[str],
+            compile_timeout: float, run_timeout: float) -> dict:
+    """Everything that decides a run's verdicts: the backend, the suite's
+    bytes, which of its cases are run, the timeouts.  A journal resumes
+    only a run with the same key."""
+    selection = hashlib.sha256("\n".join(case_ids).encode()).hexdigest()[:16]
+    return {"backend": backend, "suite": suite, "suite_digest": suite_digest, "selection": selection,
+            "cases": len(case_ids), "timeouts": {"compile": compile_timeout, "run": run_timeout}}
+
+
+def journal_path(json_path: Path, key: dict) -> Path:
+    """`<results>.<key hash>.journal`: runs with other options keep their own."""
+    h = hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:12]
+    return Path(f"{json_path}.{h}.journal")
+
+
+def other_journals(json_path: Path, key: dict) -> list[Path]:
+    """Journals next to `json_path` of runs with another key (kept, not resumed)."""
+    json_path = Path(json_path)
+    mine = journal_path(json_path, key)
+    found = sorted(json_path.parent.glob(f"{json_path.name}.*.journal")) if json_path.parent.is_dir() else []
+    legacy = Path(f"{json_path}.journal")
+    return [j for j in found if j != mine] + ([legacy] if legacy.is_file() else [])
+
+
+class Journal:
+    """`journal_path(results, key)`: a header line holding the run's key,
+    then `{"describe": …}` and verdict lines."""
+
+    def __init__(self, path: Path, key: dict):
         self.path = Path(path)
-        self.header = {"journal": JOURNAL_VERSION, "backend": backend, "suite": suite,
-                       "manifest": hashlib.sha256(json.dumps(manifest, sort_keys=True).encode()).hexdigest()[:16]}
+        self.header = {"journal": JOURNAL_VERSION, "key": key}
         self.done: dict[str, Verdict] = {}
         self.describe: str | None = None
         self._fh = None
 
     def open(self) -> "Journal":
-        """Resume if the journal is for the same backend and suite; else start afresh."""
-        if self.path.is_file():
-            lines = self.path.read_text().splitlines()
+        """Resume the journal of this key; a file there with another header
+        raises JournalMismatch (it is left as it is)."""
+        if self.path.is_file() and self.path.stat().st_size:
+            lines = self.path.read_text(errors="replace").splitlines()
             try:
-                same = bool(lines) and json.loads(lines[0]) == self.header
+                same = json.loads(lines[0]) == self.header
             except ValueError:
                 same = False
-            if same:
-                for line in lines[1:]:
+            if not same:
+                raise JournalMismatch(f"{self.path} is not a journal of this run (damaged, or from another "
+                                      "version): remove it to start afresh")
+            for line in lines[1:]:
+                try:
+                    d = json.loads(line)
+                except ValueError:
+                    continue  # a line cut short by the interruption
+                if isinstance(d, dict) and "describe" in d and "id" not in d:
+                    self.describe = d["describe"]
+                elif isinstance(d, dict) and d.get("verdict") in VERDICTS:
                     try:
-                        d = json.loads(line)
-                    except ValueError:
-                        continue  # a line cut short by the interruption
-                    if "describe" in d and "id" not in d:
-                        self.describe = d["describe"]
-                    elif "id" in d:
-                        try:
-                            self.done[d["id"]] = Verdict(**d)
-                        except TypeError:
-                            continue
-                self._fh = self.path.open("a")
-                if lines and not self.path.read_text().endswith("\n"):
-                    self._fh.write("\n")
-                return self
+                        self.done[d["id"]] = Verdict(**d)
+                    except (TypeError, KeyError):
+                        continue
+            self._fh = self.path.open("a")
+            if not self.path.read_text(errors="replace").endswith("\n"):
+                self._fh.write("\n")
+            return self
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._fh = self.path.open("w")
         self._write(self.header)
@@ -437,6 +571,45 @@ class Journal:
             self._fh = None
         if remove:
             self.path.unlink(missing_ok=True)
+
+
+class ResultsLock:
+    """`<results>.lock`, held with flock(2) for a whole run: a second run on
+    the same results file is refused while the first holds it.  The kernel
+    releases the lock when the holder exits or is killed."""
+
+    def __init__(self, json_path: Path):
+        self.path = Path(f"{json_path}.lock")
+        self._fd: int | None = None
+
+    def __enter__(self) -> "ResultsLock":
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        while True:
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o666)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                holder = os.read(fd, 32).decode(errors="replace").strip()
+                os.close(fd)
+                raise ResultsBusy(f"{str(self.path)[:-5]} is being written by another run"
+                                  + (f" (process {holder})" if holder else "")
+                                  + ": wait for it to finish, or choose another results file") from None
+            try:  # the previous holder may have removed the file between our open and our lock
+                if os.fstat(fd).st_ino == os.stat(self.path).st_ino:
+                    break
+            except FileNotFoundError:
+                pass
+            os.close(fd)
+        os.ftruncate(fd, 0)
+        os.write(fd, f"{os.getpid()}\n".encode())
+        self._fd = fd
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self._fd is not None:
+            self.path.unlink(missing_ok=True)
+            os.close(self._fd)
+            self._fd = None
 
 
 # ---------------------------------------------------------------------------
@@ -496,48 +669,124 @@ def results_document(*, backend: str, describe: str | None, suite: str, manifest
     return doc
 
 
-def load_results(path: Path) -> dict:
-    """Read a results document (raises ValueError if it is not one)."""
-    doc = json.loads(Path(path).read_text())
-    if not isinstance(doc, dict) or "verdicts" not in doc:
-        raise ValueError(f"{path} is not a shlo-conform results file (no 'verdicts')")
+_DOC_FIELDS = {"backend": str, "describe": str, "suite": str, "counts": dict, "per_op": dict, "verdicts": list}
+_DOC_OPTIONAL = {"manifest": dict, "started": str, "seconds": (int, float), "timeouts": dict, "resumed": int,
+                 "compiles": int, "run_key": dict}
+_VERDICT_TYPES = {"id": str, "op": str, "dtype": str, "kind": str, "verdict": str, "detail": str,
+                  "max_ulp": (int, float, type(None)), "impl_defined": list, "seconds": (int, float),
+                  "violates": (str, type(None))}
+
+
+def check_results(doc) -> dict:
+    """A results document as `results_document` writes it: its fields and
+    their JSON types, every verdict a valid record with a unique id, and the
+    counts and per-op tables equal to what its verdicts add up to (reports
+    and baselines read them).  Raises ValueError naming the problem."""
+    if not isinstance(doc, dict):
+        raise ValueError("not a JSON object")
+    for k, t in _DOC_FIELDS.items():
+        if not isinstance(doc.get(k), t):
+            raise ValueError(f"no {k!r}" if k not in doc else f"{k!r} has the wrong JSON type")
+    for k, t in _DOC_OPTIONAL.items():
+        if k in doc and doc[k] is not None and not isinstance(doc[k], t):
+            raise ValueError(f"{k!r} has the wrong JSON type")
+    verdicts, seen = [], set()
+    for n, d in enumerate(doc["verdicts"]):
+        verdicts.append(_check_verdict(d, n))
+        if verdicts[-1].id in seen:
+            raise ValueError(f"verdict {n}: duplicate id {verdicts[-1].id!r}")
+        seen.add(verdicts[-1].id)
+    counts, per_op = summarize(verdicts)
+    if _plain(counts) != _plain(doc["counts"]) or _plain(per_op) != _plain(doc["per_op"]):
+        raise ValueError("its counts do not add up to its verdicts")
     return doc
+
+
+def _check_verdict(d, n: int) -> Verdict:
+    if not isinstance(d, dict):
+        raise ValueError(f"verdict {n} is not an object")
+    for k, v in d.items():
+        if k not in _VERDICT_TYPES:
+            raise ValueError(f"verdict {n} has an unknown field {k!r}")
+        if not isinstance(v, _VERDICT_TYPES[k]) or (isinstance(v, bool) and k in ("max_ulp", "seconds")):
+            raise ValueError(f"verdict {n}: {k!r} has the wrong JSON type")
+    missing = [k for k in ("id", "op", "dtype", "kind", "verdict") if k not in d]
+    if missing:
+        raise ValueError(f"verdict {n} has no {missing[0]!r}")
+    if d["kind"] not in KINDS:
+        raise ValueError(f"verdict {n}: unknown kind {d['kind']!r}")
+    if d["verdict"] not in VERDICTS:
+        raise ValueError(f"verdict {n}: unknown verdict {d['verdict']!r}")
+    return Verdict(**d)
+
+
+def _plain(x):
+    """JSON's view of a value (so a loaded document compares equal to a fresh summary)."""
+    return json.loads(json.dumps(x, sort_keys=True))
+
+
+def load_results(path: Path) -> dict:
+    """Read and check a results document (raises ValueError if it is not one)."""
+    try:
+        doc = json.loads(Path(path).read_text())
+    except UnicodeDecodeError as e:
+        raise ValueError(f"not text ({e})") from None
+    except ValueError as e:
+        raise ValueError(f"not JSON ({e})") from None
+    return check_results(doc)
 
 
 def score(cases: list[Case], backend: str, *, suite: str, manifest: dict, json_path: Path,
           compile_timeout: float = DEFAULT_COMPILE_TIMEOUT, run_timeout: float = DEFAULT_RUN_TIMEOUT,
-          jobs: int = 1, on_verdict: Callable[[Verdict], None] | None = None) -> dict:
-    """Run `cases` on `backend` with a journal next to `json_path`, resuming
-    from it when it belongs to the same backend and suite; write and return
-    the results document.  On KeyboardInterrupt the journal stays."""
+          jobs: int = 1, on_verdict: Callable[[Verdict], None] | None = None,
+          suite_digest: str | None = None, startup_timeout: float | None = None) -> dict:
+    """Run `cases` on `backend` and write the results document to `json_path`
+    (atomically, holding its lock: ResultsBusy if another run holds it).
+    Verdicts are journaled next to it under the run's key (`run_key`: the
+    suite's bytes — `suite_digest`, by default a digest of the cases
+    themselves —, the selection, backend, timeouts) and resumed from there;
+    the journal is removed once the results are written.  On
+    KeyboardInterrupt (or a failed write) the journal stays."""
     started = time.strftime("%Y-%m-%dT%H:%M:%S%z")
     t0 = time.monotonic()
-    journal = Journal(Path(str(json_path) + ".journal"), backend, suite, manifest).open()
-    wanted = {c.id for c in cases}
-    done = {k: v for k, v in journal.done.items() if k in wanted}
-    todo = [c for c in cases if c.id not in done]
-
-    def record(v: Verdict) -> None:
-        journal.add(v)
-        if on_verdict:
-            on_verdict(v)
-
-    runner = Runner(backend, compile_timeout=compile_timeout, run_timeout=run_timeout, jobs=jobs,
-                    on_verdict=record, on_describe=journal.set_describe)
-    try:
-        fresh = runner.run(todo) if todo else []
-    except BaseException:
-        journal.close()
-        raise
-    by_id = {**done, **{v.id: v for v in fresh}}
-    verdicts = [by_id[c.id] for c in cases if c.id in by_id]
-    doc = results_document(backend=backend, describe=runner.describe or journal.describe, suite=suite,
-                           manifest=manifest, started=started, seconds=time.monotonic() - t0,
-                           verdicts=verdicts, timeouts={"compile": compile_timeout, "run": run_timeout})
-    doc["resumed"] = len(done)
-    doc["compiles"] = runner.compiles
+    if suite_digest is None:
+        suite_digest = _cases_digest(cases, manifest)
+    key = run_key(backend=backend, suite=suite, suite_digest=suite_digest, case_ids=[c.id for c in cases],
+                  compile_timeout=compile_timeout, run_timeout=run_timeout)
     json_path = Path(json_path)
-    json_path.parent.mkdir(parents=True, exist_ok=True)
-    json_path.write_text(json.dumps(doc, indent=1) + "\n")
-    journal.close(remove=True)
+    with ResultsLock(json_path):
+        journal = Journal(journal_path(json_path, key), key).open()
+        try:
+            wanted = {c.id for c in cases}
+            done = {k: v for k, v in journal.done.items() if k in wanted}
+            todo = [c for c in cases if c.id not in done]
+
+            def record(v: Verdict) -> None:
+                journal.add(v)
+                if on_verdict:
+                    on_verdict(v)
+
+            runner = Runner(backend, compile_timeout=compile_timeout, run_timeout=run_timeout, jobs=jobs,
+                            startup_timeout=startup_timeout, on_verdict=record, on_describe=journal.set_describe)
+            fresh = runner.run(todo) if todo else []
+            by_id = {**done, **{v.id: v for v in fresh}}
+            verdicts = [by_id[c.id] for c in cases if c.id in by_id]
+            doc = results_document(backend=backend, describe=runner.describe or journal.describe, suite=suite,
+                                   manifest=manifest, started=started, seconds=time.monotonic() - t0,
+                                   verdicts=verdicts, timeouts={"compile": compile_timeout, "run": run_timeout})
+            doc["resumed"] = len(done)
+            doc["compiles"] = runner.compiles
+            doc["run_key"] = key
+            write_text_atomic(json_path, json.dumps(doc, indent=1) + "\n")
+        finally:
+            journal.close()
+        journal.close(remove=True)
     return doc
+
+
+def _cases_digest(cases: list[Case], manifest: dict) -> str:
+    """What the verdicts depend on, for cases that come from no suite folder."""
+    h = hashlib.sha256(json.dumps(manifest, sort_keys=True).encode())
+    for c in cases:
+        h.update(c.to_json().encode() + b"\n")
+    return h.hexdigest()

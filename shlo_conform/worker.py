@@ -11,17 +11,25 @@ caller's __main__ as multiprocessing's spawn would do).
 Messages, parent -> worker, each answered by exactly one reply:
     ("init", backend_spec)            -> ("ok", describe) | ("error", text)
     ("claims", [(op, dtype), ...])    -> ("ok", [reason or None, ...])
-    ("compile", mlir)                 -> ("ok", None) | ("rejected" | "unsupported" | "error", text)
-    ("run", [(type, hex), ...])       -> ("ok", [ndarray, ...]) | ("rejected" | "unsupported" | "error", text)
+    ("compile", mlir)                 -> ("ok", None) | ("rejected" | "unsupported" | "error" | "crash", text)
+    ("run", [(type, hex), ...])       -> ("ok", [ndarray, ...]) | ("rejected" | "unsupported" | "error" | "crash", text)
     ("stop", None)                    -> the worker exits
+
+"crash" answers an adapter's `backends.base.Crashed` (the implementation
+behind it died or broke its protocol): the worker exits right after that
+reply, as if it had died itself, so no state of the dead implementation
+(a compiled program, a handle) outlives it.
 
 The worker holds one compiled program at a time: the runner sends all the
 input sets of a program before it compiles the next one.  The worker's own
-stdout and stderr go to a log file the runner names, so that backend chatter
-never mixes with the table, and the last lines can explain a crash.
+stdout and stderr go through a pipe to the runner, which keeps a capped log
+(`runner.CappedLog`), so that backend chatter never mixes with the table nor
+fills a disk, and the last lines can explain a crash.  The worker leads a
+process group of its own: the runner ends it and all it started at once.
 """
 from __future__ import annotations
 
+import os
 import signal
 import sys
 import traceback
@@ -31,12 +39,28 @@ def _error_text(e: BaseException) -> str:
     return f"{type(e).__name__}: {e}".strip()
 
 
+def die_with_parent() -> None:
+    """Linux: have the kernel SIGKILL this worker when the runner's thread
+    that started it ends — even by kill -9 — so that a backend hung in a run
+    never outlives the runner (PR_SET_PDEATHSIG)."""
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGKILL), 0, 0, 0)
+    except Exception:  # pragma: no cover - no prctl: the runner still kills its workers itself
+        return
+    if os.getppid() == 1:  # the runner died before the line above
+        os._exit(1)
+
+
 def serve(conn) -> None:
     """The worker's main loop."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the runner's to handle
     import numpy as np
 
-    from .backends.base import Rejected, Unsupported, load_backend
+    from .backends.base import Crashed, Rejected, Unsupported, load_backend
     from .suites.records import TensorValue
 
     backend = None
@@ -64,6 +88,8 @@ def serve(conn) -> None:
                 reply = ("ok", [np.asarray(o) for o in outs])
             else:
                 reply = ("error", f"unknown worker message {msg!r}")
+        except Crashed as e:
+            reply = ("crash", str(e) or "the implementation crashed")
         except Rejected as e:
             reply = ("rejected", str(e) or "rejected")
         except Unsupported as e:
@@ -76,9 +102,12 @@ def serve(conn) -> None:
             conn.send(reply)
         except Exception as e:  # e.g. outputs that do not pickle
             conn.send(("error", f"reply could not be sent: {_error_text(e)}"))
+        if reply[0] == "crash":
+            return
 
 
 if __name__ == "__main__":
     from multiprocessing.connection import Connection
 
+    die_with_parent()
     serve(Connection(int(sys.argv[1])))

@@ -17,20 +17,47 @@ A case line:
     violates    "<op>_c<N>" for invalid cases
     note        what the case is about (e.g. "special values")
     provenance  {"seed", "section", "generator"}
+
+Reading a case validates it (`Case.from_json`): a damaged record is refused
+with the problem named, never handed to a backend whose verdict it would
+then corrupt.  The checks that need the whole suite (ids unique, op against
+its file, manifest counts) are `suites/io.py`'s.
 """
 from __future__ import annotations
 
 import hashlib
 import json
+import re
 from dataclasses import asdict, dataclass, field, fields
+from functools import lru_cache
 from typing import Optional
 
 import numpy as np
 
 from ..spec.expectation import Expectation
-from ..spec.types import TensorType, parse_type, tensor_from_hex, tensor_to_hex
+from ..spec.types import (ALL_TYPES, ELEMENT_TYPES, ElementType, TensorType, parse_type, tensor_from_hex,
+                          tensor_to_hex)
+from .signature import main_signature, read_type
 
 VERDICTS = ("pass", "fail", "rejected", "unsupported", "crash", "timeout")
+KINDS = ("value", "invalid", "survey")
+
+_BY_NUMPY = {np.dtype(t.numpy): t for t in ALL_TYPES}
+
+
+def element_type_of(array: np.ndarray) -> ElementType:
+    """The spec element type a numpy/ml_dtypes array carries (unique per
+    dtype: bool is i1, uint32 is ui32, ml_dtypes.int4 is si4)."""
+    dt = np.asarray(array).dtype
+    try:
+        return _BY_NUMPY[dt]
+    except KeyError:
+        raise TypeError(f"no StableHLO element type for numpy dtype {dt}") from None
+
+
+def tensor_type_of(array: np.ndarray) -> TensorType:
+    a = np.asarray(array)
+    return TensorType(tuple(int(d) for d in a.shape), element_type_of(a))
 
 
 @dataclass
@@ -78,10 +105,171 @@ class Case:
 
     @classmethod
     def from_json(cls, line: str) -> "Case":
-        d = json.loads(line)
-        d["inputs"] = [TensorValue(**v) for v in d["inputs"]]
-        d["expected"] = [Expectation.from_json(e) for e in d.get("expected", [])]
-        return cls(**d)
+        """The case a suite line holds; raises ValueError naming the problem
+        when the line is not a valid case record (`check_record`)."""
+        try:
+            d = json.loads(line)
+        except ValueError as e:
+            raise ValueError(f"not JSON ({e})") from None
+        return cls(**check_record(d))
+
+
+# ---------------------------------------------------------------------------
+# Validation of a case record (its JSON form)
+# ---------------------------------------------------------------------------
+
+_FIELDS = {"id": str, "op": str, "dtype": str, "kind": str, "mlir": str, "inputs": list,
+           "expected": list, "violates": (str, type(None)), "note": str, "provenance": dict}
+_REQUIRED = ("id", "op", "dtype", "kind", "mlir", "inputs")
+_TENSOR_FIELDS = {"type", "hex"}
+_EXPECTATION_FIELDS = {"type", "hex", "alternatives"} | {f.name for f in fields(Expectation)} - {"bits"}
+_EXPECTATION_BITS = [f.name for f in fields(Expectation) if f.metadata.get("json") == "bits"]
+_HEX = re.compile(r"[0-9a-fA-F]*")
+
+
+def _json_type(v) -> str:
+    return {dict: "an object", list: "a list", str: "a string", bool: "a boolean", type(None): "null"}.get(
+        type(v), "a number")
+
+
+def _check_fields(d, allowed, required, what: str) -> None:
+    """`d` is an object with the `required` keys and no others than
+    `allowed` (a set, or a dict of key -> JSON type(s) to check too)."""
+    if not isinstance(d, dict):
+        raise ValueError(f"{what} is {_json_type(d)}, not an object")
+    for k in required:
+        if k not in d:
+            raise ValueError(f"{what} has no {k!r}")
+    if not d.keys() <= (allowed.keys() if isinstance(allowed, dict) else allowed):
+        unknown = sorted(k for k in d if k not in allowed)
+        raise ValueError(f"{what} has an unknown field {unknown[0]!r}")
+    if isinstance(allowed, dict):
+        for k, v in d.items():
+            if not isinstance(v, allowed[k]):
+                raise ValueError(f"{what}: {k!r} is {_json_type(v)}")
+
+
+def _tensor_type(text, what: str) -> TensorType:
+    if not isinstance(text, str):
+        raise ValueError(f"{what}: 'type' is {_json_type(text)}, not a string")
+    try:
+        t = read_type(text)
+    except ValueError as e:
+        raise ValueError(f"{what}: {e}") from None
+    if not isinstance(t, TensorType):
+        raise ValueError(f"{what}: {text!r} is not a tensor type")
+    return t
+
+
+@lru_cache(maxsize=None)
+def _element_bytes(et: ElementType) -> int:
+    return np.dtype(et.bits_dtype).itemsize * (2 if et.is_complex else 1)
+
+
+def check_hex(text, t: TensorType, what: str) -> None:
+    """The hex of a tensor of type `t`: hex digits only, exactly the bytes
+    `spec.types.to_bits` lays out for its elements."""
+    if not isinstance(text, str):
+        raise ValueError(f"{what}: 'hex' is {_json_type(text)}, not a string")
+    want = 2 * t.num_elements * _element_bytes(t.element_type)
+    if len(text) != want:
+        raise ValueError(f"{what}: hex of {len(text)} digits where {t.mlir} takes {want}")
+    if not _HEX.fullmatch(text):
+        raise ValueError(f"{what}: hex holds a character that is not a hex digit")
+
+
+def _check_tensor(d, what: str) -> TensorType:
+    _check_fields(d, _TENSOR_FIELDS, ("type", "hex"), what)
+    t = _tensor_type(d["type"], what)
+    check_hex(d["hex"], t, what)
+    return t
+
+
+def _check_indices(v, n: int, what: str) -> None:
+    if not isinstance(v, list) or not all(isinstance(i, int) and not isinstance(i, bool) and 0 <= i < n for i in v):
+        raise ValueError(f"{what} must be a list of flat indices below {n}")
+
+
+def _check_expectation(d, what: str) -> Expectation:
+    """An expectation's JSON form (spec/expectation.py), field by field,
+    before `Expectation.from_json` reads it."""
+    _check_fields(d, _EXPECTATION_FIELDS, ("type", "hex"), what)
+    t = _tensor_type(d["type"], what)
+    check_hex(d["hex"], t, what)
+    for name in _EXPECTATION_BITS:  # further bit arrays of the output's type (a kind's bounds)
+        if d.get(name) is not None:
+            check_hex(d[name], t, f"{what}, {name!r}")
+    if not isinstance(d.get("kind", "exact"), str):
+        raise ValueError(f"{what}: 'kind' must be a string")
+    tol = d.get("tolerance_ulp", 0)
+    if not isinstance(tol, int) or isinstance(tol, bool) or tol < 0:
+        raise ValueError(f"{what}: 'tolerance_ulp' must be a non-negative integer")
+    if not isinstance(d.get("bit_exact", False), bool):
+        raise ValueError(f"{what}: 'bit_exact' must be true or false")
+    if not isinstance(d.get("why", ""), str):
+        raise ValueError(f"{what}: 'why' must be a string")
+    _check_indices(d.get("impl_defined", []), t.num_elements, f"{what}: 'impl_defined'")
+    alts = d.get("alternatives", [])
+    if not isinstance(alts, list):
+        raise ValueError(f"{what}: 'alternatives' must be a list")
+    for k, a in enumerate(alts):
+        where = f"{what}, alternative {k}"
+        _check_fields(a, {"label", "hex", "elements"}, ("label",), where)
+        if not isinstance(a["label"], str):
+            raise ValueError(f"{where}: 'label' must be a string")
+        if a.get("hex") is not None:
+            check_hex(a["hex"], t, where)
+        if a.get("elements") is not None:
+            _check_indices(a["elements"], t.num_elements, f"{where}: 'elements'")
+    try:
+        return Expectation.from_json(d)  # which knows the kinds
+    except (ValueError, KeyError, TypeError) as e:
+        raise ValueError(f"{what}: {e}") from None
+
+
+def check_record(d) -> dict:
+    """A case record's JSON form checked against the schema of the module
+    docstring: fields and their JSON types, kind, element type, id, tensors
+    (type and hex length), expectations, and agreement with @main's
+    signature (inputs are its arguments; expectations its results).
+    Returns the constructor arguments of `Case`; raises ValueError."""
+    _check_fields(d, _FIELDS, _REQUIRED, "the case")
+    d = dict(d)
+    kind, op, dtype = d["kind"], d["op"], d["dtype"]
+    if kind not in KINDS:
+        raise ValueError(f"unknown kind {kind!r}; known: {', '.join(KINDS)}")
+    if dtype not in ELEMENT_TYPES:
+        raise ValueError(f"unknown element type {dtype!r} in 'dtype'")
+    if not d["id"].startswith(f"{op}/{dtype}/") or len(d["id"]) == len(op) + len(dtype) + 2:
+        raise ValueError(f"id {d['id']!r} is not '{op}/{dtype}/<hash>'")
+    if kind == "invalid":
+        if not d.get("violates"):
+            raise ValueError("an invalid case must name the constraint it violates ('violates')")
+        if "expected" in d:
+            raise ValueError("an invalid case carries no 'expected' outputs")
+    else:
+        if "expected" not in d:
+            raise ValueError(f"a {kind} case has no 'expected' outputs")
+        if d.get("violates") is not None:
+            raise ValueError(f"a {kind} case names no constraint it violates (only invalid cases do)")
+    arg_types = [_check_tensor(v, f"input {k}") for k, v in enumerate(d["inputs"])]
+    d["inputs"] = [TensorValue(**v) for v in d["inputs"]]
+    d["expected"] = [_check_expectation(e, f"expected output {k}") for k, e in enumerate(d.get("expected", []))]
+    _check_signature(d["mlir"], arg_types, [e.type for e in d["expected"]] if kind != "invalid" else None)
+    return d
+
+
+def _check_signature(mlir: str, inputs: list, outputs: list | None) -> None:
+    sig = main_signature(mlir)
+    if sig is None:
+        raise ValueError("the program has no @main signature this reader understands")
+    args, results = sig
+    if args != inputs:
+        raise ValueError(f"@main takes ({', '.join(t.mlir for t in args)}); the case's inputs are "
+                         f"({', '.join(t.mlir for t in inputs)})")
+    if outputs is not None and results != outputs:
+        raise ValueError(f"@main returns ({', '.join(t.mlir for t in results)}); the case expects "
+                         f"({', '.join(t.mlir for t in outputs)})")
 
 
 def case_id(op: str, dtype: str, mlir: str, inputs: list[TensorValue], salt: str = "") -> str:

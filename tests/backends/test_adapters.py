@@ -266,3 +266,42 @@ def test_main_signature_reader():
 def test_one_line():
     msg = "Diagnostics:\n<stdin>:1:1: error: bad thing\n  ^\n note: see current operation: foo\n"
     assert one_line(msg) == "<stdin>:1:1: error: bad thing"
+
+
+@pytest.mark.parametrize("flag, pattern", [
+    ("--wrong-id-on=run", "carries id 1"),           # the compile's id: a reply to another request
+    ("--no-id-on=run", "carries id None"),
+    ("--array-on=run", "not an object"),
+    ("--extra-line-on=compile", "carries id 1"),     # the compile reply, twice
+    ("--kill-on=run", "signal SIGKILL"),
+    ("--exit0-on=run", "status 0"),
+])
+def test_command_protocol_violations_are_crashes(flag, pattern):
+    from shlo_conform.backends.base import Crashed
+
+    b = command(flag)
+    try:
+        exe = b.compile(ADD_F32)
+        with pytest.raises(Crashed, match=pattern):
+            b.run(exe, [F32_A, F32_B])
+    finally:
+        b.close()
+
+
+def test_command_handles_of_a_dead_process_are_never_sent():
+    """After a crash the adapter starts a new process; a handle the old one
+    gave out is refused here instead of reaching the new one."""
+    from shlo_conform.backends.command import CommandCrashed
+
+    b = command("--segv-on=3")  # claims (1), compile (2), run (3): dies
+    try:
+        b.claims("add", "f32")
+        exe = b.compile(ADD_F32)
+        with pytest.raises(CommandCrashed, match="SIGSEGV"):
+            b.run(exe, [F32_A, F32_B])
+        with pytest.raises(CommandCrashed, match="compile it again"):
+            b.run(exe, [F32_A, F32_B])
+        fresh = b.compile(ADD_F32)  # a new process, counting its requests afresh
+        assert to_bits(b.run(fresh, [F32_A, F32_B])[0], element_type("f32")).tolist() == F32_SUM_BITS.tolist()
+    finally:
+        b.close()

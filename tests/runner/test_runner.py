@@ -1,14 +1,19 @@
 """The runner against a toy backend whose misbehaviour is known (fixtures/toy.py):
-crash and hang isolation, classification, compile-once grouping, the journal."""
+crash and hang isolation, classification, compile-once grouping, the journal,
+the results lock, process groups, capped logs, bounded startup."""
 from __future__ import annotations
 
 import importlib.util
 import json
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
 
-from shlo_conform.runner import BackendLoadError, Journal, Runner, score
+from shlo_conform.runner import (DEFAULT_COMPILE_TIMEOUT, DEFAULT_RUN_TIMEOUT, BackendLoadError, Journal,
+                                 JournalMismatch, ResultsBusy, Runner, journal_path, run_key, score)
 from shlo_conform.suites.records import Verdict
 
 FIXTURE = Path(__file__).parent / "fixtures" / "toy.py"
@@ -117,32 +122,161 @@ def test_score_writes_results_and_removes_journal(tmp_path):
     assert not Path(str(out) + ".journal").exists()
 
 
+def key_for(cases, backend=BACKEND, digest="d1", run_timeout=DEFAULT_RUN_TIMEOUT):
+    return run_key(backend=backend, suite="toy", suite_digest=digest, case_ids=[c.id for c in cases],
+                   compile_timeout=DEFAULT_COMPILE_TIMEOUT, run_timeout=run_timeout)
+
+
 def test_resume_from_journal(tmp_path, compile_log):
     cases = add_cases()
     out = tmp_path / "r.json"
     # An interrupted earlier run judged the first three cases (the f32 program).
-    j = Journal(Path(str(out) + ".journal"), BACKEND, "toy", {"seed": 1}).open()
+    j = Journal(journal_path(out, key_for(cases)), key_for(cases)).open()
     j.set_describe("toy backend 1.0")
     for c in cases[:3]:
         j.add(Verdict(id=c.id, op=c.op, dtype=c.dtype, kind=c.kind, verdict="pass", detail="from the journal"))
     j.close()
-    with open(str(out) + ".journal", "a") as f:
+    with open(journal_path(out, key_for(cases)), "a") as f:
         f.write('{"id": "add/f32/cut-sh')  # a line cut short by the interruption
 
-    doc = score(cases, BACKEND, suite="toy", manifest={"seed": 1}, json_path=out)
+    doc = score(cases, BACKEND, suite="toy", manifest={"seed": 1}, json_path=out, suite_digest="d1")
     assert doc["resumed"] == 3
     assert [v["detail"] for v in doc["verdicts"][:3]] == ["from the journal"] * 3
     assert doc["verdicts"][3]["verdict"] == "pass" and doc["verdicts"][3]["detail"] == ""
     assert len(compile_log()) == 1 and "tensor<3xi32>" in compile_log()[0]
+    assert not journal_path(out, key_for(cases)).exists()
 
 
-def test_journal_of_another_backend_is_not_resumed(tmp_path, compile_log):
+@pytest.mark.parametrize("other", [
+    dict(backend="some-other-backend"),   # another backend
+    dict(digest="d2"),                    # the suite's bytes changed
+    dict(run_timeout=1.0),                # other timeouts: 44 stale `timeout` verdicts were reused once
+])
+def test_journal_of_other_options_is_kept_and_not_resumed(tmp_path, compile_log, other):
     cases = add_cases()
     out = tmp_path / "r.json"
-    j = Journal(Path(str(out) + ".journal"), "some-other-backend", "toy", {"seed": 1}).open()
-    j.add(Verdict(id=cases[0].id, op="add", dtype="f32", kind="value", verdict="fail", detail="stale"))
+    theirs = journal_path(out, key_for(cases, **other))
+    j = Journal(theirs, key_for(cases, **other)).open()
+    j.add(Verdict(id=cases[0].id, op="add", dtype="f32", kind="value", verdict="timeout", detail="stale"))
     j.close()
-    doc = score(cases, BACKEND, suite="toy", manifest={"seed": 1}, json_path=out)
+    before = theirs.read_text()
+    doc = score(cases, BACKEND, suite="toy", manifest={"seed": 1}, json_path=out, suite_digest="d1")
     assert doc["resumed"] == 0
     assert [v["verdict"] for v in doc["verdicts"]] == ["pass"] * 4
     assert len(compile_log()) == 2
+    assert theirs.read_text() == before  # never mixed in, never destroyed
+
+
+def test_another_selection_keeps_its_own_journal(tmp_path):
+    cases = add_cases()
+    out = tmp_path / "r.json"
+    earlier = journal_path(out, key_for(cases[:2]))
+    Journal(earlier, key_for(cases[:2])).open().close()
+    score(cases[2:], BACKEND, suite="toy", manifest={"seed": 1}, json_path=out, suite_digest="d1")
+    assert earlier.exists()
+
+
+def test_a_damaged_journal_is_refused_not_replaced(tmp_path):
+    cases = add_cases()
+    out = tmp_path / "r.json"
+    path = journal_path(out, key_for(cases))
+    path.write_text("not a journal header\n")
+    with pytest.raises(JournalMismatch, match="remove it"):
+        score(cases, BACKEND, suite="toy", manifest={"seed": 1}, json_path=out, suite_digest="d1")
+    assert path.read_text() == "not a journal header\n" and not out.exists()
+
+
+def test_a_second_run_on_the_same_results_file_is_refused(tmp_path):
+    """A real second process holds the lock; once it is killed, the kernel
+    releases the lock and a run goes through."""
+    out = tmp_path / "r.json"
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import sys, time; from shlo_conform.runner import ResultsLock; "
+         "ResultsLock(sys.argv[1]).__enter__(); print('held', flush=True); time.sleep(120)", str(out)],
+        stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        with pytest.raises(ResultsBusy, match=f"process {holder.pid}"):
+            score(add_cases(), BACKEND, suite="toy", manifest={}, json_path=out)
+        assert not out.exists()
+    finally:
+        holder.kill()
+        holder.wait()
+    doc = score(add_cases(), BACKEND, suite="toy", manifest={}, json_path=out)
+    assert doc["counts"]["pass"] == 4 and out.exists() and not Path(f"{out}.lock").exists()
+
+
+def test_duplicate_ids_are_refused():
+    c = add_cases()[0]
+    with pytest.raises(ValueError, match="two cases have the id"):
+        Runner(BACKEND).run([c, c])
+
+
+def test_a_compile_crash_is_the_case_in_flight_only(tmp_path, monkeypatch, compile_log):
+    """The compiler dies once on a program three cases share: the first case is
+    a crash, the fresh worker compiles again, the other two pass."""
+    monkeypatch.setenv("TOY_ONCE", str(tmp_path / "once"))
+    cases = [toy.value_case("custom_call", "tensor<2xi32>", [1, k], [3, 4], [4, k + 4], target="die_compiling_once")
+             for k in range(3)]
+    v = Runner(BACKEND).run(cases)
+    assert [x.verdict for x in v] == ["crash", "pass", "pass"], [x.detail for x in v]
+    assert "SIGABRT" in v[0].detail and "while compiling" in v[0].detail
+    assert len(compile_log()) == 2
+
+
+def test_wrong_element_type_is_a_failure_not_converted():
+    """The backend returns the right bits as ui32 where the program says i32."""
+    c = toy.value_case("custom_call", "tensor<2xi32>", [1, 2], [3, 4], [4, 6], target="unsigned")
+    [v] = Runner(BACKEND).run([c])
+    assert v.verdict == "fail" and "element type ui32 where i32 was declared" in v.detail
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            return "State:\tZ" not in f.read()
+    except FileNotFoundError:
+        return False
+
+
+def test_processes_a_backend_forks_end_with_the_run(tmp_path, monkeypatch):
+    pidfile = tmp_path / "pids"
+    monkeypatch.setenv("TOY_PIDFILE", str(pidfile))
+    c = toy.value_case("custom_call", "tensor<2xi32>", [1, 2], [3, 4], [4, 6], target="fork")
+    [v] = Runner(BACKEND).run([c])
+    assert v.verdict == "pass"
+    [pid] = [int(x) for x in pidfile.read_text().split()]
+    deadline = time.monotonic() + 5
+    while _alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not _alive(pid)
+
+
+def test_worker_log_is_capped(tmp_path, monkeypatch):
+    """6 MiB of chatter on stdout and stderr: the log keeps its first and last
+    MiB and says what it left out; the case still passes."""
+    monkeypatch.setenv("TOY_CHATTER", str(6 << 20))
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    c = toy.value_case("custom_call", "tensor<2xi32>", [1, 2], [3, 4], [4, 6], target="chatter")
+    [v] = Runner(BACKEND, log_dir=str(logs)).run([c])
+    assert v.verdict == "pass", v.detail
+    [log] = logs.iterdir()
+    data = log.read_bytes()
+    assert len(data) < (2 << 20) + 200
+    assert b"bytes of output not kept" in data and data.rstrip().endswith(b"last words on stderr")
+
+
+def test_startup_is_bounded_by_the_runs_timeout(monkeypatch):
+    monkeypatch.setenv("TOY_INIT_SECONDS", "3600")
+    t0 = time.monotonic()
+    with pytest.raises(BackendLoadError, match="longer than 2 s"):
+        Runner(f"{FIXTURE}:SlowToy", startup_timeout=2).run(add_cases()[:1])
+    assert time.monotonic() - t0 < 15
+
+
+def test_startup_timeout_follows_the_compile_timeout():
+    from shlo_conform.runner import STARTUP_FLOOR, default_startup_timeout
+    assert default_startup_timeout(5) == STARTUP_FLOOR
+    assert default_startup_timeout(2 * STARTUP_FLOOR) == 2 * STARTUP_FLOOR
+    assert Runner(BACKEND, compile_timeout=300).startup_timeout == 300
