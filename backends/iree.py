@@ -104,9 +104,10 @@ class IreeBackend(Backend):
             raise Rejected(msg) from None
         rt = self._rt
         ctx = rt.SystemContext(config=self._config)
-        ctx.add_vm_module(rt.VmModule.copy_buffer(ctx.instance, vmfb))
-        try:
-            function = ctx.modules.module["main"].vm_function
+        vm_module = rt.VmModule.copy_buffer(ctx.instance, vmfb)
+        ctx.add_vm_module(vm_module)
+        try:   # the VM module is named after the MLIR module (`module @jit_f` from JAX), else "module"
+            function = ctx.modules[vm_module.name]["main"].vm_function
         except Exception as e:
             raise Rejected(f"iree: compiled module has no callable main: {e}") from None
         sig = main_signature(mlir)

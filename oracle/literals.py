@@ -40,7 +40,7 @@ import numpy as np
 from ..spec.types import ElementType, TensorType, dense_literal, from_bits, parse_type
 from .rounding import round_bits
 
-__all__ = ["parse_dense", "parse_elements", "dense_literal", "op_attributes"]
+__all__ = ["parse_dense", "parse_elements", "dense_literal", "op_attributes", "close_bracket", "split_top"]
 
 
 # --------------------------------------------------------------------------
@@ -52,7 +52,7 @@ def parse_dense(text: str) -> tuple[np.ndarray, TensorType]:
     s = text.strip()
     if not s.startswith("dense<"):
         raise ValueError(f"expected dense<…> : tensor<…>, got {text[:80]!r}")
-    end = _close(s, len("dense"))
+    end = close_bracket(s, len("dense"))
     rest = s[end + 1:].strip()
     if not rest.startswith(":"):
         raise ValueError(f"dense literal without a type: {text[:80]!r}")
@@ -221,7 +221,7 @@ def _float_bits(atom: str, et: ElementType) -> int:
 _OPEN, _CLOSE = "([{<", ")]}>"
 
 
-def _close(s: str, i: int) -> int:
+def close_bracket(s: str, i: int) -> int:
     """Index of the bracket closing the one at s[i] (strings and `->` skipped)."""
     depth, j = 0, i
     while j < len(s):
@@ -249,7 +249,7 @@ def _string_end(s: str, j: int) -> int:
     return k
 
 
-def _split_top(s: str) -> list[str]:
+def split_top(s: str) -> list[str]:
     parts, depth, cur, j = [], 0, [], 0
     while j < len(s):
         c = s[j]
@@ -280,15 +280,15 @@ def op_attributes(asm: str, name: str) -> dict[str, str]:
     may be elided)."""
     head = f'"{name}"'
     i = asm.index(head) + len(head)
-    i = _close(asm, i) + 1                  # the operand list
+    i = close_bracket(asm, i) + 1                  # the operand list
     rest = asm[i:].lstrip()
     if rest.startswith("("):                # regions
-        rest = rest[_close(rest, 0) + 1:].lstrip()
+        rest = rest[close_bracket(rest, 0) + 1:].lstrip()
     out = {}
     while rest.startswith(("{", "<{")):     # `<{…}>` properties (registered ops), then `{…}`
-        end = _close(rest, 0)
+        end = close_bracket(rest, 0)
         inner = rest[2:end - 1] if rest.startswith("<{") else rest[1:end]
-        for item in _split_top(inner):
+        for item in split_top(inner):
             key, eq, value = item.partition("=")
             out[key.strip().strip('"')] = value.strip() if eq else "unit"
         rest = rest[end + 1:].lstrip()

@@ -1,16 +1,22 @@
-"""The oracle's program interpreter: MLIR text in, expected outputs out.
+"""The oracle's program interpreter: a program in, expected outputs out.
 
 The program is parsed with jaxlib's MLIR bindings *without* the stablehlo
 dialect registered: the generic form `"stablehlo.add"(%a, %b) : (…) -> …`
 then parses as unregistered ops, and the official verifier never judges on
-our behalf.  Every check is the encoded spec's own: the op must be in
+our behalf.  Programs in other syntaxes — the pretty form JAX prints,
+bytecode, portable artifacts — are first read into the generic form by
+reading.py.  Every check is the encoded spec's own: the op must be in
 `spec.ops.OPS`, its element types in its Inputs/Outputs tables, its
 constraints (`<op>_c<N>`) satisfied and its program result types equal to the
 inferred ones.  Then its semantics are executed (elementwise.py).
 
 What a program may hold:
-* one `func.func @main` with tensor arguments, a straight-line block of
-  stablehlo ops in generic form, `func.return`;
+* a module with any attributes (`mhlo.num_replicas`, …) and locations,
+  holding `func.func @main` (or a single function) with tensor arguments, a
+  straight-line block of stablehlo ops, `func.return`;
+* other functions of the module, called with `func.call` (JAX emits these
+  for `jnp` helpers): each is read once and run like @main's block;
+  recursion is refused;
 * regions (scatter's `update_computation`, …): the single block of each is
   read the same way (its arguments are the region's inputs, its
   `stablehlo.return` operands its outputs) into a `spec.dsl.Function` whose
@@ -18,8 +24,13 @@ What a program may hold:
   its types.  A region may not use values defined outside its block;
 * attributes, read from the op's printed text (`literals.op_attributes`:
   the bindings cannot hand out every attribute): grouped ones
-  (`OpSpec.groups`) from their `#stablehlo.x<…>` attribute, 1-D si64
-  arrays as `array<i64: …>` or as the seed's `dense<[…]> : tensor<Nxi64>`;
+  (`OpSpec.groups`) from their `#stablehlo.x<…>` attribute — whose printer
+  leaves out fields holding their default (empty lists, integers equal to
+  0), read as that default — 1-D si64 arrays as `array<i64: …>` or as the
+  seed's `dense<[…]> : tensor<Nxi64>`; an attribute the program leaves out
+  takes the op's declared default; discardable attributes of other dialects
+  (`mhlo.sharding`, `jax.…`: a dotted name) carry no StableHLO semantics
+  and are ignored;
   an operand declared `constant` (constant's `value`) is the attribute of
   its name, a dense literal read exactly (literals.py);
 * tuples: values inside a block may be tuples (`tuple`,
@@ -35,12 +46,15 @@ from typing import Sequence
 
 import numpy as np
 
-from ..spec.dsl import Function, I64ArrayAttr
+from ..spec.dsl import Function, I64ArrayAttr, IntAttr
 from ..spec.ops import OPS
 from ..spec.expectation import Expectation
 from ..spec.types import SI64, TensorType, TupleType, parse_type, to_bits
 from .elementwise import Unspecified, run_op
 from .literals import op_attributes, parse_dense
+from .propagation import carry
+from .reading import MLIR_BYTECODE_MAGIC, SyntaxRejected, VerifierRejected, from_bytecode, isolated_program, \
+    via_registered
 
 __all__ = ["ProgramRejected", "Unspecified", "Program", "parse_program", "execute"]
 
@@ -56,9 +70,11 @@ class ProgramRejected(Exception):
 
 @dataclass
 class Step:
-    inst: object  # spec.dsl.Instance
+    inst: object  # spec.dsl.Instance (None for a call)
     operands: list  # value keys in the spec's operand order (variadic members flattened)
     results: list
+    call: "Program | None" = None   # func.call: the callee's body
+    regions: list = field(default_factory=list)   # the op's region bodies (Programs), to bind their captures
 
 
 @dataclass
@@ -70,6 +86,8 @@ class Program:
     returns: list  # value keys
     return_types: list
     constants: dict = field(default_factory=dict)  # key -> Expectation of a `constant` operand
+    captures: dict = field(default_factory=dict)   # key here -> key in the enclosing block
+    bound: dict = field(default_factory=dict)      # key here -> the captured value, while the op runs
 
 
 _CTX = None
@@ -89,48 +107,158 @@ def _context():
     return _CTX
 
 
-def parse_program(text: str) -> Program:
-    """Parse and check a module; raise ProgramRejected naming the first problem."""
-    from jaxlib.mlir import ir
+def parse_program(source: str | bytes) -> Program:
+    """Parse and check a module in any StableHLO syntax (text in generic or
+    pretty form, MLIR bytecode, a portable artifact); raise ProgramRejected
+    naming the first problem."""
+    module = _module(source)
     with _context():
-        try:
-            module = ir.Module.parse(text)
-        except Exception as e:  # MLIRError: a syntax error is a rejection
-            raise ProgramRejected("parse error: " + " ".join(str(e).split())[:400]) from None
-        main = None
+        funcs = {}
         for op in module.body.operations:
             op = op.operation
-            if op.name == "func.func" and str(op.attributes["sym_name"]).strip('"') == "main":
-                main = op
-        if main is None:
-            raise ProgramRejected("no func.func @main")
-        # The func dialect's verifier (registered) already tied the return to @main's signature.
-        return _block(main.regions[0].blocks[0], "@main")
+            if op.name == "func.func":
+                funcs[str(op.attributes["sym_name"]).strip('"')] = op
+        entry = "main" if "main" in funcs else (next(iter(funcs)) if len(funcs) == 1 else None)
+        if entry is None:
+            raise ProgramRejected("no func.func @main" + (f" (functions: {', '.join(sorted(funcs))})" if funcs else ""))
+        # The func dialect's verifier (registered) already tied returns and calls to signatures.
+        return _Functions(funcs).body(entry, "the entry point")
 
 
-def _block(block, where: str) -> Program:
-    """A block's arguments, ops (each checked against the spec) and returned values."""
-    keys: dict = {}  # MLIR value -> our name for it
+def _module(source: str | bytes):
+    """The module in the oracle's own context (stablehlo unregistered)."""
+    from jaxlib.mlir import ir
+    if isinstance(source, (bytes, bytearray)):
+        data = bytes(source)
+        if not data.startswith(MLIR_BYTECODE_MAGIC):
+            try:
+                source = data.decode()
+            except UnicodeDecodeError:
+                raise ProgramRejected("neither MLIR text nor MLIR bytecode") from None
+        else:
+            try:
+                source = from_bytecode(data)
+            except SyntaxRejected as e:
+                raise ProgramRejected(f"parse error: {e}") from None
+    with _context():
+        try:
+            return ir.Module.parse(source)
+        except Exception:  # MLIRError: not generic form (or not a program at all)
+            pass
+    try:
+        generic = via_registered(source)
+    except SyntaxRejected as e:
+        raise ProgramRejected(f"parse error: {e}") from None
+    except VerifierRejected as e:
+        raise _our_verdict(e) from None
+    # A func.call inside a region of an unregistered op (JAX's `jnp.where` in a
+    # reduction body) cannot find its callee: MLIR stops the symbol lookup at
+    # the unregistered op, which might be a symbol table.  Spelled as an op of
+    # our own, the call is resolved by the reader instead.
+    with _context():
+        return ir.Module.parse(generic.replace('"func.call"(', f'"{CALL}"('))
 
-    def key(value):
-        if value not in keys:
-            raise ProgramRejected(f"{where}: use of a value defined outside its block")
-        return keys[value]
 
+def _our_verdict(e: VerifierRejected) -> ProgramRejected:
+    """The official verifier refused a pretty-form program (which jaxlib
+    cannot read without it): judge the refused op alone by our constraints."""
+    isolated = isolated_program(e.op_text) if e.op_text else None
+    if isolated is not None:
+        try:
+            parse_program(isolated)
+        except ProgramRejected as ours:
+            return ProgramRejected(f"{ours} (jaxlib's verifier refuses it too: {e.message})", ours.constraint)
+        return ProgramRejected(f"jaxlib's verifier refuses an op the encoded spec accepts — a disagreement "
+                               f"to examine; the pretty form cannot be read past the verifier: {e.message}")
+    return ProgramRejected(f"jaxlib's verifier refuses the program: {e.message}")
+
+
+CALL = "shlo_conform.call"   # func.call, as the reader spells it inside regions (see `_module`)
+
+
+class _Functions:
+    """The functions of one module, each read once when first needed."""
+
+    def __init__(self, funcs: dict):
+        self.funcs = funcs
+        self.read: dict = {}
+        self.reading: list = []
+
+    def body(self, name: str, where: str) -> Program:
+        if name in self.read:
+            return self.read[name]
+        if name not in self.funcs:
+            raise ProgramRejected(f"{where}: no function @{name} in the module")
+        if name in self.reading:
+            raise ProgramRejected(f"@{name} calls itself (through {' -> '.join('@' + n for n in self.reading)}): "
+                                  "recursion is not supported")
+        self.reading.append(name)
+        try:
+            prog = _block(self.funcs[name].regions[0].blocks[0], f"@{name}", self)
+        finally:
+            self.reading.pop()
+        self.read[name] = prog
+        return prog
+
+
+class _Scope:
+    """The names of a block's values, and the values it takes from enclosing
+    blocks (a region may use any value defined above it: a comparator that
+    compares with a constant of the function around it)."""
+
+    def __init__(self, where: str, parent: "_Scope | None" = None):
+        self.where, self.parent = where, parent
+        self.keys: dict = {}        # MLIR value -> our name for it here
+        self.captures: dict = {}    # our name here -> the enclosing block's name for it
+
+    def key(self, value) -> str:
+        if value in self.keys:
+            return self.keys[value]
+        outer = self.parent.key(value) if self.parent is not None else None
+        if outer is None:
+            if self.parent is None:
+                raise ProgramRejected(f"{self.where}: use of a value not defined before it")
+            return None
+        local = f"cap{len(self.captures)}"
+        self.captures[local] = outer
+        self.keys[value] = local
+        return local
+
+    def name(self, value) -> str:
+        k = self.key(value)
+        if k is None:
+            raise ProgramRejected(f"{self.where}: use of a value not defined before it")
+        return k
+
+
+def _block(block, where: str, functions: _Functions | None = None, parent: _Scope | None = None) -> Program:
+    """A block's arguments, ops (each checked against the spec, calls read
+    through `functions`, regions read with this block as their enclosing
+    scope) and returned values."""
+    scope = _Scope(where, parent)
     args = []
     for i, a in enumerate(block.arguments):
         t = _value_type(a.type)
         if not isinstance(t, TensorType):
             raise ProgramRejected(f"{where}: argument {i} has type {t}; the oracle takes tensors")
-        keys[a] = f"arg{i}"
+        scope.keys[a] = f"arg{i}"
         args.append((f"arg{i}", t))
     steps, constants = [], {}
     for n, op in enumerate(block.operations):
         op = op.operation
-        actual = [key(o) for o in op.operands]
+        actual = [scope.name(o) for o in op.operands]
         if op.name in ("func.return", "stablehlo.return"):
-            return Program(args, steps, actual, [_value_type(o.type) for o in op.operands], constants)
-        inst, consts = _instance(op)
+            return Program(args, steps, actual, [_value_type(o.type) for o in op.operands], constants,
+                           captures=scope.captures)
+        if op.name in ("func.call", CALL) and functions is not None:
+            callee = str(op.attributes["callee"]).lstrip("@").strip('"')
+            result_keys = []
+            for j, r in enumerate(op.results):
+                scope.keys[r] = f"op{n}.{j}"
+                result_keys.append(f"op{n}.{j}")
+            steps.append(Step(None, actual, result_keys, call=functions.body(callee, where)))
+            continue
+        inst, consts, bodies = _instance(op, functions, scope)
         operand_keys, rest = [], iter(actual)
         for o in inst.spec.operands:
             if o.constant:
@@ -141,9 +269,9 @@ def _block(block, where: str) -> Program:
                 operand_keys += [next(rest) for _ in (v if o.variadic else [v])]
         result_keys = []
         for j, r in enumerate(op.results):
-            keys[r] = f"op{n}.{j}"
+            scope.keys[r] = f"op{n}.{j}"
             result_keys.append(f"op{n}.{j}")
-        steps.append(Step(inst, operand_keys, result_keys))
+        steps.append(Step(inst, operand_keys, result_keys, regions=bodies))
     raise ProgramRejected(f"{where} has no return")
 
 
@@ -182,7 +310,7 @@ def _split(decl: list, values: list, what: str, mnemonic: str) -> dict:
     return out
 
 
-def _instance(op):
+def _instance(op, functions=None, scope=None):
     """The op as a checked `Instance`, and its `constant` operands' values by name."""
     name = op.name
     spec = OPS.get(name[len("stablehlo."):]) if name.startswith("stablehlo.") else None
@@ -207,7 +335,8 @@ def _instance(op):
     operands = {o.name: operands[o.name] for o in spec.operands}
     results = _split(spec.results, [_value_type(r.type) for r in op.results], "results", mnemonic)
     attrs = _attributes(spec, present, mnemonic)
-    inst = spec.instance(operands, attrs, results, _regions(op, spec))
+    regions, bodies = _regions(op, spec, functions, scope)
+    inst = spec.instance(operands, attrs, results, regions)
     bad = spec.types_outside_tables(inst)
     if bad:
         raise ProgramRejected(f"{mnemonic}: element type of {', '.join(bad)} is not allowed by the spec")
@@ -222,11 +351,15 @@ def _instance(op):
         want, got = inferred.get(r.name), results[r.name]
         if want is not None and want != got:
             raise ProgramRejected(f"{mnemonic}: result {r.name} has type {got} where the spec infers {want}")
-    return inst, constants
+    return inst, constants, bodies
 
 
 def _attributes(spec, present: dict, mnemonic: str) -> dict:
-    """The spec's attributes from {name: text}; grouped ones from their group."""
+    """The spec's attributes from {name: text}; grouped ones from their group.
+    What the printer leaves out holds its default: an empty list or 0 inside
+    a group, the declared default of an optional attribute."""
+    for name in [n for n in present if "." in n]:
+        del present[name]   # discardable attributes of other dialects (mhlo.sharding, …)
     attrs, grouped = {}, {}
     for g in spec.groups:
         kinds = {a.name: a.kind for a in spec.attributes if a.group == g.mlir_name}
@@ -241,6 +374,8 @@ def _attributes(spec, present: dict, mnemonic: str) -> dict:
                 attrs[a.name] = grouped[a.name]
             elif isinstance(a.kind, I64ArrayAttr):
                 attrs[a.name] = ()  # the printer leaves empty lists out of a group
+            elif isinstance(a.kind, IntAttr):
+                attrs[a.name] = 0   # ... and integers equal to 0 (index_vector_dim = 0)
             elif not a.optional and a.default is None:
                 raise ProgramRejected(f"{mnemonic}: missing {a.name} in attribute {a.group}")
         elif a.name in present:
@@ -254,7 +389,7 @@ def _attributes(spec, present: dict, mnemonic: str) -> dict:
 
 def _attribute(a, text: str, mnemonic: str):
     try:
-        if isinstance(a.kind, I64ArrayAttr) and text.startswith("dense<"):
+        if type(a.kind) is I64ArrayAttr and text.startswith("dense<"):
             # The seed's spelling: a 1-D si64 tensor constant (splats included).
             array, t = parse_dense(text)
             if t.rank != 1 or t.element_type != SI64:
@@ -265,27 +400,51 @@ def _attribute(a, text: str, mnemonic: str):
         raise ProgramRejected(f"{mnemonic}: attribute {a.name}: {e}") from None
 
 
-def _regions(op, spec) -> dict:
-    """{region name: Function} for the op's regions, in the spec's order."""
+def _regions(op, spec, functions=None, scope=None) -> tuple[dict, list]:
+    """({region name: Function}, their bodies) for the op's regions, in the
+    spec's order; each body may capture values of the enclosing `scope`."""
     mnemonic = spec.mnemonic
     if len(op.regions) != len(spec.regions):
         raise ProgramRejected(f"{mnemonic}: {len(op.regions)} regions where the spec has {len(spec.regions)}")
-    out = {}
+    out, bodies = {}, []
     for g, region in zip(spec.regions, op.regions):
         blocks = list(region.blocks)
         if len(blocks) != 1:
             raise ProgramRejected(f"{mnemonic}: region {g.name} has {len(blocks)} blocks; one is expected")
-        body = _block(blocks[0], f"{mnemonic} region {g.name}")
+        body = _block(blocks[0], f"{mnemonic} region {g.name}", functions, scope)
         out[g.name] = Function(tuple(t for _, t in body.args), tuple(body.return_types),
-                               call=_caller(body))
-    return out
+                               call=_caller(body), pairwise=_pairwise(body))
+        bodies.append(body)
+    return out, bodies
 
 
 def _caller(body: Program):
-    """`call(*arrays) -> [arrays]`: the region executed on rank-0 (or any) arrays."""
+    """`call(*arrays) -> [arrays]`: the region executed on rank-0 (or any)
+    arrays, with the values it captures bound by the op running it."""
     def call(*arrays):
-        return [o.array() for o in execute(body, arrays)]
+        return [leaf.array() for v in _run(body, _inputs(body, arrays), body.bound) for leaf in _leaves(v)]
     return call
+
+
+COMMUTATIVE = ("add", "multiply", "and", "or", "xor", "maximum", "minimum")
+
+
+def _pairwise(body: Program) -> tuple | None:
+    """The op of each (argument k, argument N+k) pair when the block is N
+    binary ops, one per pair, returned in order (`Function.pairwise`)."""
+    n = len(body.returns)
+    if len(body.args) != 2 * n or len(body.steps) != n or body.constants or body.captures:
+        return None
+    ops = []
+    for k, step in enumerate(body.steps):
+        if step.call is not None or len(step.operands) != 2 or body.returns[k] != step.results[0]:
+            return None
+        pair = [f"arg{k}", f"arg{n + k}"]
+        mnemonic = step.inst.spec.mnemonic
+        if step.operands != pair and not (mnemonic in COMMUTATIVE and step.operands == pair[::-1]):
+            return None
+        ops.append(mnemonic)
+    return tuple(ops)
 
 
 def _doc(spec, label: str) -> str:
@@ -297,22 +456,44 @@ def execute(program: Program, inputs: Sequence[np.ndarray]) -> list[Expectation]
     """Run @main (or a region's block) on concrete inputs: one Expectation
     per returned tensor (a returned tuple gives its tensors, depth first).
     Raises `Unspecified` where the spec states no result we could expect."""
+    return [leaf for v in _run(program, _inputs(program, inputs)) for leaf in _leaves(v)]
+
+
+def _inputs(program: Program, inputs: Sequence[np.ndarray]) -> list[Expectation]:
+    """Arrays as the exact values of the block's arguments (shapes checked)."""
     if len(inputs) != len(program.args):
         raise ValueError(f"the block takes {len(program.args)} inputs, {len(inputs)} given")
-    env: dict = dict(program.constants)
+    values = []
     for (k, t), a in zip(program.args, inputs):
         a = np.asarray(a)
         if tuple(a.shape) != tuple(t.shape):
             raise ValueError(f"input {k}: shape {a.shape} where {t.mlir} was declared")
-        env[k] = Expectation(t, to_bits(a.astype(t.element_type.numpy, copy=False), t.element_type),
-                              bit_exact=True)
-    # Each op consumes the primary values of the ops before it: the
-    # alternatives and tolerances of an intermediate result do not propagate.
+        values.append(Expectation(t, to_bits(a.astype(t.element_type.numpy, copy=False), t.element_type),
+                                  bit_exact=True))
+    return values
+
+
+def _run(program: Program, values: list, captured: dict | None = None) -> list:
+    """The block's returned values (Expectations, or tuples of them) for its
+    argument values (and the values it captures).  Each op consumes the
+    primary values of the ops before it, and the ranges of approximate ones
+    (propagation.py); the implementation-defined alternatives of an
+    intermediate result do not propagate.  A call passes and returns whole
+    values; an op's regions see the values they capture from this block."""
+    env: dict = dict(program.constants)
+    env.update(captured or {})
+    env.update(zip((k for k, _ in program.args), values))
     for step in program.steps:
-        outs = run_op(step.inst, [_arrays(env[k]) for k in step.operands])
+        for body in step.regions:
+            body.bound = {local: env[outer] for local, outer in body.captures.items()}
+        if step.call is not None:
+            outs = _run(step.call, [env[k] for k in step.operands])
+        else:
+            inputs = [env[k] for k in step.operands]
+            outs = carry(run_op, step.inst, inputs, run_op(step.inst, [_arrays(v) for v in inputs]))
         for k, o in zip(step.results, outs):
             env[k] = o
-    return [leaf for k in program.returns for leaf in _leaves(env[k])]
+    return [env[k] for k in program.returns]
 
 
 def _arrays(v):

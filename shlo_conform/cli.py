@@ -6,17 +6,23 @@
     shlo-conform check-spec [--ops a,b] [--seeds DIR] [--verifier] [--json PATH]
     shlo-conform explain CASE_ID [--suite NAME|DIR] [--backend NAME]
     shlo-conform report RESULTS.json [--html OUT]
+    shlo-conform run PROGRAM --backend=a,b,oracle [--inputs FILE.npz | --random SEED] [--specials P]
     shlo-conform list [ops|backends|suites]
 
 Exit codes: 0 conformant (or nothing new against --baseline), 1 conformance
-failures, 2 usage or input errors — one line on stderr naming what is wrong,
-never a traceback (set SHLO_CONFORM_DEBUG=1 to see one).  Ctrl-C keeps the
-results so far in the journal (`<json>.journal`); the same command resumes.
+failures, 2 usage or input errors — one line on stderr naming the flag or
+file and what is wrong, never a traceback (set SHLO_CONFORM_DEBUG=1 to see
+one).  Every argument and input file is checked before any work: numbers
+within their bounds, output paths writable, suites validated as they load
+(suites/io.py), results files checked as results documents.  Ctrl-C keeps
+the results so far in the journal (`<json>.<key>.journal`, keyed by what
+decides the verdicts); the same command resumes.
 """
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import re
 import sys
@@ -25,7 +31,11 @@ from pathlib import Path
 import numpy as np
 
 PROG = "shlo-conform"
-SUBCOMMANDS = ("generate", "check-spec", "explain", "report", "list")
+SUBCOMMANDS = ("generate", "check-spec", "explain", "report", "run", "list")
+MAX_TIMEOUT = 3600.0   # seconds per run; a compile gets twice as long
+MAX_JOBS = 64
+SUITE_HELP = ("a bundled suite by name (core), or a suite folder by path: anything with a '/' or starting "
+              "with '.' or '~' (./core is the folder, core the bundled suite)")
 
 
 class UsageError(Exception):
@@ -41,25 +51,51 @@ class _Parser(argparse.ArgumentParser):
 # argument helpers
 # ---------------------------------------------------------------------------
 
-def _split(text: str | None) -> list[str] | None:
+def _split(text: str | None, flag: str) -> list[str] | None:
     if text is None:
         return None
     items = [t.strip() for t in text.split(",") if t.strip()]
     if not items:
-        raise UsageError("an empty list was given")
+        raise UsageError(f"{flag}: an empty list was given")
     return items
 
 
-def _positive(kind):
+def _bounded(kind, low, high, flag: str):
+    """An argparse type: a finite number of `kind` with low < v <= high (int: low <= v)."""
     def parse(text):
         try:
             v = kind(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-        if v <= 0:
-            raise argparse.ArgumentTypeError(f"must be positive: {text!r}")
+        except (ValueError, OverflowError):
+            raise UsageError(f"{flag}: not a number: {text!r}") from None
+        if not math.isfinite(v) or not (low < v if kind is float else low <= v) or v > high:
+            bound = f"above 0 s and at most {high:g} s" if kind is float else f"from {low} to {high}"
+            raise UsageError(f"{flag}: {text!r} is out of range (must be {bound})")
         return v
     return parse
+
+
+def _nonempty(flag: str):
+    """An argparse type: a path or name that is not empty."""
+    def parse(text):
+        if not text.strip():
+            raise UsageError(f"{flag}: an empty path was given")
+        return text
+    return parse
+
+
+def _output_path(text: str, flag: str) -> Path:
+    """A file the command will write: its folder exists or can be made, and
+    it is not itself a folder — checked before any work is done."""
+    path = Path(text).expanduser()
+    if path.is_dir():
+        raise UsageError(f"{flag} {text}: is a folder, not a file")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise UsageError(f"{flag} {text}: cannot create its folder ({e.strerror or e})") from None
+    if not os.access(path.parent, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
+        raise UsageError(f"{flag} {text}: not writable")
+    return path
 
 
 def _spec_ops() -> list[str]:
@@ -69,14 +105,14 @@ def _spec_ops() -> list[str]:
 
 
 def _open_suite(name: str):
-    from .suites.io import load_manifest, suite_path
+    from .suites.io import SuiteError, load_manifest, suite_path
     try:
         path = suite_path(name)
         manifest = load_manifest(path)
     except FileNotFoundError as e:
-        raise UsageError(str(e)) from None
-    except ValueError as e:
-        raise UsageError(f"suite {name!r}: manifest.json is not JSON ({e})") from None
+        raise UsageError(f"--suite {name}: {e}") from None
+    except SuiteError as e:
+        raise UsageError(f"suite {name}: {e}") from None
     return path, manifest
 
 
@@ -107,6 +143,8 @@ def _check_dtypes(dtypes: list[str] | None) -> set[str] | None:
 
 
 def _load_cases(path: Path, ops, dtypes):
+    """The selected cases, from a suite validated as it loads: a damaged one
+    is refused here with file, line and problem, never scored."""
     from .suites.io import load_cases
     try:
         return load_cases(path, ops, dtypes)
@@ -119,22 +157,29 @@ def _default_json(backend: str) -> Path:
     return Path("out") / f"results-{name}.json"
 
 
-def _read_results(path: str):
+def _read_results(path: str, what: str = "results file"):
+    """A results document, checked as one (runner.check_results) before use."""
     from .runner import load_results
+    if not path.strip():
+        raise UsageError(f"{what}: an empty path was given")
     try:
         return load_results(Path(path))
     except FileNotFoundError:
-        raise UsageError(f"no such results file: {path}") from None
-    except (OSError, ValueError) as e:
-        raise UsageError(f"cannot read results file {path}: {e}") from None
+        raise UsageError(f"{what} {path}: no such file") from None
+    except IsADirectoryError:
+        raise UsageError(f"{what} {path}: is a folder, not a results file") from None
+    except OSError as e:
+        raise UsageError(f"{what} {path}: cannot read it ({e.strerror or e})") from None
+    except ValueError as e:
+        raise UsageError(f"{what} {path}: not a shlo-conform results file: {e}") from None
 
 
-def _write_html(doc: dict, path: str) -> None:
+def _write_html(doc: dict, path: Path, flag: str = "--html") -> None:
     from .reports import html
     try:
         html.write(doc, Path(path))
     except OSError as e:
-        raise UsageError(f"cannot write {path}: {e}") from None
+        raise UsageError(f"{flag} {path}: cannot write it ({e.strerror or e})") from None
 
 
 class _Progress:
@@ -165,15 +210,21 @@ def _score_parser() -> _Parser:
                 epilog="Other commands: " + ", ".join(SUBCOMMANDS) + f" (see `{PROG} COMMAND --help`).")
     p.add_argument("--backend", required=True,
                    help="oracle, xla, interpreter, iree, command:CMDLINE, an entry point, or module:Class")
-    p.add_argument("--suite", default="core", help="bundled suite name or a suite folder (default: core)")
+    p.add_argument("--suite", default="core", type=_nonempty("--suite"), help=SUITE_HELP + " (default: core)")
     p.add_argument("--ops", help="comma-separated op mnemonics to run")
     p.add_argument("--dtypes", help="comma-separated element types to run (f32, bf16, si32, c64, ...)")
-    p.add_argument("--json", help="results file (default: out/results-BACKEND.json); the journal is JSON.journal")
-    p.add_argument("--html", help="also write a self-contained HTML report here")
-    p.add_argument("--timeout", type=_positive(float), default=None,
-                   help="seconds per run (compiles get twice as long); default 10 s per run, 20 s per compile")
-    p.add_argument("--jobs", type=_positive(int), default=1, help="worker processes (default 1)")
-    p.add_argument("--baseline", help="earlier results.json: exit 0 unless a case fails that did not fail there")
+    p.add_argument("--json", type=_nonempty("--json"),
+                   help="results file (default: out/results-BACKEND.json), written when the run ends; verdicts "
+                        "are journaled in JSON.<key>.journal meanwhile (one per suite, selection, backend and "
+                        "timeouts) and a second run on the same file is refused while one holds it")
+    p.add_argument("--html", type=_nonempty("--html"), help="also write a self-contained HTML report here")
+    p.add_argument("--timeout", type=_bounded(float, 0, MAX_TIMEOUT, "--timeout"), default=None,
+                   help=f"seconds per run, at most {MAX_TIMEOUT:g} (compiles get twice as long); default 10 s per "
+                        "run, 20 s per compile.  Starting a backend may take the compile timeout, at least 60 s")
+    p.add_argument("--jobs", type=_bounded(int, 1, MAX_JOBS, "--jobs"), default=1,
+                   help=f"worker processes (default 1, at most {MAX_JOBS}; no more than the CPUs are used)")
+    p.add_argument("--baseline", type=_nonempty("--baseline"),
+                   help="earlier results.json: exit 0 unless a case fails that did not fail there")
     return p
 
 
@@ -186,9 +237,10 @@ def _new_failures(doc: dict, baseline: dict) -> tuple[list[str], int]:
 
 
 def cmd_score(argv: list[str]) -> int:
-    from .runner import (DEFAULT_COMPILE_TIMEOUT, DEFAULT_RUN_TIMEOUT, BackendLoadError,
-                         check_backend_spec, score)
+    from .runner import (DEFAULT_COMPILE_TIMEOUT, DEFAULT_RUN_TIMEOUT, BackendLoadError, JournalMismatch,
+                         ResultsBusy, check_backend_spec, other_journals, score)
     from .reports import table
+    from .suites.io import is_bundled, suite_digest
 
     a = _score_parser().parse_args(argv)
     try:
@@ -196,37 +248,44 @@ def cmd_score(argv: list[str]) -> int:
     except ValueError as e:
         raise UsageError(str(e)) from None
     path, manifest = _open_suite(a.suite)
-    ops = _check_ops(_split(a.ops), path)
-    dtypes = _check_dtypes(_split(a.dtypes))
-    baseline = _read_results(a.baseline) if a.baseline else None
+    ops = _check_ops(_split(a.ops, "--ops"), path)
+    dtypes = _check_dtypes(_split(a.dtypes, "--dtypes"))
+    baseline = _read_results(a.baseline, "--baseline") if a.baseline else None
+    json_path = _output_path(a.json or str(_default_json(a.backend)), "--json")
+    html_path = _output_path(a.html, "--html") if a.html else None
     cases = _load_cases(path, ops, dtypes)
     if not cases:
         raise UsageError(f"no cases in suite {a.suite!r} match the selection (--ops/--dtypes)")
-    json_path = Path(a.json) if a.json else _default_json(a.backend)
     run_timeout = a.timeout or DEFAULT_RUN_TIMEOUT
     compile_timeout = 2 * a.timeout if a.timeout else DEFAULT_COMPILE_TIMEOUT
     jobs = min(a.jobs, max(1, os.cpu_count() or 1))
-    suite_label = a.suite if not Path(a.suite).is_dir() else str(path.resolve())
+    suite_label = a.suite if is_bundled(path) else str(path.resolve())
+    digest = suite_digest(path)
 
     progress = _Progress(len(cases))
     try:
         doc = score(cases, a.backend, suite=suite_label, manifest=manifest, json_path=json_path,
-                    compile_timeout=compile_timeout, run_timeout=run_timeout, jobs=jobs, on_verdict=progress)
-    except BackendLoadError as e:
+                    compile_timeout=compile_timeout, run_timeout=run_timeout, jobs=jobs, on_verdict=progress,
+                    suite_digest=digest)
+    except (BackendLoadError, ResultsBusy, JournalMismatch) as e:
         progress.done()
         raise UsageError(str(e)) from None
     except OSError as e:
         progress.done()
-        raise UsageError(f"cannot write results: {e}") from None
+        raise UsageError(f"--json {json_path}: cannot write results ({e.strerror or e}); the verdicts so far "
+                         "are kept in the journal") from None
     progress.done()
 
     print(table.render(doc))
     if doc.get("resumed"):
         print(f"resumed {doc['resumed']} verdicts from the journal")
     print(f"results: {json_path}")
-    if a.html:
-        _write_html(doc, a.html)
-        print(f"report: {a.html}")
+    for other in other_journals(json_path, doc["run_key"]):
+        print(f"kept: {other}, the journal of an unfinished run with other options "
+              "(rerun those options to resume it, or delete it)")
+    if html_path:
+        _write_html(doc, html_path)
+        print(f"report: {html_path}")
     if baseline is not None:
         new, known = _new_failures(doc, baseline)
         print(f"against baseline {a.baseline}: {len(new)} new failures, {known} known")
@@ -242,7 +301,7 @@ def cmd_score(argv: list[str]) -> int:
 
 def _spec_op_list(text: str | None) -> list[str] | None:
     """--ops for commands that work on the encoded spec: every name must be an op of it."""
-    ops = _split(text)
+    ops = _split(text, "--ops")
     if ops is not None:
         known = _spec_ops()
         unknown = [op for op in ops if op not in known]
@@ -253,14 +312,24 @@ def _spec_op_list(text: str | None) -> list[str] | None:
 
 def cmd_generate(argv: list[str]) -> int:
     p = _Parser(prog=f"{PROG} generate", description="Generate a suite (same seed => same bytes).")
-    p.add_argument("--out", required=True, help="folder to write the suite into")
-    p.add_argument("--seed", required=True, type=int)
+    p.add_argument("--out", required=True, type=_nonempty("--out"),
+                   help="a new or empty folder, or a suite folder written by generate: then only the files of "
+                        "the generated ops are replaced (same seed required when other ops stay); a folder "
+                        "holding anything else is refused")
+    p.add_argument("--seed", required=True, type=_bounded(int, 0, 2 ** 64 - 1, "--seed"))
     p.add_argument("--ops", help="comma-separated op mnemonics (default: all)")
     a = p.parse_args(argv)
     ops = _spec_op_list(a.ops)
     from .generators import suite as gen
-    out = Path(a.out)
-    gen.build(out, a.seed, ops)
+    from .suites.io import check_suite_write
+    out = Path(a.out).expanduser()
+    try:  # before minutes of generation, not after
+        check_suite_write(out, {"seed": a.seed}, set(ops or _spec_ops()))
+        gen.build(out, a.seed, ops)
+    except ValueError as e:  # SuiteWriteRefused
+        raise UsageError(f"--out {a.out}: {e}") from None
+    except OSError as e:
+        raise UsageError(f"--out {a.out}: cannot write the suite ({e.strerror or e})") from None
     try:
         total = json.loads((out / "manifest.json").read_text()).get("total")
     except (OSError, ValueError):
@@ -280,15 +349,20 @@ def cmd_check_spec(argv: list[str]) -> int:
                 description="z3 proofs over the encoded spec; traceability to the seed text; "
                             "negative-case coverage; optionally agreement with jaxlib's StableHLO verifier.")
     p.add_argument("--ops", help="comma-separated op mnemonics (default: all)")
-    p.add_argument("--seeds", help="folder holding the seed texts (default: ../shared/seeds beside the "
-                                   "repository, when present; otherwise traceability is skipped)")
+    p.add_argument("--seeds", type=_nonempty("--seeds"),
+                   help="folder holding the seed texts (default: ../shared/seeds beside the "
+                        "repository, when present; otherwise traceability is skipped)")
     p.add_argument("--verifier", action="store_true",
                    help="judge every case of the suite with jaxlib's StableHLO verifier too")
-    p.add_argument("--suite", default="core", help="suite for coverage and --verifier (default: core)")
-    p.add_argument("--findings", help="reviewed findings file (default: docs/verifier-findings.json)")
-    p.add_argument("--json", help="write the results (proofs, traceability, coverage, verifier table) here")
+    p.add_argument("--suite", default="core", type=_nonempty("--suite"),
+                   help="suite for coverage and --verifier (default: core): " + SUITE_HELP)
+    p.add_argument("--findings", type=_nonempty("--findings"),
+                   help="reviewed findings file (default: docs/verifier-findings.json)")
+    p.add_argument("--json", type=_nonempty("--json"),
+                   help="write the results (proofs, traceability, coverage, verifier table) here")
     a = p.parse_args(argv)
     ops = _spec_op_list(a.ops)
+    json_out = _output_path(a.json, "--json") if a.json else None
     from .spec import checks, traceability
     doc: dict = {}
     ok = True
@@ -345,11 +419,9 @@ def cmd_check_spec(argv: list[str]) -> int:
         doc["verifier"] = ag.to_json()
 
     doc["ok"] = bool(ok)
-    if a.json:
-        out = Path(a.json)
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(json.dumps(doc, indent=1, sort_keys=True) + "\n")
-        print(f"wrote {out}")
+    if json_out:
+        json_out.write_text(json.dumps(doc, indent=1, sort_keys=True) + "\n")
+        print(f"wrote {json_out}")
     print("check-spec: " + ("ok" if ok else "FAILED"))
     return 0 if ok else 1
 
@@ -370,9 +442,9 @@ def _indent(text: str, by: str = "    ") -> str:
 def cmd_explain(argv: list[str]) -> int:
     p = _Parser(prog=f"{PROG} explain", description="Show one case, decoded; optionally run it on a backend.")
     p.add_argument("case_id")
-    p.add_argument("--suite", default="core")
+    p.add_argument("--suite", default="core", type=_nonempty("--suite"), help=SUITE_HELP)
     p.add_argument("--backend")
-    p.add_argument("--timeout", type=_positive(float), default=None)
+    p.add_argument("--timeout", type=_bounded(float, 0, MAX_TIMEOUT, "--timeout"), default=None)
     a = p.parse_args(argv)
     from .runner import DEFAULT_COMPILE_TIMEOUT, DEFAULT_RUN_TIMEOUT, BackendLoadError, Runner, check_backend_spec
     if a.backend:
@@ -440,31 +512,16 @@ def cmd_explain(argv: list[str]) -> int:
 def cmd_report(argv: list[str]) -> int:
     p = _Parser(prog=f"{PROG} report", description="Re-render a results file.")
     p.add_argument("results")
-    p.add_argument("--html", help="write a self-contained HTML report here")
+    p.add_argument("--html", type=_nonempty("--html"), help="write a self-contained HTML report here")
     a = p.parse_args(argv)
     from .reports import table
-    doc = _read_results(a.results)
-    try:
-        print(table.render(doc))
-    except (KeyError, TypeError, AttributeError) as e:
-        raise UsageError(f"{a.results} is not a complete results file ({e})") from None
-    if a.html:
-        try:
-            _write_html(doc, a.html)
-        except (KeyError, TypeError, AttributeError) as e:
-            raise UsageError(f"{a.results} is not a complete results file ({e})") from None
-        print(f"report: {a.html}")
+    doc = _read_results(a.results)  # checked as a results document: the renderers can rely on its shape
+    html_path = _output_path(a.html, "--html") if a.html else None
+    print(table.render(doc))
+    if html_path:
+        _write_html(doc, html_path)
+        print(f"report: {html_path}")
     return 0
-
-
-def _bundled_suites() -> list[str]:
-    root = Path(__file__).resolve().parent.parent / "suites"
-    try:
-        from . import suites
-        root = Path(suites.__file__).parent
-    except Exception:
-        pass
-    return sorted(d.name for d in root.iterdir() if (d / "manifest.json").is_file())
 
 
 def cmd_list(argv: list[str]) -> int:
@@ -472,10 +529,11 @@ def cmd_list(argv: list[str]) -> int:
     p.add_argument("what", nargs="?", choices=("ops", "backends", "suites"))
     a = p.parse_args(argv)
     from .backends.base import backend_names
+    from .suites.io import bundled_suites
     sections = {
         "ops": _spec_ops,
         "backends": backend_names,
-        "suites": _bundled_suites,
+        "suites": bundled_suites,
     }
     for name, fn in sections.items():
         if a.what in (None, name):
@@ -488,8 +546,45 @@ def cmd_list(argv: list[str]) -> int:
     return 0
 
 
+def cmd_run(argv: list[str]) -> int:
+    p = _Parser(prog=f"{PROG} run",
+                description="Run one program (StableHLO text in any syntax, MLIR bytecode or a jax.export "
+                            "portable artifact) on several backends and compare each output with the "
+                            "oracle's expectation.  Exit 1 when a backend disagrees with it.")
+    p.add_argument("program", type=_nonempty("PROGRAM"))
+    p.add_argument("--backend", required=True,
+                   help="comma-separated backends (oracle prints its own values too): xla,interpreter,iree,oracle")
+    src = p.add_mutually_exclusive_group()
+    src.add_argument("--inputs", type=_nonempty("--inputs"),
+                     help=".npz file: arg0, arg1, … (or arr_0, …), @main's types exactly (narrow floats as raw bits)")
+    src.add_argument("--random", type=_bounded(int, 0, 2**63 - 1, "--random"), metavar="SEED",
+                     help="draw inputs from this seed (default: seed 0)")
+    p.add_argument("--specials", type=_bounded(float, -1e-300, 1.0, "--specials"), default=0.0, metavar="P",
+                   help="with --random: share of special values (±0, ±inf, NaN, subnormals, extremes); default 0")
+    p.add_argument("--timeout", type=_bounded(float, 0, 3600, "--timeout"), default=None,
+                   help="seconds per run (compiles get twice as long); default 10 s")
+    a = p.parse_args(argv)
+    from .differential import InputError, run_command
+    from .runner import DEFAULT_RUN_TIMEOUT, BackendLoadError, check_backend_spec
+    backends = _split(a.backend, "--backend")
+    for b in backends:
+        try:
+            check_backend_spec(b)
+        except ValueError as e:
+            raise UsageError(f"--backend: {e}") from None
+    try:
+        text, rc = run_command(a.program, backends, inputs_npz=a.inputs, seed=a.random,
+                               special_fraction=a.specials, timeout=a.timeout or DEFAULT_RUN_TIMEOUT)
+    except InputError as e:
+        raise UsageError(str(e)) from None
+    except BackendLoadError as e:
+        raise UsageError(str(e)) from None
+    print(text)
+    return rc
+
+
 COMMANDS = {"generate": cmd_generate, "check-spec": cmd_check_spec, "explain": cmd_explain,
-            "report": cmd_report, "list": cmd_list}
+            "report": cmd_report, "run": cmd_run, "list": cmd_list}
 
 
 def main(argv: list[str] | None = None) -> int:

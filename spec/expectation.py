@@ -6,11 +6,17 @@ rule of each kind.  Both sides use this one record, so a new kind costs its
 name and fields here and its rule in the comparison — nothing else.
 
 Kinds:
-  exact  one bit pattern per element (`bits`); NaN matches any NaN unless
-         `bit_exact`; signed zero is significant.
-  ulp    within `tolerance_ulp` ULPs (per component for complex) of the
-         correctly rounded reference `bits` (spec/accuracy.py: our policy,
-         the spec guarantees no accuracy).
+  exact    one bit pattern per element (`bits`); NaN matches any NaN unless
+           `bit_exact`; signed zero is significant.
+  ulp      within `tolerance_ulp` ULPs (per component for complex) of the
+           correctly rounded reference `bits` (spec/accuracy.py: our policy,
+           the spec guarantees no accuracy).
+  bounded  each element (component) inside [`lo`, `hi`] by the format's
+           order (`spec.types.ordinals`; NaN only where a bound is NaN);
+           `bits` is the value nearest the exact result, from which the ULP
+           distance is reported.  For results whose inputs were themselves
+           approximate (oracle/propagation.py) and, later, for sums whose
+           order is implementation-defined.
 
 Elements listed in `impl_defined` (flat row-major indices) may instead
 equal the same element of an `Alternative` — a whole tensor of bits, or
@@ -20,8 +26,9 @@ makes.
 
 JSON: bits travel as the hex of their little-endian raw bytes
 (`spec.types.tensor_to_hex`), the type in MLIR syntax.  Fields declared with
-`OMIT_DEFAULT` metadata (those a later kind adds) are written only when they
-differ from their default, so existing suites keep their bytes.
+`OMIT_DEFAULT` or `BITS` metadata (those a later kind adds) are written only
+when set, so existing suites keep their bytes; `BITS` fields are bit arrays
+of the expectation's type, written as hex.
 """
 from __future__ import annotations
 
@@ -32,8 +39,9 @@ import numpy as np
 
 from .types import TensorType, from_bits, parse_type, tensor_from_hex, tensor_to_hex, to_bits
 
-KINDS = ("exact", "ulp")
+KINDS = ("exact", "ulp", "bounded")
 OMIT_DEFAULT = {"json": "omit default"}   # field metadata: written only when set
+BITS = {"json": "bits"}                   # ... and a bit array of the expectation's type, as hex
 
 
 @dataclass(eq=False)
@@ -69,6 +77,8 @@ class Expectation:
     impl_defined: list = field(default_factory=list)
     alternatives: list = field(default_factory=list)
     why: str = ""
+    lo: Optional[np.ndarray] = field(default=None, metadata=BITS)   # "bounded": per-element bounds
+    hi: Optional[np.ndarray] = field(default=None, metadata=BITS)
 
     def __eq__(self, other) -> bool:
         if not isinstance(other, Expectation):
@@ -94,7 +104,11 @@ class Expectation:
             if f.name in ("type", "bits", "alternatives"):
                 continue
             v = getattr(self, f.name)
-            if f.metadata is OMIT_DEFAULT and v == _default(f):
+            if f.metadata.get("json") == BITS["json"]:
+                if v is not None:
+                    d[f.name] = tensor_to_hex(from_bits(v, t.element_type), t)
+                continue
+            if f.metadata.get("json") == OMIT_DEFAULT["json"] and v == _default(f):
                 continue
             d[f.name] = v
         d["alternatives"] = [{"label": a.label, "elements": a.elements,
@@ -114,7 +128,13 @@ class Expectation:
         bits = to_bits(tensor_from_hex(d.pop("hex"), t), et)
         alts = [Alternative(a["label"], None if a.get("hex") is None else to_bits(tensor_from_hex(a["hex"], t), et),
                             a.get("elements")) for a in d.pop("alternatives", [])]
-        return cls(t, bits, alternatives=alts, **d)
+        for f in fields(cls):
+            if f.metadata.get("json") == BITS["json"] and d.get(f.name) is not None:
+                d[f.name] = to_bits(tensor_from_hex(d[f.name], t), et)
+        exp = cls(t, bits, alternatives=alts, **d)
+        if exp.kind not in KINDS:
+            raise ValueError(f"unknown expectation kind {exp.kind!r}")
+        return exp
 
 
 def _default(f):

@@ -447,6 +447,57 @@ def ulp_distance(a_bits: int, b_bits: int, fmt: FloatFormat) -> float:
     return float(abs(fmt.ordinal(a_bits) - fmt.ordinal(b_bits)))
 
 
+def exact_values(array: np.ndarray, et: ElementType) -> list:
+    """Flat row-major list of exact Python values: bool, int, float (every
+    spec float format is a subset of binary64, so the f64 widening is exact,
+    ±0/±inf/NaN included) or complex — what semantics compute with."""
+    a = np.asarray(array).reshape(-1)
+    if et.is_bool:
+        return [bool(v) for v in a.astype(np.bool_).tolist()]
+    if et.is_integer:
+        return [int(v) for v in a.astype(np.int64 if et.is_signed or et.bits < 64 else np.uint64).tolist()]
+    if et.is_complex:
+        return [complex(v) for v in a.astype(np.complex128).tolist()]
+    return [float(v) for v in a.astype(np.float64).tolist()]
+
+
+def nan_mask(bits: np.ndarray, fmt: FloatFormat) -> np.ndarray:
+    """Which bit patterns of a float format are NaN (vectorised)."""
+    mag = np.asarray(bits) & ~fmt.sign_mask
+    if fmt.has_inf:
+        out = ((mag & fmt.exponent_mask) == fmt.exponent_mask) & ((mag & fmt.mantissa_mask) != 0)
+    else:
+        out = mag == (fmt.exponent_mask | fmt.mantissa_mask)
+    return np.asarray(out, dtype=bool)   # 0-d object arrays give Python scalars otherwise
+
+
+def ordinals(bits: np.ndarray, et: ElementType) -> np.ndarray:
+    """Order-preserving integers of bit patterns (`to_bits` layout, complex
+    per component): floats by sign and magnitude (±0 are both 0, ±inf the
+    ends of the finite numbers, NaN past them — callers treat NaN apart),
+    integers their value, i1 0 and 1.  Python ints (object arrays) for
+    64-bit types, whose differences overflow int64."""
+    c = et.component if et.is_complex else et
+    b = np.asarray(bits).astype(object) if c.storage_bits == 64 else np.asarray(bits).astype(np.int64)
+    if c.is_float:
+        mag = b & ~c.format.sign_mask
+        return np.where((b & c.format.sign_mask) != 0, -mag, mag)
+    if c.is_signed:
+        return np.where(b >= (1 << (c.bits - 1)), b - (1 << c.bits), b)
+    return b
+
+
+def from_ordinals(ords: np.ndarray, et: ElementType) -> np.ndarray:
+    """The bit patterns of `ordinals` (0 is +0)."""
+    c = et.component if et.is_complex else et
+    o = np.asarray(ords).astype(object)
+    if c.is_float:
+        out = np.where(o < 0, (-o) | c.format.sign_mask, o)
+    else:
+        out = np.where(o < 0, o + (1 << c.bits), o)
+    return out.astype(et.bits_dtype)
+
+
 def raw_bytes(array: np.ndarray, et: ElementType) -> bytes:
     """The values' `to_bits` patterns as little-endian bytes, row-major: the
     layout of suite hex and of MLIR's `dense<"0x…">` alike."""

@@ -4,7 +4,8 @@ The rule of each expectation kind (spec/expectation.py) lives here, once.
 Works on raw bit patterns, with the format facts of `spec.types`: NaN matches
 any NaN unless the expectation is bit-exact, signed zero is significant for
 "exact", ULP distance is counted in representable steps for "ulp" (per
-component for complex).  The ULP error is measured for every float output,
+component for complex), "bounded" holds each component inside its [lo, hi]
+by the format's order.  The ULP error is measured for every float output,
 whether or not the expectation tolerates it, so reports can show accuracy.
 """
 from __future__ import annotations
@@ -14,7 +15,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..spec.expectation import Expectation
-from ..spec.types import ElementType, to_bits
+from ..spec.types import ElementType, nan_mask, ordinals, to_bits
+from .records import element_type_of
 
 MAX_MISMATCHES_SHOWN = 5
 
@@ -38,39 +40,63 @@ def _rows(bits: np.ndarray, et: ElementType) -> tuple[np.ndarray, ElementType]:
 
 
 def _nan_mask(x: np.ndarray, fmt) -> np.ndarray:
-    mag = x & ~fmt.sign_mask
-    if fmt.has_inf:
-        return ((mag & fmt.exponent_mask) == fmt.exponent_mask) & ((mag & fmt.mantissa_mask) != 0)
-    return mag == (fmt.exponent_mask | fmt.mantissa_mask)
+    return nan_mask(x.astype(object), fmt).astype(bool)
 
 
-def _ulp_matrix(e: np.ndarray, a: np.ndarray, fmt) -> np.ndarray:
+def _ulp_matrix(e: np.ndarray, a: np.ndarray, cet: ElementType) -> np.ndarray:
     """Vectorised `spec.types.ulp_distance` over bit arrays of one float format."""
-    # Python ints (object arrays) for 64-bit formats: ordinals differences overflow int64.
-    conv = (lambda x: x.astype(np.int64)) if fmt.bits < 64 else (lambda x: x.astype(object))
-    e, a = conv(e), conv(a)
-    en, an = _nan_mask(e, fmt).astype(bool), _nan_mask(a, fmt).astype(bool)
-
-    def ordinal(x):
-        mag = x & ~fmt.sign_mask
-        return np.where((x & fmt.sign_mask) != 0, -mag, mag)
-
-    dist = np.abs(ordinal(e) - ordinal(a)).astype(float)
+    en, an = _nan_mask(e, cet.format), _nan_mask(a, cet.format)
+    dist = np.abs(ordinals(e, cet) - ordinals(a, cet)).astype(float)
     return np.where(en & an, 0.0, np.where(en | an, np.inf, dist))
 
 
-def _elements_match(exp: Expectation, cet: ElementType, eb: np.ndarray, ab: np.ndarray):
+def _within(exp: Expectation, cet: ElementType, ab: np.ndarray) -> np.ndarray:
+    """Kind "bounded": every component inside [lo, hi] by the format's order
+    (NaN only where the bound is NaN itself)."""
+    lo, _ = _rows(exp.lo, exp.type.element_type)
+    hi, _ = _rows(exp.hi, exp.type.element_type)
+    o, olo, ohi = ordinals(ab, cet), ordinals(lo, cet), ordinals(hi, cet)
+    inside = (olo <= o) & (o <= ohi)
+    if cet.is_float:
+        nan_a, nan_b = _nan_mask(ab, cet.format), _nan_mask(lo, cet.format) | _nan_mask(hi, cet.format)
+        inside = np.where(nan_b, nan_a, inside & ~nan_a)
+    return np.asarray(inside, dtype=bool).all(axis=1)
+
+
+def _elements_match(exp: Expectation, cet: ElementType, eb: np.ndarray, ab: np.ndarray, primary: bool = True):
     """Per element: does the actual match these expected bits under the
-    expectation's rule?  And the ULP distance (None for non-float types)."""
+    expectation's rule?  And the ULP distance (None for non-float types).
+    An alternative of a "bounded" expectation is one value, matched as
+    "exact" is (NaN is NaN)."""
+    bounded = exp.kind == "bounded" and primary
     if not cet.is_float:
-        return (eb == ab).all(axis=1), None
-    elem_ulp = _ulp_matrix(eb, ab, cet.format).max(axis=1) if eb.size else np.zeros(eb.shape[0])
+        return (_within(exp, cet, ab) if bounded else (eb == ab).all(axis=1)), None
+    elem_ulp = _ulp_matrix(eb, ab, cet).max(axis=1) if eb.size else np.zeros(eb.shape[0])
+    if bounded:
+        return _within(exp, cet, ab), elem_ulp
     if exp.kind == "ulp":
         return elem_ulp <= exp.tolerance_ulp, elem_ulp
     if exp.bit_exact:
         return (eb == ab).all(axis=1), elem_ulp
-    both_nan = _nan_mask(eb.astype(object), cet.format) & _nan_mask(ab.astype(object), cet.format)
-    return ((eb == ab) | both_nan.astype(bool)).all(axis=1), elem_ulp
+    both_nan = _nan_mask(eb, cet.format) & _nan_mask(ab, cet.format)
+    return ((eb == ab) | both_nan).all(axis=1), elem_ulp
+
+
+def declared_type_mismatch(exp: Expectation, actual: np.ndarray) -> str:
+    """Why `actual` is not of the output type the program declares ("" when
+    it is): its element type exactly — ui32 is not i32, i8 is not i1, f32 is
+    not bf16 — then its shape.  Checked before any value, never converted:
+    values that only look right after a conversion are a wrong result."""
+    t = exp.type
+    try:
+        et = element_type_of(actual).mlir
+    except TypeError:
+        et = f"numpy {actual.dtype}"
+    if et != t.element_type.mlir:
+        return f"element type {et} where {t.element_type.mlir} was declared ({t.mlir})"
+    if tuple(actual.shape) != tuple(t.shape):
+        return f"shape {tuple(actual.shape)} where {t.mlir} was declared"
+    return ""
 
 
 def compare(exp: Expectation, actual: np.ndarray) -> Comparison:
@@ -78,12 +104,9 @@ def compare(exp: Expectation, actual: np.ndarray) -> Comparison:
     t = exp.type
     et = t.element_type
     actual = np.asarray(actual)
-    if tuple(actual.shape) != tuple(t.shape):
-        return Comparison(False, detail=f"shape {tuple(actual.shape)} where {t.mlir} was expected")
-    try:
-        actual = actual.astype(et.numpy, copy=False) if actual.dtype != et.numpy else actual
-    except (TypeError, ValueError):
-        return Comparison(False, detail=f"dtype {actual.dtype} where {et.name} was expected")
+    wrong = declared_type_mismatch(exp, actual)
+    if wrong:
+        return Comparison(False, detail=wrong)
     expected = exp.array()
     eb, cet = _rows(exp.bits, et)
     ab, _ = _rows(to_bits(actual, et), et)
@@ -97,7 +120,7 @@ def compare(exp: Expectation, actual: np.ndarray) -> Comparison:
             if alt.bits is None:  # "any value" at the elements listed for it
                 alt_ok, where = np.ones_like(ok_elem), alt.elements or []
             else:  # the same rule as the primary value: NaN is NaN, tolerance applies
-                alt_ok, _ = _elements_match(exp, cet, _rows(alt.bits, et)[0], ab)
+                alt_ok, _ = _elements_match(exp, cet, _rows(alt.bits, et)[0], ab, primary=False)
                 where = exp.impl_defined
             for i in where:
                 if not ok_elem[i] and alt_ok[i]:

@@ -1,5 +1,6 @@
 """suites/compare.compare on hand-built expectations: exactness, NaN, signed zero, ULPs, alternatives."""
 import numpy as np
+import pytest
 
 from shlo_conform.spec.expectation import Alternative, Expectation
 from shlo_conform.spec.types import parse_type, to_bits
@@ -124,3 +125,32 @@ def test_core_surveys_are_the_out_of_bounds_gather_and_scatter_cases():
     for c in oob:
         assert c.kind == ("value" if c.op.startswith("dynamic") else "survey"), c.id
     assert all(c.note == "indices out of bounds" for c in cases if c.kind == "survey")
+
+
+@pytest.mark.parametrize("declared, actual, name", [
+    ("tensor<3xi32>", np.array([1, 2, 3], np.uint32), "ui32"),        # same bits, other signedness
+    ("tensor<3xi8>", np.array([1, 2, 3], np.uint8), "ui8"),
+    ("tensor<3xi1>", np.array([1, 0, 1], np.int8), "i8"),              # booleans as bytes
+    ("tensor<3xi1>", np.array([1, 0, 1], np.uint8), "ui8"),
+    ("tensor<3xbf16>", np.array([1, 2, 3], np.float32), "f32"),        # wider, values exact
+    ("tensor<3xf32>", np.array([1, 2, 3], np.float64), "f64"),
+    ("tensor<3xcomplex<f32>>", np.array([1, 2, 3], np.complex128), "complex<f64>"),
+    ("tensor<3xi4>", np.array([1, 2, 3], np.int8), "i8"),
+    ("tensor<3xui32>", np.array([1, 2, 3], np.int32), "i32"),
+    ("tensor<3xf32>", np.array([1, 2, 3], np.int32), "i32"),
+    ("tensor<3xf32>", np.array(["1", "2", "3"]), "numpy <U1"),
+])
+def test_an_output_of_another_element_type_fails_even_when_its_values_would_match(declared, actual, name):
+    """The judge checks the element type the program declares, exactly; it
+    never converts (every pair here would compare equal after a cast)."""
+    t = parse_type(declared)
+    e = Expectation.of(np.array([1, 2, 3]).astype(t.element_type.numpy), t)
+    j = judge(e, actual)
+    assert not j.ok
+    assert j.detail.startswith(f"element type {name} where {t.element_type.mlir} was declared"), j.detail
+
+
+def test_shape_is_checked_after_the_element_type_and_before_values():
+    j = judge(exp([1, 2, 3]), np.zeros((3, 1), np.float32))
+    assert not j.ok and j.detail == "shape (3, 1) where tensor<3xf32> was declared"
+    assert judge(exp([1, 2, 3]), np.array([1, 2, 3], np.float32)).ok

@@ -1,0 +1,169 @@
+"""Programs as users have them, read into the generic form the oracle checks.
+
+StableHLO comes in several syntaxes: the generic form our generators write
+(`"stablehlo.add"(%a, %b) : (…) -> …`), the pretty form JAX and the
+StableHLO project print (`stablehlo.add %a, %b : tensor<4xf32>`), and
+bytecode — plain MLIR bytecode or the versioned portable artifact that
+`jax.export` and `stablehlo.serialize_portable_artifact` write.  Syntax is
+jaxlib's business: a program that does not parse in the oracle's own
+context (stablehlo unregistered) is parsed in a context with the StableHLO
+dialect registered and printed back generically; a portable artifact is
+deserialized by StableHLO's own reader.  Validity stays the encoded
+spec's: the generic text is checked by our constraints (program.py).
+
+The registered parser always runs the official verifier, and jaxlib offers
+no parse without it.  When the verifier refuses a pretty program, its
+diagnostic names the op and prints it generically ("see current
+operation"); that op is then judged alone by our constraints
+(`VerifierRejected`): rejected for the constraint of ours it breaks, or —
+where ours accept it — rejected as unreadable, with the disagreement stated
+(a finding about one of the two, never a silent verdict).
+"""
+from __future__ import annotations
+
+from .literals import close_bracket, split_top
+
+MLIR_BYTECODE_MAGIC = b"ML\xefR"
+_REGISTERED = None
+
+
+class SyntaxRejected(Exception):
+    """The text is not a program in any StableHLO syntax; `str` says where."""
+
+
+class VerifierRejected(Exception):
+    """jaxlib's verifier refused a pretty-form program.  `op_text`: the
+    refused op in generic form (None if the diagnostic did not print it);
+    `message`: the verifier's words."""
+
+    def __init__(self, message: str, op_text: str | None):
+        super().__init__(message)
+        self.message = message
+        self.op_text = op_text
+
+
+def registered_context():
+    """One MLIR context with StableHLO, CHLO and the upstream dialects
+    registered (jaxlib's, as a backend starts from)."""
+    global _REGISTERED
+    if _REGISTERED is None:
+        from jax._src.interpreters import mlir as jm
+        _REGISTERED = jm.make_ir_context()
+    return _REGISTERED
+
+
+def _one_line(e: Exception, limit: int = 400) -> str:
+    return " ".join(str(e).split())[:limit]
+
+
+def from_bytecode(data: bytes) -> str:
+    """Generic text of a portable artifact or plain MLIR bytecode."""
+    import jaxlib.mlir._mlir_libs._stablehlo as stablehlo
+    from jaxlib.mlir import ir
+    ctx = registered_context()
+    with ctx, ir.Location.unknown():
+        try:
+            module = stablehlo.deserialize_portable_artifact(ctx, data)
+        except Exception as e:   # not VHLO: plain bytecode of the dialects themselves
+            try:
+                module = ir.Module.parse(data)
+            except Exception:
+                raise SyntaxRejected(f"bytecode that neither StableHLO's portable-artifact reader nor MLIR's "
+                                     f"bytecode reader accepts: {_one_line(e)}") from None
+        return module.operation.get_asm(print_generic_op_form=True, assume_verified=True)
+
+
+def _parse_registered(text: str):
+    """The module, parsed with the dialect registered (call inside the
+    registered context).  Raises VerifierRejected when the official verifier
+    refuses it, SyntaxRejected when it is not StableHLO at all."""
+    from jaxlib.mlir import ir
+    try:
+        return ir.Module.parse(text)
+    except ir.MLIRError as e:
+        op_text = _current_operation(e)
+        if op_text is not None:
+            raise VerifierRejected(_first_error(e), op_text) from None
+        raise SyntaxRejected(_one_line(e)) from None
+
+
+def via_registered(text: str) -> str:
+    """The generic text of a program in any textual syntax, read with the
+    StableHLO dialect registered (`_parse_registered`'s errors)."""
+    from jaxlib.mlir import ir
+    with registered_context(), ir.Location.unknown():
+        return _parse_registered(text).operation.get_asm(print_generic_op_form=True, assume_verified=True)
+
+
+def main_types(text: str) -> tuple[list, list]:
+    """(argument types, result types) of @main — or of the module's only
+    function — as spec types, read with the dialect registered."""
+    from jaxlib.mlir import ir
+
+    from ..spec.types import parse_type
+    with registered_context(), ir.Location.unknown():
+        module = _parse_registered(text)
+        funcs = {str(op.operation.attributes["sym_name"]).strip('"'): op.operation
+                 for op in module.body.operations if op.operation.name == "func.func"}
+        main = funcs.get("main") or (next(iter(funcs.values())) if len(funcs) == 1 else None)
+        if main is None:
+            raise SyntaxRejected("no func.func @main")
+        ftype = ir.FunctionType(ir.TypeAttr(main.attributes["function_type"]).value)
+        try:
+            return [parse_type(str(t)) for t in ftype.inputs], [parse_type(str(t)) for t in ftype.results]
+        except ValueError as e:
+            raise SyntaxRejected(f"@main's signature: {e}") from None
+
+
+def _first_error(e) -> str:
+    diags = getattr(e, "error_diagnostics", None) or []
+    return " ".join(str(diags[0].message).split()) if diags else _one_line(e)
+
+
+def _current_operation(e) -> str | None:
+    """The generic text of the op a verifier diagnostic is about (MLIR
+    attaches "see current operation: …" to verifier errors), or None: then
+    the error is one of syntax."""
+    marker = "see current operation:"
+    for d in getattr(e, "error_diagnostics", None) or []:
+        for note in list(getattr(d, "notes", [])) + [d]:
+            msg = str(note.message)
+            if msg.startswith(marker):
+                return msg[len(marker):].strip()
+    return None
+
+
+def isolated_program(op_text: str) -> str | None:
+    """A module whose @main applies one op given in generic form to
+    arguments of its operand types — so our constraints can judge an op the
+    official verifier refused.  None when the text is not one op with a
+    function-type signature."""
+    t = op_text.strip()
+    q = t.find('"')
+    if q < 0:
+        return None
+    results, name_end = t[:q], t.index('"', q + 1) + 1
+    if not t[name_end:].startswith("("):
+        return None
+    operands_end = close_bracket(t, name_end)
+    n_operands = len(split_top(t[name_end + 1:operands_end]))
+    sig_at = t.rfind(" : (")
+    if sig_at < operands_end:
+        return None
+    sig = t[sig_at + 3:]
+    ins_end = close_bracket(sig, 0)
+    in_types = split_top(sig[1:ins_end])
+    out = sig[ins_end + 1:].strip()
+    if not out.startswith("->") or len(in_types) != n_operands:
+        return None
+    out = out[2:].strip()
+    out_types = split_top(out[1:-1]) if out.startswith("(") else [out]
+    args = ", ".join(f"%x{i}" for i in range(n_operands))
+    head = "%r" if len(out_types) == 1 else f"%r:{len(out_types)}"
+    rets = ["%r"] if len(out_types) == 1 else [f"%r#{i}" for i in range(len(out_types))]
+    body = f"{head} = {t[q:name_end]}({args}){t[operands_end + 1:]}" if results.strip() else None
+    if body is None:
+        return None
+    sig_args = ", ".join(f"%x{i}: {ty}" for i, ty in enumerate(in_types))
+    return (f"func.func @main({sig_args}) -> ({', '.join(out_types)}) {{\n  {body}\n"
+            f'  "func.return"({", ".join(rets)}) : ({", ".join(out_types)}) -> ()\n}}\n')

@@ -1,0 +1,85 @@
+"""`shlo-conform run PROGRAM`: a program from JAX on several backends, each held against the oracle."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from shlo_conform.cli import main
+
+jax = pytest.importorskip("jax")
+import jax.numpy as jnp  # noqa: E402
+from jax import export  # noqa: E402
+
+LIAR = Path(__file__).parent / "fixtures" / "liar.py"
+
+
+def _f(x, i):
+    return jnp.sin(x) * 2 + x.at[i].add(1.0)
+
+
+@pytest.fixture(scope="module")
+def program(tmp_path_factory):
+    d = tmp_path_factory.mktemp("run")
+    x = np.array([1e-39, -2.5, 0.5, 3.0, -0.0, 7.25], np.float32)   # x[0] is subnormal
+    i = np.array([1, 4], np.int32)
+    jitted = jax.jit(_f)
+    (d / "f.mlir").write_text(jitted.lower(x, i).as_text())
+    (d / "f.bc").write_bytes(export.export(jitted)(x, i).mlir_module_serialized)
+    np.savez(d / "in.npz", x, i)
+    return d
+
+
+def test_a_jax_program_on_xla_interpreter_and_the_oracle(program, capsys):
+    """The interpreter agrees; XLA flushes the subnormal x[0] (docs/findings.md),
+    and run says so in one line, with exit 1."""
+    rc = main(["run", str(program / "f.mlir"), "--backend=xla,interpreter,oracle", "--inputs",
+               str(program / "in.npz")])
+    out = capsys.readouterr().out
+    assert "@main(tensor<6xf32>, tensor<2xi32>)" in out and "bounded" in out
+    lines = out.split("\n")
+    after = {ln.split()[0]: lines[k + 1] for k, ln in enumerate(lines) if ln.startswith(("xla", "interpreter"))}
+    assert "agrees" in after["interpreter"] and "DISAGREES" in after["xla"]
+    assert "[0] expected 3.000000645916e-39 got 0.0" in out and "subnormal flushed to zero x1" in out
+    assert rc == 1
+
+
+def test_a_portable_artifact_on_the_oracle(program, capsys):
+    rc = main(["run", str(program / "f.bc"), "--backend=oracle", "--random", "4"])
+    out = capsys.readouterr().out
+    assert rc == 0 and "portable artifact" in out and "random, seed 4" in out
+
+
+def test_a_lying_backend_is_named_with_its_special_value_differences(program, capsys):
+    rc = main(["run", str(program / "f.mlir"), f"--backend={LIAR}:Liar", "--inputs", str(program / "in.npz")])
+    out = capsys.readouterr().out
+    assert rc == 1 and "DISAGREES" in out
+    assert "a number expected, NaN returned x1" in out
+    assert "[0] expected" in out
+
+
+@pytest.mark.parametrize("args, message", [
+    (["run", "/no/such.mlir", "--backend=xla"], "cannot read program /no/such.mlir"),
+    (["run", "{p}/f.mlir", "--backend=nosuch"], "--backend: unknown backend 'nosuch'"),
+    (["run", "{p}/f.mlir", "--backend=xla", "--inputs", "{p}/f.mlir"], "not a readable .npz"),
+    (["run", "{p}/f.mlir", "--backend=xla", "--inputs", "{p}/bad.npz"], "arg0 is float64"),
+    (["run", "{p}/f.mlir", "--backend=xla", "--inputs", "{p}/short.npz"], "no array arg1"),
+])
+def test_bad_input_is_one_line_and_exit_2(program, capsys, args, message):
+    np.savez(program / "bad.npz", np.zeros(6), np.zeros(2, np.int32))
+    np.savez(program / "short.npz", np.zeros(6, np.float32))
+    rc = main([a.format(p=program) for a in args])
+    err = capsys.readouterr().err.strip()
+    assert rc == 2 and message in err and "\n" not in err
+
+
+def test_a_program_the_oracle_cannot_judge_exits_2_after_showing_the_outputs(program, capsys, tmp_path):
+    text = """func.func @main(%a: tensor<2xf32>) -> tensor<2xf32> {
+      %0 = stablehlo.custom_call @foo(%a) : (tensor<2xf32>) -> tensor<2xf32>
+      return %0 : tensor<2xf32>
+    }"""
+    (tmp_path / "c.mlir").write_text(text)
+    rc = main(["run", str(tmp_path / "c.mlir"), "--backend=interpreter"])
+    out = capsys.readouterr().out
+    assert rc == 2 and "no expectation" in out and "custom_call" in out

@@ -1,0 +1,74 @@
+"""The tolerance of approximate ops carried through the ops after them (oracle/propagation.py).
+
+Truth by hand: sine's f32 tolerance is 4 ULP (spec/accuracy.py); doubling
+is exact, so `sin(x) * 2` may lie 4 ULP either side of twice the correctly
+rounded sine, and not one more.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from shlo_conform.generators.expect import expected_outputs
+from shlo_conform.oracle.propagation import CROSSES
+from shlo_conform.spec.types import E_F32, from_ordinals, ordinals
+from shlo_conform.suites.compare import compare
+
+
+def program(body: str, out: str = "tensor<3xf32>") -> str:
+    return (f"func.func @main(%x: tensor<3xf32>) -> {out} {{\n{body}\n}}\n")
+
+
+SIN_TIMES_TWO = program("""  %s = stablehlo.sine %x : tensor<3xf32>
+  %two = stablehlo.constant dense<2.0> : tensor<3xf32>
+  %y = stablehlo.multiply %s, %two : tensor<3xf32>
+  return %y : tensor<3xf32>""")
+X = np.array([1.0, -0.5, 2.5], np.float32)
+
+
+def _step(bits, n):
+    return from_ordinals(ordinals(bits, E_F32) + n, E_F32).view(np.float32)
+
+
+def test_a_doubled_sine_may_move_exactly_four_ulp():
+    (e,) = expected_outputs(SIN_TIMES_TWO, [X])
+    assert e.kind == "bounded"
+    primary = e.array()
+    assert primary.tolist() == (np.sin(X.astype(np.float64)).astype(np.float32) * 2).tolist()
+    assert np.array_equal(e.hi.view(np.float32), _step(e.bits, 4))
+    assert np.array_equal(e.lo.view(np.float32), _step(e.bits, -4))
+    assert compare(e, _step(e.bits, 4)).ok and compare(e, _step(e.bits, -4)).ok
+    assert not compare(e, _step(e.bits, 5)).ok          # one ULP outside the bound fails
+    assert compare(e, _step(e.bits, 2)).max_ulp == 2    # where inside the bound is reported
+
+
+def test_exact_chains_stay_exact_and_ranges_that_collapse_are_dropped():
+    exact = program("""  %one = stablehlo.constant dense<1.0> : tensor<3xf32>
+  %y = stablehlo.add %x, %one : tensor<3xf32>
+  %z = stablehlo.multiply %y, %y : tensor<3xf32>
+  return %z : tensor<3xf32>""")
+    (e,) = expected_outputs(exact, [X])
+    assert e.kind == "exact"
+    floored = program("""  %s = stablehlo.sine %x : tensor<3xf32>
+  %f = stablehlo.floor %s : tensor<3xf32>
+  return %f : tensor<3xf32>""")
+    (e,) = expected_outputs(floored, [X])
+    assert e.kind == "exact" and e.array().tolist() == [0, -1, 0]   # no sine range reaches an integer
+
+
+def test_a_range_crossing_nan_allows_any_value_and_says_so():
+    """sqrt(sin(1) - c) with c the correctly rounded sin(1): 0 on the primary
+    value, NaN at the range's low end — so anything goes there, labelled."""
+    c = np.sin(np.float64(1.0)).astype(np.float32)
+    text = program(f"""  %s = stablehlo.sine %x : tensor<3xf32>
+  %c = stablehlo.constant dense<{float(c)!r}> : tensor<3xf32>
+  %d = stablehlo.subtract %s, %c : tensor<3xf32>
+  %r = stablehlo.sqrt %d : tensor<3xf32>
+  return %r : tensor<3xf32>""")
+    x = np.array([1.0, 2.0, 2.0], np.float32)
+    (e,) = expected_outputs(text, [x])
+    assert e.impl_defined == [0] and e.alternatives[-1].label == CROSSES
+    anything = e.array().copy()
+    anything[0] = 123.0
+    assert compare(e, anything).ok
+    anything[1] = 123.0
+    assert not compare(e, anything).ok
