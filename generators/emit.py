@@ -114,7 +114,9 @@ def program(spec: OpSpec, inst: Instance, present: set[str] | None = None,
     out_sig = outs[0].mlir if len(outs) == 1 else f"({_type_sig(outs)})"
     lhs = "%0" if len(outs) == 1 else f"%0:{len(outs)}"
     values = ["%0"] if len(outs) == 1 else [f"%0#{i}" for i in range(len(outs))]
-    regs = "".join(" " + regions.render(inst.regions[g.name]) for g in spec.regions)
+    # Several regions are one parenthesised list: `({…}, {…})` (select_and_scatter).
+    bodies = [regions.render(inst.regions[g.name]) for g in spec.regions]
+    regs = " (" + ", ".join(b[1:-1] for b in bodies) + ")" if bodies else ""
     attrs = attribute_text(spec, inst, present, constants)
     sig = ", ".join(f"%arg{i}: {t.mlir}" for i, t in enumerate(args))
     lines.append(f'  {lhs} = "stablehlo.{spec.mnemonic}"({", ".join(uses)}){regs}{attrs} : '

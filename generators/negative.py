@@ -20,6 +20,7 @@ Ci is implied by the others within this search: a finding for `check-spec`.
 """
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass
 
 import z3
@@ -27,6 +28,7 @@ import z3
 from ..spec.dsl import ANY as ALL_TYPES, Instance, OpSpec
 from ..spec.symbolic import Skeleton, candidates, constraint_exprs, layout_options, symbolic_instance
 from ..spec.types import TensorType, TupleType
+from .regions import COMPARATORS
 from .skeleton import enumerate_skeletons
 from .solve import _attr_target, _target, assert_constraints, budget, concretize, new_solver, steer
 
@@ -47,15 +49,30 @@ def _perturbed_layouts(spec: OpSpec, skel: Skeleton, ranks) -> list[dict]:
     """The default structure with one count / length / stated result rank one off."""
     base = symbolic_instance(spec, skel, ranks, full=True).layout
     out = []
-    kinds = {"counts": "counts", "lengths": "lengths", "result_ranks": "result_ranks"}
+    # Result counts first: where operands are split in equal halves (reduce's inputs
+    # and init_values), an unequal operand count has no spelling, a result count has.
+    kinds = {"result_counts": "result_counts", "counts": "counts", "lengths": "lengths",
+             "result_ranks": "result_ranks"}
     tuple_ops = {o.name for o in spec.operands if o.tuple_members}
     for kind in kinds:
-        for name, v in base[kind].items():
+        for name, v in base.get(kind, {}).items():
             # A count of zero too: "N >= 1" rules (concatenate C3, scatter C5) need it.
             for alt in dict.fromkeys((v + 1, v - 1) + ((0,) if kind == "counts" else ())):
                 if alt >= 0:
                     key = "members" if name in tuple_ops else kind
                     out.append({key: {name: alt}})
+    return out + result_mixes(spec, skel, base)
+
+
+def result_mixes(spec: OpSpec, skel: Skeleton, base: dict) -> list[dict]:
+    """Variadic results with a count hint whose last member has another
+    element type (reduce_window C16: results[k] against init_values[k])."""
+    out = []
+    for r in spec.results:
+        if r.name in base.get("result_counts", {}):
+            other = next((t for t in r.types if t not in skel.operand_types), None)
+            if other is not None:
+                out.append({"result_mixed": {r.name: other}})
     return out
 
 
@@ -114,7 +131,10 @@ def _structures(spec: OpSpec, strategy: str, valid: list[Skeleton], rng):
                     other = ALL_TYPES[j]
                     if fn.inputs and other != fn.inputs[0].element_type:
                         ins = tuple(TensorType(t.shape, other) for t in fn.inputs)
-                        outs = tuple(TensorType(t.shape, other) for t in fn.outputs)
+                        # A predicate (sort's comparator, select_and_scatter's select) keeps its
+                        # i1 result, so its body stays a valid block with wrong argument types.
+                        keep = fn.body in COMPARATORS
+                        outs = tuple(fn.outputs) if keep else tuple(TensorType(t.shape, other) for t in fn.outputs)
                         yield skel, [1] * n, None, {"regions": {g.name: (ins, outs)}}
                         break
     elif strategy == "result":
@@ -162,11 +182,51 @@ def _structures(spec: OpSpec, strategy: str, valid: list[Skeleton], rng):
                 yield cands[j], [r] * n, None, None
 
 
-def find_violation(spec: OpSpec, label: str, strategy: str, rng, valid: list[Skeleton] | None = None) -> Violation | None:
-    """One concrete instance breaking exactly `label`, by one strategy, or None."""
+EXTRA_RANK = 3   # structured ops, last: rules that only exist from rank 3 (convolution's window)
+
+
+def _extra_rank_structures(spec: OpSpec, strategy: str, valid: list[Skeleton], rng):
+    """The strategy's structures with every operand of rank 3, for ops with
+    structure: convolution is valid from rank 2, and its window rules (C4,
+    C7, C9) and spatial lists (C13, C18, C20) only bite from rank 3."""
+    if not spec.structured or not _applies(spec, strategy):
+        return
+    n = len(spec.operands)
+    ranks = [EXTRA_RANK] * n
+    if strategy == "shapes":
+        for skel in valid:
+            for lay in layout_options(spec, skel, ranks, SHAPE_LAYOUTS) or [None]:
+                yield skel, ranks, None, lay
+    elif strategy == "layout":
+        for skel in valid:
+            for lay in _perturbed_layouts(spec, skel, ranks):
+                yield skel, ranks, None, lay
+    elif strategy in ("result", "rank"):
+        for skel in valid:
+            results = symbolic_instance(spec, skel, ranks).results
+            for res in spec.results:
+                cur = results[res.name]
+                if not isinstance(cur, TensorType):
+                    continue
+                alts = ([(t, cur.rank) for t in res.types if t != cur.element_type][:3] if strategy == "result"
+                        else [(cur.element_type, k) for k in (cur.rank - 1, cur.rank + 1)])
+                for alt in alts:
+                    yield skel, ranks, {res.name: alt}, None
+    elif strategy == "types":
+        valid_set = set(valid)
+        for c in candidates(spec):
+            if c not in valid_set:
+                yield c, ranks, None, None
+
+
+def find_violation(spec: OpSpec, label: str, strategy: str, rng, valid: list[Skeleton] | None = None,
+                   extra_rank: bool = False) -> Violation | None:
+    """One concrete instance breaking exactly `label`, by one strategy, or
+    None; `extra_rank`: over the rank-3 structures instead."""
     valid = enumerate_skeletons(spec) if valid is None else valid
     tries = 0
-    for skel, ranks, override, layout in _structures(spec, strategy, valid, rng):
+    structures = (_extra_rank_structures if extra_rank else _structures)(spec, strategy, valid, rng)
+    for skel, ranks, override, layout in structures:
         tries += 1
         if tries > MAX_TRIES_PER_STRATEGY:
             break
@@ -212,4 +272,14 @@ def violations(spec: OpSpec, rng, per_label: int = 2, valid: list[Skeleton] | No
                 got += 1
         if got == 0:
             implied.append(label)
+    # The labels left, at rank 3 — drawing from a copy of the generator, so an op
+    # whose rules broke above (or never break alone) draws exactly what it drew before.
+    retry = copy.deepcopy(rng)
+    for label in list(implied):
+        for strategy in STRATEGIES:
+            v = find_violation(spec, label, strategy, retry, valid, extra_rank=True)
+            if v is not None:
+                found.append(v)
+                implied.remove(label)
+                break
     return found, implied

@@ -2,26 +2,54 @@
 
 A `Region` of the spec names the bodies a generator may choose
 (`Region.bodies`); this module spells each one as an MLIR block over the
-region's signature (`spec.dsl.Function.inputs` / `.outputs`).  The block
-takes the current values first and the updates second (scatter's
-`update_computation(results[:][i], updates[:][j])`), and applies the body to
-each pair (current_k, update_k):
+region's signature (`spec.dsl.Function.inputs` / `.outputs`).
 
-  add, multiply, maximum, minimum   the element-wise op of that name
-  subtract                          current - update: not commutative, so the
-                                    order duplicate updates are applied in shows
-  replace / keep                    return the update / the current value
+Pairwise bodies — a block over N current values followed by N others
+(scatter's `update_computation(results[:][i], updates[:][j])`, reduce's
+`body(acc[:], x[:])`) — apply the body to each pair (arg k, arg N+k):
+
+  add, multiply, maximum, minimum    the element-wise op of that name (on i1:
+                                     add is or, multiply is and)
+  subtract                           current - update: not commutative, not
+                                     associative, so the order shows
+  replace / keep                     return the second / the first value
+  argmax                             (the reduce pattern JAX emits) the pair
+                                     whose argument 0 is greater, ties to the
+                                     smaller argument 1; every other argument
+                                     travels with it.  One pair: maximum.
+
+Comparators — a block over (a0, b0, a1, b1, …) returning one i1 (sort's
+`comparator`; select_and_scatter's `select` is the one-pair case):
+
+  lt, gt, le, ge                     compare a0 with b0 in that direction (the
+                                     type's default compare_type)
+  lt_totalorder                      a0 < b0 under TOTALORDER for floats (a
+                                     strict weak order even with NaN and ±0)
+  lexicographic_lt                   (a0, a1) < (b0, b1): key 0, ties by key 1
+  never                              false: every pair "equal"
+
+Maps — a block over (x0, …, xN-1) returning one value (map's
+`computation`):
+
+  map_add, map_multiply,             the op folded over the arguments (one
+  map_maximum, map_minimum           argument: the op of it with itself)
+  map_first                          the first argument
 
 `subtract` has no boolean form in the spec (its Inputs table has no i1);
 `xor` takes its place there.  The body's ops are ordinary StableHLO ops, so
 the oracle executes them with their own semantics (rounding included).
+These names are region bodies — data about the computation, the one place
+generators may name ops.
 """
 from __future__ import annotations
 
 from ..spec.dsl import Function
 from ..spec.ops import OPS
 
-BODIES = ("add", "multiply", "maximum", "minimum", "subtract", "replace", "keep")
+PAIRWISE = ("add", "multiply", "maximum", "minimum", "subtract")
+COMPARATORS = ("lt", "gt", "le", "ge", "lt_totalorder", "lexicographic_lt", "never")
+MAPS = ("map_add", "map_multiply", "map_maximum", "map_minimum", "map_first")
+BODIES = PAIRWISE + ("replace", "keep", "argmax") + COMPARATORS + MAPS
 
 
 def body_op(body: str, et) -> str | None:
@@ -34,24 +62,118 @@ def body_op(body: str, et) -> str | None:
     return name
 
 
+class _Block:
+    """Lines of one block under construction."""
+
+    def __init__(self, fn: Function, indent: str):
+        self.fn, self.indent = fn, indent
+        self.ins, self.outs = list(fn.inputs), list(fn.outputs)
+        self.args = [f"%r{i}" for i in range(len(self.ins))]
+        self.lines = [f"{indent}^bb0(" + ", ".join(f"{a}: {t.mlir}" for a, t in zip(self.args, self.ins)) + "):"]
+        self.n = 0
+
+    def op(self, name: str, operands: list, types: list, result, attrs: str = "", value: str | None = None) -> str:
+        self.n += 1
+        v = value or f"%c{self.n}"
+        self.lines.append(f'{self.indent}  {v} = "stablehlo.{name}"({", ".join(operands)}){attrs} : '
+                          f'({", ".join(t.mlir for t in types)}) -> {result.mlir}')
+        return v
+
+    def ret(self, rets: list) -> str:
+        self.lines.append(f'{self.indent}  "stablehlo.return"(' + ", ".join(v for v, _ in rets) + ") : ("
+                          + ", ".join(t.mlir for _, t in rets) + ") -> ()")
+        return "({\n" + "\n".join(self.lines) + f"\n{self.indent}}})"
+
+
+def _pairwise(b: _Block) -> list:
+    rets = []
+    half = len(b.ins) // 2
+    for k, out in enumerate(b.outs):
+        cur = (b.args[k], b.ins[k]) if k < len(b.args) else (b.args[0], b.ins[0])
+        other = (b.args[half + k], b.ins[half + k]) if half + k < len(b.args) else (b.args[-1], b.ins[-1])
+        name = body_op(b.fn.body or "replace", cur[1].element_type)
+        if name is None:
+            rets.append(other if b.fn.body == "replace" else cur)
+            continue
+        rets.append((b.op(name, [cur[0], other[0]], [cur[1], other[1]], out, value=f"%b{k}"), out))
+    return rets
+
+
+def _argmax(b: _Block) -> list:
+    """The pair with the greater argument 0 (ties: smaller argument 1); the
+    other arguments travel with it."""
+    half = len(b.ins) // 2
+    if half < 2:
+        b.fn = Function(b.fn.inputs, b.fn.outputs, "maximum")
+        return _pairwise(b)
+    a, c = b.args[:half], b.args[half:]
+    ta, tc = b.ins[:half], b.ins[half:]
+    i1 = _bool_type(ta[0])
+    gt = b.op("compare", [a[0], c[0]], [ta[0], tc[0]], i1, " {comparison_direction = #stablehlo<comparison_direction GT>}")
+    eq = b.op("compare", [a[0], c[0]], [ta[0], tc[0]], i1, " {comparison_direction = #stablehlo<comparison_direction EQ>}")
+    lt = b.op("compare", [a[1], c[1]], [ta[1], tc[1]], i1, " {comparison_direction = #stablehlo<comparison_direction LT>}")
+    tie = b.op("and", [eq, lt], [i1, i1], i1)
+    pick = b.op("or", [gt, tie], [i1, i1], i1)
+    return [(b.op("select", [pick, a[k], c[k]], [i1, ta[k], tc[k]], out), out) for k, out in enumerate(b.outs)]
+
+
+def _bool_type(t):
+    from ..spec.types import I1, TensorType
+    return TensorType((), I1)
+
+
+def _compare(b: _Block, x: int, y: int, direction: str, total: bool = False) -> str:
+    t = b.ins[x]
+    kind = ", compare_type = #stablehlo<comparison_type TOTALORDER>" if total and t.element_type.is_float else ""
+    return b.op("compare", [b.args[x], b.args[y]], [t, b.ins[y]], _bool_type(t),
+                f" {{comparison_direction = #stablehlo<comparison_direction {direction}>{kind}}}")
+
+
+def _comparator(direction: str, total: bool = False):
+    def render(b: _Block) -> list:
+        return [(_compare(b, 0, 1, direction, total), b.outs[0])]
+    return render
+
+
+def _lexicographic_lt(b: _Block) -> list:
+    """(a0, a1) < (b0, b1) — with one operand pair, a0 < b0."""
+    if len(b.ins) < 4:
+        return _comparator("LT")(b)
+    i1 = _bool_type(b.ins[0])
+    lt0, eq0, lt1 = _compare(b, 0, 1, "LT"), _compare(b, 0, 1, "EQ"), _compare(b, 2, 3, "LT")
+    tie = b.op("and", [eq0, lt1], [i1, i1], i1)
+    return [(b.op("or", [lt0, tie], [i1, i1], i1), b.outs[0])]
+
+
+def _never(b: _Block) -> list:
+    out = b.outs[0]
+    return [(b.op("constant", [], [], out, " {value = dense<false> : tensor<i1>}"), out)]
+
+
+def _map(op_name: str):
+    def render(b: _Block) -> list:
+        out = b.outs[0]
+        args = list(zip(b.args, b.ins)) or []
+        if op_name == "first":
+            return [args[0]]
+        name = body_op(op_name, args[0][1].element_type)
+        if len(args) == 1:
+            args = args * 2
+        acc = args[0]
+        for a in args[1:]:
+            acc = (b.op(name, [acc[0], a[0]], [acc[1], a[1]], out), out)
+        return [acc]
+    return render
+
+
+TEMPLATES = {"argmax": _argmax, "lt": _comparator("LT"), "gt": _comparator("GT"), "le": _comparator("LE"),
+             "ge": _comparator("GE"), "lt_totalorder": _comparator("LT", total=True),
+             "lexicographic_lt": _lexicographic_lt, "never": _never,
+             "map_add": _map("add"), "map_multiply": _map("multiply"), "map_maximum": _map("maximum"),
+             "map_minimum": _map("minimum"), "map_first": _map("first")}
+
+
 def render(fn: Function, indent: str = "  ") -> str:
     """`({ ^bb0(…): … "stablehlo.return"(…) })` for `fn.body` over fn's types."""
-    ins, outs = list(fn.inputs), list(fn.outputs)
-    args = [f"%r{i}" for i in range(len(ins))]
-    head = f"{indent}^bb0(" + ", ".join(f"{a}: {t.mlir}" for a, t in zip(args, ins)) + "):"
-    lines, rets = [head], []
-    half = len(ins) // 2
-    for k, out in enumerate(outs):
-        cur = args[k] if k < len(args) else args[0]
-        upd = args[half + k] if half + k < len(args) else args[-1]
-        cur_t = ins[k] if k < len(ins) else ins[0]
-        upd_t = ins[half + k] if half + k < len(ins) else ins[-1]
-        op = body_op(fn.body or "replace", cur_t.element_type)
-        if op is None:
-            rets.append((upd if fn.body == "replace" else cur, upd_t if fn.body == "replace" else cur_t))
-            continue
-        lines.append(f'{indent}  %b{k} = "stablehlo.{op}"({cur}, {upd}) : ({cur_t.mlir}, {upd_t.mlir}) -> {out.mlir}')
-        rets.append((f"%b{k}", out))
-    lines.append(f'{indent}  "stablehlo.return"(' + ", ".join(v for v, _ in rets) + ") : ("
-                 + ", ".join(t.mlir for _, t in rets) + ") -> ()")
-    return "({\n" + "\n".join(lines) + f"\n{indent}}})"
+    b = _Block(fn, indent)
+    return b.ret(TEMPLATES.get(fn.body, _pairwise)(b))

@@ -43,7 +43,7 @@ def budget(sym: Symbolic, max_dim: int = MAX_DIM, max_elements: int = MAX_ELEMEN
                 prod = prod * d
             out.append(prod <= max_elements)
     for k, v in sym.attr_vars.items():
-        lo, hi = ARRAY_ENTRY_RANGE if "[" in k else INT_ATTR_RANGE
+        lo, hi = sym.attr_ranges.get(k) or (ARRAY_ENTRY_RANGE if "[" in k else INT_ATTR_RANGE)
         out.append(z3.And(v >= lo, v <= hi))
     return out
 

@@ -75,6 +75,9 @@ def _case(spec, skel, inst, arrays, kind, seed, note, expect_fn, violates=None, 
     mlir = emit.program(spec, inst, _present(spec, skel), constants)
     tvs = [TensorValue.of(a, t) for a, t in zip(arrays, emit.operand_types(spec, inst, arguments_only=True))]
     dtype = skel.dtype(spec)
+    reason = spec.exercise.survey_when(inst) if kind == "value" and spec.exercise.survey_when else None
+    if reason:   # the op's result as a whole is the implementation's choice here: reported, not scored
+        kind, note = "survey", f"{note}; {reason}"
     try:
         expected = expect_fn(spec, inst, mlir, arrays) if kind in ("value", "survey") else []
     except expect.Unspecified:
@@ -92,15 +95,24 @@ def _case(spec, skel, inst, arrays, kind, seed, note, expect_fn, violates=None, 
 def _values(spec, inst, rng, mode: str | None = "in_bounds"):
     """(@main's argument arrays, {constant operand: array}): index operands
     from `indices` (`mode`: in or out of bounds; None: any values, for
-    invalid instances), the rest random with special values; tuple operands
-    by their leaves."""
+    invalid instances), values the op declares for an operand
+    (`Exercise.operand_values`), the rest random with special values; tuple
+    operands by their leaves."""
     idx = indices.index_arrays(spec, inst, rng, mode) if mode and spec.exercise.indices else {}
+    chosen = spec.exercise.operand_values
     args, consts = [], {}
     for i, o in enumerate(spec.operands):
         members = inst.operands[o.name] if o.variadic else [inst.operands[o.name]]
         for k, t in enumerate(members):
             key = (o.name, k) if o.variadic else o.name
-            if o.constant:
+            given = chosen(inst, o.name, k, t, rng) if chosen is not None else None
+            if given is not None:   # values the op declares for this operand (reduce's init values)
+                given = np.asarray(given).astype(t.element_type.numpy).reshape(t.shape)
+                if o.constant:
+                    consts[o.name] = given
+                else:
+                    args.append(given)
+            elif o.constant:
                 consts[o.name] = values.fill(t.element_type, t.shape, rng, spec.exercise, i)
             elif key in idx:
                 args.append(np.asarray(idx[key]).astype(t.element_type.numpy).reshape(t.shape))

@@ -35,10 +35,11 @@ from fractions import Fraction
 import numpy as np
 
 from ..spec.accuracy import tolerance_ulp
-from ..spec.dsl import ANY_VALUE, Approx, Choices, DataMovement, Elementwise, ImplDefined, RoundTo, integer_overflow
+from ..spec.dsl import (ANY_VALUE, Accumulating, Approx, Choices, DataMovement, Elementwise, ImplDefined, Range,
+                        RoundTo, integer_overflow)
 from ..spec.expectation import Alternative, Expectation
-from ..spec.types import ElementType, TensorType, TupleType, to_bits
-from .rounding import round_bits, round_value
+from ..spec.types import ElementType, TensorType, TupleType, exact_values, to_bits
+from .rounding import round_bits, round_directed, round_value
 from .ziv import evaluate
 
 
@@ -59,20 +60,6 @@ def _alternatives(d: dict) -> list[Alternative]:
 # Decoding operands
 # --------------------------------------------------------------------------
 
-def decode(array: np.ndarray, et: ElementType) -> list:
-    """Flat row-major list of exact Python values: bool, int, float (every
-    spec float format is a subset of binary64, so the f64 widening is exact,
-    ±0/±inf/NaN included) or complex."""
-    a = np.asarray(array).reshape(-1)
-    if et.is_bool:
-        return [bool(v) for v in a.astype(np.bool_).tolist()]
-    if et.is_integer:
-        return [int(v) for v in a.astype(np.int64 if et.is_signed or et.bits < 64 else np.uint64).tolist()]
-    if et.is_complex:
-        return [complex(v) for v in a.astype(np.complex128).tolist()]
-    return [float(v) for v in a.astype(np.float64).tolist()]
-
-
 def _bit_keys(array: np.ndarray, et: ElementType) -> list:
     """One hashable key per element that distinguishes every bit pattern (so
     -0.0 and +0.0 are different keys, which value equality would merge)."""
@@ -90,6 +77,7 @@ class _Resolved:
     options: list  # [(label or None, bits)]; options[0] is the primary
     whys: list
     undecided: bool = False
+    bounds: tuple | None = None   # (lo bits, hi bits) of the primary's `Range`; (re, im) pairs for complex
 
 
 def resolve(v, et: ElementType) -> _Resolved:
@@ -97,7 +85,7 @@ def resolve(v, et: ElementType) -> _Resolved:
     if isinstance(v, ImplDefined):
         if not v.alternatives:
             raise Unspecified(v.why or "implementation-defined with no known alternative")
-        opts, whys, und = [], [v.why] if v.why else [], False
+        opts, whys, und, bounds = [], [v.why] if v.why else [], False, None
         for label, alt in v.alternatives.items():
             if alt is ANY_VALUE:
                 opts.append((label, None))  # a wildcard: no bits to match
@@ -105,8 +93,9 @@ def resolve(v, et: ElementType) -> _Resolved:
             sub = resolve(alt, et)
             whys += sub.whys
             und |= sub.undecided
+            bounds = sub.bounds if not opts else bounds   # the primary's range; others are values
             opts += [(label if l2 is None else f"{label}; {l2}", b) for l2, b in sub.options]
-        return _Resolved(_dedupe(opts), whys, und)
+        return _Resolved(_dedupe(opts), whys, und, bounds if opts and opts[0][1] is not None else None)
     if et.is_complex:
         return _resolve_complex(v, et)
     if et.is_bool:
@@ -125,6 +114,9 @@ def resolve(v, et: ElementType) -> _Resolved:
 
 def _resolve_real(v, et: ElementType) -> _Resolved:
     fmt = et.format
+    if isinstance(v, Range):   # the nearest value, and the ends rounded outward
+        return _Resolved([(None, round_bits(v.nearest, fmt))], [],
+                         bounds=(round_directed(v.lo, fmt, up=False), round_directed(v.hi, fmt, up=True)))
     if isinstance(v, Approx):
         z = evaluate(v.f, v.args, fmt)
         whys = [] if z.decided else [f"rounding undecided at {z.precision} bits"]
@@ -150,8 +142,12 @@ def _resolve_complex(v, et: ElementType) -> _Resolved:
     for (l1, b1), (l2, b2) in itertools.product(re.options, im.options):
         parts = [f"re {l1}" if l1 is not None else "", f"im {l2}" if l2 is not None else ""]
         label = ", ".join(p for p in parts if p) or None
-        opts.append((label, (b1, b2)))
-    return _Resolved(_dedupe(opts), re.whys + im.whys, re.undecided or im.undecided)
+        opts.append((label, None if b1 is None or b2 is None else (b1, b2)))
+    bounds = None
+    if re.bounds or im.bounds:   # a component without a range is its own bound
+        (rl, rh), (il, ih) = (re.bounds or (re.options[0][1],) * 2), (im.bounds or (im.options[0][1],) * 2)
+        bounds = ((rl, il), (rh, ih))
+    return _Resolved(_dedupe(opts), re.whys + im.whys, re.undecided or im.undecided, bounds)
 
 
 def _dedupe(opts: list) -> list:
@@ -176,7 +172,7 @@ def run_elementwise(sem: Elementwise, inst, operands: list, result: TensorType) 
     op_types = _operand_types(inst)
     arrays = [np.broadcast_to(np.asarray(a), shape) if np.asarray(a).ndim == 0 else np.asarray(a)
               for a in operands]
-    values = [decode(a, t.element_type) for a, t in zip(arrays, op_types)]
+    values = [exact_values(a, t.element_type) for a, t in zip(arrays, op_types)]
     keys = list(zip(*[_bit_keys(a, t.element_type) for a, t in zip(arrays, op_types)])) if arrays else []
     n = int(np.prod(shape, dtype=np.int64))
     cache: dict = {}
@@ -221,8 +217,30 @@ def _assemble(per_element: list, result: TensorType, accuracy: str, bit_exact: b
     if undecided:
         why = (why + "; " if why else "") + f"rounding undecided at elements {undecided[:10]}"
     ulp = accuracy == "approx" and (et.is_float or et.is_complex)
-    return Expectation(result, bits, "ulp" if ulp else "exact", tolerance_ulp(et) if ulp else 0,
-                       bit_exact, impl, _alternatives(alternatives), why)
+    exp = Expectation(result, bits, "ulp" if ulp else "exact", tolerance_ulp(et) if ulp else 0,
+                      bit_exact, impl, _alternatives(alternatives), why)
+    if any(r.bounds is not None for r in per_element):   # an accumulation: the range of every schedule
+        ends = [r.bounds or (p, p) for r, p in zip(per_element, prim)]
+        exp.kind = "bounded"
+        exp.lo, exp.hi = (np.array([e[j] for e in ends], dtype=object).reshape(shape + trail).astype(et.bits_dtype)
+                          for j in (0, 1))
+    return exp
+
+
+def run_accumulating(sem: Accumulating, inst, operands: list, results: list) -> list:
+    """Each result's element answers (object arrays) resolved as element-wise
+    answers are: exact, or bounded where an element has a `Range`."""
+    outs = sem.fn(inst, *operands)
+    if len(outs) != len(results):
+        raise ValueError(f"{inst.spec.mnemonic}: semantics gave {len(outs)} results for {len(results)} result types")
+    exps = []
+    for answers, t in zip(outs, results):
+        answers = np.asarray(answers, dtype=object)
+        if tuple(answers.shape) != tuple(int(d) for d in t.shape):
+            raise ValueError(f"{inst.spec.mnemonic}: semantics gave shape {answers.shape} for {t.mlir}")
+        per_element = [resolve(v, t.element_type) for v in answers.reshape(-1)]
+        exps.append(_assemble(per_element, t, "exact", False))
+    return exps
 
 
 def run_data_movement(sem: DataMovement, inst, operands: list, results: list) -> list:
@@ -310,6 +328,8 @@ def run_op(inst, operands: list) -> list:
         return [run_elementwise(sem, inst, operands, results[0])]
     if isinstance(sem, DataMovement):
         return run_data_movement(sem, inst, operands, results)
+    if isinstance(sem, Accumulating):
+        return run_accumulating(sem, inst, operands, results)
     raise NotImplementedError(f"{inst.spec.mnemonic}: the oracle cannot execute semantics of kind {type(sem).__name__}")
 
 

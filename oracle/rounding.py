@@ -107,3 +107,29 @@ def round_value(x, fmt: FloatFormat):
     nonzero results, else a float (±0, ±inf, NaN).  Used for `RoundTo`
     into formats that are not element types (reduce_precision's)."""
     return fmt.decode(round_bits(x, fmt))
+
+
+def round_directed(x, fmt: FloatFormat, up: bool) -> int:
+    """Bit pattern of the exact real `x` rounded toward +inf (`up`) or -inf:
+    the ends of a `Range` (an accumulation's bound) in the format.  ±inf and
+    NaN stay as they are; a format without infinities never steps past its
+    largest finite value (a bound that reached it was refused earlier)."""
+    b = round_bits(x, fmt)
+    if isinstance(x, float) and not math.isfinite(x):
+        return b
+    v = fmt.decode(b)
+    if isinstance(v, float) and math.isnan(v):   # f8E4M3FN overflow: the largest finite of that sign
+        return (fmt.sign_mask if x < 0 else 0) | _max_finite_bits(fmt)
+    if (up and v < x) or (not up and v > x):
+        b = _step(b, fmt, 1 if up else -1)
+    return b
+
+
+def _step(b: int, fmt: FloatFormat, direction: int) -> int:
+    """The neighbouring pattern in the format's order (±0 are one point)."""
+    mag = b & ~fmt.sign_mask
+    o = -mag if b & fmt.sign_mask else mag
+    o += direction
+    top = fmt.exponent_mask if fmt.has_inf else _max_finite_bits(fmt)
+    o = max(-top, min(top, o))
+    return (fmt.sign_mask | -o) if o < 0 else o

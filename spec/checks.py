@@ -25,10 +25,13 @@ not samples:
                tracked assertions `others ∧ ¬Ci` at a structure where Ci is
                not decided by structure alone.
 
-Ranks 0..2 (equal for all operands) are checked.  Floor 1: spec and z3 only.
+Ranks 0..2 (equal for all operands) are checked, and those an op adds
+(`OpSpec.check_ranks`: convolution's window rules bite from rank 3).
+Floor 1: spec and z3 only.
 """
 from __future__ import annotations
 
+import functools
 import time
 from dataclasses import dataclass, field
 
@@ -39,7 +42,7 @@ from .symbolic import (Skeleton, Symbolic, candidates, concrete_value, constrain
                        symbolic_instance, tensors_in)
 from .types import ALL_TYPES, TensorType, TupleType
 
-CHECK_RANKS = (0, 1, 2)
+CHECK_RANKS = (0, 1, 2)   # and any the op adds (`OpSpec.check_ranks`: convolution's window rules need 3)
 CHECK_LAYOUTS = 12    # structures per skeleton and rank checked (hint combinations)
 PROOF_TIMEOUT_MS = 20000
 
@@ -47,6 +50,10 @@ PROOF_TIMEOUT_MS = 20000
 # --------------------------------------------------------------------------
 # Proofs
 # --------------------------------------------------------------------------
+
+def _check_ranks(spec) -> tuple:
+    return tuple(dict.fromkeys(CHECK_RANKS + tuple(spec.check_ranks)))
+
 
 def _solver() -> z3.Solver:
     s = z3.Solver()
@@ -175,11 +182,11 @@ def check_op(spec: OpSpec, rep: Report) -> None:
     declared_res = {(r.name, t) for r in prog for t in r.types}
     seen, seen_res = set(), set()
     for skel in candidates(spec):
-        if any(e is False for _, e in constraint_exprs(spec, symbolic_instance(spec, skel, [1] * len(spec.operands))))\
-                and any(e is False for _, e in constraint_exprs(spec, symbolic_instance(spec, skel, [0] * len(spec.operands)))):
-            continue  # refuted by structure alone at ranks 0 and 1 (cheap filter; ranks 2 below still count)
+        if all(any(e is False for _, e in constraint_exprs(spec, symbolic_instance(spec, skel, [r] * len(spec.operands))))
+               for r in _check_ranks(spec)):
+            continue  # refuted by structure alone at every rank checked (cheap filter)
         sat_any = False
-        for r in CHECK_RANKS:
+        for r in _check_ranks(spec):
             ranks = [r] * len(spec.operands)
             for layout in layout_options(spec, skel, ranks, CHECK_LAYOUTS) or [None]:
                 sat_any |= check_skeleton(spec, skel, ranks, rep, layout)
@@ -225,11 +232,15 @@ def structure_variants(spec: OpSpec, skel: Skeleton, ranks) -> list[dict]:
         if other is not None:
             out.append({"regions": {g.name: (tuple(TensorType(t.shape, other) for t in fn.inputs),
                                              tuple(TensorType(t.shape, other) for t in fn.outputs))}})
-    for kind in ("counts", "lengths"):
+    for kind in ("counts", "lengths", "result_counts"):
         for name, v in base[kind].items():
             for alt in dict.fromkeys((v + 1, v - 1, 0)):
                 if alt >= 0 and alt != v:
                     out.append({kind: {name: alt}})
+    for r in spec.results:   # a variadic result's last member of another element type
+        other = next((t for t in r.types if t not in skel.operand_types), None)
+        if r.name in base["result_counts"] and other is not None:
+            out.append({"result_mixed": {r.name: other}})
     for o, t in zip(spec.operands, skel.operand_types):
         others = [u for u in o.types if u != t]
         if o.variadic and others:
@@ -247,26 +258,28 @@ def independence_structures(spec: OpSpec):
     (dynamic_update_slice has 19·19·10 skeletons)."""
     n = len(spec.operands)
     for skel in candidates(spec):
-        for r in CHECK_RANKS:
+        for r in _check_ranks(spec):
             yield skel, [r] * n, None, None
-        for r in CHECK_RANKS:
+        for r in _check_ranks(spec):
             for layout in structure_variants(spec, skel, [r] * n):
                 yield skel, [r] * n, None, layout
-        base = symbolic_instance(spec, skel, [1] * n)
-        for res in spec.results:
-            cur = base.results[res.name]
-            if isinstance(cur, TupleType):
-                for alt in _tuple_variants(cur, res.types):
-                    yield skel, [1] * n, {res.name: alt}, None
-                continue
-            if not isinstance(cur, TensorType):
-                continue  # variadic results: their members are the inferred ones
-            for t in res.types:
-                if t != cur.element_type:
-                    yield skel, [1] * n, {res.name: (t, cur.rank)}, None
-            for k in (cur.rank - 1, cur.rank + 1):
-                if k >= 0:
-                    yield skel, [1] * n, {res.name: (cur.element_type, k)}, None
+        # result overrides at rank 1, and for ops proved at higher ranks (convolution: valid from 2) there too
+        for r in (1,) + ((2,) + tuple(spec.check_ranks) if spec.check_ranks else ()):
+            base = symbolic_instance(spec, skel, [r] * n)
+            for res in spec.results:
+                cur = base.results[res.name]
+                if isinstance(cur, TupleType):
+                    for alt in _tuple_variants(cur, res.types):
+                        yield skel, [r] * n, {res.name: alt}, None
+                    continue
+                if not isinstance(cur, TensorType):
+                    continue  # variadic results: their members are the inferred ones
+                for t in res.types:
+                    if t != cur.element_type:
+                        yield skel, [r] * n, {res.name: (t, cur.rank)}, None
+                for k in (cur.rank - 1, cur.rank + 1):
+                    if k >= 0:
+                        yield skel, [r] * n, {res.name: (cur.element_type, k)}, None
         for k in range(n if n > 1 else 0):
             for alt in (0, 2):
                 ranks = [1] * n
@@ -399,18 +412,22 @@ def run_ops(ops: list[str] | None = None) -> list[OpResult]:
     unknown = [n for n in names if n not in OPS]
     if unknown:
         raise KeyError(f"no op {', '.join(unknown)} in the encoded spec")
-    out = []
-    for name in names:
-        rep = Report()
-        t0 = time.perf_counter()
-        ind = None
-        try:
-            check_op(OPS[name], rep)
-            ind = check_independence(OPS[name], rep)
-        except Exception as e:  # a constraint or infer that crashes is a finding, not a tool failure
-            rep.fail(f"{name}: {type(e).__name__}: {e}")
-        out.append(OpResult(name, rep.proofs, rep.failures, rep.notes, time.perf_counter() - t0, ind))
-    return out
+    return [_proved(OPS[name]) for name in names]
+
+
+@functools.lru_cache(maxsize=None)
+def _proved(spec: OpSpec) -> OpResult:
+    """The proofs of one op — a pure function of its spec, so computed once
+    per process (the test suite asks for the same op from several files)."""
+    rep = Report()
+    t0 = time.perf_counter()
+    ind = None
+    try:
+        check_op(spec, rep)
+        ind = check_independence(spec, rep)
+    except Exception as e:  # a constraint or infer that crashes is a finding, not a tool failure
+        rep.fail(f"{spec.mnemonic}: {type(e).__name__}: {e}")
+    return OpResult(spec.mnemonic, rep.proofs, rep.failures, rep.notes, time.perf_counter() - t0, ind)
 
 
 def render(results: list[OpResult]) -> tuple[bool, str]:

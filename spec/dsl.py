@@ -323,6 +323,134 @@ class BoolAttr:
         return text.strip() == "true"
 
 
+def _dense_ints(text: str) -> tuple[list, tuple]:
+    """(flat ints, shape) of `dense<…> : tensor<AxBxi64>` (nested lists or a
+    splat), the seed's spelling of integer tensor constants."""
+    t = text.strip()
+    body = t[len("dense<"):t.rindex(">", 0, t.rindex(":"))].strip()
+    dims = t[t.rindex("tensor<") + len("tensor<"):].rstrip(">").split("x")[:-1]
+    shape = tuple(int(d) for d in dims)
+    count = 1
+    for d in shape:
+        count *= d
+    flat = [x.strip() for x in body.replace("[", " ").replace("]", " ").split(",") if x.strip()]
+    vals = [v.lower() in ("true", "1") if v.lower() in ("true", "false") else int(v) for v in flat]
+    if len(vals) == 1 and count != 1:
+        vals = vals * count
+    if len(vals) != count:
+        raise ValueError(f"{len(vals)} values for shape {shape}")
+    return vals, shape
+
+
+@dataclass(frozen=True)
+class I64MatrixAttr(I64ArrayAttr):
+    """A "2-dimensional tensor constant of type `si64`" with rows of two
+    (convolution's and reduce_window's `padding`): a tuple of (low, high)
+    pairs, written `dense<[[l0, h0], [l1, h1]]> : tensor<2x2xi64>`; its
+    length is the number of rows."""
+
+    def to_mlir(self, v) -> str:
+        rows = ", ".join(f"[{a}, {b}]" for a, b in v)
+        return f"dense<[{rows}]> : tensor<{len(v)}x2xi64>" if v else "dense<> : tensor<0x2xi64>"
+
+    def from_mlir(self, text: str) -> tuple:
+        t = text.strip()
+        if not t.startswith("dense<"):
+            raise ValueError(f"expected dense<…> : tensor<Nx2xi64>, got {text!r}")
+        vals, shape = _dense_ints(t)
+        if len(shape) != 2 or shape[1] != 2:
+            raise ValueError(f"{t} is not an Nx2 tensor")
+        return tuple((vals[2 * i], vals[2 * i + 1]) for i in range(shape[0]))
+
+
+@dataclass(frozen=True)
+class BoolArrayAttr(I64ArrayAttr):
+    """A "1-dimensional tensor constant of type `i1`" (convolution's
+    `window_reversal`), written `array<i1: true, false>` (the pinned
+    StableHLO's spelling) or as the seed's `dense<false> : tensor<2xi1>`.
+    Generators and proofs solve its entries as integers in [0, 1]."""
+
+    entry_range = (0, 1)
+
+    def to_mlir(self, v) -> str:
+        return "array<i1" + (": " + ", ".join("true" if x else "false" for x in v) if len(v) else "") + ">"
+
+    def from_mlir(self, text: str) -> tuple:
+        t = text.strip()
+        if t.startswith("dense<"):
+            return tuple(bool(x) for x in _dense_ints(t)[0])
+        if not t.startswith("array<i1"):
+            raise ValueError(f"expected array<i1: …>, got {text!r}")
+        inner = t[len("array<i1"):-1].lstrip(":").strip()
+        return tuple(x.strip() == "true" for x in inner.split(",") if x.strip())
+
+
+@dataclass(frozen=True)
+class EnumListAttr:
+    """A "variadic number of enums" written as an array of enum attributes
+    (`precision_config = [#stablehlo<precision DEFAULT>, …]`): a tuple of
+    values, structure like an enum (its `choices` are tuples)."""
+
+    mlir_name: str
+    values: tuple[str, ...]
+
+    def to_mlir(self, v) -> str:
+        return "[" + ", ".join(f"#stablehlo<{self.mlir_name} {x}>" for x in v) + "]"
+
+    def from_mlir(self, text: str) -> tuple:
+        t = text.strip()
+        if not (t.startswith("[") and t.endswith("]")):
+            raise ValueError(f"expected [#stablehlo<{self.mlir_name} …>, …], got {text!r}")
+        one = EnumAttr(self.mlir_name, self.values)
+        items = [x.strip() for x in t[1:-1].split(",") if x.strip()]
+        return tuple(one.from_mlir(x) for x in items)
+
+
+@dataclass(frozen=True)
+class ConvDimensionsGroup(Group):
+    """convolution's `dimension_numbers`: nine spec inputs written as one
+    `#stablehlo.conv<…>`.  Written in the raw form
+    (`#stablehlo.conv<raw input_batch_dimension = 0, …>`), which spells any
+    values, invalid ones too; read in that form and in the compact one the
+    printer uses (`#stablehlo.conv<[b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f]>`:
+    per tensor, each axis's role — b/f, i/o, or the index of the spatial
+    dimension it is)."""
+
+    def to_mlir(self, values: dict, kinds: dict) -> str:
+        parts = [f"{f} = {kinds[f].to_group(values[f])}" for f in self.fields]
+        return f"#{self.dialect_attr}<raw {', '.join(parts)}>"
+
+    def from_mlir(self, text: str, kinds: dict) -> dict:
+        t = " ".join(text.split())
+        head = f"#{self.dialect_attr}<"
+        if not (t.startswith(head) and t.endswith(">")):
+            raise ValueError(f"expected {head}…>, got {text!r}")
+        body = t[len(head):-1].strip()
+        if body.startswith("raw "):
+            raw = Group(self.mlir_name, self.dialect_attr, self.fields)
+            return raw.from_mlir(f"{head}{body[4:]}>", kinds)
+        lhs, _, out = body.partition("->")
+        inp, _, ker = lhs.partition("x")
+        roles = [[r.strip() for r in part.strip().strip("[]").split(",") if r.strip()] for part in (inp, ker, out)]
+        names = (("input", "b", "f"), ("kernel", "i", "o"), ("output", "b", "f"))
+        values = {}
+        for (prefix, first, second), rs in zip(names, roles):
+            lead = {"input": ("batch", "feature"), "kernel": ("input_feature", "output_feature"),
+                    "output": ("batch", "feature")}[prefix]
+            spatial = {}
+            for pos, r in enumerate(rs):
+                if r == first:
+                    values[f"{prefix}_{lead[0]}_dimension"] = pos
+                elif r == second:
+                    values[f"{prefix}_{lead[1]}_dimension"] = pos
+                elif r.isdigit():
+                    spatial[int(r)] = pos
+                else:
+                    raise ValueError(f"unknown role {r!r} in {text!r}")
+            values[f"{prefix}_spatial_dimensions"] = tuple(spatial[k] for k in sorted(spatial))
+        return values
+
+
 # --------------------------------------------------------------------------
 # Declarations
 # --------------------------------------------------------------------------
@@ -348,7 +476,11 @@ class Operand:
     that ties the count down (e.g. dynamic_slice C2) still decides; a hint
     only says where to look.
     `constant`: the value is written as an attribute of the op (constant's
-    `value`), not passed as an argument of @main."""
+    `value`), not passed as an argument of @main.
+    `types_of`: another operand whose element type the constraints make this
+    one's (reduce's `init_values` and `inputs`, C2): skeletons tie the two
+    instead of enumerating every mismatch (all invalid); negative cases
+    still break the tie through `mixed` layouts and result types."""
 
     name: str
     types: tuple[ElementType, ...]
@@ -357,6 +489,7 @@ class Operand:
     count: Any = None
     constant: bool = False
     tuple_members: bool = False   # a tuple of `count` tensors of `types` (get_tuple_element's operand)
+    types_of: str | None = None   # skeletons give it this operand's element type (see below)
 
     def counts(self, op) -> tuple:
         return _hint(self.count, op) or (1, 2)
@@ -390,6 +523,7 @@ class Result:
     variadic: bool = False
     rank: Any = None
     fixed_rank: int | None = None
+    count: Any = None   # variadic results: the number infer gives, which negative cases and proofs vary
 
     def ranks(self, op) -> tuple:
         if self.fixed_rank is not None:
@@ -417,12 +551,17 @@ class Region:
 class Function:
     """A region's value: its block's argument and result types, the name of
     the body a generator wrote (None when parsed from a program), and — in
-    the oracle — `call(*arrays) -> list of arrays`, the body executed."""
+    the oracle — `call(*arrays) -> list of arrays`, the body executed, and
+    `pairwise`: when the block applies one op to each pair (argument k,
+    argument N+k) and returns the N results in order (a sum, a product, a
+    maximum … reduce's usual bodies), the N op mnemonics; else None.  What a
+    reduction may compute depends on that algebra (spec/schedule.py)."""
 
     inputs: tuple
     outputs: tuple
     body: str | None = None
     call: Callable | None = None
+    pairwise: tuple | None = None   # set by the oracle's reader: see below
 
     def __repr__(self) -> str:
         ins = ", ".join(t.mlir for t in self.inputs)
@@ -491,6 +630,7 @@ class OpSpec:
     regions: tuple[Region, ...] = ()
     groups: tuple[Group, ...] = ()
     exercise: Exercise = Exercise()
+    check_ranks: tuple = ()   # ranks check-spec proves beyond 0..2 (rules that bite only there)
     notes: str = ""
 
     @property
@@ -687,6 +827,36 @@ class DataMovement:
 
     fn: Callable
     bit_exact: bool = True
+
+
+@dataclass(frozen=True)
+class Range:
+    """An element known to a range, as accumulating ops give it: the seed
+    leaves the order of a reduction implementation-defined (`reduce`: "for
+    some binary tree `schedule`"), so a float sum is known to lie in
+    [`lo`, `hi`] (exact reals, or ±inf floats) — every allowed schedule
+    rounds into [round_down(lo), round_up(hi)] — and `nearest`, the exact
+    real result, is what the ULP distance is reported from (spec/schedule.py
+    derives both).  In an element answer of `Elementwise` or `Accumulating`
+    semantics, a complex element is an (re, im) pair of these."""
+
+    nearest: Any
+    lo: Any
+    hi: Any
+
+
+@dataclass(frozen=True)
+class Accumulating:
+    """Semantics of ops that reduce (reduce, dot_general, convolution, …):
+    `fn(op, *operands) -> list`, one object array per result, of element
+    answers in the vocabulary of `Elementwise` (exact ints, bools,
+    Fractions, floats with their specials, (re, im) pairs, `ImplDefined`)
+    plus `Range` where the schedule is implementation-defined.  The oracle
+    resolves each element as it does an element-wise answer (integer wrap,
+    correct rounding) and states an exact expectation, or a "bounded" one
+    where some element has a range."""
+
+    fn: Callable
 
 
 @dataclass

@@ -26,6 +26,14 @@ an op can declare, and what each declaration feeds:
                   out-of-bounds position means (`CLAMPED` by the seed's own
                   formula: an ordinary verdict case; `IMPLEMENTATION_DEFINED`:
                   a survey case, reported and never scored).
+  operand_values  (op instance, operand name, member index, tensor type, rng)
+                  -> an array for that operand (member), or None for the
+                  usual random and special values: reduce's init values are
+                  its body's identity, sort's keys repeat.
+  survey_when     (op instance) -> the reason the op's result is
+                  implementation-defined as a whole on this instance (a
+                  reduction body that is not associative), or None: such
+                  cases are surveys.
 """
 from __future__ import annotations
 
@@ -107,3 +115,5 @@ class Exercise:
     corners: tuple = ()
     built_corners: Callable | None = None
     indices: Any = None
+    operand_values: Callable | None = None
+    survey_when: Callable | None = None

@@ -18,7 +18,8 @@ from typing import Iterator
 
 import z3
 
-from .dsl import BoolAttr, EnumAttr, Function, I64ArrayAttr, Instance, IntAttr, OpSpec, is_symbolic
+from .dsl import (BoolAttr, EnumAttr, EnumListAttr, Function, I64ArrayAttr, I64MatrixAttr, Instance, IntAttr, OpSpec,
+                  is_symbolic)
 from .types import ElementType, TensorType, TupleType
 
 
@@ -65,7 +66,7 @@ def structural_attributes(spec: OpSpec):
     `choices` the op lists (get_tuple_element's `index` decides a type);
     other integers and array entries are solved."""
     return [a for a in spec.attributes
-            if isinstance(a.kind, (EnumAttr, BoolAttr)) or (isinstance(a.kind, IntAttr) and a.choices)]
+            if isinstance(a.kind, (EnumAttr, BoolAttr, EnumListAttr)) or (isinstance(a.kind, IntAttr) and a.choices)]
 
 
 def attribute_options(attr) -> list:
@@ -92,15 +93,19 @@ def candidates(spec: OpSpec) -> Iterator[Skeleton]:
     varied element type where its table has it, else its first — and once
     alone, the other axes at their first value).  Region
     bodies never change a constraint (only the signature does), so they are
-    an axis like any other."""
+    an axis like any other.  An operand whose element type the constraints
+    tie to another's (`Operand.types_of`) is no axis: it takes that one's."""
     prog_results = [r for r in spec.results if r.name in spec.result_from_program]
-    axes = ([("operand", i, o.types) for i, o in enumerate(spec.operands)]
+    position = {o.name: i for i, o in enumerate(spec.operands)}
+    tied = {i: position[o.types_of] for i, o in enumerate(spec.operands) if o.types_of}
+    axes = ([("operand", i, o.types) for i, o in enumerate(spec.operands) if i not in tied]
             + [("result", r.name, r.types) for r in prog_results]
             + [("attr", a.name, tuple(attribute_options(a))) for a in structural_attributes(spec)]
             + [("region", g.name, tuple(g.bodies) or (None,)) for g in spec.regions])
 
     def skeleton(values):
-        ops = tuple(v for (k, _, _), v in zip(axes, values) if k == "operand")
+        free = {i: v for (k, i, _), v in zip(axes, values) if k == "operand"}
+        ops = tuple(free[tied.get(i, i)] for i in range(len(spec.operands)))
         res = tuple((n, v) for (k, n, _), v in zip(axes, values) if k == "result")
         attrs = tuple((n, v) for (k, n, _), v in zip(axes, values) if k == "attr")
         regs = tuple((n, v) for (k, n, _), v in zip(axes, values) if k == "region")
@@ -142,6 +147,7 @@ class Symbolic:
     attr_vars: dict = field(default_factory=dict)    # "name" or "name[i]" -> z3 Int
     inferred: dict | None = None                     # result name -> TensorType (symbolic dims) or None
     layout: dict = field(default_factory=dict)       # the structure chosen: counts, lengths, result ranks
+    attr_ranges: dict = field(default_factory=dict)  # attr_vars key -> (lo, hi) where the kind fixes it (i1 arrays)
 
     def tensors(self):
         for v in list(self.inst.operands.values()) + list(self.inst.results.values()):
@@ -232,13 +238,15 @@ def symbolic_instance(spec: OpSpec, skel: Skeleton, ranks, prefix: str = "",
     operand) and results (rank from infer).  `result_override` {name:
     (element type, rank)} sets a result freely (negative cases, uniqueness
     proofs).  `layout` overrides the structure hints: {"counts": {operand:
-    n}, "lengths": {attribute: n}, "result_ranks": {result: r}, "mixed":
+    n}, "lengths": {attribute: n}, "result_ranks": {result: r},
+    "result_counts": {variadic result with a `count` hint: n}, "result_mixed":
+    {such a result: element type of its last member}, "mixed":
     {variadic operand: element type of its last member}, "members": {tuple operand:
     member count}, "regions": {region: (input types, output types)}}; hints
     not overridden take their first candidate.  Returns the Instance, or a
     `Symbolic` when `full`; None if infer cannot be evaluated here."""
     layout = layout or {}
-    chosen_layout = {"counts": {}, "lengths": {}, "result_ranks": {}}
+    chosen_layout = {"counts": {}, "lengths": {}, "result_ranks": {}, "result_counts": {}}
     operands: dict = {}
     partial = spec.instance(operands, {}, {})
     fixed = [(o, t, r) for o, t, r in zip(spec.operands, skel.operand_types, ranks)]
@@ -266,7 +274,7 @@ def symbolic_instance(spec: OpSpec, skel: Skeleton, ranks, prefix: str = "",
         operands[o.name] = members
         partial = spec.instance(dict(operands), {}, {})
     operands = {o.name: operands[o.name] for o in spec.operands}   # table order
-    attrs, attr_vars = {}, {}
+    attrs, attr_vars, attr_ranges = {}, {}, {}
     chosen = skel.attr_dict
     for a in spec.attributes:
         if a.name in chosen:
@@ -274,12 +282,23 @@ def symbolic_instance(spec: OpSpec, skel: Skeleton, ranks, prefix: str = "",
                 attrs[a.name] = chosen[a.name]
         elif isinstance(a.kind, IntAttr) and not a.choices:
             attr_vars[a.name] = attrs[a.name] = z3.Int(f"{prefix}attr_{a.name}")
+        elif isinstance(a.kind, I64MatrixAttr):   # rows of (low, high)
+            n = layout.get("lengths", {}).get(a.name, a.lengths(partial)[0])
+            chosen_layout["lengths"][a.name] = n
+            rows = tuple((z3.Int(f"{prefix}attr_{a.name}_{i}_0"), z3.Int(f"{prefix}attr_{a.name}_{i}_1"))
+                         for i in range(n))
+            for i, row in enumerate(rows):
+                for j, v in enumerate(row):
+                    attr_vars[f"{a.name}[{i}][{j}]"] = v
+            attrs[a.name] = rows
         elif isinstance(a.kind, I64ArrayAttr):
             n = layout.get("lengths", {}).get(a.name, a.lengths(partial)[0])
             chosen_layout["lengths"][a.name] = n
             entries = tuple(z3.Int(f"{prefix}attr_{a.name}_{i}") for i in range(n))
             for i, v in enumerate(entries):
                 attr_vars[f"{a.name}[{i}]"] = v
+                if getattr(a.kind, "entry_range", None):
+                    attr_ranges[f"{a.name}[{i}]"] = a.kind.entry_range
             attrs[a.name] = entries
         partial = spec.instance(operands, dict(attrs), {})   # later length hints see earlier arrays
     partial = spec.instance(operands, attrs, {})
@@ -316,11 +335,18 @@ def symbolic_instance(spec: OpSpec, skel: Skeleton, ranks, prefix: str = "",
         got = inferred[r.name]
         if isinstance(got, TensorType) and r.name in prog:
             got = TensorType(got.shape, prog[r.name])
+        if r.variadic and r.count is not None and isinstance(got, list):   # a count the layout may set
+            n = layout.get("result_counts", {}).get(r.name, len(got))
+            chosen_layout["result_counts"][r.name] = n
+            got = (got + got[-1:] * n)[:n] if got else got
+            mixed = layout.get("result_mixed", {}).get(r.name)
+            if mixed is not None and got:   # the last member of another element type
+                got = got[:-1] + [TensorType(got[-1].shape, mixed)]
         results[r.name] = _fresh(prefix, r.name, got)
     inst = spec.instance(operands, attrs, results, regions)
     if not full:
         return inst
-    s = Symbolic(inst, attr_vars=attr_vars, inferred=inferred, layout=chosen_layout)
+    s = Symbolic(inst, attr_vars=attr_vars, inferred=inferred, layout=chosen_layout, attr_ranges=attr_ranges)
     s.dims = [d for t in s.tensors() for d in t.shape]
     return s
 

@@ -123,8 +123,11 @@ def test_tuple_results_come_back_as_leaves(cases):
             assert n_leaves == len(c.expected)
 
 
-@pytest.mark.parametrize("body", regions.BODIES)
-@pytest.mark.parametrize("et", ["i1", "si4", "ui8", "f8E4M3FN", "bf16", "f32", "complex<f64>"])
+KINDS_OF_TYPE = ["i1", "si4", "ui8", "f8E4M3FN", "bf16", "f32", "complex<f64>"]
+
+
+@pytest.mark.parametrize("body", regions.PAIRWISE + ("replace", "keep", "argmax"))
+@pytest.mark.parametrize("et", KINDS_OF_TYPE)
 def test_region_bodies_verify_for_every_kind_of_type(body, et, mlir_ctx):
     ir, _ = mlir_ctx
     t = TensorType((), ELEMENT_TYPES[et])
@@ -138,6 +141,30 @@ def test_region_bodies_verify_for_every_kind_of_type(body, et, mlir_ctx):
             f"{utype}) -> {ttype}\n"
             f"  func.return %0 : {ttype}\n}}\n")
     ir.Module.parse(text)
+
+
+@pytest.mark.parametrize("body", regions.COMPARATORS)
+@pytest.mark.parametrize("et", KINDS_OF_TYPE)
+def test_comparators_verify_in_a_two_key_sort(body, et, mlir_ctx):
+    ir, _ = mlir_ctx
+    t, k = TensorType((), ELEMENT_TYPES[et]), TensorType((), ELEMENT_TYPES["si32"])
+    block = regions.render(Function((t, t, k, k), (TensorType((), ELEMENT_TYPES["i1"]),), body))
+    a, b = TensorType((4,), ELEMENT_TYPES[et]).mlir, "tensor<4xi32>"
+    ir.Module.parse(f"func.func @main(%a: {a}, %b: {b}) -> ({a}, {b}) {{\n"
+                    f'  %0:2 = "stablehlo.sort"(%a, %b) {block} {{dimension = 0 : i64, is_stable = true}} '
+                    f": ({a}, {b}) -> ({a}, {b})\n  func.return %0#0, %0#1 : {a}, {b}\n}}\n")
+
+
+@pytest.mark.parametrize("body", regions.MAPS)
+@pytest.mark.parametrize("et", KINDS_OF_TYPE)
+def test_map_computations_verify(body, et, mlir_ctx):
+    ir, _ = mlir_ctx
+    t = TensorType((), ELEMENT_TYPES[et])
+    block = regions.render(Function((t, t), (t,), body))
+    a = TensorType((3,), ELEMENT_TYPES[et]).mlir
+    ir.Module.parse(f"func.func @main(%a: {a}, %b: {a}) -> {a} {{\n"
+                    f'  %0 = "stablehlo.map"(%a, %b) {block} {{dimensions = array<i64: 0>}} : ({a}, {a}) -> {a}\n'
+                    f"  func.return %0 : {a}\n}}\n")
 
 
 def test_scatter_tables_are_covered_not_multiplied():

@@ -1,0 +1,351 @@
+"""dot_general — dot products between slices of `lhs` and `rhs` (spec section "dot_general").
+
+Semantics: `result[result_index]` is the seed's `reduce` of
+`multiply(lhs_slice, rhs_slice)` over the contracting dimensions with init
+0 and body `add`: for every allowed schedule (spec/schedule.py)
+
+* floats: `dot_range` of the (lhs, rhs) pairs of the contracting slices —
+  the exact Σ aᵢbᵢ and a rigorous bound for products rounded (or exact, in a
+  wider accumulator) summed in any order; a NaN anywhere, or 0 × ∞, is NaN;
+* complex: `complex_dot_range`, per component;
+* integers: the exact Σ aᵢbᵢ — integer add and multiply are associative
+  modulo 2^n, so no schedule matters; the oracle wraps it into the type,
+  labelled (the seed's Errors clause makes overflow implementation-defined);
+* i1: `add` and `multiply` on booleans are the seed's logical or/and, so
+  an OR of ANDs.
+
+A zero-sized contracting slice sums nothing: the init value 0 (false).
+
+Readings:
+* precision_config.  The seed calls DEFAULT/HIGH/HIGHEST underspecified
+  ("the tradeoff between speed and accuracy for computations on
+  accelerator backends").  We state one bound: the full-precision one of
+  the seed's own products and sum, which CPU backends meet.  An
+  accelerator that trades accuracy at DEFAULT or HIGH (TF32 or bf16
+  passes) can fail it; so every float or complex case whose precision is
+  not HIGHEST for both operands says so in its expectation: each element
+  is offered under the label "full precision (precision_config …)" with
+  that reason as its `why` (`at_precision`).  Integer and i1 dots are exact
+  whatever the precision.
+* A program that leaves precision_config out states no precision: read as
+  [DEFAULT, DEFAULT], as the pinned dialect and XLA read it (C12 then
+  holds).  The pinned verifier also accepts 0 or 1 entries; the seed's C12
+  demands 2.
+* The result's element type.  No constraint of the seed names it (C13 is
+  about its shape only; C1 ties lhs to rhs), while the Semantics assign
+  `dot_product` — a `reduce` over values of element_type(lhs) with init 0
+  — to `result[result_index]`.  The Outputs table lists only C13 for
+  `result`, so C13 is encoded as type(result): the shape it states, and
+  element_type(lhs).  The pinned verifier accepts any result element type
+  (JAX's `preferred_element_type`: bf16 × bf16 → f32, i8 × i8 → i32); such
+  programs are rejected by the encoded spec under C13 — a finding.
+
+Findings:
+* C8 and C9 quantify "for all `i`" but index with `d`
+  (`rhs_batching_dimensions[d]`): `i` is meant.
+* The result's element type is left unconstrained (above).
+"""
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+from ..dsl import (ANY, Accumulating, Attribute, EnumListAttr, Group, I64ArrayAttr, ImplDefined, OpSpec, Operand,
+                   Result, all_of, at, element_type, in_range, is_unique, rank, shape, size)
+from ..exercise import Corner, Exercise
+from ..schedule import complex_dot_range, dot_range
+from ..types import TensorType, exact_values
+from .reduce import kept_dims
+
+GROUP = "dot_dimension_numbers"
+PRECISIONS = ("DEFAULT", "HIGH", "HIGHEST")
+PRECISION_WHY = ('precision_config {p}: the seed leaves its accuracy underspecified ("at the moment, the semantics '
+                 'of these enum values is underspecified"; DEFAULT and HIGH may trade accuracy on accelerators) — '
+                 "judged at full precision, the seed's products and sum in any order, which CPU backends meet")
+
+
+# --------------------------------------------------------------------------
+# Constraints
+# --------------------------------------------------------------------------
+
+def dot_general_c1(op):
+    """(C1) `lhs` and `rhs` have the same element type."""
+    return element_type(op.lhs) == element_type(op.rhs)
+
+
+def dot_general_c2(op):
+    """(C2) size(`lhs_batching_dimensions`) $=$ size(`rhs_batching_dimensions`)."""
+    return size(op.lhs_batching_dimensions) == size(op.rhs_batching_dimensions)
+
+
+def dot_general_c3(op):
+    """(C3) size(`lhs_contracting_dimensions`) $=$
+  size(`rhs_contracting_dimensions`)."""
+    return size(op.lhs_contracting_dimensions) == size(op.rhs_contracting_dimensions)
+
+
+def dot_general_c4(op):
+    """(C4) `lhs_batching_dimensions` and `lhs_contracting_dimensions` combined are
+  unique."""
+    return is_unique(tuple(op.lhs_batching_dimensions) + tuple(op.lhs_contracting_dimensions))
+
+
+def dot_general_c5(op):
+    """(C5) `rhs_batching_dimensions` and `rhs_contracting_dimensions` combined are
+  unique."""
+    return is_unique(tuple(op.rhs_batching_dimensions) + tuple(op.rhs_contracting_dimensions))
+
+
+def dot_general_c6(op):
+    """(C6) 0 $\\le$ `lhs_batching_dimensions[i]` $\\lt$ rank(`lhs`) for all `i`
+  $\\in$ [0, size(`lhs_batching_dimensions`))."""
+    return all_of(in_range(d, 0, rank(op.lhs)) for d in op.lhs_batching_dimensions)
+
+
+def dot_general_c7(op):
+    """(C7) 0 $\\le$ `lhs_contracting_dimensions[i]` $\\lt$ rank(`lhs`) for all `i`
+  $\\in$ [0, size(`lhs_contracting_dimensions`))."""
+    return all_of(in_range(d, 0, rank(op.lhs)) for d in op.lhs_contracting_dimensions)
+
+
+def dot_general_c8(op):
+    """(C8) 0 $\\le$ `rhs_batching_dimensions[d]` $\\lt$ rank(`rhs`) for all `i`
+  $\\in$ [0, size(`rhs_batching_dimensions`)).
+
+    `[d]` read as `[i]` (the quantifier's variable: a typo)."""
+    return all_of(in_range(d, 0, rank(op.rhs)) for d in op.rhs_batching_dimensions)
+
+
+def dot_general_c9(op):
+    """(C9) 0 $\\le$ `rhs_contracting_dimensions[d]` $\\lt$ rank(`rhs`) for all `i`
+  $\\in$ [0, size(`rhs_contracting_dimensions`)).
+
+    `[d]` read as `[i]` (the quantifier's variable: a typo)."""
+    return all_of(in_range(d, 0, rank(op.rhs)) for d in op.rhs_contracting_dimensions)
+
+
+def dot_general_c10(op):
+    """(C10) dim(`lhs`, `lhs_batching_dimensions[i]`) $=$
+  dim(`rhs`, `rhs_batching_dimensions[i]`) for all `i` $\\in$ [0,
+  size(`lhs_batching_dimensions`)).
+
+    Pairs beyond the shorter list are C2's; an entry naming no axis is C6's
+    or C8's (it reads a size of 0 here, as `at` does in z3)."""
+    return all_of(at(shape(op.lhs), a) == at(shape(op.rhs), b)
+                  for a, b in zip(op.lhs_batching_dimensions, op.rhs_batching_dimensions))
+
+
+def dot_general_c11(op):
+    """(C11) dim(`lhs`, `lhs_contracting_dimensions[i]`) $=$
+  dim(`rhs`, `rhs_contracting_dimensions[i]`) for all `i` $\\in$ [0,
+  size(`lhs_contracting_dimensions`)).
+
+    As C10, for the contracting pairs."""
+    return all_of(at(shape(op.lhs), a) == at(shape(op.rhs), b)
+                  for a, b in zip(op.lhs_contracting_dimensions, op.rhs_contracting_dimensions))
+
+
+def dot_general_c12(op):
+    """(C12) size(`precision_config`) $=$ 2.
+
+    A program that leaves precision_config out is read as [DEFAULT, DEFAULT]
+    (module docstring)."""
+    return op.precision_config is None or size(op.precision_config) == 2
+
+
+def dot_general_c13(op):
+    """(C13) shape(`result`) $=$ dim(`lhs`, `lhs_batching_dimensions`) +
+  dim(`lhs`, `lhs_result_dimensions`) + dim(`rhs`, `rhs_result_dimensions`).
+
+    And element_type(`result`) = element_type(`lhs`): no constraint of the
+    seed names the result's element type, the Semantics assign it a value
+    of lhs's (module docstring: a finding)."""
+    want = result_type(op)
+    if want is None or rank(op.result) != rank(want):
+        return False
+    return all_of([element_type(op.result) == element_type(want)]
+                  + [d == e for d, e in zip(shape(op.result), shape(want))])
+
+
+def result_type(op) -> TensorType | None:
+    """`dim(lhs, lhs_batching_dimensions) + dim(lhs, lhs_result_dimensions) +
+    dim(rhs, rhs_result_dimensions)` of lhs's element type; None where the
+    dimension lists name more axes than a tensor has (C4–C9 are broken
+    then).  Entries may be symbolic: `kept_dims` is an `If` over the axes
+    they may name."""
+    lhs_named = tuple(op.lhs_batching_dimensions) + tuple(op.lhs_contracting_dimensions)
+    rhs_named = tuple(op.rhs_batching_dimensions) + tuple(op.rhs_contracting_dimensions)
+    if len(lhs_named) > rank(op.lhs) or len(rhs_named) > rank(op.rhs):
+        return None
+    batch = tuple(at(shape(op.lhs), d) for d in op.lhs_batching_dimensions)
+    dims = batch + kept_dims(op.lhs, lhs_named) + kept_dims(op.rhs, rhs_named)
+    return TensorType(dims, op.lhs.element_type)
+
+
+def infer(op):
+    t = result_type(op)
+    if t is None:
+        raise ValueError("dimension numbers name more axes than an operand has")
+    return {"result": t}
+
+
+# --------------------------------------------------------------------------
+# Semantics
+# --------------------------------------------------------------------------
+
+def dot_answer(pairs: list, et):
+    """The element answer of Σ aᵢ·bᵢ over `pairs` of exact values of `et`
+    (module docstring): every schedule of the seed's reduce."""
+    if et.is_bool:
+        return any(a and b for a, b in pairs)
+    if et.is_integer:
+        return sum(a * b for a, b in pairs)
+    if et.is_complex:
+        return complex_dot_range(pairs, et.component.format)
+    return dot_range(pairs, et.format)
+
+
+def at_precision(op, answer, et):
+    """A float or complex answer offered under the precision it is judged at
+    (module docstring): full precision, labelled, unless both operands ask
+    for HIGHEST.  Convolution reads its precision_config the same way."""
+    if not (et.is_float or et.is_complex):
+        return answer
+    config = tuple(op.precision_config) if op.precision_config is not None else ("DEFAULT", "DEFAULT")
+    if config and all(p == "HIGHEST" for p in config):
+        return answer
+    p = "[" + ", ".join(config) + "]"
+    return ImplDefined({f"full precision (precision_config {p})": answer}, why=PRECISION_WHY.format(p=p))
+
+
+def arrays(op, lhs, rhs):
+    """`result[result_index] = dot_product` of the seed, element by element:
+    lhs and rhs transposed to batching + result + contracting dimensions,
+    each result index pairs a contracting slice of each."""
+    et = op.lhs.element_type
+    lhs, rhs = np.asarray(lhs), np.asarray(rhs)
+    lb, lc = [int(d) for d in op.lhs_batching_dimensions], [int(d) for d in op.lhs_contracting_dimensions]
+    rb, rc = [int(d) for d in op.rhs_batching_dimensions], [int(d) for d in op.rhs_contracting_dimensions]
+    lr = [d for d in range(lhs.ndim) if d not in lb and d not in lc]
+    rr = [d for d in range(rhs.ndim) if d not in rb and d not in rc]
+    lx = np.array(exact_values(lhs, et), dtype=object).reshape(lhs.shape).transpose(lb + lr + lc)
+    rx = np.array(exact_values(rhs, et), dtype=object).reshape(rhs.shape).transpose(rb + rr + rc)
+    n_b = len(lb)
+    batch = lx.shape[:n_b]
+    l_res, r_res = lx.shape[n_b:n_b + len(lr)], rx.shape[n_b:n_b + len(rr)]
+    k = int(np.prod(lx.shape[n_b + len(lr):], dtype=np.int64))
+    lx = lx.reshape(batch + l_res + (k,))
+    rx = rx.reshape(batch + r_res + (k,))
+    out = np.empty(batch + l_res + r_res, dtype=object)
+    for idx in np.ndindex(*out.shape):
+        b, i, j = idx[:n_b], idx[n_b:n_b + len(lr)], idx[n_b + len(lr):]
+        pairs = list(zip(lx[b + i], rx[b + j]))
+        out[idx] = at_precision(op, dot_answer(pairs, et), et)
+    return [out]
+
+
+# --------------------------------------------------------------------------
+# Exercise
+# --------------------------------------------------------------------------
+
+def _batching_lengths(op):
+    m = min(rank(op.lhs), rank(op.rhs))
+    return tuple(k for k in (0, 1, 2) if k <= m)
+
+
+def _contracting_lengths(op):
+    b = len(op.lhs_batching_dimensions) if op.lhs_batching_dimensions is not None else 0
+    m = min(rank(op.lhs), rank(op.rhs)) - b
+    return tuple(k for k in (1, 0, 2) if k <= m) or (0,)
+
+
+def _lengths(b: int, c: int) -> dict:
+    return {"lengths": {"lhs_batching_dimensions": b, "lhs_contracting_dimensions": c}}
+
+
+def _dim(t, d):
+    return at(shape(t), d)
+
+
+CORNERS = (
+    Corner("matrix multiply", (2, 2), lambda op: [op.lhs_contracting_dimensions[0] == 1,
+                                                  op.rhs_contracting_dimensions[0] == 0], layout=_lengths(0, 1)),
+    Corner("vector dot: a rank-0 result", (1, 1), lambda op: [], layout=_lengths(0, 1)),
+    Corner("outer product: no contracting dimension", (2, 1), lambda op: [], layout=_lengths(0, 0)),
+    Corner("batching only: element-wise products", (2, 2), lambda op: [], layout=_lengths(2, 0)),
+    Corner("batched matmul, batching dimension not leading", (3, 3),
+           lambda op: [op.lhs_batching_dimensions[0] != 0, op.rhs_batching_dimensions[0] == 2,
+                       op.rhs_contracting_dimensions[0] == 0], layout=_lengths(1, 1)),
+    Corner("two batching dimensions listed in descending order", (3, 3),
+           lambda op: [op.lhs_batching_dimensions[0] > op.lhs_batching_dimensions[1],
+                       op.rhs_batching_dimensions[0] < op.rhs_batching_dimensions[1]], layout=_lengths(2, 1)),
+    Corner("two contracting dimensions in opposite orders", (3, 3),
+           lambda op: [op.lhs_contracting_dimensions[0] > op.lhs_contracting_dimensions[1],
+                       op.rhs_contracting_dimensions[0] < op.rhs_contracting_dimensions[1],
+                       _dim(op.lhs, op.lhs_contracting_dimensions[0]) != _dim(op.lhs, op.lhs_contracting_dimensions[1])],
+           layout=_lengths(0, 2)),
+    Corner("contracting dimension before the batching dimension in rhs", (3, 3),
+           lambda op: [op.rhs_contracting_dimensions[0] < op.rhs_batching_dimensions[0],
+                       op.lhs_contracting_dimensions[0] < op.lhs_batching_dimensions[0]], layout=_lengths(1, 1)),
+    Corner("zero-sized contracting dimension", (2, 2),
+           lambda op: [_dim(op.lhs, op.lhs_contracting_dimensions[0]) == 0]
+           + [d > 0 for d in op.result.shape], layout=_lengths(0, 1)),
+    Corner("zero-sized contracting dimension with a batch", (3, 2),
+           lambda op: [_dim(op.lhs, op.lhs_contracting_dimensions[0]) == 0]
+           + [d > 0 for d in op.result.shape], layout=_lengths(1, 1)),
+    Corner("long contracting dimension (accumulation)", (1, 2),
+           lambda op: [_dim(op.lhs, op.lhs_contracting_dimensions[0]) >= 16], layout=_lengths(0, 1), max_dim=24),
+    Corner("long contracting dimension, two results", (2, 1),
+           lambda op: [_dim(op.rhs, op.rhs_contracting_dimensions[0]) >= 12]
+                      + [d >= 2 for d in op.result.shape], layout=_lengths(0, 1), max_dim=20),
+)
+
+
+def _built_corners(spec, skels, rng):
+    """precision_config other than the skeletons' [DEFAULT, DEFAULT] on the
+    float and complex types it is about (skeletons vary it on i1 only: the
+    covering set of a table this large), by hand: a 2x3 · 3x2 matmul."""
+    by_type = {s.operand_types[0]: s for s in skels if s.operand_types[0] == s.operand_types[1]}
+    out = []
+    for et, config in (("f32", ("HIGHEST", "HIGHEST")), ("bf16", ("HIGH", "HIGH")), ("f16", ("HIGHEST", "DEFAULT")),
+                       ("complex<f32>", ("HIGHEST", "HIGHEST")), ("f64", ("HIGH", "HIGHEST")),
+                       ("si32", ("HIGHEST", "HIGHEST"))):
+        skel = next((s for t, s in by_type.items() if t.name == et), None)
+        if skel is None:
+            continue
+        t = skel.operand_types[0]
+        attrs = {"lhs_batching_dimensions": (), "rhs_batching_dimensions": (), "lhs_contracting_dimensions": (1,),
+                 "rhs_contracting_dimensions": (0,), "precision_config": config}
+        skel2 = dataclasses.replace(skel, attrs=tuple((k, config if k == "precision_config" else v)
+                                                      for k, v in skel.attrs))
+        inst = spec.instance({"lhs": TensorType((2, 3), t), "rhs": TensorType((3, 2), t)}, attrs,
+                             {"result": TensorType((2, 2), t)})
+        out.append((f"precision_config {list(config)}", skel2, inst))
+    return out
+
+
+SPEC = OpSpec(
+    mnemonic="dot_general",
+    operands=(Operand("lhs", ANY), Operand("rhs", ANY)),
+    attributes=(
+        Attribute("lhs_batching_dimensions", I64ArrayAttr(), length=_batching_lengths, group=GROUP),
+        Attribute("rhs_batching_dimensions", I64ArrayAttr(), group=GROUP,
+                  length=lambda op: len(op.lhs_batching_dimensions)),
+        Attribute("lhs_contracting_dimensions", I64ArrayAttr(), length=_contracting_lengths, group=GROUP),
+        Attribute("rhs_contracting_dimensions", I64ArrayAttr(), group=GROUP,
+                  length=lambda op: len(op.lhs_contracting_dimensions)),
+        # The second choice, of the wrong length, is how a negative case for C12 is found.
+        Attribute("precision_config", EnumListAttr("precision", PRECISIONS),
+                  choices=(("DEFAULT", "DEFAULT"), ("DEFAULT",)), default=("DEFAULT", "DEFAULT")),
+    ),
+    results=(Result("result", ANY),),
+    constraints=(dot_general_c1, dot_general_c2, dot_general_c3, dot_general_c4, dot_general_c5, dot_general_c6,
+                 dot_general_c7, dot_general_c8, dot_general_c9, dot_general_c10, dot_general_c11, dot_general_c12,
+                 dot_general_c13),
+    infer=infer,
+    semantics=Accumulating(arrays),
+    groups=(Group(GROUP, "stablehlo.dot", ("lhs_batching_dimensions", "rhs_batching_dimensions",
+                                             "lhs_contracting_dimensions", "rhs_contracting_dimensions")),),
+    exercise=Exercise(corners=CORNERS, built_corners=_built_corners),
+)

@@ -1,0 +1,395 @@
+"""The seed's `reduce` over every allowed schedule: what a reduction may compute.
+
+`reduce(input_slices)` is `exec(schedule)` for *some* full binary tree whose
+in-order traversal is the inputs in ascending index order, "interspersed
+with an implementation-defined amount of `init_values` at
+implementation-defined positions"; dot_general, convolution, reduce_window
+and select_and_scatter are defined through it.  A result is therefore the
+set of values the allowed schedules give, stated per element in the
+oracle's vocabulary (`dsl.Accumulating`):
+
+* a body associative on the values at hand — integer add and multiply
+  (modulo 2^n), and/or/xor, maximum/minimum — whose init value is its
+  identity: one exact value, the schedule cannot matter;
+* a float sum or product: a `Range`, the exact real result and a rigorous
+  bound on the rounding error of any schedule (below);
+* an init value that is not the body's identity: the amount inserted is the
+  implementation's — the values for one, none and two insertions, labelled,
+  and beyond that any value;
+* any other body: every schedule enumerated (the sets of results over
+  contiguous ranges, built bottom-up) for up to `MAX_ENUMERATED_LEAVES`
+  leaves; beyond, the left fold and any value.
+
+Error bounds (Higham, *Accuracy and Stability of Numerical Algorithms*, 2nd
+ed., §3.1 and §4.2), u = 2^-p the unit roundoff of the format (p its
+precision), γ(k) = k·u / (1 − k·u):
+* a sum of n terms, any order: |ŝ − Σxᵢ| ≤ γ(n−1)·Σ|xᵢ|.  A sum that lands
+  in the subnormal range is exact, so no underflow term is needed.
+* a product of n factors, any order: |p̂ − Πxᵢ| ≤ γ(n−1)·Π|xᵢ| while no
+  partial product leaves the normal range; where one may underflow, each
+  rounding adds at most half the smallest subnormal, amplified by at most
+  the factors above 1: + (n−1)·(min_subnormal/2)·Π max(1, |xᵢ|).
+* a dot product Σ aᵢ·bᵢ (the seed: products rounded, then summed in any
+  order): |ŝ − Σaᵢbᵢ| ≤ γ(n)·Σ|aᵢbᵢ| + n·min_subnormal/2 — which also
+  holds for products computed exactly and accumulated in a wider type,
+  rounded once at the end, as many backends do.
+Where a bound — or a partial sum, at most Σ|xᵢ|·(1 + γ) — could reach the
+format's overflow threshold, a partial result may overflow: the element may
+be anything (labelled).  Special values decide the result where every
+schedule agrees (a NaN anywhere: NaN; infinities of one sign: that
+infinity).  Signed zeros of sums are not told apart (a "bounded"
+expectation compares ±0 equal): whether a +0 init is inserted decides them.
+"""
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+from typing import Callable
+
+import numpy as np
+
+from .dsl import ANY_VALUE, ImplDefined, Range
+from .types import ElementType, FloatFormat, exact_values
+
+MAX_ENUMERATED_LEAVES = 12
+MAX_DISTINCT_PER_RANGE = 32
+SCHEDULE_WHY = ('the order of a reduction is implementation-defined (seed, "reduce": "exec(schedule) for '
+                'some binary tree schedule")')
+INIT_WHY = ("the init value is not the body's identity and the seed inserts it an implementation-defined "
+            "number of times")
+OVERFLOW = "any value: a partial result may overflow in some schedule"
+MONOIDS = ("add", "multiply", "and", "or", "xor", "maximum", "minimum")
+
+
+# --------------------------------------------------------------------------
+# Bounds
+# --------------------------------------------------------------------------
+
+def gamma(k: int, fmt: FloatFormat) -> Fraction | None:
+    """γ(k) = k·u/(1 − k·u), or None when k·u ≥ 1 (no bound)."""
+    ku = k * fmt.unit_roundoff
+    return None if ku >= 1 else ku / (1 - ku)
+
+
+def _threshold(fmt: FloatFormat) -> Fraction:
+    """The least magnitude that rounds to infinity (or NaN in f8E4M3FN)."""
+    return fmt.max_finite + fmt.ulp(fmt.max_finite) / 2
+
+
+def _any(label: str, primary) -> ImplDefined:
+    """Any value, with the exact result (or the left fold) as the value stated first."""
+    return ImplDefined({"the exact result rounded": primary, label: ANY_VALUE}, why=SCHEDULE_WHY)
+
+
+def _special_sum(xs: list[float]):
+    """The sum every schedule gives when a term is NaN or infinite; None when
+    all are finite."""
+    if any(math.isnan(x) for x in xs):
+        return math.nan
+    infs = {x for x in xs if math.isinf(x)}
+    if not infs:
+        return None
+    return math.nan if len(infs) == 2 else infs.pop()
+
+
+def sum_range(xs: list[float], fmt: FloatFormat):
+    """Every value a schedule of `xs` (floats of `fmt`) may sum to."""
+    special = _special_sum(xs)
+    finite = [Fraction(x) for x in xs if math.isfinite(x)]
+    n = len(xs)
+    g = gamma(max(n - 1, 0), fmt)
+    a = sum((abs(x) for x in finite), Fraction(0))
+    s = sum(finite, Fraction(0))
+    if g is None or a * (1 + g) >= _threshold(fmt):
+        if special is not None and math.isnan(special):
+            return special
+        return _any(OVERFLOW, special if special is not None else s)
+    if special is not None:
+        return special
+    b = g * a
+    return Range(s, s - b, s + b)
+
+
+def product_range(xs: list[float], fmt: FloatFormat):
+    """Every value a schedule of the factors `xs` may multiply to."""
+    if any(math.isnan(x) for x in xs):
+        return math.nan
+    zeros = any(x == 0 for x in xs)
+    infs = any(math.isinf(x) for x in xs)
+    negative = sum(math.copysign(1, x) < 0 for x in xs) % 2 == 1
+    if infs:
+        return math.nan if zeros else (-math.inf if negative else math.inf)
+    if zeros:
+        return -0.0 if negative else 0.0
+    n = len(xs)
+    g = gamma(max(n - 1, 0), fmt)
+    mags = [abs(Fraction(x)) for x in xs]
+    partial = _partial_products(mags)
+    p = Fraction(-1 if negative else 1) * math.prod(mags, start=Fraction(1))
+    if g is None or max(partial, default=Fraction(1)) * (1 + g) >= _threshold(fmt):
+        return _any(OVERFLOW, p)
+    b = g * abs(p)
+    if min(partial, default=fmt.min_normal) < fmt.min_normal and n > 1:
+        b += (n - 1) * (fmt.min_subnormal / 2) * math.prod((max(Fraction(1), m) for m in mags), start=Fraction(1))
+    return Range(p, p - b, p + b)
+
+
+def _partial_products(mags: list[Fraction]) -> list[Fraction]:
+    """Magnitudes of every product of consecutive factors (what a schedule's
+    inner nodes compute, before rounding)."""
+    out = []
+    for i in range(len(mags)):
+        acc = Fraction(1)
+        for m in mags[i:]:
+            acc *= m
+            out.append(acc)
+    return out
+
+
+def dot_range(pairs: list[tuple[float, float]], fmt: FloatFormat):
+    """Every value Σ aᵢ·bᵢ may take: products rounded (or exact, in a wider
+    accumulator), then summed in any order."""
+    products = []
+    for a, b in pairs:
+        if math.isnan(a) or math.isnan(b) or ((math.isinf(a) or math.isinf(b)) and (a == 0 or b == 0)):
+            return math.nan
+        products.append(a * b if (math.isinf(a) or math.isinf(b) or a == 0 or b == 0) else None)
+    special = _special_sum([p for p in products if p is not None and math.isinf(p)])
+    exact = [Fraction(a) * Fraction(b) for (a, b), p in zip(pairs, products) if p is None or p == 0]
+    n = len(pairs)
+    g = gamma(n, fmt)
+    mag = sum((abs(t) for t in exact), Fraction(0))
+    s = sum(exact, Fraction(0))
+    if g is None or mag * (1 + g) >= _threshold(fmt):
+        return special if special is not None and math.isnan(special) else _any(OVERFLOW, special or s)
+    if special is not None:
+        return special
+    b = g * mag + n * fmt.min_subnormal / 2
+    if n == 0:
+        return 0.0
+    return Range(s, s - b, s + b)
+
+
+def complex_components(values: list[complex], component: Callable, fmt: FloatFormat):
+    """(re, im) answer of a component-wise reduction of complex values."""
+    return (component([v.real for v in values], fmt), component([v.imag for v in values], fmt))
+
+
+def complex_dot_range(pairs: list[tuple[complex, complex]], fmt: FloatFormat):
+    """Σ aᵢ·bᵢ of complex values, per component: each product's component is a
+    two-term sum of real products, so it is a real dot product of twice the
+    length."""
+    re = [(a.real, b.real) for a, b in pairs] + [(-a.imag, b.imag) for a, b in pairs]
+    im = [(a.real, b.imag) for a, b in pairs] + [(a.imag, b.real) for a, b in pairs]
+    return (dot_range(re, fmt), dot_range(im, fmt))
+
+
+# --------------------------------------------------------------------------
+# Reductions by a body
+# --------------------------------------------------------------------------
+
+def identity(op: str, et: ElementType):
+    """The exact value that leaves `op` unchanged on every value of `et`
+    (None where there is none): what an init value must be for the amount
+    of inits inserted not to matter."""
+    if et.is_bool:
+        return {"add": False, "or": False, "xor": False, "multiply": True, "and": True,
+                "maximum": False, "minimum": True}.get(op)
+    if et.is_integer:
+        return {"add": 0, "or": 0, "xor": 0, "multiply": 1, "and": -1 if et.is_signed else et.max_value,
+                "maximum": et.min_value, "minimum": et.max_value}.get(op)
+    if et.is_complex:
+        return {"add": 0j, "multiply": 1 + 0j}.get(op)
+    top = math.inf if et.format.has_inf else float(et.format.max_finite)   # f8E4M3FN: no infinity
+    return {"add": 0.0, "multiply": 1.0, "maximum": -top, "minimum": top}.get(op)
+
+
+def is_identity(op: str, et: ElementType, init) -> bool:
+    ident = identity(op, et)
+    if ident is None:
+        return False
+    if et.is_float and op == "add":
+        return init == 0   # ±0: the sign of a zero sum is not told apart (module docstring)
+    if et.is_float:
+        return init == ident and not math.isnan(init)
+    return init == ident
+
+
+def _fold(values: list, call_one: Callable):
+    acc = values[0]
+    for v in values[1:]:
+        acc = call_one(acc, v)
+    return acc
+
+
+def monoid_reduce(op: str, xs: list, init, et: ElementType, call_one: Callable):
+    """The answer of reducing the exact values `xs` (index order) by the
+    associative body `op`, with init value `init`; `call_one(a, b)` applies
+    the body to two exact values (the region's own execution)."""
+    ident = is_identity(op, et, init)
+    if not xs:   # a full binary tree needs a leaf: at least one init
+        if ident:
+            return init
+        twice = call_one(init, init)
+        return init if _same(twice, init, et) else ImplDefined(
+            {"init_values once": init, "init_values twice": twice, "init_values more often": ANY_VALUE},
+            why=INIT_WHY)
+    base = _reduce_values(op, xs, et, call_one)
+    if ident:
+        return base
+    once = _reduce_values(op, [init] + xs, et, call_one)
+    twice = _reduce_values(op, [init, init] + xs, et, call_one)
+    alts = {"init_values once": once, "no init_values": base, "init_values twice": twice}
+    distinct = {}
+    for label, v in alts.items():
+        if not any(_same(v, w, et) for w in distinct.values()):
+            distinct[label] = v
+    if len(distinct) == 1:
+        return once
+    if op not in ("maximum", "minimum", "and", "or"):   # more inits may change it again
+        distinct["init_values more often"] = ANY_VALUE
+    return ImplDefined(distinct, why=INIT_WHY)
+
+
+def _reduce_values(op: str, xs: list, et: ElementType, call_one: Callable):
+    fmt = et.component.format if et.is_complex else (et.format if et.is_float else None)
+    if et.is_integer and op in ("add", "multiply"):
+        return sum(xs) if op == "add" else math.prod(xs)   # exact; the oracle wraps, labelled
+    if et.is_float and op == "add":
+        return sum_range(xs, fmt)
+    if et.is_float and op == "multiply":
+        return product_range(xs, fmt)
+    if et.is_complex and op == "add":
+        return complex_components(xs, sum_range, fmt)
+    if et.is_complex and op == "multiply":
+        return _complex_product(xs, fmt)
+    return _fold(xs, call_one)   # associative and commutative: any schedule is the left fold
+
+
+def _complex_product(xs: list[complex], fmt: FloatFormat):
+    """Per component: the exact product, and a bound from the moduli — each
+    complex multiply is within γ(2)·|a|·|b| per component of the exact one
+    (two products and a sum), so n−1 of them stay within
+    ((1 + 2γ(2))^(n−1) − 1)·Π|xᵢ|, |xᵢ| ≤ |re| + |im|."""
+    if any(not (math.isfinite(x.real) and math.isfinite(x.imag)) for x in xs):
+        return _any("any value: a complex factor is not finite", math.prod(xs, start=1 + 0j))
+    exact = complex_exact_product(xs)
+    n = len(xs)
+    g2 = gamma(2, fmt)
+    mag = math.prod((abs(Fraction(x.real)) + abs(Fraction(x.imag)) for x in xs), start=Fraction(1))
+    b = ((1 + 2 * g2) ** (n - 1) - 1) * mag + (n - 1) * fmt.min_subnormal * mag
+    if mag * (1 + 2 * g2) ** max(n - 1, 0) >= _threshold(fmt):
+        return _any(OVERFLOW, exact)
+    return tuple(Range(c, c - b, c + b) for c in exact)
+
+
+def complex_exact_product(xs: list[complex]) -> tuple[Fraction, Fraction]:
+    re, im = Fraction(1), Fraction(0)
+    for x in xs:
+        a, b = Fraction(x.real), Fraction(x.imag)
+        re, im = re * a - im * b, re * b + im * a
+    return re, im
+
+
+def _same(a, b, et: ElementType) -> bool:
+    if isinstance(a, float) and isinstance(b, float):
+        return (math.isnan(a) and math.isnan(b)) or (a == b and math.copysign(1, a) == math.copysign(1, b))
+    return type(a) is type(b) and a == b
+
+
+# --------------------------------------------------------------------------
+# Any body: every schedule
+# --------------------------------------------------------------------------
+
+def schedules(leaves: list[tuple], call: Callable, limit: int = MAX_DISTINCT_PER_RANGE) -> list[tuple] | None:
+    """The distinct results (tuples of numpy scalars) of every full binary tree
+    over `leaves` in order, the left fold first; None when a range of leaves
+    has more than `limit` distinct results.  Built bottom-up over contiguous
+    ranges of leaves (each tree's root splits its range in two)."""
+    n = len(leaves)
+    table: dict = {(i, i + 1): {_key(leaves[i]): leaves[i]} for i in range(n)}
+    for length in range(2, n + 1):
+        for i in range(n - length + 1):
+            j = i + length
+            cell = {}
+            for k in range(i + 1, j):
+                for a in table[(i, k)].values():
+                    for b in table[(k, j)].values():
+                        v = tuple(call(*a, *b))
+                        cell.setdefault(_key(v), v)
+                        if len(cell) > limit:
+                            return None
+            table[(i, j)] = cell
+    final = table[(0, n)]
+    fold = _fold(list(leaves), lambda a, b: tuple(call(*a, *b)))
+    return [fold] + [v for key, v in final.items() if key != _key(fold)]
+
+
+def _key(values: tuple) -> tuple:
+    return tuple(np.asarray(v).tobytes() for v in values)
+
+
+def reduce_slice(leaves: list[tuple], inits: tuple, body, types: list[ElementType]) -> list:
+    """One answer per output of `reduce` over `leaves` (tuples of N numpy
+    scalars, index order) with `init_values` `inits` (N numpy scalars) by
+    the region `body` (a `dsl.Function` the oracle can call)."""
+    n = len(types)
+    exact = [[exact_values(np.asarray(leaf[k]), types[k])[0] for leaf in leaves] for k in range(n)]
+    init_x = [exact_values(np.asarray(inits[k]), types[k])[0] for k in range(n)]
+    ops = body.pairwise
+    if ops is not None and len(ops) == n and all(op in MONOIDS for op in ops):
+        out = []
+        for k, (op, et) in enumerate(zip(ops, types)):
+            def call_one(a, b, k=k, et=et):
+                args = [np.zeros((), t.numpy) for t in types] * 2
+                args[k], args[n + k] = np.asarray(a).astype(et.numpy), np.asarray(b).astype(et.numpy)
+                return exact_values(np.asarray(body.call(*args)[k]), et)[0]
+            out.append(monoid_reduce(op, exact[k], init_x[k], et, call_one))
+        return out
+    return _general(leaves, inits, body, types)
+
+
+def _general(leaves, inits, body, types) -> list:
+    """Any other body: enumerated schedules, init values at the front (once)
+    when they are not the body's identity on the leaves."""
+    call = body.call
+    scalars = [tuple(np.asarray(v).reshape(()) for v in leaf) for leaf in leaves]
+    init = tuple(np.asarray(v).reshape(()) for v in inits)
+    if not scalars:
+        return _per_output([[init]], types, None)
+    neutral = all(_key(tuple(call(*init, *x))) == _key(x) and _key(tuple(call(*x, *init))) == _key(x)
+                  for x in scalars)
+    if len(scalars) > MAX_ENUMERATED_LEAVES:
+        fold = _fold(([] if neutral else [init]) + scalars, lambda a, b: tuple(call(*a, *b)))
+        return _per_output([[fold]], types, f"any value: {len(scalars)} leaves, schedules not enumerated")
+    results = schedules(([] if neutral else [init]) + scalars, call)
+    if results is None:
+        fold = _fold(([] if neutral else [init]) + scalars, lambda a, b: tuple(call(*a, *b)))
+        return _per_output([[fold]], types, "any value: too many distinct schedule results to enumerate")
+    groups = [results]
+    if not neutral:
+        without = schedules(scalars, call) or []
+        groups.append([v for v in without if _key(v) not in {_key(r) for r in results}])
+    return _per_output(groups, types, None if neutral else "any value: init_values inserted elsewhere")
+
+
+def _per_output(groups: list[list[tuple]], types, wildcard: str | None) -> list:
+    """Per output k: its value (one schedule result) or the alternatives the
+    schedules give — labelled; `wildcard` adds "any value" with its reason."""
+    flat = [v for g in groups for v in g]
+    out = []
+    for k, et in enumerate(types):
+        values, seen = [], set()
+        for v in flat:
+            key = np.asarray(v[k]).tobytes()
+            if key not in seen:
+                seen.add(key)
+                values.append(exact_values(np.asarray(v[k]), et)[0])
+        if len(values) == 1 and wildcard is None:
+            out.append(values[0])
+            continue
+        alts = {("left fold" if i == 0 else f"schedule result {i}"): v for i, v in enumerate(values)}
+        if wildcard:
+            alts[wildcard] = ANY_VALUE
+        out.append(ImplDefined(alts, why=SCHEDULE_WHY))
+    return out
