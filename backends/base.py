@@ -14,6 +14,7 @@ import importlib.util
 import re
 import sys
 from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -38,6 +39,16 @@ class Crashed(Exception):
     no handle of the dead process is ever used again."""
 
 
+@dataclass
+class HostQueues:
+    """The host side of one run (a case's `host` data, oracle/host.py):
+    `infeed`, the arrays infeed pops in order; `channels`, per channel id
+    the arrays recv pops in order."""
+
+    infeed: list = field(default_factory=list)
+    channels: dict = field(default_factory=dict)
+
+
 class Backend(ABC):
     name: str = "?"
 
@@ -52,6 +63,17 @@ class Backend(ABC):
     @abstractmethod
     def run(self, executable: Any, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
         """Execute once; return @main's results as numpy arrays."""
+
+    def run_with_host(self, executable: Any, inputs: Sequence[np.ndarray],
+                      host: HostQueues) -> tuple[list[np.ndarray], list[tuple[str, np.ndarray]]]:
+        """Execute once with a host: infeed and recv read `host`'s queues;
+        return (@main's results, the log of what outfeed ("outfeed") and
+        send ("channel <id>") wrote, in order).  An adapter that cannot run
+        side effects through its implementation's API leaves this as is:
+        the case is `unsupported`, with the reason, never a failure."""
+        raise Unsupported(f"{self.name}: {self.host_unsupported}")
+
+    host_unsupported = "no host-side API for infeed/outfeed/send/recv through Python"
 
     def describe(self) -> str:
         """One line for reports: implementation and version."""

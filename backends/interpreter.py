@@ -227,8 +227,85 @@ class InterpreterBackend(Backend):
                 k += p.carriers
             return results
 
+    host_unsupported = ("only infeed runs through jaxlib's Python API (eval_module of an "
+                        "`interpreter.run_parallel` with `infeed` functions); what outfeed writes is not returned, "
+                        "and send/recv wait for a peer process (host transfers are not modelled)")
+
+    def run_with_host(self, executable: Any, inputs: Sequence[np.ndarray], host) -> tuple[list, list]:
+        """Infeed through the interpreter's own host model: @main is renamed
+        and run inside `interpreter.run_parallel` with one `infeed` function
+        per queued tensor (each infeed op calls the next one).  Programs with
+        outfeed, send or recv are unsupported (host_unsupported)."""
+        ir = self._ir
+        prog: _Program = executable
+        text = str(prog.module)
+        for op in ("stablehlo.outfeed", "stablehlo.send", "stablehlo.recv"):
+            if op in text:
+                raise Unsupported(f"{self.name}: {op}: {self.host_unsupported}")
+        if host.channels:
+            raise Unsupported(f"{self.name}: recv channels: {self.host_unsupported}")
+        with self._ctx, ir.Location.unknown():
+            self._stablehlo.register_interpreter_dialect(self._ctx)
+            module = ir.Module.parse(text)
+            if any(n != 1 for n in _infeed_payloads(module.operation)):
+                # Each infeed op calls the next `infeed` function, which must return one tensor:
+                # none or several cannot be fed (the interpreter aborts or segfaults: docs/findings.md).
+                raise Unsupported(f"{self.name}: an infeed of other than one tensor: the interpreter's infeed "
+                                  "functions return exactly one tensor each")
+            main = self._find_main(module)
+            ftype = ir.FunctionType(ir.TypeAttr(main.attributes["function_type"]).value)
+            main.attributes["sym_name"] = ir.StringAttr.get("__shlo_host_main")
+            ins, outs = [str(t) for t in ftype.inputs], [str(t) for t in ftype.results]
+            feeds = []
+            for k, a in enumerate(host.infeed):
+                t = tensor_type_of(np.asarray(a))
+                feeds.append(f'func.func private @__shlo_infeed{k}() -> {t.mlir} {{\n'
+                             f'  %c = "stablehlo.constant"() {{value = {dense_literal(np.asarray(a), t)}}} : () -> {t.mlir}\n'
+                             f'  "func.return"(%c) : ({t.mlir}) -> ()\n}}')
+            attrs = [f"infeed = [{', '.join(f'@__shlo_infeed{k}' for k in range(len(feeds)))}]"] if feeds else []
+            attrs.append("programs = [[@__shlo_host_main]]")
+            params = ", ".join(f"%a{i}: {t}" for i, t in enumerate(ins))
+            n = len(outs)
+            lhs = "" if not n else ("%r = " if n == 1 else f"%r:{n} = ")
+            rets = ["%r"] if n == 1 else [f"%r#{i}" for i in range(n)]
+            wrapper = (f"func.func @main({params}) -> ({', '.join(outs)}) {{\n"
+                       f'  {lhs}"interpreter.run_parallel"({", ".join(f"%a{i}" for i in range(len(ins)))}) '
+                       f"{{{', '.join(attrs)}}} : ({', '.join(ins)}) -> ({', '.join(outs)})\n"
+                       f'  "func.return"({", ".join(rets[:n])}) : ({", ".join(outs)}) -> ()\n}}')
+            body = str(module).rstrip()
+            assert body.endswith("}")
+            try:
+                wrapped = ir.Module.parse(body[:-1] + "\n".join(feeds + [wrapper]) + "\n}")
+                wrapped.operation.verify()
+            except Exception as e:
+                raise Rejected(one_line(str(e))) from None
+        return self.run(_Program(wrapped, prog.arg_types, prog.plans, prog.shimmed), inputs), []
+
+    # Probed: these ops abort the whole process ("LLVM ERROR: Unsupported op" for every custom_call
+    # target; rng and rng_bit_generator are "unsupported at the moment", openxla/stablehlo#1571).
+    NOT_IMPLEMENTED = {"custom_call": "has no custom_call at all (\"LLVM ERROR: Unsupported op\")",
+                       "rng": "does not implement rng (openxla/stablehlo#1571)",
+                       "rng_bit_generator": "does not implement rng_bit_generator (openxla/stablehlo#1571)"}
+
+    def claims(self, op: str, dtype: str) -> str | None:
+        why = self.NOT_IMPLEMENTED.get(op)
+        return f"interpreter: {why}; the process aborts on it" if why else None
+
     def _attr(self, array: np.ndarray, t: TensorType):
         return self._ir.Attribute.parse(dense_literal(array, t))
+
+
+def _infeed_payloads(op) -> list[int]:
+    """The number of tensor results of every stablehlo.infeed under `op`."""
+    out = []
+    for region in op.regions:
+        for block in region.blocks:
+            for inner in block.operations:
+                inner = inner.operation
+                if inner.name == "stablehlo.infeed":
+                    out.append(sum(1 for r in inner.results if "token" not in str(r.type)))
+                out += _infeed_payloads(inner)
+    return out
 
 
 def _read(attr, shape) -> np.ndarray:

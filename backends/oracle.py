@@ -13,9 +13,10 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..oracle.elementwise import Unspecified
+from ..oracle.host import Host, session
 from ..oracle.program import ProgramRejected, execute, parse_program
 from ..spec.expectation import Expectation
-from .base import Backend, Rejected, Unsupported
+from .base import Backend, HostQueues, Rejected, Unsupported
 
 
 class OracleBackend(Backend):
@@ -29,6 +30,14 @@ class OracleBackend(Backend):
 
     def run(self, executable: Any, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
         return [o.array() for o in _outputs(executable, inputs)]
+
+    def run_with_host(self, executable: Any, inputs: Sequence[np.ndarray], host: HostQueues):
+        """The run with the case's queues (oracle/host.py): outputs, and the
+        log's primary values in the order the oracle wrote them."""
+        h = Host(list(host.infeed), {k: list(v) for k, v in host.channels.items()})
+        with session(h):
+            outs = [o.array() for o in _outputs(executable, inputs)]
+        return outs, [(e.stream, e.value.array()) for e in h.log]
 
     def describe(self) -> str:
         return "oracle (the encoded spec: exact arithmetic, mpmath with Ziv's precision escalation)"

@@ -37,6 +37,9 @@ from ._mlir import one_line
 
 class XlaBackend(Backend):
     name = "xla"
+    host_unsupported = ("jaxlib's PJRT client has no infeed/outfeed transfer API (no Device.transfer_to_infeed / "
+                        "transfer_from_outfeed in jaxlib 0.10.2): infeed and outfeed compile and then wait for the "
+                        "host forever; send and recv are UNIMPLEMENTED by XLA:CPU's ThunkEmitter")
 
     def __init__(self, **options):
         import jax  # deferred: importing jax is slow and only this worker needs it
@@ -44,6 +47,7 @@ class XlaBackend(Backend):
         self._jax = jax
         self._device = jax.devices("cpu")[0]
         self._client = self._device.client
+        _register_lapack_targets()
 
     def describe(self) -> str:
         import jaxlib
@@ -62,3 +66,17 @@ class XlaBackend(Backend):
             bufs = [jax.device_put(np.ascontiguousarray(a), self._device) for a in inputs]
         outs = executable.execute(bufs)
         return [np.array(np.asarray(o), copy=True) for o in outs]
+
+
+def _register_lapack_targets() -> None:
+    """jaxlib registers its LAPACK custom-call targets (`lapack_spotrf_ffi`,
+    … — typed FFI handlers in XLA:CPU's registry) only when JAX itself
+    lowers a linalg op; a program compiled from text calling them finds
+    empty function pointers and segfaults.  Filling the table once, as
+    JAX does, makes them what XLA:CPU offers (custom_call's registry,
+    spec/custom_targets.py)."""
+    try:
+        from jaxlib.lapack import _lapack
+        _lapack.initialize()
+    except (ImportError, AttributeError):   # another jaxlib layout: the cases then show what happens
+        pass

@@ -26,9 +26,9 @@ from dataclasses import dataclass
 import z3
 
 from ..spec.dsl import ANY as ALL_TYPES, Instance, OpSpec
-from ..spec.symbolic import Skeleton, candidates, constraint_exprs, layout_options, symbolic_instance
+from ..spec.symbolic import Skeleton, candidates, constraint_exprs, layout_options, region_layouts, symbolic_instance
 from ..spec.types import TensorType, TupleType
-from .regions import COMPARATORS
+from .regions import PREDICATES
 from .skeleton import enumerate_skeletons
 from .solve import _attr_target, _target, assert_constraints, budget, concretize, new_solver, steer
 
@@ -52,12 +52,12 @@ def _perturbed_layouts(spec: OpSpec, skel: Skeleton, ranks) -> list[dict]:
     # Result counts first: where operands are split in equal halves (reduce's inputs
     # and init_values), an unequal operand count has no spelling, a result count has.
     kinds = {"result_counts": "result_counts", "counts": "counts", "lengths": "lengths",
-             "result_ranks": "result_ranks"}
+             "result_ranks": "result_ranks", "region_counts": "region_counts"}
     tuple_ops = {o.name for o in spec.operands if o.tuple_members}
     for kind in kinds:
         for name, v in base.get(kind, {}).items():
             # A count of zero too: "N >= 1" rules (concatenate C3, scatter C5) need it.
-            for alt in dict.fromkeys((v + 1, v - 1) + ((0,) if kind == "counts" else ())):
+            for alt in dict.fromkeys((v + 1, v - 1) + ((0,) if kind in ("counts", "region_counts") else ())):
                 if alt >= 0:
                     key = "members" if name in tuple_ops else kind
                     out.append({key: {name: alt}})
@@ -125,18 +125,13 @@ def _structures(spec: OpSpec, strategy: str, valid: list[Skeleton], rng):
             if not spec.regions:
                 break
             inst = symbolic_instance(spec, skel, [1] * n)
-            for g in spec.regions:
-                fn = inst.regions[g.name]
-                for j in rng.permutation(len(ALL_TYPES)):
-                    other = ALL_TYPES[j]
-                    if fn.inputs and other != fn.inputs[0].element_type:
-                        ins = tuple(TensorType(t.shape, other) for t in fn.inputs)
-                        # A predicate (sort's comparator, select_and_scatter's select) keeps its
-                        # i1 result, so its body stays a valid block with wrong argument types.
-                        keep = fn.body in COMPARATORS
-                        outs = tuple(fn.outputs) if keep else tuple(TensorType(t.shape, other) for t in fn.outputs)
-                        yield skel, [1] * n, None, {"regions": {g.name: (ins, outs)}}
-                        break
+            # Another element type per region, drawn in turn; a predicate (sort's comparator,
+            # select_and_scatter's select, while's cond) keeps its i1 result, so its body stays
+            # a valid block with wrong argument types.
+            def other_type(current):
+                return next(ALL_TYPES[j] for j in rng.permutation(len(ALL_TYPES)) if ALL_TYPES[j] != current)
+            for lay in region_layouts(spec, inst, other_type, lambda fn: fn.body in PREDICATES):
+                yield skel, [1] * n, None, lay
     elif strategy == "result":
         for i in order:
             skel = valid[i]

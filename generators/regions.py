@@ -35,6 +35,23 @@ Maps — a block over (x0, …, xN-1) returning one value (map's
   map_maximum, map_minimum           argument: the op of it with itself)
   map_first                          the first argument
 
+Branches — blocks of no arguments (the branches of `if` and `case`), which
+return what they compute from values of @main they capture, one captured
+value per output (`captures`), so which branch ran shows in every output:
+
+  return_captures                    the captured values themselves
+  double_captures                    add of each captured value with itself
+
+Loops — while's `cond` and `body` over loop-carried values (counter,
+limit, data…):
+
+  count_lt                           the first element of value 0 < the first
+                                     element of value 1 (real parts of complex
+                                     values); false when value 0 is empty
+  count_up                           value 0 + 1 element-wise, value 1 as it
+                                     is, each further value + a captured value
+                                     of its type (rounded at every iteration)
+
 `subtract` has no boolean form in the spec (its Inputs table has no i1);
 `xor` takes its place there.  The body's ops are ordinary StableHLO ops, so
 the oracle executes them with their own semantics (rounding included).
@@ -49,7 +66,20 @@ from ..spec.ops import OPS
 PAIRWISE = ("add", "multiply", "maximum", "minimum", "subtract")
 COMPARATORS = ("lt", "gt", "le", "ge", "lt_totalorder", "lexicographic_lt", "never")
 MAPS = ("map_add", "map_multiply", "map_maximum", "map_minimum", "map_first")
-BODIES = PAIRWISE + ("replace", "keep", "argmax") + COMPARATORS + MAPS
+BRANCHES = ("return_captures", "double_captures")
+LOOPS = ("count_lt", "count_up")
+BODIES = PAIRWISE + ("replace", "keep", "argmax") + COMPARATORS + MAPS + BRANCHES + LOOPS
+PREDICATES = COMPARATORS + ("count_lt",)   # bodies that return one i1, whatever their arguments
+
+
+def captures(fn: Function) -> list:
+    """Types of the @main values a body reads from outside its block (module
+    docstring): the program passes them to @main after the operands."""
+    if fn.body in BRANCHES:
+        return list(fn.outputs)
+    if fn.body == "count_up":
+        return list(fn.inputs[2:])
+    return []
 
 
 def body_op(body: str, et) -> str | None:
@@ -69,7 +99,10 @@ class _Block:
         self.fn, self.indent = fn, indent
         self.ins, self.outs = list(fn.inputs), list(fn.outputs)
         self.args = [f"%r{i}" for i in range(len(self.ins))]
-        self.lines = [f"{indent}^bb0(" + ", ".join(f"{a}: {t.mlir}" for a, t in zip(self.args, self.ins)) + "):"]
+        # A block without arguments needs no label (the branches of if and case).
+        self.lines = [f"{indent}^bb0(" + ", ".join(f"{a}: {t.mlir}" for a, t in zip(self.args, self.ins)) + "):"
+                      ] if self.ins else []
+        self.captured: list = []
         self.n = 0
 
     def op(self, name: str, operands: list, types: list, result, attrs: str = "", value: str | None = None) -> str:
@@ -166,14 +199,65 @@ def _map(op_name: str):
     return render
 
 
+def _branch(double: bool):
+    def render(b: _Block) -> list:
+        rets = list(zip(b.captured, b.outs))
+        if double:
+            rets = [(b.op("add", [v, v], [t, t], t), t) for v, t in rets]
+        return rets
+    return render
+
+
+def _first_element(b: _Block, v: str, t) -> tuple:
+    """(value, type): element [0, …, 0] of `v` as a rank-0 tensor, the real
+    part of a complex one."""
+    from ..spec.types import TensorType
+    if t.shape:
+        r = len(t.shape)
+        one = TensorType((1,) * r, t.element_type)
+        attrs = (f" {{limit_indices = array<i64: {', '.join(['1'] * r)}>, "
+                 f"start_indices = array<i64: {', '.join(['0'] * r)}>, strides = array<i64: {', '.join(['1'] * r)}>}}")
+        v = b.op("slice", [v], [t], one, attrs)
+        t = TensorType((), t.element_type)
+        v = b.op("reshape", [v], [one], t)
+    if t.element_type.is_complex:
+        real = TensorType((), t.element_type.component)
+        v, t = b.op("real", [v], [t], real), real
+    return v, t
+
+
+def _count_lt(b: _Block) -> list:
+    out = b.outs[0]
+    if 0 in b.ins[0].shape or 0 in b.ins[1].shape:
+        return [(b.op("constant", [], [], out, " {value = dense<false> : tensor<i1>}"), out)]
+    x, y = _first_element(b, b.args[0], b.ins[0]), _first_element(b, b.args[1], b.ins[1])
+    return [(b.op("compare", [x[0], y[0]], [x[1], y[1]], out,
+                  " {comparison_direction = #stablehlo<comparison_direction LT>}"), out)]
+
+
+def _count_up(b: _Block) -> list:
+    import numpy as np
+    from ..spec.types import dense_literal
+    t0 = b.ins[0]
+    one = b.op("constant", [], [], t0, f" {{value = {dense_literal(np.ones(t0.shape, dtype=t0.element_type.numpy), t0)}}}")
+    rets = [(b.op("add", [b.args[0], one], [t0, t0], t0), t0), (b.args[1], b.ins[1])]
+    for v, t, c in zip(b.args[2:], b.ins[2:], b.captured):
+        rets.append((b.op("add", [v, c], [t, t], t), t))
+    return rets
+
+
 TEMPLATES = {"argmax": _argmax, "lt": _comparator("LT"), "gt": _comparator("GT"), "le": _comparator("LE"),
              "ge": _comparator("GE"), "lt_totalorder": _comparator("LT", total=True),
              "lexicographic_lt": _lexicographic_lt, "never": _never,
              "map_add": _map("add"), "map_multiply": _map("multiply"), "map_maximum": _map("maximum"),
-             "map_minimum": _map("minimum"), "map_first": _map("first")}
+             "map_minimum": _map("minimum"), "map_first": _map("first"),
+             "return_captures": _branch(False), "double_captures": _branch(True),
+             "count_lt": _count_lt, "count_up": _count_up}
 
 
-def render(fn: Function, indent: str = "  ") -> str:
-    """`({ ^bb0(…): … "stablehlo.return"(…) })` for `fn.body` over fn's types."""
+def render(fn: Function, indent: str = "  ", captured: list | None = None) -> str:
+    """`({ ^bb0(…): … "stablehlo.return"(…) })` for `fn.body` over fn's types;
+    `captured`: the names of the @main values the body reads (`captures`)."""
     b = _Block(fn, indent)
+    b.captured = list(captured or [])
     return b.ret(TEMPLATES.get(fn.body, _pairwise)(b))

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import z3
 
-from ..spec.symbolic import Skeleton, Symbolic, concrete_value, constraint_exprs, layout_options, symbolic_instance
+from ..spec.symbolic import Skeleton, Symbolic, concrete_regions, concrete_value, constraint_exprs, layout_options, symbolic_instance
 from ..spec.dsl import Instance, OpSpec, is_symbolic
 from ..spec.types import TensorType
 
@@ -150,7 +150,7 @@ def concretize(spec: OpSpec, skel: Skeleton, sym: Symbolic, model, infer_results
     operands = {k: concrete_value(v, val) for k, v in sym.inst.operands.items()}
     attrs = {a.name: concrete_value(sym.inst.attributes.get(a.name), val) for a in spec.attributes}
     results = {k: concrete_value(v, val) for k, v in sym.inst.results.items()}
-    regions = dict(sym.inst.regions)
+    regions = concrete_regions(sym.inst.regions, val)
     inst = spec.instance(operands, attrs, results, regions)
     if infer_results:
         inferred = spec.infer(inst)

@@ -25,6 +25,7 @@ is reported in the manifest.
 """
 from __future__ import annotations
 
+import json
 import math
 import time
 import zlib
@@ -38,7 +39,9 @@ from ..spec.dsl import OpSpec
 from ..spec.exercise import CLAMPED
 from ..spec.ops import OPS
 from ..suites.io import write_suite
-from ..suites.records import Case, TensorValue, case_id
+from ..oracle.host import Host, session
+from ..spec.types import TensorType
+from ..suites.records import Case, HostData, TensorValue, case_id, tensor_type_of
 from . import corners, emit, expect, indices, negative, solve, values
 from .skeleton import Skeleton, draw_ranks, enumerate_skeletons
 
@@ -97,7 +100,7 @@ def _values(spec, inst, rng, mode: str | None = "in_bounds"):
     from `indices` (`mode`: in or out of bounds; None: any values, for
     invalid instances), values the op declares for an operand
     (`Exercise.operand_values`), the rest random with special values; tuple
-    operands by their leaves."""
+    operands by their leaves; then the values region bodies capture."""
     idx = indices.index_arrays(spec, inst, rng, mode) if mode and spec.exercise.indices else {}
     chosen = spec.exercise.operand_values
     args, consts = [], {}
@@ -108,16 +111,18 @@ def _values(spec, inst, rng, mode: str | None = "in_bounds"):
             given = chosen(inst, o.name, k, t, rng) if chosen is not None else None
             if given is not None:   # values the op declares for this operand (reduce's init values)
                 given = np.asarray(given).astype(t.element_type.numpy).reshape(t.shape)
-                if o.constant:
+                if o.constant or o.literal:
                     consts[o.name] = given
                 else:
                     args.append(given)
-            elif o.constant:
+            elif o.constant or o.literal:
                 consts[o.name] = values.fill(t.element_type, t.shape, rng, spec.exercise, i)
             elif key in idx:
                 args.append(np.asarray(idx[key]).astype(t.element_type.numpy).reshape(t.shape))
             else:
                 args += [values.fill(leaf.element_type, leaf.shape, rng, spec.exercise, i) for leaf in emit.leaves(t)]
+    for k, t in enumerate(emit.capture_types(spec, inst)):   # values region bodies read from @main
+        args.append(values.fill(t.element_type, t.shape, rng, spec.exercise, len(spec.operands) + k))
     return args, consts
 
 
@@ -239,8 +244,71 @@ def _slot_cases(spec, plan: Plan, skel, slot: str, rng, seed, expect_fn) -> list
     return out
 
 
+class _Recorder:
+    """The host as generators see it: whatever the op reads is made here
+    (random and special values of the type asked for) and queued, so the
+    case's host data is exactly what the op reads; writes are the oracle's."""
+
+    def __init__(self, rng):
+        self.rng, self.queues, self.touched = rng, Host(), False
+
+    def read(self, stream: str, types) -> list:
+        self.touched = True
+        out = [values.fill(t.element_type, t.shape, self.rng) for t in types]
+        self.queues.queue(stream).extend(out)
+        return out
+
+    def write(self, stream: str, arrays) -> None:
+        self.touched = True
+
+
+def _host_expectations(mlir: str, args: list, infeed: list, channels: dict, touched: bool = True):
+    """(expected outputs, HostData) of a program run with these queues
+    (None where the program never talks to the host: after_all alone)."""
+    host = Host(list(infeed), {k: list(v) for k, v in channels.items()})
+    with session(host):
+        expected = expect.expected_outputs(mlir, args)
+    log = [(e.stream, e.value, e.after) for e in host.log]
+    tv = lambda a: TensorValue.of(a, tensor_type_of(a))  # noqa: E731
+    data = HostData([tv(a) for a in infeed], {k: [tv(a) for a in v] for k, v in channels.items()}, log)
+    return expected, (data if touched or infeed or channels or log else None)
+
+
+def _declared_case(spec: OpSpec, note: str, kind: str, inst, violates, rng, seed) -> Case | None:
+    """A case of an op that declares its instances (`SideEffect.cases`: the
+    token ops): tokens are made in @main (emit), the host queues hold what
+    the op reads (`_Recorder`), the oracle states outputs and the log."""
+    mlir = emit.program(spec, inst)
+    args, _ = _values(spec, inst, rng, None)
+    arg_types = emit.operand_types(spec, inst, arguments_only=True)
+    tvs = [TensorValue.of(a, t) for a, t in zip(args, arg_types)]
+    tensors = arg_types + [t for t in emit.result_types(spec, inst) if isinstance(t, TensorType)]
+    dtype = tensors[0].element_type.name if tensors else "i1"   # a token op without tensors names i1
+    host, expected = None, []
+    if kind == "invalid":
+        if expect.rejection(mlir) != violates:
+            return None
+    else:
+        rec = _Recorder(rng)
+        spec.semantics.fn(inst, args, rec)
+        try:
+            expected, host = _host_expectations(mlir, args, rec.queues.infeed, rec.queues.channels, rec.touched)
+        except expect.Unspecified:
+            return None
+    salt = kind + (json.dumps(host.to_json(), sort_keys=True) if host is not None else "")
+    return Case(id=case_id(spec.mnemonic, dtype, mlir, tvs, salt=salt), op=spec.mnemonic, dtype=dtype,
+                kind=kind, mlir=mlir, inputs=tvs, expected=expected, violates=violates, note=note,
+                provenance={"seed": seed, "section": spec.mnemonic, "generator": GENERATOR_VERSION}, host=host)
+
+
 def op_cases(spec: OpSpec, seed: int, expect_fn=None) -> tuple[list[Case], list[str]]:
     """All cases of one op, and the constraints no kept invalid case names."""
+    declared = getattr(spec.semantics, "cases", None)
+    if declared is not None:   # ops that list their instances (the token ops: spec/ops/after_all.SideEffect)
+        rng = op_rng(seed, spec.mnemonic)
+        unique = _unique([_declared_case(spec, *c, rng, seed) for c in declared(spec, rng)])
+        named = {c.violates for c in unique if c.kind == "invalid"}
+        return unique, [label for label in spec.labels if label not in named]
     expect_fn = expect_fn or _oracle_expectations
     plan = plan_for(spec)
     rng = op_rng(seed, spec.mnemonic)

@@ -36,7 +36,7 @@ import numpy as np
 
 from ..spec.accuracy import tolerance_ulp
 from ..spec.dsl import (ANY_VALUE, Accumulating, Approx, Choices, DataMovement, Elementwise, ImplDefined, Range,
-                        RoundTo, integer_overflow)
+                        RoundTo, Statistical, integer_overflow)
 from ..spec.expectation import Alternative, Expectation
 from ..spec.types import ElementType, TensorType, TupleType, exact_values, to_bits
 from .rounding import round_bits, round_directed, round_value
@@ -320,6 +320,19 @@ def _scalar_bits(v, et: ElementType) -> np.ndarray:
     return to_bits(np.asarray(v).astype(et.numpy, copy=False).reshape(()), et)
 
 
+def run_statistical(sem: Statistical, inst, operands: list, results: list) -> list:
+    """Each result's `Sample`: the oracle's own values as `bits`, the
+    distribution tests as a "statistical" expectation."""
+    outs = sem.fn(inst, *operands)
+    if len(outs) != len(results):
+        raise ValueError(f"{inst.spec.mnemonic}: semantics gave {len(outs)} results for {len(results)} result types")
+    for o in outs:
+        if o.values is None:
+            raise Unspecified(o.why or f"{inst.spec.mnemonic}: no result is defined")
+    return [Expectation(t, _bits(o.values, t, inst.spec.mnemonic), "statistical", statistical=dict(o.tests))
+            for o, t in zip(outs, results)]
+
+
 def run_op(inst, operands: list) -> list:
     """Execute one op instance on concrete arrays: a list of Expectations."""
     sem = inst.spec.semantics
@@ -330,6 +343,8 @@ def run_op(inst, operands: list) -> list:
         return run_data_movement(sem, inst, operands, results)
     if isinstance(sem, Accumulating):
         return run_accumulating(sem, inst, operands, results)
+    if isinstance(sem, Statistical):
+        return run_statistical(sem, inst, operands, results)
     raise NotImplementedError(f"{inst.spec.mnemonic}: the oracle cannot execute semantics of kind {type(sem).__name__}")
 
 

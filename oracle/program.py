@@ -20,8 +20,11 @@ What a program may hold:
 * regions (scatter's `update_computation`, …): the single block of each is
   read the same way (its arguments are the region's inputs, its
   `stablehlo.return` operands its outputs) into a `spec.dsl.Function` whose
-  `call` runs it — before the op's constraints are checked, since they read
-  its types.  A region may not use values defined outside its block;
+  `call` runs it on primary arrays and whose `expect` runs it on whole
+  values (control flow: `spec.dsl.ControlFlow`) — before the op's
+  constraints are checked, since they read its types.  A region may use
+  values of the blocks around it (captures, bound when the op runs); a
+  variadic region (case's branches) is a list of them;
 * attributes, read from the op's printed text (`literals.op_attributes`:
   the bindings cannot hand out every attribute): grouped ones
   (`OpSpec.groups`) from their `#stablehlo.x<…>` attribute — whose printer
@@ -37,7 +40,10 @@ What a program may hold:
   `get_tuple_element`), held as Python tuples of their members' values.
   When @main returns a tuple, the program's outputs are its tensors in
   order, depth first (`((a, b), c)` gives a, b, c) — generators and
-  backends count outputs this way.
+  backends count outputs this way;
+* tokens: values of the token ops (after_all, infeed, outfeed, send, recv),
+  which run through the host model (host.py: queues, log, token order);
+  @main takes none, and a token it returns is no output.
 """
 from __future__ import annotations
 
@@ -46,11 +52,12 @@ from typing import Sequence
 
 import numpy as np
 
-from ..spec.dsl import Function, I64ArrayAttr, IntAttr
+from ..spec.dsl import ControlFlow, Function, I64ArrayAttr, IntAttr, LoopLimit
 from ..spec.ops import OPS
 from ..spec.expectation import Expectation
-from ..spec.types import SI64, TensorType, TupleType, parse_type, to_bits
+from ..spec.types import SI64, TensorType, TokenType, TupleType, parse_type, to_bits
 from .elementwise import Unspecified, run_op
+from .host import Token, is_side_effect, run_side_effect, running
 from .literals import op_attributes, parse_dense
 from .propagation import carry
 from .reading import MLIR_BYTECODE_MAGIC, SyntaxRejected, VerifierRejected, from_bytecode, isolated_program, \
@@ -239,7 +246,8 @@ def _block(block, where: str, functions: _Functions | None = None, parent: _Scop
     args = []
     for i, a in enumerate(block.arguments):
         t = _value_type(a.type)
-        if not isinstance(t, TensorType):
+        # @main takes tensors from a backend; a region's block may also take tokens (while carries them)
+        if not (isinstance(t, TensorType) or (parent is not None and isinstance(t, TokenType))):
             raise ProgramRejected(f"{where}: argument {i} has type {t}; the oracle takes tensors")
         scope.keys[a] = f"arg{i}"
         args.append((f"arg{i}", t))
@@ -287,7 +295,7 @@ def _value_type(t):
 
 
 def _held(vt) -> bool:
-    return isinstance(vt, TensorType) or (isinstance(vt, TupleType) and all(_held(m) for m in vt.types))
+    return isinstance(vt, (TensorType, TokenType)) or (isinstance(vt, TupleType) and all(_held(m) for m in vt.types))
 
 
 def _split(decl: list, values: list, what: str, mnemonic: str) -> dict:
@@ -404,17 +412,24 @@ def _regions(op, spec, functions=None, scope=None) -> tuple[dict, list]:
     """({region name: Function}, their bodies) for the op's regions, in the
     spec's order; each body may capture values of the enclosing `scope`."""
     mnemonic = spec.mnemonic
-    if len(op.regions) != len(spec.regions):
-        raise ProgramRejected(f"{mnemonic}: {len(op.regions)} regions where the spec has {len(spec.regions)}")
+    regions = list(op.regions)
+    try:
+        groups = _split(spec.regions, regions, "regions", mnemonic)
+    except ProgramRejected:
+        raise ProgramRejected(f"{mnemonic}: {len(regions)} regions where the spec has {len(spec.regions)}") from None
     out, bodies = {}, []
-    for g, region in zip(spec.regions, op.regions):
-        blocks = list(region.blocks)
-        if len(blocks) != 1:
-            raise ProgramRejected(f"{mnemonic}: region {g.name} has {len(blocks)} blocks; one is expected")
-        body = _block(blocks[0], f"{mnemonic} region {g.name}", functions, scope)
-        out[g.name] = Function(tuple(t for _, t in body.args), tuple(body.return_types),
-                               call=_caller(body), pairwise=_pairwise(body))
-        bodies.append(body)
+    for g in spec.regions:
+        fns = []
+        for k, region in enumerate(groups[g.name] if g.variadic else [groups[g.name]]):
+            blocks = list(region.blocks)
+            name = f"{g.name}[{k}]" if g.variadic else g.name
+            if len(blocks) != 1:
+                raise ProgramRejected(f"{mnemonic}: region {name} has {len(blocks)} blocks; one is expected")
+            body = _block(blocks[0], f"{mnemonic} region {name}", functions, scope)
+            fns.append(Function(tuple(t for _, t in body.args), tuple(body.return_types),
+                                call=_caller(body), pairwise=_pairwise(body), expect=_expecter(body)))
+            bodies.append(body)
+        out[g.name] = fns if g.variadic else fns[0]
     return out, bodies
 
 
@@ -424,6 +439,17 @@ def _caller(body: Program):
     def call(*arrays):
         return [leaf.array() for v in _run(body, _inputs(body, arrays), body.bound) for leaf in _leaves(v)]
     return call
+
+
+def _expecter(body: Program):
+    """`expect(*values) -> [values]`: the region executed on whole values
+    (expectations with their allowances, tuples, tokens) — control flow's
+    way in (`spec.dsl.ControlFlow`)."""
+    def expect(*values):
+        if len(values) != len(body.args):
+            raise ValueError(f"the region takes {len(body.args)} values, {len(values)} given")
+        return _run(body, list(values), body.bound)
+    return expect
 
 
 COMMUTATIVE = ("add", "multiply", "and", "or", "xor", "maximum", "minimum")
@@ -454,9 +480,13 @@ def _doc(spec, label: str) -> str:
 
 def execute(program: Program, inputs: Sequence[np.ndarray]) -> list[Expectation]:
     """Run @main (or a region's block) on concrete inputs: one Expectation
-    per returned tensor (a returned tuple gives its tensors, depth first).
+    per returned tensor (a returned tuple gives its tensors, depth first;
+    a returned token is no output).  Side effects see the host of the
+    caller's `host.session` (an empty one when there is none).
     Raises `Unspecified` where the spec states no result we could expect."""
-    return [leaf for v in _run(program, _inputs(program, inputs)) for leaf in _leaves(v)]
+    with running():   # the caller's host (`host.session`), else a fresh one for this run
+        values = _run(program, _inputs(program, inputs))
+    return [leaf for v in values for leaf in _leaves(v) if not isinstance(leaf, Token)]
 
 
 def _inputs(program: Program, inputs: Sequence[np.ndarray]) -> list[Expectation]:
@@ -488,6 +518,13 @@ def _run(program: Program, values: list, captured: dict | None = None) -> list:
             body.bound = {local: env[outer] for local, outer in body.captures.items()}
         if step.call is not None:
             outs = _run(step.call, [env[k] for k in step.operands])
+        elif is_side_effect(step.inst):   # token ops: the host model (host.py) orders and performs them
+            outs = run_side_effect(step.inst, [env[k] for k in step.operands])
+        elif isinstance(step.inst.spec.semantics, ControlFlow):
+            try:
+                outs = step.inst.spec.semantics.fn(step.inst, [env[k] for k in step.operands], _arrays)
+            except LoopLimit as e:
+                raise Unspecified(str(e)) from None
         else:
             inputs = [env[k] for k in step.operands]
             outs = carry(run_op, step.inst, inputs, run_op(step.inst, [_arrays(v) for v in inputs]))

@@ -43,7 +43,7 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Callable, Iterable
 
-from .suites.compare import Comparison, compare
+from .suites.compare import Comparison, compare, compare_log
 from .suites.io import write_text_atomic
 from .suites.records import KINDS, VERDICTS, Case, Verdict, conformant
 
@@ -269,6 +269,20 @@ def check_outputs(case: Case, outputs: list) -> tuple[bool, str, float | None, l
     return not problems, "; ".join(problems), (max(ulps) if ulps else None), labels
 
 
+def _with_log(case: Case, log: list, ok: bool, detail: str, max_ulp, labels: list):
+    """`check_outputs`' answer with the host log checked too (a case with
+    host data: suites.compare.compare_log against the case's expected log)."""
+    try:
+        j = compare_log(case.host.log, [(s, a) for s, a in log])
+    except Exception as e:  # a log numpy cannot read as the expected types
+        j = Comparison(False, detail=f"could not compare the host log ({type(e).__name__}: {e})")
+    if not j.ok:
+        ok, detail = False, "; ".join(d for d in (detail, j.detail) if d)
+    if j.max_ulp is not None:
+        max_ulp = j.max_ulp if max_ulp is None else max(max_ulp, j.max_ulp)
+    return ok, detail, max_ulp, labels + [a for a in j.alternatives_used if a not in labels]
+
+
 class Runner:
     """Runs cases on one backend in `jobs` worker processes; calls
     `on_verdict(verdict)` (under a lock) as each case is decided.  Worker
@@ -413,6 +427,13 @@ class Runner:
                 emit(self._verdict(c, "unsupported", f"not claimed: {reason}"))
             else:
                 todo.append(c)
+        if any(c.host is not None for c in todo):   # the adapter runs host cases, or declares why not
+            reason = self._host_reason(w)
+            if reason:
+                for c in todo:
+                    if c.host is not None:
+                        emit(self._verdict(c, "unsupported", reason))
+                todo = [c for c in todo if c.host is None]
         compiled = False
         for i, c in enumerate(todo):
             if self._stop.is_set():
@@ -433,14 +454,25 @@ class Runner:
                 compiled = True
             t0 = time.monotonic()
             args = [(v.type, v.hex) for v in c.inputs]
-            status, payload = self._call(w, "run", args, self.run_timeout)
+            if c.host is not None:   # a program that talks to the host: queues in, (outputs, log) back
+                status, payload = self._call(w, "run_host", (args, c.host.to_json()), self.run_timeout)
+            else:
+                status, payload = self._call(w, "run", args, self.run_timeout)
             if status in ("crash", "timeout"):
                 emit(self._verdict(c, status, f"while running: {payload}", time.monotonic() - t0))
                 compiled = False
                 continue
             if status == "ok" and self.outputs is not None:
-                self.outputs[c.id] = payload
+                self.outputs[c.id] = payload[0] if c.host is not None else payload
             emit(self._run_verdict(c, status, payload, time.monotonic() - t0))
+
+    def _host_reason(self, w: "Worker") -> str | None:
+        """Why the adapter cannot run cases with host data (it does not
+        implement `Backend.run_with_host`), or None; asked once per run."""
+        if not hasattr(self, "_host_answer"):
+            status, payload = self._call(w, "host", None, self.startup_timeout)
+            self._host_answer = payload if status == "unsupported" else None
+        return self._host_answer
 
     # -- classification ---------------------------------------------------------
     @staticmethod
@@ -467,7 +499,12 @@ class Runner:
             return self._verdict(c, "fail", what, seconds)
         if status == "error":
             return self._verdict(c, "fail", f"run raised {payload}", seconds)
+        log = None
+        if c.host is not None:
+            payload, log = payload
         ok, detail, max_ulp, labels = check_outputs(c, payload)
+        if log is not None:
+            ok, detail, max_ulp, labels = _with_log(c, log, ok, detail, max_ulp, labels)
         return self._verdict(c, "pass" if ok else "fail", detail, seconds, max_ulp=max_ulp, impl_defined=labels)
 
 

@@ -13,6 +13,11 @@ Messages, parent -> worker, each answered by exactly one reply:
     ("claims", [(op, dtype), ...])    -> ("ok", [reason or None, ...])
     ("compile", mlir)                 -> ("ok", None) | ("rejected" | "unsupported" | "error" | "crash", text)
     ("run", [(type, hex), ...])       -> ("ok", [ndarray, ...]) | ("rejected" | "unsupported" | "error" | "crash", text)
+    ("host", None)                    -> ("ok", None) | ("unsupported", why): can the adapter run host cases?
+    ("run_host", ([(type, hex), ...], host JSON))
+                                      -> ("ok", ([ndarray, ...], [(stream, ndarray), ...])) | as "run":
+                                         a program that talks to the host (suites.records.HostData's
+                                         queues in; what outfeed/send wrote back: Backend.run_with_host)
     ("stop", None)                    -> the worker exits
 
 "crash" answers an adapter's `backends.base.Crashed` (the implementation
@@ -60,7 +65,7 @@ def serve(conn) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the runner's to handle
     import numpy as np
 
-    from .backends.base import Crashed, Rejected, Unsupported, load_backend
+    from .backends.base import Backend, Crashed, HostQueues, Rejected, Unsupported, load_backend
     from .suites.records import TensorValue
 
     backend = None
@@ -86,6 +91,16 @@ def serve(conn) -> None:
                 inputs = [TensorValue(t, h).array() for t, h in arg]
                 outs = backend.run(executable, inputs)
                 reply = ("ok", [np.asarray(o) for o in outs])
+            elif msg == "host":
+                declared = type(backend).run_with_host is Backend.run_with_host
+                reply = ("unsupported", f"{backend.name}: {backend.host_unsupported}") if declared else ("ok", None)
+            elif msg == "run_host":
+                from .suites.records import HostData
+                args, host = arg
+                infeed, channels = HostData.check(host).queues()
+                outs, log = backend.run_with_host(executable, [TensorValue(t, h).array() for t, h in args],
+                                                  HostQueues(infeed, channels))
+                reply = ("ok", ([np.asarray(o) for o in outs], [(str(s), np.asarray(a)) for s, a in log]))
             else:
                 reply = ("error", f"unknown worker message {msg!r}")
         except Crashed as e:

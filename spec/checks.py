@@ -38,8 +38,8 @@ from dataclasses import dataclass, field
 import z3
 
 from .dsl import Instance, OpSpec, is_symbolic
-from .symbolic import (Skeleton, Symbolic, candidates, concrete_value, constraint_exprs, layout_options,
-                       symbolic_instance, tensors_in)
+from .symbolic import (Skeleton, Symbolic, candidates, concrete_regions, concrete_value, constraint_exprs,
+                       layout_options, region_layouts, symbolic_instance, tensors_in)
 from .types import ALL_TYPES, TensorType, TupleType
 
 CHECK_RANKS = (0, 1, 2)   # and any the op adds (`OpSpec.check_ranks`: convolution's window rules need 3)
@@ -135,6 +135,8 @@ def check_skeleton(spec: OpSpec, skel: Skeleton, ranks, rep: Report, layout: dic
         rep.proofs += 1
     else:
         rep.fail(f"{where}: inference unsound ({res}): {_model_text(sym, res)}")
+    if spec.results_unconstrained:   # nothing in the seed fixes the results: no uniqueness to prove
+        return True
     # unique: other dims
     diffs = []
     for r in spec.results:
@@ -177,6 +179,8 @@ def _model_text(sym: Symbolic, res, solver: z3.Solver | None = None) -> str:
 
 
 def check_op(spec: OpSpec, rep: Report) -> None:
+    if spec.results_unconstrained:
+        rep.notes.append(f"results: no uniqueness proofs ({spec.results_unconstrained})")
     declared = {(i, t) for i, o in enumerate(spec.operands) for t in o.types}
     prog = [r for r in spec.results if r.name in spec.result_from_program]
     declared_res = {(r.name, t) for r in prog for t in r.types}
@@ -226,14 +230,10 @@ def structure_variants(spec: OpSpec, skel: Skeleton, ranks) -> list[dict]:
     sym = symbolic_instance(spec, skel, ranks, full=True)
     base = sym.layout
     out = [lay for lay in layout_options(spec, skel, ranks, CHECK_LAYOUTS)[1:]]   # other hint combinations
-    for g in spec.regions:    # a block of another element type than the signature wants
-        fn = sym.inst.regions[g.name]
-        other = next((t for t in ALL_TYPES if fn.inputs and t != fn.inputs[0].element_type), None)
-        if other is not None:
-            out.append({"regions": {g.name: (tuple(TensorType(t.shape, other) for t in fn.inputs),
-                                             tuple(TensorType(t.shape, other) for t in fn.outputs))}})
-    for kind in ("counts", "lengths", "result_counts"):
-        for name, v in base[kind].items():
+    # a block of another element type than the signature wants (or arguments where it wants none)
+    out += region_layouts(spec, sym.inst, lambda current: next(t for t in ALL_TYPES if t != current))
+    for kind in ("counts", "lengths", "result_counts", "region_counts"):
+        for name, v in base.get(kind, {}).items():
             for alt in dict.fromkeys((v + 1, v - 1, 0)):
                 if alt >= 0 and alt != v:
                     out.append({kind: {name: alt}})
@@ -316,7 +316,8 @@ def _concretize(spec: OpSpec, sym: Symbolic, model: z3.ModelRef) -> Instance:
     inst = sym.inst
     return spec.instance({k: concrete_value(v, num) for k, v in inst.operands.items()},
                          {k: concrete_value(v, num) for k, v in inst.attributes.items()},
-                         {k: concrete_value(v, num) for k, v in inst.results.items()}, dict(inst.regions))
+                         {k: concrete_value(v, num) for k, v in inst.results.items()},
+                         concrete_regions(inst.regions, num))
 
 
 
@@ -415,6 +416,56 @@ def run_ops(ops: list[str] | None = None) -> list[OpResult]:
     return [_proved(OPS[name]) for name in names]
 
 
+def check_listed(spec: OpSpec, listed, rep: Report) -> Independence:
+    """The checks above for an op that lists its instances instead of
+    solving them (`SideEffect.cases`: the token ops, whose structure is a
+    few counts and flags on tokens, nothing for z3): every listed valid
+    instance satisfies every constraint and has the results `infer` gives
+    (where it gives them), and keeps doing so with each element type of the
+    tables in place of its tensors' (satisfiable); each constraint has a
+    listed instance that breaks it alone (independent), else it is noted
+    redundant over the listed instances."""
+    import numpy as np
+    from .types import TensorType
+
+    def retyped(v, et):
+        if isinstance(v, list):
+            return [retyped(m, et) for m in v]
+        return TensorType(v.shape, et) if isinstance(v, TensorType) else v
+
+    out = Independence()
+    cases = listed(spec, np.random.default_rng(0))
+    tables = {t for o in spec.operands for t in o.types} | {t for r in spec.results for t in r.types}
+    seen = set()
+    for note, kind, inst, violates in cases:
+        bad = spec.violated(inst)
+        if kind == "invalid":
+            if bad == [violates] and violates not in out.witnesses:
+                out.witnesses[violates] = f"listed: {note}: {inst!r}"
+                rep.proofs += 1
+            elif bad != [violates]:
+                rep.fail(f"{spec.mnemonic}: listed invalid instance ({note}) breaks {bad}, not [{violates}]")
+            continue
+        for et in sorted(tables - seen, key=lambda t: t.name):
+            again = spec.instance({k: retyped(v, et) for k, v in inst.operands.items()}, dict(inst.attributes),
+                                  {k: retyped(v, et) for k, v in inst.results.items()})
+            if not spec.violated(again) and not spec.types_outside_tables(again):
+                seen.add(et)
+        inferred = spec.infer(inst)
+        if bad or any(inferred[k] != inst.results[k] for k in inferred):
+            rep.fail(f"{spec.mnemonic}: listed valid instance ({note}) breaks {bad} or its results are not inferred")
+        else:
+            rep.proofs += 1
+    for t in sorted(tables - seen, key=lambda t: t.name):
+        rep.fail(f"{spec.mnemonic}: element type {t} of the tables is valid in no listed instance")
+    rep.proofs += len(tables & seen)
+    for label in spec.labels:
+        if label not in out.witnesses:
+            out.redundant[label] = {"core": None, "where": "listed instances"}
+            rep.notes.append(f"{label} redundant: no listed instance breaks it alone")
+    return out
+
+
 @functools.lru_cache(maxsize=None)
 def _proved(spec: OpSpec) -> OpResult:
     """The proofs of one op — a pure function of its spec, so computed once
@@ -423,8 +474,12 @@ def _proved(spec: OpSpec) -> OpResult:
     t0 = time.perf_counter()
     ind = None
     try:
-        check_op(spec, rep)
-        ind = check_independence(spec, rep)
+        listed = getattr(spec.semantics, "cases", None)
+        if listed is not None:   # the token ops list their instances: checked on those
+            ind = check_listed(spec, listed, rep)
+        else:
+            check_op(spec, rep)
+            ind = check_independence(spec, rep)
     except Exception as e:  # a constraint or infer that crashes is a finding, not a tool failure
         rep.fail(f"{spec.mnemonic}: {type(e).__name__}: {e}")
     return OpResult(spec.mnemonic, rep.proofs, rep.failures, rep.notes, time.perf_counter() - t0, ind)

@@ -187,6 +187,16 @@ def same_type(*ts: TensorType):
     return And(same_element_type(*ts), same_shape(*ts))
 
 
+def same_types(xs: Sequence, ys: Sequence):
+    """Two lists of value types are equal, member by member: tensors by
+    `same_type` (dims may be symbolic), tokens and tuples as they are — the
+    "tensors or tokens" of control flow's operands and regions."""
+    if len(xs) != len(ys):
+        return False
+    return all_of(same_type(x, y) if isinstance(x, TensorType) and isinstance(y, TensorType) else x == y
+                  for x, y in zip(xs, ys))
+
+
 def shape_is(t: TensorType, dims: Sequence):
     if rank(t) != len(dims):
         return False
@@ -451,6 +461,137 @@ class ConvDimensionsGroup(Group):
         return values
 
 
+# custom_call's attributes (seed "custom_call" and the RFC's typed FFI) ----
+
+def _mlir_string(v: str) -> str:
+    return '"' + v.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def _read_mlir_string(text: str) -> str:
+    """An MLIR string literal's value (escapes `\\\\`, `\\"`, `\\n`, `\\t`, `\\XX` hex)."""
+    t = text.strip()
+    if len(t) < 2 or t[0] != '"' or t[-1] != '"':
+        raise ValueError(f"expected a string \"…\", got {text[:60]!r}")
+    out, i, body = [], 0, t[1:-1]
+    while i < len(body):
+        c = body[i]
+        if c == "\\" and i + 1 < len(body):
+            n = body[i + 1]
+            if n in "\\\"":
+                out.append(n)
+                i += 2
+            elif n in "nt":
+                out.append("\n" if n == "n" else "\t")
+                i += 2
+            else:
+                out.append(chr(int(body[i + 1:i + 3], 16)))
+                i += 3
+        else:
+            out.append(c)
+            i += 1
+    return "".join(out)
+
+
+@dataclass(frozen=True)
+class StringAttr(EnumAttr):
+    """A "constant of type `string`" (custom_call's `call_target_name`),
+    written `"text"`.  `values`: the strings a generator may choose — they
+    are structure, like an enum's values — while a program may hold any."""
+
+    mlir_name: str = "string"
+    values: tuple = ()
+
+    def to_mlir(self, v: str) -> str:
+        return _mlir_string(v)
+
+    def from_mlir(self, text: str) -> str:
+        return _read_mlir_string(text)
+
+
+API_VERSIONS = ("API_VERSION_UNSPECIFIED", "API_VERSION_ORIGINAL", "API_VERSION_STATUS_RETURNING",
+                "API_VERSION_STATUS_RETURNING_UNIFIED", "API_VERSION_TYPED_FFI")
+
+
+@dataclass(frozen=True)
+class ApiVersionAttr(EnumAttr):
+    """custom_call's `api_version`: the seed's "constant of type `si32`",
+    written `4 : i32` (what the pinned StableHLO prints), and read also in
+    the RFC's enum spelling `#stablehlo<custom_call_api_version
+    API_VERSION_TYPED_FFI>` (the number is its position in API_VERSIONS).
+    `values` are the numbers a generator may choose; a program may hold any
+    si32."""
+
+    mlir_name: str = "custom_call_api_version"
+    values: tuple = (0, 1, 2, 3, 4)
+
+    def to_mlir(self, v: int) -> str:
+        return f"{v} : i32"
+
+    def from_mlir(self, text: str) -> int:
+        t = text.strip()
+        if t.startswith("#stablehlo<"):
+            return API_VERSIONS.index(EnumAttr(self.mlir_name, API_VERSIONS).from_mlir(t))
+        v = int(t.split(":")[0].strip())
+        if not -2 ** 31 <= v < 2 ** 31:
+            raise ValueError(f"{v} is not an si32")
+        return v
+
+
+@dataclass(frozen=True)
+class Dictionary:
+    """A dictionary attribute, kept as its text (`{bar = 42 : i32}`): the
+    RFC's typed-FFI `backend_config`, whose entries mean what the target says."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class ConfigAttr:
+    """custom_call's `backend_config`: a string (seed: "constant of type
+    `string`") or, as the RFC's example writes it for typed FFI, a
+    dictionary attribute (`Dictionary`)."""
+
+    def to_mlir(self, v) -> str:
+        return v.text if isinstance(v, Dictionary) else _mlir_string(v)
+
+    def from_mlir(self, text: str):
+        t = text.strip()
+        if t.startswith("{") and t.endswith("}"):
+            return Dictionary(" ".join(t.split()))
+        return _read_mlir_string(t)
+
+
+@dataclass(frozen=True)
+class SymbolListAttr:
+    """A "variadic number of constants of type `string`" that name functions
+    (custom_call's `called_computations`), written `[@foo, @bar]`."""
+
+    def to_mlir(self, v) -> str:
+        return "[" + ", ".join("@" + n for n in v) + "]"
+
+    def from_mlir(self, text: str) -> tuple:
+        t = text.strip()
+        if not (t.startswith("[") and t.endswith("]")):
+            raise ValueError(f"expected [@name, …], got {text[:60]!r}")
+        names = [x.strip() for x in t[1:-1].split(",") if x.strip()]
+        if any(not n.startswith("@") for n in names):
+            raise ValueError(f"expected symbol references @name, got {text[:60]!r}")
+        return tuple(n[1:].strip('"') for n in names)
+
+
+@dataclass(frozen=True)
+class RawAttr:
+    """An attribute read and written as its text, whose meaning no encoded
+    rule needs (custom_call's `operand_layouts`, `result_layouts`,
+    `output_operand_aliases`: the pinned StableHLO has them, the seed not)."""
+
+    def to_mlir(self, v) -> str:
+        return v
+
+    def from_mlir(self, text: str) -> str:
+        return " ".join(text.split())
+
+
 # --------------------------------------------------------------------------
 # Declarations
 # --------------------------------------------------------------------------
@@ -490,6 +631,8 @@ class Operand:
     constant: bool = False
     tuple_members: bool = False   # a tuple of `count` tensors of `types` (get_tuple_element's operand)
     types_of: str | None = None   # skeletons give it this operand's element type (see below)
+    literal: bool = False         # a "tensor constant" operand (rng's `shape`): @main builds it with
+                                  # stablehlo.constant instead of taking it as an argument
 
     def counts(self, op) -> tuple:
         return _hint(self.count, op) or (1, 2)
@@ -545,6 +688,11 @@ class Region:
     name: str
     signature: Callable
     bodies: tuple[str, ...] = ()
+    variadic: bool = False   # a variadic number of functions (case's `branches`): the instance holds a list
+    count: Any = None        # variadic only: the number of functions, a hint as `Operand.count`
+
+    def counts(self, op) -> tuple:
+        return _hint(self.count, op) or (2,)
 
 
 @dataclass
@@ -555,13 +703,20 @@ class Function:
     `pairwise`: when the block applies one op to each pair (argument k,
     argument N+k) and returns the N results in order (a sum, a product, a
     maximum … reduce's usual bodies), the N op mnemonics; else None.  What a
-    reduction may compute depends on that algebra (spec/schedule.py)."""
+    reduction may compute depends on that algebra (spec/schedule.py).
+
+    `expect` (oracle) runs the block on whole values — the oracle's
+    expectations, tolerances and alternatives included — where `call` gives
+    primary arrays only: control flow (`ControlFlow`) passes values through
+    its regions unchanged, so what a branch or loop body computes keeps
+    every allowance its ops have."""
 
     inputs: tuple
     outputs: tuple
     body: str | None = None
     call: Callable | None = None
     pairwise: tuple | None = None   # set by the oracle's reader: see below
+    expect: Callable | None = None  # oracle: `expect(*values) -> values`, the block run on whole values
 
     def __repr__(self) -> str:
         ins = ", ".join(t.mlir for t in self.inputs)
@@ -631,6 +786,7 @@ class OpSpec:
     groups: tuple[Group, ...] = ()
     exercise: Exercise = Exercise()
     check_ranks: tuple = ()   # ranks check-spec proves beyond 0..2 (rules that bite only there)
+    results_unconstrained: str = ""   # why the seed fixes no result type (custom_call): no uniqueness to prove
     notes: str = ""
 
     @property
@@ -855,6 +1011,69 @@ class Accumulating:
     resolves each element as it does an element-wise answer (integer wrap,
     correct rounding) and states an exact expectation, or a "bounded" one
     where some element has a range."""
+
+    fn: Callable
+
+
+@dataclass(frozen=True)
+class ControlFlow:
+    """Semantics of ops that choose or repeat their regions (if, case,
+    while) or pass values through untouched (optimization_barrier):
+    `fn(op, values, read) -> list of values`.  `values` are the oracle's
+    values of the operands (opaque: expectations, tuples, tokens), passed
+    on as they are to a region's `Function.expect` or to the results;
+    `read(value)` gives a value's primary array where the op must look at
+    it (a predicate, an index, a loop condition).  Nothing is rounded here:
+    what the regions compute was rounded by their own ops."""
+
+    fn: Callable
+
+
+@dataclass(frozen=True)
+class SideEffect:
+    """Semantics of an op that orders or performs side effects.
+
+    `fn(op, payloads, host) -> list`: `payloads` are the arrays of the op's
+    tensor operands in table order (tokens left out); `host` offers
+    `read(stream, tensor_types) -> arrays` and `write(stream, arrays)` (one
+    call per op, even of no tensors: the op still talks to the host), streams
+    named "infeed", "outfeed" or "channel <id>".  It returns the arrays of
+    the op's tensor results in order; the oracle makes each token result,
+    which stands after the op's token operands and the op's own effect.
+    `cases(spec, rng) -> [(note, kind, instance, violates)]` are the
+    instances generators render (kind "value" or "invalid"): a token op's
+    structure is a handful of counts and flags, listed rather than solved."""
+
+    fn: Callable
+    cases: Callable | None = None
+
+
+class LoopLimit(Exception):
+    """A loop ran past the iteration budget the oracle gives it: the seed
+    leaves the behaviour of an infinite loop TBD (while), so no result is
+    stated."""
+
+
+@dataclass(frozen=True)
+class Sample:
+    """One result of `Statistical` semantics: `values`, a sample the
+    implementation could have produced (an array of the result's type: the
+    oracle's own output), and `tests`, the distribution tests every
+    implementation's output must pass (a JSON-able dict for
+    spec/statistics.py: `test`, its parameters, `alpha`)."""
+
+    values: Any
+    tests: dict
+    why: str = ""   # with `values` None: the seed states no result here (undefined behaviour), and why
+
+
+@dataclass(frozen=True)
+class Statistical:
+    """Semantics of ops whose values the seed leaves to the implementation
+    but whose distribution it states (rng, rng_bit_generator):
+    `fn(op, *operands) -> list`, one `Sample` per result.  The oracle states
+    a "statistical" expectation (spec/expectation.py); `fn` must be a
+    deterministic function of its inputs, so suites stay reproducible."""
 
     fn: Callable
 

@@ -17,6 +17,11 @@ Kinds:
            distance is reported.  For results whose inputs were themselves
            approximate (oracle/propagation.py) and, later, for sums whose
            order is implementation-defined.
+  statistical  the values are the implementation's (rng, rng_bit_generator):
+           `statistical` holds the distribution tests the output must pass
+           (spec/statistics.py: range, DKW, bit frequencies, state change)
+           with their false-alarm probability `alpha`; `bits` is the
+           oracle's own sample, which passes them.
 
 Elements listed in `impl_defined` (flat row-major indices) may instead
 equal the same element of an `Alternative` — a whole tensor of bits, or
@@ -39,7 +44,7 @@ import numpy as np
 
 from .types import TensorType, from_bits, parse_type, tensor_from_hex, tensor_to_hex, to_bits
 
-KINDS = ("exact", "ulp", "bounded")
+KINDS = ("exact", "ulp", "bounded", "statistical")
 OMIT_DEFAULT = {"json": "omit default"}   # field metadata: written only when set
 BITS = {"json": "bits"}                   # ... and a bit array of the expectation's type, as hex
 
@@ -79,6 +84,7 @@ class Expectation:
     why: str = ""
     lo: Optional[np.ndarray] = field(default=None, metadata=BITS)   # "bounded": per-element bounds
     hi: Optional[np.ndarray] = field(default=None, metadata=BITS)
+    statistical: Optional[dict] = field(default=None, metadata=OMIT_DEFAULT)   # "statistical": the tests
 
     def __eq__(self, other) -> bool:
         if not isinstance(other, Expectation):

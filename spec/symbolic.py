@@ -50,7 +50,9 @@ class Skeleton:
         for o, t in zip(spec.operands, self.operand_types):
             if len(o.types) > 1:
                 return t.name
-        return self.operand_types[0].name if self.operand_types else self.result_types[0][1].name
+        if self.result_types:   # if/case: the predicate is i1, the program states what flows
+            return self.result_types[0][1].name
+        return self.operand_types[0].name
 
     def label(self) -> str:
         parts = [",".join(t.name for t in self.operand_types)]
@@ -242,7 +244,9 @@ def symbolic_instance(spec: OpSpec, skel: Skeleton, ranks, prefix: str = "",
     "result_counts": {variadic result with a `count` hint: n}, "result_mixed":
     {such a result: element type of its last member}, "mixed":
     {variadic operand: element type of its last member}, "members": {tuple operand:
-    member count}, "regions": {region: (input types, output types)}}; hints
+    member count}, "regions": {region: (input types, output types)},
+    "region_counts": {variadic region: number of functions}} (a "regions"
+    entry of a variadic region sets its last function); hints
     not overridden take their first candidate.  Returns the Instance, or a
     `Symbolic` when `full`; None if infer cannot be evaluated here."""
     layout = layout or {}
@@ -301,13 +305,22 @@ def symbolic_instance(spec: OpSpec, skel: Skeleton, ranks, prefix: str = "",
                     attr_ranges[f"{a.name}[{i}]"] = a.kind.entry_range
             attrs[a.name] = entries
         partial = spec.instance(operands, dict(attrs), {})   # later length hints see earlier arrays
-    partial = spec.instance(operands, attrs, {})
-    regions = {}
-    for g in spec.regions:
-        ins, outs = layout.get("regions", {}).get(g.name) or g.signature(partial)
-        regions[g.name] = Function(tuple(ins), tuple(outs), dict(skel.regions).get(g.name))
     prog = skel.result_type_dict
     placeholder = {name: TensorType((), et) for name, et in prog.items()}
+    # A region's signature may read a result type the program states (the
+    # branches of `if` return what its results are): the placeholders say it.
+    partial = spec.instance(operands, attrs, placeholder)
+    regions = {}
+    for g in spec.regions:
+        body = dict(skel.regions).get(g.name)
+        ins, outs = layout.get("regions", {}).get(g.name) or g.signature(partial)
+        fn = Function(tuple(ins), tuple(outs), body)
+        if g.variadic:   # case's branches: one signature (a layout's override: the last one's), a counted number
+            n = layout.get("region_counts", {}).get(g.name, g.counts(partial)[0])
+            chosen_layout.setdefault("region_counts", {})[g.name] = n
+            ins0, outs0 = g.signature(partial)
+            fn = [Function(tuple(ins0), tuple(outs0), body) for _ in range(n - 1)] + [fn] if n else []
+        regions[g.name] = fn
     inst = spec.instance(operands, attrs, placeholder, regions)
     try:
         inferred = spec.infer(inst)
@@ -349,6 +362,40 @@ def symbolic_instance(spec: OpSpec, skel: Skeleton, ranks, prefix: str = "",
     s = Symbolic(inst, attr_vars=attr_vars, inferred=inferred, layout=chosen_layout, attr_ranges=attr_ranges)
     s.dims = [d for t in s.tensors() for d in t.shape]
     return s
+
+
+def concrete_regions(regions: dict, num) -> dict:
+    """Region values with `num` applied to the dims of their types (while's
+    `cond` and `body` take the operands' types, symbolic dims included);
+    a variadic region's list function by function."""
+    def function(fn):
+        return Function(concrete_value(tuple(fn.inputs), num), concrete_value(tuple(fn.outputs), num), fn.body)
+    return {k: [function(f) for f in v] if isinstance(v, list) else function(v) for k, v in regions.items()}
+
+
+def region_layouts(spec: OpSpec, inst, other_type, keep_outputs=lambda fn: False):
+    """Layouts whose region blocks break the signature the spec wants, one
+    or two per region (a variadic region's last function), yielded region
+    by region (`other_type` may draw from a generator: lazily, in order):
+    arguments of another element type (`other_type(current)` picks it) and
+    outputs too, unless `keep_outputs(fn)` (a predicate keeps its i1); a
+    block of no arguments (if's branches) gets one, or outputs of another
+    type."""
+    for g in spec.regions:
+        fn = inst.regions[g.name]
+        if isinstance(fn, list):
+            if not fn:
+                continue
+            fn = fn[-1]
+        if not fn.inputs:
+            other = other_type(fn.outputs[0].element_type if fn.outputs else None)
+            yield {"regions": {g.name: ((TensorType((), other),), tuple(fn.outputs))}}
+            yield {"regions": {g.name: ((), tuple(TensorType(t.shape, other) for t in fn.outputs))}}
+            continue
+        other = other_type(fn.inputs[0].element_type)
+        ins = tuple(TensorType(t.shape, other) for t in fn.inputs)
+        outs = tuple(fn.outputs) if keep_outputs(fn) else tuple(TensorType(t.shape, other) for t in fn.outputs)
+        yield {"regions": {g.name: (ins, outs)}}
 
 
 def concrete_value(v, num):

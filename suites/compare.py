@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..spec import statistics
 from ..spec.expectation import Expectation
 from ..spec.types import ElementType, nan_mask, ordinals, to_bits
 from .records import element_type_of
@@ -107,6 +108,8 @@ def compare(exp: Expectation, actual: np.ndarray) -> Comparison:
     wrong = declared_type_mismatch(exp, actual)
     if wrong:
         return Comparison(False, detail=wrong)
+    if exp.kind == "statistical":
+        return _statistical(exp, actual)
     expected = exp.array()
     eb, cet = _rows(exp.bits, et)
     ab, _ = _rows(to_bits(actual, et), et)
@@ -149,3 +152,60 @@ def compare(exp: Expectation, actual: np.ndarray) -> Comparison:
         detail = f"{len(bad)} of {ok_elem.size} elements differ; " + "; ".join(
             f"[{i}] expected {e} got {a}" + (f" ({u:g} ulp)" if u is not None else "") for i, e, a, u in shown)
     return Comparison(not len(bad), ulp, shown, int(len(bad)), used, detail)
+
+
+def _statistical(exp: Expectation, actual: np.ndarray) -> Comparison:
+    """Kind "statistical" (rng, rng_bit_generator): the distribution tests of
+    `spec/statistics.py` on the whole output; no element is expected, so no
+    ULP is measured.  Where the oracle's sample follows a published
+    algorithm (`published`), whether the backend's bits are that
+    algorithm's is reported as a label — never part of the verdict."""
+    et = exp.type.element_type
+    bits = to_bits(actual, et).astype(np.uint64)
+    values = actual.astype(np.float64) if et.is_float else actual.astype(object)
+    fmt = None
+    if et.is_float:
+        f = et.format
+        fmt = (2.0 ** -f.mantissa_bits, float(f.min_subnormal))
+    ok, detail = statistics.judge(exp.statistical, values, bits, et.bits, fmt)
+    used = []
+    published = exp.statistical.get("published")
+    if published:
+        same = np.array_equal(np.asarray(exp.bits).astype(np.uint64).reshape(-1), bits.reshape(-1))
+        used.append(f"{'same bits as' if same else 'other bits than'} {published}")
+    return Comparison(ok, None, [], 0 if ok else 1, used, detail)
+
+
+def compare_log(expected: list, actual: list) -> Comparison:
+    """Does a backend's host log (`actual`: [(stream, array)] in the order it
+    wrote them) meet the case's expected log (`expected`: [(stream,
+    Expectation, after)], `after` the entries that must come first:
+    oracle/host.py)?  Each actual entry is matched, in order, with the
+    first unmatched expected entry of its stream whose predecessors are all
+    matched and whose value `compare` accepts; an entry matching none, and
+    an expected entry never written, fail the log."""
+    matched: list = [False] * len(expected)
+    ulps, used = [], []
+    for k, (stream, array) in enumerate(actual):
+        ready = [i for i, (s, _, after) in enumerate(expected)
+                 if not matched[i] and s == stream and all(matched[j] for j in after)]
+        hit, last = None, None
+        for i in ready:
+            last = compare(expected[i][1], array)
+            if last.ok:
+                hit = i
+                break
+        if hit is None:
+            why = f": {last.detail}" if last is not None and len(ready) == 1 else \
+                ("" if ready else " (nothing more was to be written there)")
+            return Comparison(False, detail=f"host log entry {k} ({stream}) matches no expected entry{why}")
+        matched[hit] = True
+        if last.max_ulp is not None:
+            ulps.append(last.max_ulp)
+        used += [a for a in last.alternatives_used if a not in used]
+    missing = [i for i, m in enumerate(matched) if not m]
+    if missing:
+        s = expected[missing[0]][0]
+        return Comparison(False, detail=f"{len(missing)} expected host log entr{'y' if len(missing) == 1 else 'ies'} "
+                                        f"never written (first: entry {missing[0]} on {s})")
+    return Comparison(True, max_ulp=max(ulps) if ulps else None, alternatives_used=used)

@@ -17,6 +17,11 @@ A case line:
     violates    "<op>_c<N>" for invalid cases
     note        what the case is about (e.g. "special values")
     provenance  {"seed", "section", "generator"}
+    host        (optional, only where the program talks to the host: infeed,
+                outfeed, send, recv) {"infeed": [tensor], "channels": {"<id>":
+                [tensor]}, "log": [{"stream", "after", "expected"}]}: the
+                queues the host fills and the log outfeed/send must write
+                (`HostData`; oracle/host.py explains `after`)
 
 Reading a case validates it (`Case.from_json`): a damaged record is refused
 with the problem named, never handed to a backend whose verdict it would
@@ -89,6 +94,7 @@ class Case:
     violates: Optional[str] = None
     note: str = ""
     provenance: dict = field(default_factory=dict)
+    host: Optional["HostData"] = None
 
     def input_arrays(self) -> list[np.ndarray]:
         return [v.array() for v in self.inputs]
@@ -96,6 +102,10 @@ class Case:
     def to_json(self) -> str:
         d = {f.name: getattr(self, f.name) for f in fields(self)}
         d["inputs"] = [asdict(v) for v in self.inputs]
+        if self.host is None:   # written only when set: suites without host data keep their bytes
+            d.pop("host")
+        else:
+            d["host"] = self.host.to_json()
         if self.kind == "invalid":  # value and survey cases carry expectations
             d.pop("expected")
         else:
@@ -119,7 +129,7 @@ class Case:
 # ---------------------------------------------------------------------------
 
 _FIELDS = {"id": str, "op": str, "dtype": str, "kind": str, "mlir": str, "inputs": list,
-           "expected": list, "violates": (str, type(None)), "note": str, "provenance": dict}
+           "expected": list, "violates": (str, type(None)), "note": str, "provenance": dict, "host": dict}
 _REQUIRED = ("id", "op", "dtype", "kind", "mlir", "inputs")
 _TENSOR_FIELDS = {"type", "hex"}
 _EXPECTATION_FIELDS = {"type", "hex", "alternatives"} | {f.name for f in fields(Expectation)} - {"bits"}
@@ -256,7 +266,61 @@ def check_record(d) -> dict:
     d["inputs"] = [TensorValue(**v) for v in d["inputs"]]
     d["expected"] = [_check_expectation(e, f"expected output {k}") for k, e in enumerate(d.get("expected", []))]
     _check_signature(d["mlir"], arg_types, [e.type for e in d["expected"]] if kind != "invalid" else None)
+    if "host" in d:
+        if kind == "invalid":
+            raise ValueError("an invalid case carries no 'host' data")
+        d["host"] = HostData.check(d["host"])
     return d
+
+
+_STREAM = re.compile(r"outfeed|channel -?\d+")
+
+
+@dataclass
+class HostData:
+    """The host side of a case (oracle/host.py): `infeed`, the tensors the
+    host queues for infeed; `channels`, per channel id the tensors queued
+    for recv; `log`, what outfeed and send must write: (stream, expected
+    Expectation, indices of earlier log entries this one must follow)."""
+
+    infeed: list = field(default_factory=list)      # TensorValue
+    channels: dict = field(default_factory=dict)    # int -> [TensorValue]
+    log: list = field(default_factory=list)         # (stream, Expectation, after tuple)
+
+    def to_json(self) -> dict:
+        return {"infeed": [asdict(v) for v in self.infeed],
+                "channels": {str(k): [asdict(v) for v in vs] for k, vs in sorted(self.channels.items())},
+                "log": [{"stream": s, "after": list(a), "expected": e.to_json()} for s, e, a in self.log]}
+
+    @classmethod
+    def check(cls, d) -> "HostData":
+        """The JSON form, validated as the rest of a case is."""
+        _check_fields(d, {"infeed": list, "channels": dict, "log": list}, ("infeed", "channels", "log"), "'host'")
+        infeed = []
+        for k, v in enumerate(d["infeed"]):
+            _check_tensor(v, f"host infeed {k}")
+            infeed.append(TensorValue(**v))
+        channels = {}
+        for key, vs in d["channels"].items():
+            if not re.fullmatch(r"-?\d+", key) or not isinstance(vs, list):
+                raise ValueError(f"host channel {key!r}: a channel id maps to a list of tensors")
+            for k, v in enumerate(vs):
+                _check_tensor(v, f"host channel {key} tensor {k}")
+            channels[int(key)] = [TensorValue(**v) for v in vs]
+        log = []
+        for k, entry in enumerate(d["log"]):
+            where = f"host log entry {k}"
+            _check_fields(entry, {"stream": str, "after": list, "expected": dict}, ("stream", "after", "expected"),
+                          where)
+            if not _STREAM.fullmatch(entry["stream"]):
+                raise ValueError(f"{where}: stream {entry['stream']!r} is not 'outfeed' or 'channel <id>'")
+            _check_indices(entry["after"], k, f"{where}: 'after'")
+            log.append((entry["stream"], _check_expectation(entry["expected"], where), tuple(entry["after"])))
+        return cls(infeed, channels, log)
+
+    def queues(self) -> tuple[list, dict]:
+        """(infeed arrays, {channel id: arrays}): what a backend's host gets."""
+        return [v.array() for v in self.infeed], {k: [v.array() for v in vs] for k, vs in self.channels.items()}
 
 
 def _check_signature(mlir: str, inputs: list, outputs: list | None) -> None:

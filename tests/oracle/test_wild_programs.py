@@ -126,6 +126,28 @@ BITCASTS = {  # lax.bitcast_convert_type across widths, with their dtypes
     "bf16_to_i16": (lambda x: lax.bitcast_convert_type(x, jnp.int16), lambda: (_floats(ml_dtypes.bfloat16),)),
 }
 
+def _collatz_steps(x):
+    """lax.while_loop over a tuple: steps until every |x| (as integers) reaches 1, at most 40."""
+    n = jnp.abs(x).astype(jnp.int32) + 1
+    def body(s):
+        k, v = s
+        return k + 1, jnp.where(v % 2 == 0, v // 2, jnp.where(v > 1, 3 * v + 1, v))
+    return lax.while_loop(lambda s: (s[0] < 40) & jnp.any(s[1] > 1), body, (0, n))
+
+
+CONTROL_FLOW = {  # issue 12: lax.cond/switch lower to stablehlo.case, fori/while_loop to stablehlo.while
+    "cond_sin_or_double": (lambda x: lax.cond(x[0] > 0, jnp.sin, lambda v: v * 2, x), lambda d: (_floats(d),)),
+    "cond_false_branch": (lambda x: lax.cond(x[0] > 10, jnp.sin, lambda v: v - 1, x), lambda d: (_floats(d),)),
+    "switch_clamped_index": (lambda x, i: lax.switch(i[0], [lambda v: v + 1, jnp.cos, lambda v: -v], x),
+                             lambda d: (_floats(d), np.array([7, 0], np.int32))),
+    "fori_loop": (lambda x: lax.fori_loop(0, 6, lambda k, v: v * 0.5 + k.astype(v.dtype), x), lambda d: (_floats(d),)),
+    "while_loop_tuple": (lambda x: _collatz_steps(x), lambda d: (_floats(d, 0, 30),)),
+    "cond_in_loop": (lambda x: lax.fori_loop(0, 4, lambda k, v: lax.cond(k % 2 == 0, lambda u: u + x,
+                                                                          lambda u: u * 0.5, v), x),
+                     lambda d: (_floats(d),)),
+}
+
+
 def _encoded(*ops: str) -> bool:
     from shlo_conform.spec.ops import OPS
     return all(op in OPS for op in ops)
@@ -137,7 +159,9 @@ CASES = ([(f"{n}/{dn}", f, args(dt)) for n, (f, args) in FLOAT_PROGRAMS.items() 
          + [(f"{n}/{dn}", f, args(dt)) for n, (f, args) in INT_CONTRACTIONS.items() for dn, dt in INTS.items()
             if _encoded("dot_general")]
          + [(f"{n}/{dn}", f, args(dt)) for n, (f, args) in INT_PROGRAMS.items() for dn, dt in INTS.items()]
-         + [(f"bitcast/{n}", f, args()) for n, (f, args) in BITCASTS.items()])
+         + [(f"bitcast/{n}", f, args()) for n, (f, args) in BITCASTS.items()]
+         + [(f"{n}/{dn}", f, args(dt)) for n, (f, args) in CONTROL_FLOW.items() for dn, dt in FLOATS.items()
+            if _encoded("case", "while")])
 
 
 def _agreement(f, args, form: str):

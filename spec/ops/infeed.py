@@ -1,0 +1,103 @@
+"""infeed — read tensors from the host's infeed (spec section "infeed").
+
+Readings:
+* `results` are "payload values which come first and a token which comes
+  last" (C2).  The Outputs table allows tokens among the payload too
+  ("variadic number of tensors or tokens"); such a token reads nothing and
+  stands after this infeed, as the last one does.
+* The infeed is one queue per program run, filled by the host: each
+  payload tensor is the next tensor of the queue, in order (oracle/host.py).
+  The seed does not say how a host groups data (XLA moves one tuple
+  literal per infeed op); tensor by tensor is the order every grouping
+  agrees on.  An infeed not ordered by tokens after an earlier one could
+  read either's data: the oracle states no result there.
+* `infeed_config` (I2, "constant of type string"): its meaning is
+  implementation-defined; it is read and written as an MLIR string, and
+  any value is valid.  The pinned StableHLO also has an optional `layout`
+  attribute the seed does not list: a program holding it is refused by the
+  oracle as an unknown attribute (docs/spec-findings.md).
+* An infeed whose queue is empty would wait for the host forever: the
+  oracle states no result (a case always supplies enough data).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..dsl import ANY, Attribute, OpSpec, Operand, Result, SideEffect, size
+from ..types import SI32, TensorType, TokenType
+from ..tokens import TOKEN, last_is_token, payload_types, results_of
+
+
+@dataclass(frozen=True)
+class StrAttr:
+    """A "constant of type string", written as an MLIR string literal."""
+
+    def to_mlir(self, v) -> str:
+        return '"' + str(v).replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+    def from_mlir(self, text: str) -> str:
+        t = text.strip()
+        if not (len(t) >= 2 and t[0] == '"' and t[-1] == '"'):
+            raise ValueError(f"expected a string literal, got {text!r}")
+        return t[1:-1].replace('\\"', '"').replace("\\\\", "\\")
+
+
+def infeed_c1(op):
+    """(C1) size(`results`) $\\ge$ 1."""
+    return size(results_of(op)) >= 1
+
+
+def infeed_c2(op):
+    """(C2) type(`results`[-1]) $=$ `token`.
+
+    Holds vacuously without results (C1's violation)."""
+    return last_is_token(op)
+
+
+def infer(op):
+    """The results are the program's: only C1 and C2 tie them down."""
+    return {}
+
+
+def read(op, payloads, host):
+    """Each tensor result is the next tensor of the infeed queue."""
+    return host.read("infeed", payload_types(op))
+
+
+def payload_layouts():
+    """Result lists of generated cases: one, two and no payload tensors
+    (element types vary per case; shapes are small)."""
+    return [[(2, 3)], [(), (4,)], []]
+
+
+def cases(spec, rng, types=ANY):
+    """Value cases over payload layouts and element types; invalid ones for
+    C1 (no results) and C2 (the token first, or no token)."""
+    out = []
+    ets = list(types)
+    for k, shapes in enumerate(payload_layouts() * 2):
+        et = ets[int(rng.integers(0, len(ets)))]
+        payload = [TensorType(s, et) for s in shapes]
+        out.append((f"{len(payload)} payload tensors", "value",
+                    spec.instance({"token": TokenType()}, {"infeed_config": "" if k % 2 == 0 else "cfg"},
+                                  {"results": payload + [TokenType()]}), None))
+    t = TensorType((2,), SI32)
+    # The Outputs table allows tokens among the payload ("tensors or tokens"); StableHLO's verifier does not.
+    out.append(("a token among the payload", "value", spec.instance({"token": TokenType()}, {"infeed_config": ""}, {"results": [t, TokenType(), TokenType()]}), None))
+    for note, results, label in (("no results", [], "infeed_c1"),
+                                 ("token first", [TokenType(), t], "infeed_c2"),
+                                 ("no token", [t], "infeed_c2")):
+        out.append((note, "invalid", spec.instance({"token": TokenType()}, {"infeed_config": ""},
+                                                   {"results": results}), label))
+    return out
+
+
+SPEC = OpSpec(
+    mnemonic="infeed",
+    operands=(Operand("token", TOKEN),),
+    results=(Result("results", ANY, variadic=True),),
+    constraints=(infeed_c1, infeed_c2),
+    infer=infer,
+    semantics=SideEffect(read, cases),
+    attributes=(Attribute("infeed_config", StrAttr(), default=""),),
+)

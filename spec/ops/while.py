@@ -1,0 +1,119 @@
+"""while — `body` applied to the loop-carried values while `cond` holds (spec section "while").
+
+Semantics, the seed's Python-like formulation:
+
+    internal_state = operand
+    while cond(internal_state) == True:
+      internal_state = body(internal_state)
+    results = internal_state
+
+run by the oracle on whole values (`ControlFlow`): each iteration's body
+rounds as its ops do, and the tolerances of approximate ops inside it are
+carried to the next iteration (oracle/propagation.py).  Zero iterations
+return the operands unchanged.
+
+Readings:
+* "The behavior of an infinite loop is TBD": no result is stated for a
+  loop the oracle cannot finish — past `MAX_ITERATIONS` iterations it
+  raises `LoopLimit` (the oracle reports the case as one the spec states
+  no result for; generators drop it).  A terminating loop longer than
+  that is not judged either: the limit is the oracle's, not the spec's.
+* C3's "for all `i`" is read over both lists: as many results as
+  operands.
+* `operand` and `results` are "tensors or tokens"; generated programs
+  carry tensors (@main cannot hand a token to a backend).
+
+Exercise: the region templates `count_lt` / `count_up`
+(generators/regions.py) count value 0 up by one until its first element
+reaches the first element of value 1; further values add a captured value
+of @main at every iteration (rounded each time).  Counters start at 0 and
+limits are 0…5 (0: zero iterations), 100…300 on si64 counters (many
+iterations).
+
+Findings:
+* `cond` returns `tensor<i1>` (C1) but `operand` may hold tokens, which a
+  `cond` can receive but never compare — harmless.
+* Nothing in the seed says whether `cond` and `body` may read values of
+  the enclosing function; JAX's lowerings do (captured constants), and
+  the seed's example reads `%constant0` from outside `body`.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..dsl import ANY, And, ControlFlow, LoopLimit, OpSpec, Operand, Region, Result, same_types
+from ..exercise import Exercise
+from ..types import I1, SI64, TensorType
+
+MAX_ITERATIONS = 10_000
+
+
+def cond_signature(op):
+    """C1: `(T0, …, TN-1) -> tensor<i1>`."""
+    return tuple(op.operand), (TensorType((), I1),)
+
+
+def body_signature(op):
+    """C2: `(T0, …, TN-1) -> (T0, …, TN-1)`."""
+    return tuple(op.operand), tuple(op.operand)
+
+
+def while_c1(op):
+    """(C1) `cond` has type `(T0, ..., TN-1) -> tensor<i1>`, where
+       `Ti` = `type(operand[i])`."""
+    return And(same_types(op.cond.inputs, op.operand), same_types(op.cond.outputs, (TensorType((), I1),)))
+
+
+def while_c2(op):
+    """(C2) `body` has type `(T0, ..., TN-1) -> (T0, ..., TN-1)`, where
+       `Ti` = `type(operand[i])`."""
+    return And(same_types(op.body.inputs, op.operand), same_types(op.body.outputs, op.operand))
+
+
+def while_c3(op):
+    """(C3) For all `i`, `type(results[i])` = `type(operand[i])`.
+
+    Read over both lists (module docstring)."""
+    return same_types(op.results["results"], op.operand)
+
+
+def infer(op):
+    return {"results": list(op.operand)}
+
+
+def run(op, values, read):
+    """The seed's loop, on whole values; `LoopLimit` past `MAX_ITERATIONS`."""
+    state = list(values)
+    for _ in range(MAX_ITERATIONS + 1):
+        if not bool(np.asarray(read(op.cond.expect(*state)[0])).reshape(())):
+            return state
+        state = list(op.body.expect(*state))
+    raise LoopLimit(f"while: the loop ran {MAX_ITERATIONS} iterations without ending; the seed leaves the "
+                    "behaviour of an infinite loop TBD, and the oracle states no result past that many")
+
+
+def counter_values(op, name, k, t, rng):
+    """Value 0 counts from 0; value 1 is the limit its first element is compared with: 0…5, or
+    100…300 on si64 counters (many iterations).  Further values: random (None)."""
+    if name != "operand" or k > 1:
+        return None
+    et = t.element_type
+    if k == 0:
+        return np.zeros(t.shape, dtype=et.numpy)
+    if et.is_bool:
+        return np.full(t.shape, rng.random() < 0.5)
+    limit = int(rng.integers(100, 301)) if et == SI64 else int(rng.integers(0, 6))
+    return np.full(t.shape, limit).astype(et.numpy)
+
+
+SPEC = OpSpec(
+    mnemonic="while",
+    operands=(Operand("operand", ANY, variadic=True, count=(3, 2, 4)),),
+    regions=(Region("cond", cond_signature, bodies=("count_lt",)),
+             Region("body", body_signature, bodies=("count_up",))),
+    results=(Result("results", ANY, variadic=True, count=lambda op: len(op.operand)),),
+    constraints=(while_c1, while_c2, while_c3),
+    infer=infer,
+    semantics=ControlFlow(run),
+    exercise=Exercise(operand_values=counter_values),
+)
