@@ -304,7 +304,7 @@ def _declared_case(spec: OpSpec, note: str, kind: str, inst, violates, rng, seed
 def op_cases(spec: OpSpec, seed: int, expect_fn=None) -> tuple[list[Case], list[str]]:
     """All cases of one op, and the constraints no kept invalid case names."""
     declared = getattr(spec.semantics, "cases", None)
-    if declared is not None:   # ops that list their instances (the token ops: spec/ops/after_all.SideEffect)
+    if declared is not None:   # ops that list their instances (the token ops: spec.dsl.SideEffect)
         rng = op_rng(seed, spec.mnemonic)
         unique = _unique([_declared_case(spec, *c, rng, seed) for c in declared(spec, rng)])
         named = {c.violates for c in unique if c.kind == "invalid"}

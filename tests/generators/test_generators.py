@@ -147,7 +147,7 @@ def test_zero_sized_dimensions_occur():
 @settings(max_examples=40, deadline=None)
 @given(st.data())
 def test_any_skeleton_solves_to_a_valid_instance(data):
-    # The token ops list their instances (spec/ops/after_all.SideEffect.cases): no skeletons to solve.
+    # The token ops list their instances (spec.dsl.SideEffect.cases): no skeletons to solve.
     name = data.draw(st.sampled_from(sorted(n for n in OPS if getattr(OPS[n].semantics, "cases", None) is None)))
     spec = OPS[name]
     skel = data.draw(skeleton.skeletons_strategy(spec))
