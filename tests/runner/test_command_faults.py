@@ -127,19 +127,11 @@ def test_outputs_labelled_with_another_element_type_fail():
             assert got[c.id].verdict == "pass"
 
 
-def _alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/status") as f:
-            return "State:\tZ" not in f.read()
-    except FileNotFoundError:
-        return False
-
-
 def _all_dead(pids, within: float = 5.0) -> bool:
     deadline = time.monotonic() + within
-    while any(_alive(p) for p in pids) and time.monotonic() < deadline:
+    while any(toy.alive(p) for p in pids) and time.monotonic() < deadline:
         time.sleep(0.05)
-    return not any(_alive(p) for p in pids)
+    return not any(toy.alive(p) for p in pids)
 
 
 def test_children_of_the_implementation_end_with_the_run(tmp_path, clean):

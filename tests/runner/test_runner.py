@@ -231,14 +231,6 @@ def test_wrong_element_type_is_a_failure_not_converted():
     assert v.verdict == "fail" and "element type ui32 where i32 was declared" in v.detail
 
 
-def _alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/status") as f:
-            return "State:\tZ" not in f.read()
-    except FileNotFoundError:
-        return False
-
-
 def test_processes_a_backend_forks_end_with_the_run(tmp_path, monkeypatch):
     pidfile = tmp_path / "pids"
     monkeypatch.setenv("TOY_PIDFILE", str(pidfile))
@@ -247,9 +239,9 @@ def test_processes_a_backend_forks_end_with_the_run(tmp_path, monkeypatch):
     assert v.verdict == "pass"
     [pid] = [int(x) for x in pidfile.read_text().split()]
     deadline = time.monotonic() + 5
-    while _alive(pid) and time.monotonic() < deadline:
+    while toy.alive(pid) and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert not _alive(pid)
+    assert not toy.alive(pid)
 
 
 def test_worker_log_is_capped(tmp_path, monkeypatch):
