@@ -8,6 +8,7 @@
     shlo-conform report RESULTS.json [--html OUT]
     shlo-conform run PROGRAM --backend=a,b,oracle [--inputs FILE.npz | --random SEED] [--specials P]
     shlo-conform list [ops|backends|suites]
+    shlo-conform accuracy --backend=a,b [--ops a,b] [--dtypes f16,f32] [--size N] [--json PATH] [--html PATH]
 
 Exit codes: 0 conformant (or nothing new against --baseline), 1 conformance
 failures, 2 usage or input errors — one line on stderr naming the flag or
@@ -31,7 +32,7 @@ from pathlib import Path
 import numpy as np
 
 PROG = "shlo-conform"
-SUBCOMMANDS = ("generate", "check-spec", "explain", "report", "run", "list")
+SUBCOMMANDS = ("generate", "check-spec", "explain", "report", "run", "list", "accuracy")
 MAX_TIMEOUT = 3600.0   # seconds per run; a compile gets twice as long
 MAX_JOBS = 64
 SUITE_HELP = ("a bundled suite by name (core), or a suite folder by path: anything with a '/' or starting "
@@ -583,8 +584,64 @@ def cmd_run(argv: list[str]) -> int:
     return rc
 
 
+def cmd_accuracy(argv: list[str]) -> int:
+    from . import accuracy
+    p = _Parser(prog=f"{PROG} accuracy",
+                description="Survey the accuracy of every float element-wise op of the spec: one program per op "
+                            "and type over every input of the 8- and 16-bit types (every 8-bit pair for binary "
+                            "ops) and a stratified sample of the wider ones, against the oracle's correctly "
+                            "rounded values (computed once, cached).  Reports ULP error and special-value "
+                            "disagreements; exit 0 when the survey ran.")
+    p.add_argument("--backend", required=True, help="comma-separated backends (xla,interpreter,iree,...)")
+    p.add_argument("--ops", help="comma-separated ops (default: every float unary and binary element-wise op)")
+    p.add_argument("--dtypes", help=f"comma-separated float types (default: {','.join(accuracy.DTYPES)})")
+    p.add_argument("--size", type=_bounded(int, 16, 1 << 24, "--size"), default=accuracy.DEFAULT_SIZE,
+                   help=f"inputs per op and sampled type (default {accuracy.DEFAULT_SIZE})")
+    p.add_argument("--seed", type=_bounded(int, 0, 2 ** 32 - 1, "--seed"), default=0)
+    p.add_argument("--cache", default="out/accuracy-cache", type=_nonempty("--cache"),
+                   help="folder of cached expectations (default out/accuracy-cache); stale entries are remade")
+    p.add_argument("--regenerate", action="store_true", help="recompute the expectations even when cached")
+    p.add_argument("--jobs", type=_bounded(int, 1, MAX_JOBS, "--jobs"), default=1,
+                   help="processes computing expectations (default 1)")
+    p.add_argument("--json", type=_nonempty("--json"), help="results file (default out/accuracy.json)")
+    p.add_argument("--html", type=_nonempty("--html"), help="also write an HTML page with plots here")
+    a = p.parse_args(argv)
+    from .runner import check_backend_spec
+    backends = _split(a.backend, "--backend")
+    for b in backends:
+        try:
+            check_backend_spec(b)
+        except ValueError as e:
+            raise UsageError(f"--backend: {e}") from None
+    known = accuracy.float_ops()
+    ops = _split(a.ops, "--ops") or list(known)
+    bad = [o for o in ops if o not in known]
+    if bad:
+        raise UsageError(f"--ops: {bad[0]!r} is not a float element-wise op of the spec; surveyed: {', '.join(known)}")
+    dtypes = _split(a.dtypes, "--dtypes") or list(accuracy.DTYPES)
+    bad = [d for d in dtypes if d not in accuracy.DTYPES]
+    if bad:
+        raise UsageError(f"--dtypes: {bad[0]!r} is not surveyed; types: {', '.join(accuracy.DTYPES)}")
+    json_path = _output_path(a.json or "out/accuracy.json", "--json")
+    html_path = _output_path(a.html, "--html") if a.html else None
+    cache = Path(a.cache).expanduser()
+    if cache.exists() and not cache.is_dir():
+        raise UsageError(f"--cache {a.cache}: not a folder")
+    log = (lambda m: print(m, file=sys.stderr, flush=True))
+    doc = accuracy.survey(backends, {o: known[o] for o in ops}, dtypes, a.size, a.seed, cache,
+                          jobs=min(a.jobs, os.cpu_count() or 1), regenerate=a.regenerate, log=log)
+    print(accuracy.render(doc))
+    json_path.write_text(json.dumps(doc, indent=1) + "\n")
+    print(f"results: {json_path}  ({', '.join(f'{k} {v} s' for k, v in doc['timing'].items())})")
+    if html_path:
+        from .reports import accuracy_html
+        accuracy_html.write(doc, html_path)
+        print(f"report: {html_path}")
+    return 0
+
+
 COMMANDS = {"generate": cmd_generate, "check-spec": cmd_check_spec, "explain": cmd_explain,
-            "report": cmd_report, "run": cmd_run, "list": cmd_list}
+            "report": cmd_report, "run": cmd_run, "list": cmd_list, "accuracy": cmd_accuracy}
 
 
 def main(argv: list[str] | None = None) -> int:
