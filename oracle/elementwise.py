@@ -24,7 +24,9 @@ suites store and compare too): the primary value's bits in
 
 Elements are evaluated once per distinct tuple of operand bit patterns: the
 semantics are pure, and suites repeat values (special values, small integer
-ranges), so this is the cheap, general fast path.
+ranges), so this is the cheap, general fast path.  `Approx` answers into
+formats narrower than f64 are then rounded in one vectorised pass per
+function (fast.py); only the elements it cannot decide reach Ziv's loop.
 """
 from __future__ import annotations
 
@@ -39,6 +41,7 @@ from ..spec.dsl import (ANY_VALUE, Accumulating, Approx, Choices, DataMovement, 
                         RoundTo, Statistical, integer_overflow)
 from ..spec.expectation import Alternative, Expectation
 from ..spec.types import ElementType, TensorType, TupleType, exact_values, to_bits
+from . import fast
 from .rounding import round_bits, round_directed, round_value
 from .ziv import evaluate
 
@@ -175,15 +178,39 @@ def run_elementwise(sem: Elementwise, inst, operands: list, result: TensorType) 
     values = [exact_values(a, t.element_type) for a, t in zip(arrays, op_types)]
     keys = list(zip(*[_bit_keys(a, t.element_type) for a, t in zip(arrays, op_types)])) if arrays else []
     n = int(np.prod(shape, dtype=np.int64))
-    cache: dict = {}
-    per_element = []
+    answers: dict = {}
     for i in range(n):
         k = keys[i] if keys else ()
-        r = cache.get(k)
-        if r is None:
-            r = cache[k] = resolve(sem.fn(inst, *[v[i] for v in values]), et)
-        per_element.append(r)
+        if k not in answers:
+            answers[k] = sem.fn(inst, *[v[i] for v in values])
+    resolved = _resolve_fast(answers, et)
+    for k, v in answers.items():
+        if k not in resolved:
+            resolved[k] = resolve(v, et)
+    per_element = [resolved[keys[i] if keys else ()] for i in range(n)]
     return _assemble(per_element, result, sem.accuracy_for(inst), sem.bit_exact)
+
+
+def _resolve_fast(answers: dict, et: ElementType) -> dict:
+    """{key: _Resolved} for the `Approx` answers that fast.py decides in one
+    vectorised pass per function (float results narrower than f64, float
+    arguments); the others are left to `resolve`, element by element."""
+    if not et.is_float or et.is_complex:
+        return {}
+    groups: dict = {}
+    for k, v in answers.items():
+        if (isinstance(v, Approx) and fast.applies(v.f, et.format)
+                and all(type(a) is float for a in v.args)):
+            groups.setdefault((v.f, len(v.args)), []).append(k)
+    out = {}
+    for (f, nargs), ks in groups.items():
+        cols = np.array([answers[k].args for k in ks], dtype=np.float64).reshape(len(ks), nargs).T
+        ok, rounded = fast.evaluate(f, list(cols), et.format)
+        idx = np.flatnonzero(ok)
+        bits = to_bits(rounded[idx].astype(et.numpy), et).tolist()
+        for j, b in zip(idx.tolist(), bits):
+            out[ks[j]] = _Resolved([(None, b)], [])
+    return out
 
 
 def _assemble(per_element: list, result: TensorType, accuracy: str, bit_exact: bool) -> Expectation:
