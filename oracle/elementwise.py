@@ -175,6 +175,9 @@ def run_elementwise(sem: Elementwise, inst, operands: list, result: TensorType) 
     op_types = _operand_types(inst)
     arrays = [np.broadcast_to(np.asarray(a), shape) if np.asarray(a).ndim == 0 else np.asarray(a)
               for a in operands]
+    whole = _run_generic(sem, inst, arrays, op_types, result)
+    if whole is not None:
+        return whole
     values = [exact_values(a, t.element_type) for a, t in zip(arrays, op_types)]
     keys = list(zip(*[_bit_keys(a, t.element_type) for a, t in zip(arrays, op_types)])) if arrays else []
     n = int(np.prod(shape, dtype=np.int64))
@@ -189,6 +192,50 @@ def run_elementwise(sem: Elementwise, inst, operands: list, result: TensorType) 
             resolved[k] = resolve(v, et)
     per_element = [resolved[keys[i] if keys else ()] for i in range(n)]
     return _assemble(per_element, result, sem.accuracy_for(inst), sem.bit_exact)
+
+
+def _run_generic(sem: Elementwise, inst, arrays: list, op_types: list, result: TensorType):
+    """The whole-array route, or None: for an op that declares `generic`
+    (spec/dsl.py: where its fn is one `Approx(f, *operands)`), real float
+    operands and a result format fast.py serves, the generic elements are
+    rounded in one vectorised pass; `fn` answers every other element (and
+    the few the pass cannot decide), one call per distinct operand tuple.
+    When any such answer is more than one plain value (implementation-
+    defined, undecided, a range) the general route states the whole result."""
+    et = result.element_type
+    g = sem.generic
+    if (g is None or not et.is_float or et.is_complex or not fast.applies(g.f, et.format)
+            or any(not t.element_type.is_float or t.element_type.is_complex for t in op_types)):
+        return None
+    shape = tuple(int(d) for d in result.shape)
+    vals = [np.asarray(a).astype(np.float64).reshape(-1) for a in arrays]
+    n = int(np.prod(shape, dtype=np.int64))
+    bits = np.zeros(n, dtype=et.bits_dtype)
+    generic = np.asarray(g.where(*vals), dtype=bool) if n else np.zeros(0, dtype=bool)
+    done = np.zeros(n, dtype=bool)
+    idx = np.flatnonzero(generic)
+    if len(idx):
+        ok, rounded = fast.evaluate(g.f, [v[idx] for v in vals], et.format)
+        hit = idx[ok]
+        bits[hit] = to_bits(rounded[ok].astype(et.numpy), et)
+        done[hit] = True
+    rest = np.flatnonzero(~done)
+    if len(rest):
+        keys = [tuple(r) for r in np.stack([to_bits(np.asarray(a).reshape(-1)[rest], t.element_type)
+                                            for a, t in zip(arrays, op_types)], axis=1).tolist()]
+        args = [v[rest].tolist() for v in vals]
+        cache: dict = {}
+        for j, k in enumerate(keys):
+            r = cache.get(k)
+            if r is None:
+                x = [a[j] for a in args]
+                r = cache[k] = resolve(Approx(g.f, *x) if generic[rest[j]] else sem.fn(inst, *x), et)
+                if r.whys or r.undecided or r.bounds is not None or r.options[0][0] is not None:
+                    return None
+            bits[rest[j]] = r.options[0][1]
+    ulp = sem.accuracy_for(inst) == "approx"
+    return Expectation(result, bits.reshape(shape), "ulp" if ulp else "exact", tolerance_ulp(et) if ulp else 0,
+                       sem.bit_exact, [], [], "")
 
 
 def _resolve_fast(answers: dict, et: ElementType) -> dict:

@@ -888,6 +888,7 @@ class Elementwise:
     fn: Callable
     accuracy: Any = "exact"  # a str, or a callable(op Instance) -> str
     bit_exact: bool = False  # NaN payloads significant (bitcast_convert moves bits)
+    generic: "Generic | None" = None  # where fn is one Approx: lets the oracle work on whole arrays
 
     def accuracy_for(self, op: "Instance") -> str:
         """The accuracy class ("exact" | "approx") of this op instance: ops
@@ -895,6 +896,29 @@ class Elementwise:
         complex arithmetic, so `accuracy` may depend on the element types
         (of operands: `abs` of complex<f32> yields f32 yet is approximate)."""
         return self.accuracy(op) if callable(self.accuracy) else self.accuracy
+
+
+@dataclass(frozen=True)
+class Generic:
+    """A claim about an `Elementwise` fn on real floats, for speed only: at
+    every element where `where(*operands)` holds (numpy float64 arrays in,
+    a bool mask out), `fn` returns exactly `Approx(f, *operands)`.  The
+    oracle uses it to evaluate those elements as whole arrays and still calls
+    `fn` on every other element; tests/spec/test_generic.py checks the claim
+    against `fn` on every value of the small formats and the specials."""
+
+    f: Callable
+    where: Callable
+
+
+def finite_nonzero(*xs):
+    """Every operand finite and nonzero (numpy arrays): the generic case of
+    most transcendental functions, whose ±0, ±inf and NaN are special."""
+    import numpy as np
+    m = np.ones(np.shape(xs[0]), dtype=bool)
+    for x in xs:
+        m &= np.isfinite(x) & (x != 0)
+    return m
 
 
 def approx_if_complex(op: "Instance") -> str:
