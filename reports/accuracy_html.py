@@ -88,7 +88,7 @@ def op_figure(doc: dict, op: str) -> str | None:
             x, u = np.array(r["profile"]["x"]), np.array(r["profile"]["max_ulp"])
             ax.plot(_signed_log(x, lin), u, ".", ms=2, label=r["backend"])
             top = max(top, float(u.max()) if u.size else 0.0)
-        span = math.log10(max(fin) / lin) if fin else 1.0
+        span = math.log10(max(fin)) - math.log10(lin) if fin else 1.0
         ks = sorted({round(k) for k in np.linspace(0, span, 4)})
         ticks = [-(k + 1) for k in ks[::-1]] + [0] + [k + 1 for k in ks]
         ax.set_xticks(ticks, [("-" if t < 0 else "") + f"1e{round(math.log10(lin) + abs(t) - 1)}" if t else "0"
@@ -107,8 +107,8 @@ def op_figure(doc: dict, op: str) -> str | None:
 def _signed_log(x: np.ndarray, lin: float) -> np.ndarray:
     """sign(x)·(1 + log10(|x| / lin)) outside (-lin, lin), 0 at 0: every
     binade of both signs gets room, however wide the format's range."""
-    with np.errstate(divide="ignore"):
-        m = np.where(x == 0, 0.0, 1 + np.log10(np.maximum(np.abs(x), lin) / lin))
+    with np.errstate(divide="ignore"):   # logs first: max finite / min subnormal overflows binary64
+        m = np.where(x == 0, 0.0, 1 + np.log10(np.maximum(np.abs(x), lin)) - math.log10(lin))
     return np.sign(x) * m
 
 

@@ -27,6 +27,7 @@ Complex ops are not surveyed yet (only real float types).
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import math
@@ -152,6 +153,8 @@ def survey_inputs(op: str, arity: int, dtype: str, size: int, seed: int) -> np.n
             bits = np.arange(1 << f.bits, dtype=np.uint64)
         else:
             bits = np.unique(np.concatenate([stratified(et, size, rng), _specials(et), _hard(op, et, 0)]))
+            while bits.size < size:   # the narrow subnormal binades repeat values: draw until `size` distinct
+                bits = np.unique(np.concatenate([bits, stratified(et, size - bits.size, rng)]))
         return bits.astype(et.bits_dtype)[None, :]
     if f.bits == 8:
         a, b = np.meshgrid(np.arange(256, dtype=np.uint64), np.arange(256, dtype=np.uint64), indexing="ij")
@@ -170,6 +173,7 @@ def survey_inputs(op: str, arity: int, dtype: str, size: int, seed: int) -> np.n
 # Expectations, cached
 # ---------------------------------------------------------------------------
 
+@functools.lru_cache(maxsize=1)
 def _source_digest() -> str:
     """Digest of what decides the expectations: spec/ and oracle/ sources."""
     root = Path(__file__).resolve().parent.parent
