@@ -1,0 +1,79 @@
+"""Scoring speed, in one run: a backend scored on suites/core the old way
+(one worker, one compile per program) and the new way (parallel workers,
+batched compiles), with where the wall went and the harness's share.
+
+    .venv/bin/python bench/scoring_speed.py [--backend xla] [--ops a,b] [--skip-before]
+
+Each configuration is a real `shlo-conform --backend=...` process (the
+figures include starting it, loading the suite and writing the results);
+the breakdown is the results document's `timing` (runner.timing_breakdown):
+worker-seconds inside the adapter's compile and run, starting workers,
+IPC, judging, the rest; harness share = worker wall not spent inside the
+adapter.  The run checks that both configurations gave the same verdicts.
+On a machine shared with other work the seconds move; the ratio and the
+shares are the claim.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+CLI = str(Path(sys.executable).with_name("shlo-conform"))
+
+
+def score(backend: str, ops: str | None, extra: list[str], out: Path) -> tuple[float, dict]:
+    cmd = [CLI, f"--backend={backend}", "--json", str(out), *extra] + (["--ops", ops] if ops else [])
+    t0 = time.monotonic()
+    p = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    wall = time.monotonic() - t0
+    if p.returncode not in (0, 1):
+        sys.exit(f"{' '.join(cmd)} failed ({p.returncode}): {p.stderr.strip()[-500:]}")
+    return wall, json.loads(out.read_text())
+
+
+def show(label: str, wall: float, doc: dict) -> None:
+    t = doc.get("timing", {})
+    c = doc["counts"]
+    print(f"{label:<8} {wall:7.1f} s wall, {c['cases']} cases, {doc.get('compiles', '?')} compiles, "
+          f"{t.get('workers', '?')} workers")
+    if t:
+        slots = t["run_wall"] * t["workers"]
+        print(f"         worker-seconds {slots:7.1f}: compile {t['compile']:.1f}, run {t['run']:.1f} (inside the "
+              f"adapter); startup {t['startup']:.1f}, ipc {t['ipc']:.1f}, judge {t['judge']:.1f}, "
+              f"other {t['other']:.1f}; load+write {t['load_and_write']:.1f} s")
+        print(f"         harness share {100 * t['harness_share']:.0f}%   batches {t['batches']}")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--backend", default="xla")
+    ap.add_argument("--ops", help="comma-separated ops (default: all of suites/core)")
+    ap.add_argument("--skip-before", action="store_true", help="only the new way")
+    a = ap.parse_args()
+    print(f"{a.backend} on suites/core{' (' + a.ops + ')' if a.ops else ''}, {os.cpu_count()} CPUs")
+    with tempfile.TemporaryDirectory(prefix="shlo-bench-") as tmp:
+        runs = []
+        if not a.skip_before:
+            runs.append(("before", ["--jobs", "1", "--batch", "1"]))
+        runs.append(("after", []))
+        got = {}
+        for label, extra in runs:
+            wall, doc = score(a.backend, a.ops, extra, Path(tmp) / f"{label}.json")
+            got[label] = (wall, doc)
+            show(label, wall, doc)
+    if len(got) == 2:
+        (wb, db), (wa, da) = got["before"], got["after"]
+        same = [(v["id"], v["verdict"]) for v in db["verdicts"]] == [(v["id"], v["verdict"]) for v in da["verdicts"]]
+        print(f"speed-up {wb / wa:.1f}x; verdicts {'identical' if same else 'DIFFER'}")
+        if not same:
+            sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()
