@@ -23,7 +23,9 @@ bits with the oracle's correctly rounded reference:
   correctly rounded and within our tolerance (spec/accuracy.py), the worst
   input, and a binned profile of the error along the input for the plots.
 
-Complex ops are not surveyed yet (only real float types).
+Complex types (c64, c128) are sampled over the plane for the ops the spec
+defines on them: both parts by binade, the axes and branch cuts (a part
+±0), and every pair of special values; components are judged one by one.
 """
 from __future__ import annotations
 
@@ -43,7 +45,8 @@ import numpy as np
 FORMAT_VERSION = 1
 EXHAUSTIVE = ("f8E4M3FN", "f8E5M2", "bf16", "f16")
 SAMPLED = ("f32", "f64")
-DTYPES = EXHAUSTIVE + SAMPLED
+COMPLEX = ("c64", "c128")      # sampled over the plane, branch cuts included
+DTYPES = EXHAUSTIVE + SAMPLED + COMPLEX
 DEFAULT_SIZE = 1 << 20
 CHUNK = 8192          # elements per oracle program
 PROFILE_BINS = 400    # points of the ULP-against-input profile kept per op × type × backend
@@ -61,7 +64,7 @@ def _et(name: str):
 
 def program(op: str, arity: int, n: int, dtype: str) -> str:
     """@main applying `op` to `arity` operands of tensor<n x dtype>."""
-    t = f"tensor<{n}x{dtype}>"
+    t = f"tensor<{n}x{_et(dtype).mlir}>"
     args = ", ".join(f"%arg{i}: {t}" for i in range(arity))
     uses = ", ".join(f"%arg{i}" for i in range(arity))
     return (f"func.func @main({args}) -> {t} {{\n"
@@ -87,6 +90,17 @@ def float_ops() -> dict[str, int]:
             continue
         out[name] = len(spec.operands)
     return out
+
+
+@functools.lru_cache(maxsize=None)
+def accepts(op: str, arity: int, dtype: str) -> bool:
+    """Does the encoded spec accept `op` on `dtype` (complex types: only some ops)?"""
+    from .oracle.program import ProgramRejected, parse_program
+    try:
+        parse_program(program(op, arity, 4, dtype))
+    except ProgramRejected:
+        return False
+    return True
 
 
 # ---------------------------------------------------------------------------
@@ -143,11 +157,32 @@ def _rng(seed: int, *names: str) -> np.random.Generator:
     return np.random.default_rng([seed, zlib.crc32("/".join(names).encode())])
 
 
+def _plane(op: str, et, size: int, rng: np.random.Generator) -> np.ndarray:
+    """About `size` complex numbers as (n, 2) component bits: both parts drawn
+    by binade (`stratified`), then the branch cuts and axes — a sampled part
+    with the other ±0, each way — and every pair of the specials."""
+    c = et.component
+    re, im = stratified(c, size, rng), stratified(c, size, rng)
+    n = min(re.size, im.size)
+    plane = np.stack([rng.permutation(re)[:n], rng.permutation(im)[:n]], axis=1)
+    x = rng.permutation(re)[:max(1, n // 16)]
+    zero, neg_zero = np.zeros_like(x), np.full_like(x, c.format.sign_mask)
+    axes = [np.stack(p, axis=1) for p in ((x, zero), (x, neg_zero), (zero, x), (neg_zero, x))]
+    sp = np.concatenate([_specials(c), _hard(op, c, 0)])
+    s0, s1 = np.meshgrid(sp, sp, indexing="ij")
+    return np.concatenate([np.stack([s0.reshape(-1), s1.reshape(-1)], axis=1), *axes, plane])
+
+
 def survey_inputs(op: str, arity: int, dtype: str, size: int, seed: int) -> np.ndarray:
-    """The operands' bit patterns, shape (arity, n), unsigned of the type's width."""
+    """The operands' bit patterns, shape (arity, n) — (arity, n, 2) for complex
+    types, (re, im) — unsigned of the (component) type's width."""
     et = _et(dtype)
-    f = et.format
     rng = _rng(seed, op, dtype)
+    if et.is_complex:
+        zs = [_plane(op, et, size, rng) for _ in range(arity)]
+        n = min(z.shape[0] for z in zs)
+        return np.stack([z[:n] for z in zs]).astype(et.bits_dtype)
+    f = et.format
     if arity == 1:
         if dtype in EXHAUSTIVE:
             bits = np.arange(1 << f.bits, dtype=np.uint64)
@@ -230,7 +265,8 @@ def _oracle_chunk(args):
     from .generators.expect import Unspecified, expected_outputs
     from .spec.types import from_bits
     et = _et(dtype)
-    arity, n = chunk.shape
+    arity, n = chunk.shape[:2]
+    trail = chunk.shape[2:]
 
     def solve(lo, hi):
         arrays = [from_bits(chunk[i, lo:hi], et) for i in range(arity)]
@@ -238,7 +274,7 @@ def _oracle_chunk(args):
             [e] = expected_outputs(program(op, arity, hi - lo, dtype), arrays)
         except Unspecified:
             if hi - lo == 1:
-                return [(np.zeros(1, dtype=et.bits_dtype), [], np.ones(1, bool))]
+                return [(np.zeros((1,) + trail, dtype=et.bits_dtype), [], np.ones(1, bool))]
             mid = (lo + hi) // 2
             return solve(lo, mid) + solve(mid, hi)
         free = np.zeros(hi - lo, bool)
@@ -247,15 +283,15 @@ def _oracle_chunk(args):
             if a.bits is None:
                 free[list(a.elements or [])] = True
             else:
-                alts.append(np.asarray(a.bits).reshape(-1))
-        return [(np.asarray(e.bits).reshape(-1), alts, free)]
+                alts.append(np.asarray(a.bits).reshape((hi - lo,) + trail))
+        return [(np.asarray(e.bits).reshape((hi - lo,) + trail), alts, free)]
 
     with np.errstate(invalid="ignore"):   # NaN inputs widened to binary64 for the oracle
         parts = solve(0, n)
     expected = np.concatenate([p[0] for p in parts]).astype(et.bits_dtype)
     free = np.concatenate([p[2] for p in parts])
     k = max((len(p[1]) for p in parts), default=0)
-    alts = np.empty((k, n), dtype=et.bits_dtype)
+    alts = np.empty((k, n) + trail, dtype=et.bits_dtype)
     for j in range(k):   # pieces without that alternative keep their primary
         alts[j] = np.concatenate([p[1][j] if j < len(p[1]) else p[0] for p in parts])
     return expected, alts, free
@@ -289,7 +325,7 @@ def expectations(op: str, arity: int, dtype: str, size: int, seed: int, cache_di
     free = np.concatenate([r[2] for r in results])
     k = max(r[1].shape[0] for r in results)
     alts = np.stack([np.concatenate([r[1][j] if j < r[1].shape[0] else r[0] for r in results])
-                     for j in range(k)]) if k else np.zeros((0, n), dtype=expected.dtype)
+                     for j in range(k)]) if k else np.zeros((0,) + expected.shape, dtype=expected.dtype)
     meta = {"op": op, "dtype": dtype, "key": key, "seed": seed, "size": size, "n": int(n),
             "oracle_seconds": round(seconds, 3), "format_version": FORMAT_VERSION}
     entry = CacheEntry(op, dtype, inputs, expected, alts, free, meta)
@@ -325,47 +361,54 @@ def ulp_errors(e: np.ndarray, a: np.ndarray, fmt) -> np.ndarray:
     return np.where(ce["neg"] == ca["neg"], d_same, d_opp)
 
 
-def _value(bits, et) -> float:
+def _show(bits, et) -> str:
+    """One element's value, from its bits ((re, im) bits for complex)."""
     from .spec.types import from_bits
-    return float(from_bits(np.asarray([bits]), et).astype(np.float64)[0])
-
-
-def _show(x: float) -> str:
+    v = from_bits(np.asarray([bits]), et)[0]
+    if et.is_complex:
+        return f"({_show(bits[0], et.component)}, {_show(bits[1], et.component)})"
+    x = float(np.asarray(v).astype(np.float64))
     return repr(x) if not math.isnan(x) else "nan"
 
 
 def measure(entry: CacheEntry, actual: np.ndarray) -> dict:
-    """Statistics of `actual` (bits, (n,)) against the entry (module docstring)."""
+    """Statistics of `actual` (bits, `to_bits` layout) against the entry
+    (module docstring).  Complex elements are judged per component: the
+    element's error is its worse component's, and it is a special-value
+    disagreement when either component is one."""
     from .spec.accuracy import tolerance_ulp
     et = _et(entry.dtype)
-    fmt = et.format
-    e, a = entry.expected.astype(np.uint64), actual.astype(np.uint64).reshape(-1)
+    fmt = (et.component if et.is_complex else et).format
+    n = entry.expected.shape[0]
+    e = entry.expected.astype(np.uint64).reshape(n, -1)        # (n, components)
+    a = actual.astype(np.uint64).reshape(n, -1)
     ce, ca = _classes(e, fmt), _classes(a, fmt)
-    ulp = ulp_errors(e, a, fmt)
-    chosen = np.zeros(e.shape, bool)   # an implementation-defined alternative the backend chose
-    for alt in entry.alts:
-        alt = alt.astype(np.uint64)
-        chosen |= (alt == a) | (_classes(alt, fmt)["nan"] & ca["nan"])
-    ulp = np.where(chosen, 0.0, ulp)
-    free = entry.free.copy()
     both_nan = ce["nan"] & ca["nan"]
-    special = {
+    ulp = np.where(both_nan, 0.0, ulp_errors(e, a, fmt))
+    chosen = np.zeros(n, bool)   # an implementation-defined alternative the backend chose
+    for alt in entry.alts:
+        alt = alt.astype(np.uint64).reshape(n, -1)
+        chosen |= ((alt == a) | (_classes(alt, fmt)["nan"] & ca["nan"])).all(axis=1)
+    free = entry.free.copy()
+    comp = {
         "nan_lost": ce["nan"] & ~ca["nan"],
         "nan_invented": ca["nan"] & ~ce["nan"],
         "inf": ~ce["nan"] & ~ca["nan"] & (ce["inf"] | ca["inf"]) & (e != a),
         "signed_zero": ce["zero"] & ca["zero"] & (ce["neg"] != ca["neg"]),
         "flushed": ce["sub"] & ca["zero"],
-        "subnormal_input": _subnormal_operand(entry, fmt) & (ulp > 0),
     }
-    taken = free | both_nan | chosen
+    special = {k: v.any(axis=1) for k, v in comp.items()}
+    elem_ulp = np.where(chosen, 0.0, ulp.max(axis=1))
+    special["subnormal_input"] = _subnormal_operand(entry, fmt) & (elem_ulp > 0)
+    taken = free | chosen | both_nan.all(axis=1)
     for k in SPECIAL_KINDS:
         special[k] &= ~taken
         taken |= special[k]
-    acc = ~(taken & ~chosen)   # chosen alternatives count as correctly rounded
-    u = ulp[acc]
+    acc = ~taken | chosen   # chosen alternatives count as correctly rounded
+    u = elem_ulp[acc]
     tol = tolerance_ulp(et)
     doc = {
-        "n": int(e.size), "measured": int(acc.sum()), "free": int(free.sum()),
+        "n": int(n), "measured": int(acc.sum()), "free": int(free.sum()),
         "max_ulp": float(u.max()) if u.size else 0.0,
         "mean_ulp": float(u.mean()) if u.size else 0.0,
         "correctly_rounded": float((u == 0).mean()) if u.size else 1.0,
@@ -376,38 +419,42 @@ def measure(entry: CacheEntry, actual: np.ndarray) -> dict:
     doc["special_disagreements"] = sum(doc["specials"].values())
     if u.size and doc["max_ulp"] > 0:
         i = int(np.flatnonzero(acc)[np.argmax(u)])
-        doc["worst"] = _example(entry, a, i, float(ulp[i]), et)
-    doc["special_examples"] = {k: _example(entry, a, int(np.flatnonzero(v)[0]), None, et)
+        doc["worst"] = _example(entry, actual, i, float(elem_ulp[i]), et)
+    doc["special_examples"] = {k: _example(entry, actual, int(np.flatnonzero(v)[0]), None, et)
                                for k, v in special.items() if v.any()}
-    doc["profile"] = _profile(entry, ulp, acc, et)
+    doc["profile"] = _profile(entry, elem_ulp, acc, et)
     return doc
 
 
 def _subnormal_operand(entry: CacheEntry, fmt) -> np.ndarray:
-    """Elements with a subnormal operand: a wrong result there is counted
-    apart (flushing inputs to zero, DAZ), not as an ULP error."""
-    out = np.zeros(entry.expected.shape, bool)
+    """Elements with a subnormal operand (component): a wrong result there is
+    counted apart (flushing inputs to zero, DAZ), not as an ULP error."""
+    n = entry.expected.shape[0]
+    out = np.zeros(n, bool)
     for row in entry.inputs:
-        out |= _classes(row, fmt)["sub"]
+        out |= _classes(row.reshape(n, -1), fmt)["sub"].any(axis=1)
     return out
 
 
 def _example(entry: CacheEntry, a: np.ndarray, i: int, ulp, et) -> dict:
-    d = {"inputs": [_show(_value(row[i], et)) for row in entry.inputs],
-         "expected": _show(_value(entry.expected[i], et)), "actual": _show(_value(a[i], et))}
+    d = {"inputs": [_show(row[i], et) for row in entry.inputs],
+         "expected": _show(entry.expected[i], et), "actual": _show(a[i], et)}
     if ulp is not None:
         d["ulp"] = ulp
     return d
 
 
 def _profile(entry: CacheEntry, ulp: np.ndarray, acc: np.ndarray, et) -> dict:
-    """Max ULP error per bin of the first operand's value (bins of equal
-    count, in value order): what the plots draw, small enough for JSON."""
+    """Max ULP error per bin of the first operand's value (|z| for complex;
+    bins of equal count, in value order): what the plots draw, small
+    enough for JSON."""
     from .spec.types import from_bits
     idx = np.flatnonzero(acc)
     if not idx.size:
         return {"x": [], "max_ulp": []}
-    x = from_bits(entry.inputs[0][idx], et).astype(np.float64)
+    with np.errstate(all="ignore"):
+        z = from_bits(entry.inputs[0][idx], et)
+        x = np.abs(z).astype(np.float64) if et.is_complex else z.astype(np.float64)
     finite = np.isfinite(x)
     idx, x = idx[finite], x[finite]
     order = np.argsort(x, kind="stable")
@@ -441,12 +488,12 @@ def run_backend(backend_name: str, entries: list, arities: dict, log=None) -> li
             claim = backend.claims(entry.op, entry.dtype)
             if claim:
                 raise Unsupported(claim)
-            arity, n = entry.inputs.shape
+            arity, n = entry.inputs.shape[:2]
             exe = backend.compile(program(entry.op, arity, n, entry.dtype))
             [out] = backend.run(exe, [from_bits(r, et) for r in entry.inputs])
             out = np.asarray(out)
             if out.dtype != np.dtype(et.numpy) or out.size != n:
-                raise ValueError(f"output {out.dtype} {out.shape} where tensor<{n}x{entry.dtype}> was declared")
+                raise ValueError(f"output {out.dtype} {out.shape} where tensor<{n}x{et.mlir}> was declared")
             row.update(status="measured", **measure(entry, to_bits(out, et)))
         except Rejected as ex:
             row.update(status="rejected", detail=str(ex)[:300])
@@ -483,6 +530,8 @@ def survey(backends: list, ops: dict, dtypes: list, size: int, seed: int, cache_
     entries = []
     for op, arity in ops.items():
         for d in dtypes:
+            if not accepts(op, arity, d):   # complex types: the ops the spec defines on them
+                continue
             entries.append(expectations(op, arity, d, size, seed, cache_dir, jobs, regenerate, log))
     t_oracle = time.perf_counter() - t0
     rows, timing = [], {"expectations_s": round(t_oracle, 2)}

@@ -137,3 +137,16 @@ def test_bad_arguments_get_one_line(args, word, capsys):
     rc = main(["accuracy", "--backend=xla", *args])
     err = capsys.readouterr().err
     assert rc == 2 and word in err and len(err.strip().splitlines()) == 1
+
+
+def test_complex_types_sample_the_plane_with_its_branch_cuts(cache):
+    [z] = accuracy.survey_inputs("log", 1, "c64", 2048, 0)
+    assert z.shape[1] == 2 and z.shape[0] >= 2048
+    re, im = z[:, 0].view(np.float32), z[:, 1].view(np.float32)
+    on_cut = (re < 0) & (im == 0)
+    assert (on_cut & (np.signbit(im))).any() and (on_cut & ~np.signbit(im)).any()   # both sides of log's cut
+    assert ((re == 0) & (im != 0)).any() and np.isinf(re).any() and np.isnan(im).any()
+    row = survey("NumpyMath", "add", "c64", cache)                                   # exact per component
+    assert (row["max_ulp"], row["correctly_rounded"], row["special_disagreements"]) == (0, 1.0, 0)
+    row = survey("Sloppy", "add", "c64", cache)
+    assert row["status"] == "measured" and row["max_ulp"] == 3
