@@ -269,17 +269,21 @@ def _may_batch(c: Case) -> bool:
 def plan(groups: list[list[Case]], batch: int) -> list[tuple[str, list[Case]]]:
     """Units of work, in a fixed order (the same whatever the number of
     workers): ("group", cases of one program) or ("batch", up to `batch`
-    single-case programs that may be merged)."""
-    units, pending = [], []
+    single-case programs of one (op, element type) that may be merged).
+    A batch holds one (op, type) because what an implementation refuses or
+    dies of goes by op and type: one refused case then sinks only batches
+    of its kind (and the runner stops batching that kind)."""
+    units, pending = [], {}
     for g in groups:
         if batch > 1 and len(g) == 1 and _may_batch(g[0]):
-            pending.append(g[0])
-            if len(pending) == batch:
-                units.append(("batch", pending))
-                pending = []
+            key = (g[0].op, g[0].dtype)
+            pending.setdefault(key, []).append(g[0])
+            if len(pending[key]) == batch:
+                units.append(("batch", pending.pop(key)))
         else:
             units.append(("group", g))
-    units += [("batch", pending)] if len(pending) > 1 else [("group", pending)] if pending else []
+    for rest in pending.values():
+        units.append(("batch", rest) if len(rest) > 1 else ("group", rest))
     return units
 
 
@@ -344,6 +348,7 @@ class Runner:
         self.jobs = max(1, jobs)
         self.batch = max(1, batch)
         self.workers = 0
+        self._unbatched: set[tuple[str, str]] = set()   # (op, dtype) whose batch failed: singles from then on
         self.batches = {"batches": 0, "cases": 0, "fallbacks": 0, "rerun": 0}
         # seconds: "startup" (worker start, claims), "calls" (messages as the runner waits for them:
         # adapter time plus IPC), "judge" (comparing outputs); "compile"/"run" inside the adapters,
@@ -555,7 +560,7 @@ class Runner:
             else:
                 todo.append(c)
         merged = None
-        if len(todo) > 1 and self._batches_supported(w):
+        if len(todo) > 1 and (todo[0].op, todo[0].dtype) not in self._unbatched and self._batches_supported(w):
             from .batching import merge
             merged = merge([c.mlir for c in todo])
         if merged is None:
@@ -578,6 +583,7 @@ class Runner:
         if outputs is None:
             with self._lock:
                 self.batches["fallbacks"] += 1
+                self._unbatched.add((todo[0].op, todo[0].dtype))
             for c in todo:
                 self._do_group(w, [c], emit)
             return

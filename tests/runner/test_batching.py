@@ -69,6 +69,7 @@ def test_invalid_cases_are_never_batched():
     for kind, group in units:
         if kind == "batch":
             assert all(c.kind != "invalid" for c in group) and 1 < len(group) <= 8
+            assert len({(c.op, c.dtype) for c in group}) == 1
     assert sorted(c.id for _, g in units for c in g) == sorted(c.id for c in cases)   # each once
 
 
