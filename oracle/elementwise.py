@@ -199,7 +199,8 @@ def _run_generic(sem: Elementwise, inst, arrays: list, op_types: list, result: T
     (spec/dsl.py: where its fn is one `Approx(f, *operands)`), real float
     operands and a result format fast.py serves, the generic elements are
     rounded in one vectorised pass; `fn` answers every other element (and
-    the few the pass cannot decide), one call per distinct operand tuple.
+    the few the pass cannot decide), one call per distinct operand tuple, so
+    the fn stays the statement of every element the pass does not decide.
     When any such answer is more than one plain value (implementation-
     defined, undecided, a range) the general route states the whole result."""
     et = result.element_type
@@ -215,7 +216,7 @@ def _run_generic(sem: Elementwise, inst, arrays: list, op_types: list, result: T
     done = np.zeros(n, dtype=bool)
     idx = np.flatnonzero(generic)
     if len(idx):
-        ok, rounded = fast.evaluate(g.f, [v[idx] for v in vals], et.format)
+        ok, rounded = fast.evaluate(g.f, list(g.arguments(*[v[idx] for v in vals])), et.format)
         hit = idx[ok]
         bits[hit] = to_bits(rounded[ok].astype(et.numpy), et)
         done[hit] = True
@@ -229,7 +230,7 @@ def _run_generic(sem: Elementwise, inst, arrays: list, op_types: list, result: T
             r = cache.get(k)
             if r is None:
                 x = [a[j] for a in args]
-                r = cache[k] = resolve(Approx(g.f, *x) if generic[rest[j]] else sem.fn(inst, *x), et)
+                r = cache[k] = resolve(sem.fn(inst, *x), et)
                 if r.whys or r.undecided or r.bounds is not None or r.options[0][0] is not None:
                     return None
             bits[rest[j]] = r.options[0][1]

@@ -45,16 +45,36 @@ from .real_functions import TABLE
 FAST_REL_ERROR = 2.0 ** -40
 _TINY = 2.0 ** -1000
 
+# f64 results: the same scheme one format wider, in x87 80-bit long double
+# (64-bit significand), where numpy's long double loops call glibc's sinl,
+# expl … (no SIMD).  glibc's manual lists at most a few ULP for these
+# functions in that format too; E_LD = 2^-58 is 32 ULP of it, a safety
+# factor of about 10 (smaller than float64's, because float64's rounding
+# must still be decided from 64 bits), and it is measured the same way.
+LD_REL_ERROR = 2.0 ** -58
+_LD_OK = np.finfo(np.longdouble).nmant >= 63
+_LD_TINY = np.ldexp(np.longdouble(1), -16300) if _LD_OK else None
+
+
+def working(fmt: FloatFormat):
+    """(numpy dtype, relative error bound, smallest trusted magnitude) of the
+    evaluation for results in `fmt`, or None where no wider format serves."""
+    if fmt.precision <= 24 and fmt.emax <= 127:
+        return np.float64, FAST_REL_ERROR, _TINY
+    if fmt == F64 and _LD_OK:
+        return np.longdouble, LD_REL_ERROR, _LD_TINY
+    return None
+
 
 def applies(f, fmt: FloatFormat) -> bool:
-    return f in TABLE and fmt.precision <= 24 and fmt.emax <= 127 and fmt != F64
+    return f in TABLE and working(fmt) is not None
 
 
 def round_to_format(v: np.ndarray, fmt: FloatFormat) -> np.ndarray:
-    """float64 values rounded (ties to even) to `fmt`'s precision and
-    exponent range, as float64: exact, since every step is (frexp, ldexp by
+    """float64 (or long double) values rounded (ties to even) to `fmt`'s
+    precision and exponent range, in the same dtype: exact, since every step is (frexp, ldexp by
     an in-range power of two, rint on an integer-sized value).  Magnitudes
-    past the largest finite become ±inf, which callers treat as undecided."""
+    past the largest finite become ±inf (f8E4M3FN's NaN: `agree` refuses it)."""
     with np.errstate(invalid="ignore", over="ignore"):
         _, e = np.frexp(v)                              # |v| in [2^(e-1), 2^e)
         q = np.maximum(e - 1, fmt.emin)                 # the binade; subnormals share emin's quantum
@@ -66,12 +86,13 @@ def round_to_format(v: np.ndarray, fmt: FloatFormat) -> np.ndarray:
 
 
 def decide(y: np.ndarray, fmt: FloatFormat) -> tuple[np.ndarray, np.ndarray]:
-    """(decided mask, rounded float64 values) for float64 approximations y of
-    the true values, each known to within |y|·FAST_REL_ERROR."""
+    """(decided mask, rounded values) for approximations y (in the working
+    dtype of `fmt`) of the true values, each known to within |y|·bound."""
+    _, bound, tiny = working(fmt)
     with np.errstate(invalid="ignore", over="ignore"):
-        d = np.abs(y) * FAST_REL_ERROR
+        d = np.abs(y) * bound
         lo, hi = round_to_format(y - d, fmt), round_to_format(y + d, fmt)
-        ok = agree(lo, hi, fmt) & np.isfinite(y) & (np.abs(y) >= _TINY)
+        ok = agree(lo, hi, fmt) & np.isfinite(y) & (np.abs(y) >= tiny)
     return ok, lo
 
 
@@ -84,8 +105,9 @@ def agree(lo: np.ndarray, hi: np.ndarray, fmt: FloatFormat) -> np.ndarray:
 
 
 def evaluate(f, args: list, fmt: FloatFormat) -> tuple[np.ndarray, np.ndarray]:
-    """Vectorised f over argument arrays (float64): (decided mask, rounded
-    float64 values, meaningful where decided)."""
+    """Vectorised f over argument arrays: (decided mask, rounded values,
+    meaningful where decided, exactly representable in `fmt`)."""
+    dtype = working(fmt)[0]
     with np.errstate(all="ignore"):
-        y = np.asarray(TABLE[f].numpy(*[np.asarray(a, dtype=np.float64) for a in args]), dtype=np.float64)
+        y = np.asarray(TABLE[f].numpy(*[np.asarray(a, dtype=dtype) for a in args]), dtype=dtype)
     return decide(y, fmt)

@@ -5,8 +5,9 @@ evaluators here:
 * `arb`: the same function in ball arithmetic (python-flint's arb, FLINT's
   Arb): an interval guaranteed to contain the true value, used by
   rigorous.py to decide correct rounding with no heuristic bound;
-* `numpy`: a vectorised float64 evaluation whose relative error is bounded
-  by fast.FAST_REL_ERROR (documented and tested there), used by fast.py to
+* `numpy`: a vectorised evaluation in float64 (long double for f64
+  results) whose relative error is bounded by fast.FAST_REL_ERROR (or
+  fast.LD_REL_ERROR), documented and tested there, used by fast.py to
   decide most elements of a whole array at once.
 
 Both take the `Approx`'s arguments in order (atan2 is (y, x), like the
@@ -42,6 +43,9 @@ class RealFunction:
     numpy: Callable      # float64 arrays -> float64 array
 
 
+_PI = np.longdouble("3.14159265358979323846264338327950288")   # π to long double (or float64) precision
+
+
 def _np_logistic(t):
     with np.errstate(over="ignore"):
         return 1.0 / (1.0 + np.exp(-t))
@@ -65,7 +69,7 @@ TABLE: dict = {
     mpmath.hypot: RealFunction("hypot", lambda x, y: (x * x + y * y).sqrt(), np.hypot),
     mpmath.cbrt: RealFunction("cbrt", lambda x: x.root(3) if x >= 0 else -(-x).root(3), np.cbrt),
     signed_power: RealFunction("signed_power", lambda s, x, y: s * x ** y, _np_signed_power),
-    pi_times: RealFunction("pi_times", lambda k: k * arb.pi(), lambda k: k * np.pi),
+    pi_times: RealFunction("pi_times", lambda k: k * arb.pi(), lambda k: k * _PI),
     _logistic: RealFunction("logistic", lambda t: 1 / (1 + (-t).exp()), _np_logistic),
 }
 

@@ -902,13 +902,18 @@ class Elementwise:
 class Generic:
     """A claim about an `Elementwise` fn on real floats, for speed only: at
     every element where `where(*operands)` holds (numpy float64 arrays in,
-    a bool mask out), `fn` returns exactly `Approx(f, *operands)`.  The
+    a bool mask out), `fn` returns exactly `Approx(f, *arguments(*operands))`
+    (the operands themselves unless `args` says otherwise).  The
     oracle uses it to evaluate those elements as whole arrays and still calls
     `fn` on every other element; tests/spec/test_generic.py checks the claim
     against `fn` on every value of the small formats and the specials."""
 
     f: Callable
     where: Callable
+    args: Callable | None = None   # operand arrays -> the Approx's argument arrays (default: the operands)
+
+    def arguments(self, *operands) -> tuple:
+        return tuple(self.args(*operands)) if self.args is not None else operands
 
 
 def finite_nonzero(*xs):
