@@ -7,7 +7,7 @@ STAMP   := $(VENV)/.installed
 BACKEND ?= xla
 OUTDIR  ?= out
 
-.PHONY: conform test check-spec bench clean
+.PHONY: conform test check-spec bench accuracy clean
 
 $(STAMP): requirements.lock pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -36,6 +36,10 @@ check-spec: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python bench/oracle_vs_interpreter.py
+
+# The accuracy survey (docs/accuracy-survey.md): expectations cached in $(OUTDIR)/accuracy-cache.
+accuracy: $(STAMP)
+	$(BIN)/shlo-conform accuracy --backend=$(BACKEND) --json $(OUTDIR)/accuracy-$(BACKEND).json --html $(OUTDIR)/accuracy-$(BACKEND).html
 
 clean:
 	rm -rf $(VENV) $(OUTDIR)

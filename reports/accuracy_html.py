@@ -146,7 +146,8 @@ def render(doc: dict) -> str:
     describes = sorted({f"{r['backend']}: {r['describe']}" for r in doc["rows"] if r.get("describe")})
     parts.append("<p class=note>Backends: " + html.escape("; ".join(describes) or ", ".join(doc["backends"]))
                  + f". Seed {doc['seed']}, sample size {doc['size']} for sampled types; f8E4M3FN, f8E5M2, bf16, f16 "
-                   "exhaustive for unary ops, 8-bit pairs exhaustive for binary ops. ULP error against the oracle's "
+                   "exhaustive for unary ops, 8-bit pairs exhaustive for binary ops, c64/c128 sampled over the plane "
+                   "with the axes and branch cuts (complex: the worse component). ULP error against the oracle's "
                    "correctly rounded value; special-value disagreements (NaN lost/invented, ±inf, sign of zero, "
                    "subnormal results flushed to zero, wrong results on subnormal inputs) are counted apart and "
                    "not in the ULP statistics. Timing: "

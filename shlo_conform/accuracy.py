@@ -472,9 +472,12 @@ def _profile(entry: CacheEntry, ulp: np.ndarray, acc: np.ndarray, et) -> dict:
 # One backend over the selection
 # ---------------------------------------------------------------------------
 
-def run_backend(backend_name: str, entries: list, arities: dict, log=None) -> list:
+def run_backend(backend_name: str, entries: list, log=None) -> list:
     """One compile and one run per op × type; a refusal or error is recorded
-    with the op × type, never fatal to the survey."""
+    with the op × type, never fatal to the survey.  The backend runs in this
+    process (a survey is a handful of programs, not the suite's thousands):
+    one that kills the process ends the survey, and the cached expectations
+    stay for the next run."""
     from .backends.base import Rejected, Unsupported, load_backend
     from .spec.types import from_bits, to_bits
     backend = load_backend(backend_name)
@@ -537,7 +540,7 @@ def survey(backends: list, ops: dict, dtypes: list, size: int, seed: int, cache_
     rows, timing = [], {"expectations_s": round(t_oracle, 2)}
     for b in backends:
         t1 = time.perf_counter()
-        rows += run_backend(b, entries, ops, log)
+        rows += run_backend(b, entries, log)
         timing[f"backend_{b}_s"] = round(time.perf_counter() - t1, 2)
     return {"kind": "accuracy-survey", "format_version": FORMAT_VERSION, "seed": seed, "size": size,
             "backends": backends, "ops": list(ops), "dtypes": dtypes, "timing": timing,
