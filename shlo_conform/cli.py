@@ -667,7 +667,7 @@ def cmd_accuracy(argv: list[str]) -> int:
     doc = accuracy.survey(backends, {o: known[o] for o in ops}, dtypes, a.size, a.seed, cache,
                           jobs=min(a.jobs, os.cpu_count() or 1), regenerate=a.regenerate, log=log)
     print(accuracy.render(doc))
-    json_path.write_text(json.dumps(doc, indent=1) + "\n")
+    json_path.write_text(json.dumps(doc, separators=(",", ":")) + "\n")
     print(f"results: {json_path}  ({', '.join(f'{k} {v} s' for k, v in doc['timing'].items())})")
     if html_path:
         from .reports import accuracy_html
