@@ -51,6 +51,7 @@ DEFAULT_COMPILE_TIMEOUT = 20.0
 DEFAULT_RUN_TIMEOUT = 10.0
 DEFAULT_BATCH = 16  # cases per merged module (shlo_conform/batching.py): 3x fewer compile seconds on XLA:CPU
 MAX_DEFAULT_JOBS = 8
+SPLIT_MIN = 4  # a refused batch this large is split in halves; a smaller one goes case by case
 
 
 def default_jobs() -> int:
@@ -544,13 +545,18 @@ class Runner:
                 self.timing["judge"] += time.monotonic() - t1
             emit(v)
 
-    def _do_batch(self, w: Worker, cases: list[Case], emit) -> None:
-        """Compile `cases` (single-case programs, `_may_batch`) as one merged
-        module and run it once.  Verdicts are those a single run would give:
-        a batch that cannot be merged, is not compiled, does not run, crashes
-        or times out is done again case by case (`_do_group`, a fresh worker
-        after a crash), and so is every case whose outputs do not pass; only
-        a pass is taken from the batch."""
+    def _do_batch(self, w: Worker, cases: list[Case], emit) -> bool:
+        """Compile `cases` (single-case programs of one op and type,
+        `_may_batch`) as one merged module and run it once; True if that
+        worked.  Verdicts are those a single run would give: only a pass is
+        taken from a batch; every case whose outputs do not pass is done
+        again alone (`_do_group`), and so is every case of a batch that
+        cannot be merged, crashes or times out (a fresh worker after a
+        crash).  A batch refused otherwise (rejected, unsupported, an error)
+        is split in halves, each tried as a batch, so that one refused case
+        costs a few compiles, not one per case; batches of fewer than
+        SPLIT_MIN, and every later batch of a kind (op, type) after a crash,
+        a timeout or two refused halves, go case by case."""
         self._ensure_started(w)
         todo = []
         for c in cases:
@@ -560,13 +566,14 @@ class Runner:
             else:
                 todo.append(c)
         merged = None
-        if len(todo) > 1 and (todo[0].op, todo[0].dtype) not in self._unbatched and self._batches_supported(w):
+        key = (todo[0].op, todo[0].dtype) if todo else None
+        if len(todo) > 1 and key not in self._unbatched and self._batches_supported(w):
             from .batching import merge
             merged = merge([c.mlir for c in todo])
         if merged is None:
             for c in todo:
                 self._do_group(w, [c], emit)
-            return
+            return not todo
         with self._lock:
             self.compiles += 1
             self.batches["batches"] += 1
@@ -583,10 +590,20 @@ class Runner:
         if outputs is None:
             with self._lock:
                 self.batches["fallbacks"] += 1
-                self._unbatched.add((todo[0].op, todo[0].dtype))
+            if status not in ("crash", "timeout") and len(todo) >= SPLIT_MIN:
+                half = len(todo) // 2
+                first = self._do_batch(w, todo[:half], emit)
+                second = self._do_batch(w, todo[half:], emit)
+                if not (first or second):
+                    with self._lock:
+                        self._unbatched.add(key)
+                return False
+            if status in ("crash", "timeout"):
+                with self._lock:
+                    self._unbatched.add(key)
             for c in todo:
                 self._do_group(w, [c], emit)
-            return
+            return False
         for c, out in zip(todo, outputs):
             t1 = time.monotonic()
             ok, detail, max_ulp, labels = check_outputs(c, out)
@@ -600,6 +617,7 @@ class Runner:
             if self.outputs is not None:
                 self.outputs[c.id] = out
             emit(self._verdict(c, "pass", detail, seconds, max_ulp=max_ulp, impl_defined=labels))
+        return True
 
     def _batches_supported(self, w: Worker) -> bool:
         """Whether the adapter compiles merged modules (`Backend.batches`); asked once per run."""

@@ -36,6 +36,29 @@ def _add_case(a, b, expected) -> Case:
                 inputs=inputs, expected=[Expectation.of(np.asarray(expected, np.int32), t)])
 
 
+def _const_case(a: int, k: int) -> Case:
+    """a + k in si64, k a constant of the program (distinct programs)."""
+    t = parse_type("tensor<2xi64>")
+    mlir = ("func.func @main(%a: tensor<2xi64>) -> tensor<2xi64> {\n"
+            f'  %c = "stablehlo.constant"() {{value = dense<{k}> : tensor<2xi64>}} : () -> tensor<2xi64>\n'
+            '  %0 = "stablehlo.add"(%a, %c) : (tensor<2xi64>, tensor<2xi64>) -> tensor<2xi64>\n'
+            '  "func.return"(%0) : (tensor<2xi64>) -> ()\n}\n')
+    inputs = [TensorValue.of(np.asarray([a, -a], np.int64), t)]
+    return Case(id=case_id("add", "si64", mlir, inputs), op="add", dtype="si64", kind="value", mlir=mlir,
+                inputs=inputs, expected=[Expectation.of(np.asarray([a + k, k - a], np.int64), t)])
+
+
+def test_a_refused_case_sinks_only_half_batches_not_its_neighbours():
+    # Eight cases of one kind, the sixth refused at compile time (the fixture's REFUSE constant):
+    # 8 fails -> 4 pass, 4 fails -> 2 single, 2 single.  a + k by hand.
+    cases = [_const_case(i, 32430 if i == 5 else 100 + i) for i in range(8)]
+    single, one = _verdicts(cases, batch=1)
+    batched, many = _verdicts(cases, batch=8)
+    assert many == one
+    assert [v for _, v, _ in one] == ["pass"] * 5 + ["rejected"] + ["pass"] * 2
+    assert batched.compiles == 3 + 4 < single.compiles == 8
+
+
 def _subset() -> list[Case]:
     cases = [c for c in load_cases(suite_path("core"), {"abs", "sine"}) if c.op in ("abs", "sine")]
     assert sum(c.kind == "invalid" for c in cases) >= 4
