@@ -10,14 +10,15 @@ the breakdown is the results document's `timing` (runner.timing_breakdown):
 worker-seconds inside the adapter's compile and run, starting workers,
 IPC, judging, the rest; harness share = worker wall not spent inside the
 adapter.  The run checks that both configurations gave the same verdicts.
-On a machine shared with other work the seconds move; the ratio and the
-shares are the claim.
+On a machine shared with other work the wall moves; the CPU seconds of the
+process tree (runner, workers, the compilers they start) much less.
 """
 from __future__ import annotations
 
 import argparse
 import json
 import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -27,21 +28,27 @@ from pathlib import Path
 CLI = str(Path(sys.executable).with_name("shlo-conform"))
 
 
-def score(backend: str, ops: str | None, extra: list[str], out: Path) -> tuple[float, dict]:
+def _cpu() -> float:
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
+def score(backend: str, ops: str | None, extra: list[str], out: Path) -> tuple[float, float, dict]:
+    """(wall, CPU seconds of the whole process tree: runner, workers, compilers they ran, results)."""
     cmd = [CLI, f"--backend={backend}", "--json", str(out), *extra] + (["--ops", ops] if ops else [])
-    t0 = time.monotonic()
+    t0, c0 = time.monotonic(), _cpu()
     p = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    wall = time.monotonic() - t0
+    wall, cpu = time.monotonic() - t0, _cpu() - c0
     if p.returncode not in (0, 1):
         sys.exit(f"{' '.join(cmd)} failed ({p.returncode}): {p.stderr.strip()[-500:]}")
-    return wall, json.loads(out.read_text())
+    return wall, cpu, json.loads(out.read_text())
 
 
-def show(label: str, wall: float, doc: dict) -> None:
+def show(label: str, wall: float, cpu: float, doc: dict) -> None:
     t = doc.get("timing", {})
     c = doc["counts"]
-    print(f"{label:<8} {wall:7.1f} s wall, {c['cases']} cases, {doc.get('compiles', '?')} compiles, "
-          f"{t.get('workers', '?')} workers")
+    print(f"{label:<8} {wall:7.1f} s wall, {cpu:7.1f} s CPU, {c['cases']} cases, {doc.get('compiles', '?')} "
+          f"compiles, {t.get('workers', '?')} workers")
     if t:
         slots = t["run_wall"] * t["workers"]
         print(f"         worker-seconds {slots:7.1f}: compile {t['compile']:.1f}, run {t['run']:.1f} (inside the "
@@ -64,13 +71,13 @@ def main() -> None:
         runs.append(("after", []))
         got = {}
         for label, extra in runs:
-            wall, doc = score(a.backend, a.ops, extra, Path(tmp) / f"{label}.json")
-            got[label] = (wall, doc)
-            show(label, wall, doc)
+            wall, cpu, doc = score(a.backend, a.ops, extra, Path(tmp) / f"{label}.json")
+            got[label] = (wall, cpu, doc)
+            show(label, wall, cpu, doc)
     if len(got) == 2:
-        (wb, db), (wa, da) = got["before"], got["after"]
+        (wb, cb, db), (wa, ca, da) = got["before"], got["after"]
         same = [(v["id"], v["verdict"]) for v in db["verdicts"]] == [(v["id"], v["verdict"]) for v in da["verdicts"]]
-        print(f"speed-up {wb / wa:.1f}x; verdicts {'identical' if same else 'DIFFER'}")
+        print(f"speed-up {wb / wa:.1f}x wall, {cb / ca:.1f}x CPU; verdicts {'identical' if same else 'DIFFER'}")
         if not same:
             sys.exit(1)
 
