@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import inspect
 import json
 import math
 import os
@@ -208,15 +209,24 @@ def survey_inputs(op: str, arity: int, dtype: str, size: int, seed: int) -> np.n
 # Expectations, cached
 # ---------------------------------------------------------------------------
 
+# What decides an entry's inputs and expected bits in this module; changes
+# elsewhere in it (measures, rendering) keep the cache.
+_KEYED = ("program", "_specials", "stratified", "_hard", "_rng", "_plane", "survey_inputs", "exhaustive",
+          "_oracle_chunk", "expectations", "CacheEntry")
+
+
 @functools.lru_cache(maxsize=1)
 def _source_digest() -> str:
-    """Digest of what decides the expectations: spec/ and oracle/ sources."""
+    """Digest of what decides the expectations: the sources of spec/ and
+    oracle/, and of this module's functions that draw inputs and ask the
+    oracle (`_KEYED`)."""
     root = Path(__file__).resolve().parent.parent
     h = hashlib.sha256()
     for sub in ("spec", "spec/ops", "oracle"):
         for p in sorted((root / sub).glob("*.py")):
             h.update(p.name.encode() + b"\0" + p.read_bytes())
-    h.update(Path(__file__).read_bytes())   # the survey's inputs are drawn here
+    for name in _KEYED:
+        h.update(inspect.getsource(globals()[name]).encode())
     return h.hexdigest()[:16]
 
 
