@@ -205,8 +205,9 @@ def _run_generic(sem: Elementwise, inst, arrays: list, op_types: list, result: T
     defined, undecided, a range) the general route states the whole result."""
     et = result.element_type
     g = sem.generic
-    if (g is None or not et.is_float or et.is_complex or not fast.applies(g.f, et.format)
-            or any(not t.element_type.is_float or t.element_type.is_complex for t in op_types)):
+    if (g is None or not et.is_float or et.is_complex
+            or not (fast.applies(g.f, et.format) if g.ieee is None else fast.ieee_applies(et.format))
+            or any(t.element_type != et for t in op_types)):
         return None
     shape = tuple(int(d) for d in result.shape)
     vals = [np.asarray(a).astype(np.float64).reshape(-1) for a in arrays]
@@ -215,7 +216,12 @@ def _run_generic(sem: Elementwise, inst, arrays: list, op_types: list, result: T
     generic = np.asarray(g.where(*vals), dtype=bool) if n else np.zeros(0, dtype=bool)
     done = np.zeros(n, dtype=bool)
     idx = np.flatnonzero(generic)
-    if len(idx):
+    if len(idx) and g.ieee is not None:
+        ok, rounded = fast.ieee(g.ieee, [np.asarray(a).reshape(-1)[idx] for a in arrays], et)
+        hit = idx[ok]
+        bits[hit] = to_bits(rounded[ok], et)
+        done[hit] = True
+    elif len(idx):
         ok, rounded = fast.evaluate(g.f, list(g.arguments(*[v[idx] for v in vals])), et.format)
         hit = idx[ok]
         bits[hit] = to_bits(rounded[ok].astype(et.numpy), et)

@@ -111,3 +111,41 @@ def evaluate(f, args: list, fmt: FloatFormat) -> tuple[np.ndarray, np.ndarray]:
     with np.errstate(all="ignore"):
         y = np.asarray(TABLE[f].numpy(*[np.asarray(a, dtype=dtype) for a in args]), dtype=dtype)
     return decide(y, fmt)
+
+
+# --------------------------------------------------------------------------
+# IEEE basic operations (+ - * /): the hardware rounds them correctly
+# --------------------------------------------------------------------------
+
+def ieee_applies(fmt: FloatFormat) -> bool:
+    return fmt.precision <= 24 or fmt == F64
+
+
+def _min_normal(fmt: FloatFormat) -> float:
+    """The smallest magnitude trusted on the way in and out: the format's
+    smallest normal, and float32's for the narrow formats that numpy and
+    ml_dtypes compute in float32 — so a flush-to-zero or denormals-are-zero
+    mode of the FPU could never change a result accepted here."""
+    return max(2.0 ** fmt.emin, 2.0 ** -126 if fmt.precision < 24 else 0.0)
+
+
+def ieee(ufunc, operands: list, et) -> tuple[np.ndarray, np.ndarray]:
+    """(accepted mask, results in et's numpy dtype) of an IEEE basic
+    operation on operand arrays of that dtype.  f32 and f64 are computed in
+    their own format; bf16, f16 and the f8 types by numpy / ml_dtypes in
+    float32 and rounded once more, which is innocuous for + - * / because
+    float32's 24 bits are at least 2p + 2 for p <= 11 (Figueroa, "When is
+    double rounding innocuous?", 1995).  Accepted: operands zero or normal,
+    results normal and finite (zero results, where the sign rule applies,
+    overflow and f8E4M3FN's NaN are left to the op's fn)."""
+    fmt = et.format
+    tiny = _min_normal(fmt)
+    with np.errstate(all="ignore"):
+        r = ufunc(*operands)
+        ok = np.ones(r.shape, dtype=bool)
+        for a in operands:
+            a = np.asarray(a, dtype=np.float64)
+            ok &= np.isfinite(a) & ((a == 0) | (np.abs(a) >= tiny))
+        r64 = r.astype(np.float64)
+        ok &= np.isfinite(r64) & (np.abs(r64) >= 2.0 ** fmt.emin) & (np.abs(r64) >= tiny)
+    return ok, r

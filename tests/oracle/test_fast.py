@@ -56,13 +56,13 @@ def test_fast_decisions_agree_with_arb(f):
 
 
 def test_the_cross_check_catches_an_error_beyond_the_bound(monkeypatch):
-    """A numpy sin that is off by 2^-38 relative must be caught: the bound
+    """A numpy sin that is off by 2^-30 relative must be caught: the bound
     check reports it, and decisions made on it disagree with arb."""
     sin = mpmath.sin
-    bad = RealFunction("sin", TABLE[sin].arb, lambda x: np.sin(x) * (1 + 2.0 ** -38))
+    bad = RealFunction("sin", TABLE[sin].arb, lambda x: np.sin(x) * (1 + 2.0 ** -30))
     monkeypatch.setitem(TABLE, sin, bad)
     rng = np.random.default_rng(3)
-    r = fastcheck.check(sin, FORMATS[0], [rng.uniform(-10, 10, 200_000)])
+    r = fastcheck.check(sin, FORMATS[0], [rng.uniform(-10, 10, 20_000)])
     assert r.worst_rel_error > fast.FAST_REL_ERROR / 16
     assert r.mismatches
 
@@ -92,3 +92,31 @@ def test_exact_value_and_huge_exponent():
     assert rigorous.evaluate(mpmath.exp, (1e300,), F64) is None or \
         rigorous.evaluate(mpmath.exp, (1e300,), F64)[0] == 0x7FF0000000000000
     assert rigorous.evaluate(mpmath.hypot, (3.0, 4.0), F32)[:3:2] == (0x40A00000, True)
+
+
+IEEE_OPS = ["add", "subtract", "multiply", "divide"]
+
+
+@pytest.mark.parametrize("mnemonic", IEEE_OPS)
+def test_ieee_pass_equals_the_ops_fn(mnemonic):
+    """What fast.ieee accepts equals the op's own fn (exact Fractions,
+    rounded by round_bits) on random values of every float format, specials,
+    subnormals and overflows included."""
+    from shlo_conform.oracle.elementwise import resolve
+    from shlo_conform.spec.ops import OPS
+    from shlo_conform.spec.types import TensorType, element_type, from_bits, to_bits
+    spec = OPS[mnemonic]
+    g = spec.semantics.generic
+    rng = np.random.default_rng(6)
+    for name in ["f8E4M3FN", "f8E5M2", "bf16", "f16", "f32", "f64"]:
+        et = element_type(name)
+        t = TensorType((), et)
+        inst = spec.instance({o.name: t for o in spec.operands}, {}, {r.name: t for r in spec.results})
+        a, b = (from_bits(rng.integers(0, 1 << et.bits, 3000, dtype=np.uint64), et) for _ in range(2))
+        mask = np.asarray(g.where(a.astype(np.float64), b.astype(np.float64)), dtype=bool)
+        ok, r = fast.ieee(g.ieee, [a[mask], b[mask]], et)
+        assert ok.sum() > 0.3 * len(ok), name
+        got = to_bits(r[ok], et).tolist()
+        for x, y, bits in zip(a[mask][ok].astype(np.float64).tolist(), b[mask][ok].astype(np.float64).tolist(), got):
+            want = resolve(spec.semantics.fn(inst, x, y), et).options[0][1]
+            assert bits == want, (name, x, y, hex(bits), hex(want))
