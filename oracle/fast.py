@@ -114,7 +114,7 @@ def evaluate(f, args: list, fmt: FloatFormat) -> tuple[np.ndarray, np.ndarray]:
 
 
 # --------------------------------------------------------------------------
-# IEEE basic operations (+ - * /): the hardware rounds them correctly
+# IEEE basic operations (+ - * / sqrt): the hardware rounds them correctly
 # --------------------------------------------------------------------------
 
 def ieee_applies(fmt: FloatFormat) -> bool:
@@ -134,8 +134,8 @@ def ieee(ufunc, operands: list, et) -> tuple[np.ndarray, np.ndarray]:
     operation on operand arrays of that dtype.  f32 and f64 are computed in
     their own format; bf16, f16 and the f8 types by numpy / ml_dtypes in
     float32 and rounded once more, which is innocuous for + - * / because
-    float32's 24 bits are at least 2p + 2 for p <= 11 (Figueroa, "When is
-    double rounding innocuous?", 1995).  Accepted: operands zero or normal,
+    float32's 24 bits are at least 2p + 2 for p <= 11 (and sqrt, which needs
+    2p + 2 as well) (Figueroa, "When is double rounding innocuous?", 1995).  Accepted: operands zero or normal,
     results normal and finite (zero results, where the sign rule applies,
     overflow and f8E4M3FN's NaN are left to the op's fn)."""
     fmt = et.format

@@ -94,7 +94,7 @@ def test_exact_value_and_huge_exponent():
     assert rigorous.evaluate(mpmath.hypot, (3.0, 4.0), F32)[:3:2] == (0x40A00000, True)
 
 
-IEEE_OPS = ["add", "subtract", "multiply", "divide"]
+IEEE_OPS = ["add", "subtract", "multiply", "divide", "sqrt"]
 
 
 @pytest.mark.parametrize("mnemonic", IEEE_OPS)
@@ -112,11 +112,12 @@ def test_ieee_pass_equals_the_ops_fn(mnemonic):
         et = element_type(name)
         t = TensorType((), et)
         inst = spec.instance({o.name: t for o in spec.operands}, {}, {r.name: t for r in spec.results})
-        a, b = (from_bits(rng.integers(0, 1 << et.bits, 3000, dtype=np.uint64), et) for _ in range(2))
-        mask = np.asarray(g.where(a.astype(np.float64), b.astype(np.float64)), dtype=bool)
-        ok, r = fast.ieee(g.ieee, [a[mask], b[mask]], et)
+        cols = [from_bits(rng.integers(0, 1 << et.bits, 3000, dtype=np.uint64), et) for _ in spec.operands]
+        mask = np.asarray(g.where(*[c.astype(np.float64) for c in cols]), dtype=bool)
+        ok, r = fast.ieee(g.ieee, [c[mask] for c in cols], et)
         assert ok.sum() > 0.3 * len(ok), name
         got = to_bits(r[ok], et).tolist()
-        for x, y, bits in zip(a[mask][ok].astype(np.float64).tolist(), b[mask][ok].astype(np.float64).tolist(), got):
-            want = resolve(spec.semantics.fn(inst, x, y), et).options[0][1]
-            assert bits == want, (name, x, y, hex(bits), hex(want))
+        args = zip(*[c[mask][ok].astype(np.float64).tolist() for c in cols])
+        for x, bits in zip(args, got):
+            want = resolve(spec.semantics.fn(inst, *x), et).options[0][1]
+            assert bits == want, (name, x, hex(bits), hex(want))
