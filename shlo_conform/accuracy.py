@@ -307,6 +307,11 @@ def _oracle_chunk(args):
     return expected, alts, free
 
 
+def entry_path(cache_dir: Path, op: str, dtype: str) -> Path:
+    """Where `expectations` keeps an op × type."""
+    return Path(cache_dir) / op / f"{dtype}.npz"
+
+
 def expectations(op: str, arity: int, dtype: str, size: int, seed: int, cache_dir: Path,
                  jobs: int = 1, regenerate: bool = False, log=None) -> CacheEntry:
     """The cached entry for op × type, computed (and written) when missing or stale."""
@@ -489,46 +494,96 @@ def _profile(entry: CacheEntry, ulp: np.ndarray, acc: np.ndarray, et) -> dict:
 # One backend over the selection
 # ---------------------------------------------------------------------------
 
-def run_backend(backend_name: str, entries: list, log=None) -> list:
-    """One compile and one run per op × type; a refusal or error is recorded
-    with the op × type, never fatal to the survey.  The backend runs in this
-    process (a survey is a handful of programs, not the suite's thousands):
-    one that kills the process ends the survey, and the cached expectations
-    stay for the next run."""
-    from .backends.base import Rejected, Unsupported, load_backend
+def _run_one(backend, backend_name: str, describe: str, entry: CacheEntry) -> dict:
+    """One op × type on a loaded backend: one compile, one run, the measures;
+    a refusal or an exception is the row's status."""
+    from .backends.base import Rejected, Unsupported
     from .spec.types import from_bits, to_bits
-    backend = load_backend(backend_name)
-    describe = backend.describe()
-    rows = []
-    for entry in entries:
-        et = _et(entry.dtype)
-        row = {"op": entry.op, "dtype": entry.dtype, "backend": backend_name, "describe": describe}
-        t0 = time.perf_counter()
-        if entry.free.all():
-            rows.append({**row, "status": "unspecified", "seconds": 0.0,
-                         "detail": "the spec states no result for this op on this type"})
+    et = _et(entry.dtype)
+    row = {"op": entry.op, "dtype": entry.dtype, "backend": backend_name, "describe": describe}
+    t0 = time.perf_counter()
+    if entry.free.all():
+        return {**row, "status": "unspecified", "seconds": 0.0,
+                "detail": "the spec states no result for this op on this type"}
+    try:
+        claim = backend.claims(entry.op, entry.dtype)
+        if claim:
+            raise Unsupported(claim)
+        arity, n = entry.inputs.shape[:2]
+        exe = backend.compile(program(entry.op, arity, n, entry.dtype))
+        [out] = backend.run(exe, [from_bits(r, et) for r in entry.inputs])
+        out = np.asarray(out)
+        if out.dtype != np.dtype(et.numpy) or out.size != n:
+            raise ValueError(f"output {out.dtype} {out.shape} where tensor<{n}x{et.mlir}> was declared")
+        row.update(status="measured", **measure(entry, to_bits(out, et)))
+    except Rejected as ex:
+        row.update(status="rejected", detail=str(ex)[:300])
+    except Unsupported as ex:
+        row.update(status="unsupported", detail=str(ex)[:300])
+    except Exception as ex:   # the backend failed on this op × type: recorded, the survey goes on
+        row.update(status="error", detail=f"{type(ex).__name__}: {ex}"[:300])
+    row["seconds"] = round(time.perf_counter() - t0, 3)
+    return row
+
+
+def _worker(backend_name: str, paths: list, conn) -> None:
+    """A backend's process: load it, then for each cached entry announce it,
+    run it and send its row."""
+    from .backends.base import load_backend
+    try:
+        backend = load_backend(backend_name)
+        describe = backend.describe()
+    except Exception as ex:
+        conn.send(("fatal", f"{type(ex).__name__}: {ex}"[:300]))
+        return
+    for i, path in enumerate(paths):
+        conn.send(("start", i))
+        conn.send(("row", i, _run_one(backend, backend_name, describe, CacheEntry.load(Path(path)))))
+    conn.send(("done",))
+
+
+def run_backend(backend_name: str, entries: list, paths: list, log=None) -> list:
+    """Every entry on one backend, in a process of its own: a backend that
+    dies (a segfault in its compiler, say) costs the op × type in flight —
+    reported as `crash` — and the survey goes on in a fresh process."""
+    import multiprocessing as mp
+    ctx = mp.get_context("spawn")   # no state of this process (jax, threads) is inherited
+    rows: list = []
+    while len(rows) < len(entries):
+        first = len(rows)
+        parent, child = ctx.Pipe(duplex=False)
+        proc = ctx.Process(target=_worker, args=(backend_name, [str(p) for p in paths[first:]], child), daemon=True)
+        proc.start()
+        child.close()
+        in_flight = None
+        while True:
+            try:
+                msg = parent.recv()
+            except EOFError:
+                msg = None
+            if msg is None or msg[0] == "done":
+                break
+            if msg[0] == "fatal":
+                rows += [{"op": e.op, "dtype": e.dtype, "backend": backend_name, "status": "error",
+                          "detail": f"the backend did not load: {msg[1]}", "seconds": 0.0} for e in entries[first:]]
+                break
+            if msg[0] == "start":
+                in_flight = first + msg[1]
+            else:
+                in_flight = None
+                rows.append(msg[2])
+                if log:
+                    r = msg[2]
+                    log(f"{backend_name}: {r['op']} {r['dtype']}: {r['status']} ({r['seconds']:.1f} s)")
+        proc.join()
+        if in_flight is not None and len(rows) == in_flight:   # it died on this one
+            e = entries[in_flight]
+            rows.append({"op": e.op, "dtype": e.dtype, "backend": backend_name, "status": "crash",
+                         "detail": f"the backend's process died (exit code {proc.exitcode})", "seconds": 0.0})
+            if log:
+                log(f"{backend_name}: {e.op} {e.dtype}: crash (exit code {proc.exitcode})")
+        elif len(rows) < len(entries) and msg is None:   # died between entries: go on with the next
             continue
-        try:
-            claim = backend.claims(entry.op, entry.dtype)
-            if claim:
-                raise Unsupported(claim)
-            arity, n = entry.inputs.shape[:2]
-            exe = backend.compile(program(entry.op, arity, n, entry.dtype))
-            [out] = backend.run(exe, [from_bits(r, et) for r in entry.inputs])
-            out = np.asarray(out)
-            if out.dtype != np.dtype(et.numpy) or out.size != n:
-                raise ValueError(f"output {out.dtype} {out.shape} where tensor<{n}x{et.mlir}> was declared")
-            row.update(status="measured", **measure(entry, to_bits(out, et)))
-        except Rejected as ex:
-            row.update(status="rejected", detail=str(ex)[:300])
-        except Unsupported as ex:
-            row.update(status="unsupported", detail=str(ex)[:300])
-        except Exception as ex:   # the backend failed on this op × type: recorded, the survey goes on
-            row.update(status="error", detail=f"{type(ex).__name__}: {ex}"[:300])
-        row["seconds"] = round(time.perf_counter() - t0, 3)
-        if log:
-            log(f"{backend_name}: {entry.op} {entry.dtype}: {row['status']} ({row['seconds']:.1f} s)")
-        rows.append(row)
     return rows
 
 
@@ -551,17 +606,18 @@ def survey(backends: list, ops: dict, dtypes: list, size: int, seed: int, cache_
            jobs: int = 1, regenerate: bool = False, log=None) -> dict:
     """The whole survey: expectations (cached), then each backend."""
     t0 = time.perf_counter()
-    entries = []
+    entries, paths = [], []
     for op, arity in ops.items():
         for d in dtypes:
             if not accepts(op, arity, d):   # complex types: the ops the spec defines on them
                 continue
             entries.append(expectations(op, arity, d, size, seed, cache_dir, jobs, regenerate, log))
+            paths.append(entry_path(cache_dir, op, d))
     t_oracle = time.perf_counter() - t0
     rows, timing = [], {"expectations_s": round(t_oracle, 2)}
     for b in backends:
         t1 = time.perf_counter()
-        rows += run_backend(b, entries, log)
+        rows += run_backend(b, entries, paths, log)
         timing[f"backend_{b}_s"] = round(time.perf_counter() - t1, 2)
     return {"kind": "accuracy-survey", "format_version": FORMAT_VERSION, "seed": seed, "size": size,
             "backends": backends, "ops": list(ops), "dtypes": dtypes, "timing": timing,

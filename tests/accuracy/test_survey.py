@@ -157,3 +157,9 @@ def test_an_op_the_spec_leaves_open_is_reported_unspecified(tmp_path):
     doc = accuracy.survey([backend("NumpyMath")], {"remainder": 2}, ["c64"], 64, 0, tmp_path)
     [row] = doc["rows"]
     assert row["status"] == "unspecified"
+
+
+def test_a_backend_that_dies_costs_only_the_op_in_flight(cache):
+    doc = accuracy.survey([backend("Crashing")], {"sqrt": 1, "add": 2}, ["f8E5M2"], 64, 0, cache)
+    assert [(r["op"], r["status"]) for r in doc["rows"]] == [("sqrt", "crash"), ("add", "measured")]
+    assert doc["rows"][1]["max_ulp"] == 0
