@@ -15,11 +15,15 @@ bits with the oracle's correctly rounded reference:
   survey program itself, in chunks), so every speed-up of oracle/ applies.
   They are computed once and cached per op × type in a versioned file
   (`CacheEntry`): the key covers the survey's format version, the seed, the
-  size and the sources of spec/ and oracle/, so a changed spec or oracle
+  size, the sources of spec/ and oracle/ and of the functions here that draw
+  inputs and ask the oracle (`_KEYED`), so a changed spec or oracle
   regenerates it and a second backend repeats only the backend's work.
+* backends (`run_backend`): each in a process of its own; one that dies
+  costs the op × type in flight (`crash`), not the survey.
 * measures (`measure`): special-value disagreements first, counted apart —
   NaN lost or invented, ±inf, the sign of zero, subnormal results flushed to
-  zero — then the ULP error of every other element: max, mean, the share
+  zero, wrong results on subnormal operands (DAZ) — then the ULP error of
+  every other element: max, mean, the share
   correctly rounded and within our tolerance (spec/accuracy.py), the worst
   input, and a binned profile of the error along the input for the plots.
 
