@@ -79,6 +79,12 @@ def main() -> None:
         same = [(v["id"], v["verdict"]) for v in db["verdicts"]] == [(v["id"], v["verdict"]) for v in da["verdicts"]]
         print(f"speed-up {wb / wa:.1f}x wall, {cb / ca:.1f}x CPU; verdicts {'identical' if same else 'DIFFER'}")
         if not same:
+            before = {v["id"]: v for v in db["verdicts"]}
+            for v in da["verdicts"]:
+                w = before.get(v["id"])
+                if w is None or w["verdict"] != v["verdict"]:
+                    print(f"  {v['id']}: before {w and w['verdict']} ({w and w['detail'][:100]}), "
+                          f"after {v['verdict']} ({v['detail'][:100]})")
             sys.exit(1)
 
 

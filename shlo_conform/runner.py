@@ -258,13 +258,20 @@ class Worker:
         return f"{why} ({tail})" if tail else why
 
 
+# Programs whose results may depend on the module around them: `rng` draws
+# from a generator the implementation seeds per module (XLA:CPU gave a bf16
+# rng case other numbers, and another verdict, inside a merged module than
+# alone; rng_bit_generator's default algorithm is the implementation's too),
+# custom_call targets may keep state.  They are compiled alone.
+_ALONE = ("attributes", "token", "tuple", "stablehlo.rng", "custom_call")
+
+
 def _may_batch(c: Case) -> bool:
     """A case that may share a merged module: a value or survey case with
     no host data (an invalid case is compiled alone so that a rejection is
-    its own) whose text shows no module attributes, token or tuple (the
-    full test is `batching.merge`'s)."""
-    return c.kind != "invalid" and c.host is None and not any(
-        w in c.mlir for w in ("attributes", "token", "tuple"))
+    its own) whose text shows no module attributes, token, tuple, random
+    numbers or custom call (the full test is `batching.merge`'s)."""
+    return c.kind != "invalid" and c.host is None and not any(w in c.mlir for w in _ALONE)
 
 
 def plan(groups: list[list[Case]], batch: int) -> list[tuple[str, list[Case]]]:
