@@ -7,7 +7,7 @@ STAMP   := $(VENV)/.installed
 BACKEND ?= xla
 OUTDIR  ?= out
 
-.PHONY: conform test check-spec bench clean
+.PHONY: conform test check-spec bench accuracy clean
 
 $(STAMP): requirements.lock pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -36,6 +36,17 @@ check-spec: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python bench/oracle_vs_interpreter.py
+
+# Scoring suites/core on $(BACKEND) the old way (one worker, one compile per
+# program) and the new way (workers per CPU, batched compiles): wall, where
+# it went, the harness's share, and that the verdicts are identical.
+.PHONY: bench-scoring
+bench-scoring: $(STAMP)
+	$(BIN)/python bench/scoring_speed.py --backend $(BACKEND)
+
+# The accuracy survey (docs/accuracy-survey.md): expectations cached in $(OUTDIR)/accuracy-cache.
+accuracy: $(STAMP)
+	$(BIN)/shlo-conform accuracy --backend=$(BACKEND) --json $(OUTDIR)/accuracy-$(BACKEND).json --html $(OUTDIR)/accuracy-$(BACKEND).html
 
 clean:
 	rm -rf $(VENV) $(OUTDIR)

@@ -51,6 +51,12 @@ class HostQueues:
 
 class Backend(ABC):
     name: str = "?"
+    # True: `compile` takes a module whose @main calls several private
+    # functions as readily as a single program, and compiling one such
+    # module is cheaper than compiling its parts (shlo_conform/batching.py);
+    # the runner then compiles many cases at once and re-runs any that do
+    # not pass alone.
+    batches: bool = False
 
     def claims(self, op: str, dtype: str) -> str | None:
         """None if the backend claims (op, element type), else the reason it does not."""

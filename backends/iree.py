@@ -62,6 +62,7 @@ class _Executable:
 
 class IreeBackend(Backend):
     name = "iree"
+    batches = True  # one compile for many cases (shlo_conform/batching.py)
     host_unsupported = ("IREE's StableHLO input conversion refuses tokens (`stablehlo.after_all` is illegal), and "
                         "iree.runtime has no infeed/outfeed/channel API")
 

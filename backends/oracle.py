@@ -40,7 +40,8 @@ class OracleBackend(Backend):
         return outs, [(e.stream, e.value.array()) for e in h.log]
 
     def describe(self) -> str:
-        return "oracle (the encoded spec: exact arithmetic, mpmath with Ziv's precision escalation)"
+        return ("oracle (the encoded spec: exact arithmetic; correct rounding proven from arb enclosures, "
+                "mpmath's Ziv loop where no arb form exists)")
 
 
 def _outputs(program, inputs) -> list[Expectation]:

@@ -24,7 +24,9 @@ suites store and compare too): the primary value's bits in
 
 Elements are evaluated once per distinct tuple of operand bit patterns: the
 semantics are pure, and suites repeat values (special values, small integer
-ranges), so this is the cheap, general fast path.
+ranges), so this is the cheap, general fast path.  `Approx` answers into
+formats narrower than f64 are then rounded in one vectorised pass per
+function (fast.py); only the elements it cannot decide reach Ziv's loop.
 """
 from __future__ import annotations
 
@@ -39,6 +41,7 @@ from ..spec.dsl import (ANY_VALUE, Accumulating, Approx, Choices, DataMovement, 
                         RoundTo, Statistical, integer_overflow)
 from ..spec.expectation import Alternative, Expectation
 from ..spec.types import ElementType, TensorType, TupleType, exact_values, to_bits
+from . import fast
 from .rounding import round_bits, round_directed, round_value
 from .ziv import evaluate
 
@@ -172,18 +175,97 @@ def run_elementwise(sem: Elementwise, inst, operands: list, result: TensorType) 
     op_types = _operand_types(inst)
     arrays = [np.broadcast_to(np.asarray(a), shape) if np.asarray(a).ndim == 0 else np.asarray(a)
               for a in operands]
+    whole = _run_generic(sem, inst, arrays, op_types, result)
+    if whole is not None:
+        return whole
     values = [exact_values(a, t.element_type) for a, t in zip(arrays, op_types)]
     keys = list(zip(*[_bit_keys(a, t.element_type) for a, t in zip(arrays, op_types)])) if arrays else []
     n = int(np.prod(shape, dtype=np.int64))
-    cache: dict = {}
-    per_element = []
+    answers: dict = {}
     for i in range(n):
         k = keys[i] if keys else ()
-        r = cache.get(k)
-        if r is None:
-            r = cache[k] = resolve(sem.fn(inst, *[v[i] for v in values]), et)
-        per_element.append(r)
+        if k not in answers:
+            answers[k] = sem.fn(inst, *[v[i] for v in values])
+    resolved = _resolve_fast(answers, et)
+    for k, v in answers.items():
+        if k not in resolved:
+            resolved[k] = resolve(v, et)
+    per_element = [resolved[keys[i] if keys else ()] for i in range(n)]
     return _assemble(per_element, result, sem.accuracy_for(inst), sem.bit_exact)
+
+
+def _run_generic(sem: Elementwise, inst, arrays: list, op_types: list, result: TensorType):
+    """The whole-array route, or None: for an op that declares `generic`
+    (spec/dsl.py: where its fn is one `Approx(f, *operands)`), real float
+    operands and a result format fast.py serves, the generic elements are
+    rounded in one vectorised pass; `fn` answers every other element (and
+    the few the pass cannot decide), one call per distinct operand tuple, so
+    the fn stays the statement of every element the pass does not decide.
+    When any such answer is more than one plain value (implementation-
+    defined, undecided, a range) the general route states the whole result."""
+    et = result.element_type
+    g = sem.generic
+    if (g is None or not et.is_float or et.is_complex
+            or not (fast.applies(g.f, et.format) if g.ieee is None else fast.ieee_applies(et.format))
+            or any(t.element_type != et for t in op_types)):
+        return None
+    shape = tuple(int(d) for d in result.shape)
+    vals = [np.asarray(a).astype(np.float64).reshape(-1) for a in arrays]
+    n = int(np.prod(shape, dtype=np.int64))
+    bits = np.zeros(n, dtype=et.bits_dtype)
+    generic = np.asarray(g.where(*vals), dtype=bool) if n else np.zeros(0, dtype=bool)
+    done = np.zeros(n, dtype=bool)
+    idx = np.flatnonzero(generic)
+    if len(idx) and g.ieee is not None:
+        ok, rounded = fast.ieee(g.ieee, [np.asarray(a).astype(et.numpy, copy=False).reshape(-1)[idx]
+                                         for a in arrays], et)
+        hit = idx[ok]
+        bits[hit] = to_bits(rounded[ok], et)
+        done[hit] = True
+    elif len(idx):
+        ok, rounded = fast.evaluate(g.f, list(g.arguments(*[v[idx] for v in vals])), et.format)
+        hit = idx[ok]
+        bits[hit] = to_bits(rounded[ok].astype(et.numpy), et)
+        done[hit] = True
+    rest = np.flatnonzero(~done)
+    if len(rest):
+        keys = [tuple(r) for r in np.stack([to_bits(np.asarray(a).reshape(-1)[rest], t.element_type)
+                                            for a, t in zip(arrays, op_types)], axis=1).tolist()]
+        args = [v[rest].tolist() for v in vals]
+        cache: dict = {}
+        for j, k in enumerate(keys):
+            r = cache.get(k)
+            if r is None:
+                x = [a[j] for a in args]
+                r = cache[k] = resolve(sem.fn(inst, *x), et)
+                if r.whys or r.undecided or r.bounds is not None or r.options[0][0] is not None:
+                    return None
+            bits[rest[j]] = r.options[0][1]
+    ulp = sem.accuracy_for(inst) == "approx"
+    return Expectation(result, bits.reshape(shape), "ulp" if ulp else "exact", tolerance_ulp(et) if ulp else 0,
+                       sem.bit_exact, [], [], "")
+
+
+def _resolve_fast(answers: dict, et: ElementType) -> dict:
+    """{key: _Resolved} for the `Approx` answers that fast.py decides in one
+    vectorised pass per function (float results narrower than f64, float
+    arguments); the others are left to `resolve`, element by element."""
+    if not et.is_float or et.is_complex:
+        return {}
+    groups: dict = {}
+    for k, v in answers.items():
+        if (isinstance(v, Approx) and fast.applies(v.f, et.format)
+                and all(type(a) is float for a in v.args)):
+            groups.setdefault((v.f, len(v.args)), []).append(k)
+    out = {}
+    for (f, nargs), ks in groups.items():
+        cols = np.array([answers[k].args for k in ks], dtype=np.float64).reshape(len(ks), nargs).T
+        ok, rounded = fast.evaluate(f, list(cols), et.format)
+        idx = np.flatnonzero(ok)
+        bits = to_bits(rounded[idx].astype(et.numpy), et).tolist()
+        for j, b in zip(idx.tolist(), bits):
+            out[ks[j]] = _Resolved([(None, b)], [])
+    return out
 
 
 def _assemble(per_element: list, result: TensorType, accuracy: str, bit_exact: bool) -> Expectation:

@@ -1,6 +1,10 @@
 """Ziv's strategy: evaluate a real function at rising precision until its
 correctly rounded value in the target format is decided.
 
+Functions with an arb counterpart (real_functions.TABLE) are decided by
+rigorous.py from proven enclosures; the mpmath loop here is the fallback for
+the rest (annex G's composed complex formulas), and its bound is heuristic:
+
 An `Approx(f, *args)` names a real number the spec defines (sin x, exp x …)
 that is generally not representable.  We evaluate it with mpmath at a working
 precision p and enclose the true value in an interval; when both ends of the
@@ -25,6 +29,7 @@ from fractions import Fraction
 import mpmath
 
 from ..spec.types import FloatFormat
+from . import rigorous
 from .rounding import round_bits
 
 START_EXTRA_BITS = 20
@@ -59,7 +64,17 @@ def _eval(f, args, prec: int):
 
 
 def evaluate(f, args, fmt: FloatFormat) -> ZivResult:
-    """Correctly rounded bits of f(*args) in `fmt`, by precision escalation."""
+    """Correctly rounded bits of f(*args) in `fmt`, by precision escalation:
+    proven from arb's enclosures where the function has an arb counterpart
+    (rigorous.py), else by the mpmath loop below."""
+    r = rigorous.evaluate(f, args, fmt)
+    if r is not None:
+        return ZivResult(*r)
+    return evaluate_mpmath(f, args, fmt)
+
+
+def evaluate_mpmath(f, args, fmt: FloatFormat) -> ZivResult:
+    """The mpmath loop alone (the fallback; tests compare it with arb's)."""
     p = fmt.precision + START_EXTRA_BITS
     while True:
         y = _eval(f, args, p)

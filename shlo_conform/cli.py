@@ -1,13 +1,15 @@
 """`shlo-conform`: score a backend, and the tools around the suite.
 
     shlo-conform --backend=NAME [--suite NAME|DIR] [--ops a,b] [--dtypes f32,bf16]
-                 [--json PATH] [--html PATH] [--timeout S] [--jobs N] [--baseline RESULTS.json]
+                 [--json PATH] [--html PATH] [--timeout S] [--jobs N] [--batch N]
+                 [--baseline RESULTS.json]
     shlo-conform generate --out DIR --seed N [--ops a,b]
     shlo-conform check-spec [--ops a,b] [--seeds DIR] [--verifier] [--json PATH]
     shlo-conform explain CASE_ID [--suite NAME|DIR] [--backend NAME]
     shlo-conform report RESULTS.json [--html OUT]
     shlo-conform run PROGRAM --backend=a,b,oracle [--inputs FILE.npz | --random SEED] [--specials P]
     shlo-conform list [ops|backends|suites]
+    shlo-conform accuracy --backend=a,b [--ops a,b] [--dtypes f16,f32] [--size N] [--json PATH] [--html PATH]
 
 Exit codes: 0 conformant (or nothing new against --baseline), 1 conformance
 failures, 2 usage or input errors — one line on stderr naming the flag or
@@ -30,10 +32,13 @@ from pathlib import Path
 
 import numpy as np
 
+from .runner import DEFAULT_BATCH, MAX_DEFAULT_JOBS, default_jobs
+
 PROG = "shlo-conform"
-SUBCOMMANDS = ("generate", "check-spec", "explain", "report", "run", "list")
+SUBCOMMANDS = ("generate", "check-spec", "explain", "report", "run", "list", "accuracy")
 MAX_TIMEOUT = 3600.0   # seconds per run; a compile gets twice as long
 MAX_JOBS = 64
+MAX_BATCH = 256
 SUITE_HELP = ("a bundled suite by name (core), or a suite folder by path: anything with a '/' or starting "
               "with '.' or '~' (./core is the folder, core the bundled suite)")
 
@@ -183,22 +188,48 @@ def _write_html(doc: dict, path: Path, flag: str = "--html") -> None:
 
 
 class _Progress:
-    """A one-line counter on stderr when it is a terminal; silent otherwise."""
+    """Progress on stderr while a run goes on: on a terminal one line
+    rewritten in place (at most ten times a second); elsewhere (a log, CI,
+    `make conform` piped) one line every `every` seconds.  Either says
+    cases done of all, the verdicts so far, the rate and the time left."""
 
-    def __init__(self, total: int):
+    def __init__(self, total: int, every: float = 10.0, stream=None):
+        import time
+        self.stream = stream or sys.stderr
         self.total, self.n = total, 0
-        self.live = sys.stderr.isatty()
+        self.counts: dict[str, int] = {}
+        self.live = self.stream.isatty()
+        self.every = 0.1 if self.live else every
+        self._clock = time.monotonic
+        self.t0 = self._last = self._clock()
+        self._width = 0
+
+    def line(self) -> str:
+        spent = self._clock() - self.t0
+        rate = self.n / spent if spent > 0 else 0.0
+        left = f", ~{(self.total - self.n) / rate:.0f} s left" if rate > 0 and self.n < self.total else ""
+        tally = " ".join(f"{k} {self.counts[k]}" for k in sorted(self.counts))
+        return f"[{self.n}/{self.total}] {tally} ({spent:.0f} s, {rate:.0f} cases/s{left})"
 
     def __call__(self, v) -> None:
         self.n += 1
+        self.counts[v.verdict] = self.counts.get(v.verdict, 0) + 1
+        now = self._clock()
+        if now - self._last < self.every and (self.n < self.total or not self.live):
+            return   # a log gets a line every `every` seconds, none at the end (the table follows)
+        self._last = now
+        text = self.line()
         if self.live:
-            sys.stderr.write(f"\r[{self.n}/{self.total}] {v.verdict:<11} {v.id[:60]:<60}")
-            sys.stderr.flush()
+            self.stream.write("\r" + text.ljust(self._width))
+            self._width = len(text)
+        else:
+            self.stream.write(text + "\n")
+        self.stream.flush()
 
     def done(self) -> None:
         if self.live and self.n:
-            sys.stderr.write("\r" + " " * 90 + "\r")
-            sys.stderr.flush()
+            self.stream.write("\r" + " " * self._width + "\r")
+            self.stream.flush()
 
 
 # ---------------------------------------------------------------------------
@@ -221,8 +252,13 @@ def _score_parser() -> _Parser:
     p.add_argument("--timeout", type=_bounded(float, 0, MAX_TIMEOUT, "--timeout"), default=None,
                    help=f"seconds per run, at most {MAX_TIMEOUT:g} (compiles get twice as long); default 10 s per "
                         "run, 20 s per compile.  Starting a backend may take the compile timeout, at least 60 s")
-    p.add_argument("--jobs", type=_bounded(int, 1, MAX_JOBS, "--jobs"), default=1,
-                   help=f"worker processes (default 1, at most {MAX_JOBS}; no more than the CPUs are used)")
+    p.add_argument("--jobs", type=_bounded(int, 1, MAX_JOBS, "--jobs"), default=None,
+                   help=f"worker processes (default: one per CPU, at most {MAX_DEFAULT_JOBS}; at most {MAX_JOBS}; "
+                        "no more than the CPUs are used); verdicts do not depend on it")
+    p.add_argument("--batch", type=_bounded(int, 1, MAX_BATCH, "--batch"), default=DEFAULT_BATCH,
+                   help=f"cases compiled together in one module where the backend allows it (default "
+                        f"{DEFAULT_BATCH}, 1: one compile per program); a batch that fails is re-run case by case, "
+                        "so verdicts do not depend on it")
     p.add_argument("--baseline", type=_nonempty("--baseline"),
                    help="earlier results.json: exit 0 unless a case fails that did not fail there")
     return p
@@ -258,7 +294,7 @@ def cmd_score(argv: list[str]) -> int:
         raise UsageError(f"no cases in suite {a.suite!r} match the selection (--ops/--dtypes)")
     run_timeout = a.timeout or DEFAULT_RUN_TIMEOUT
     compile_timeout = 2 * a.timeout if a.timeout else DEFAULT_COMPILE_TIMEOUT
-    jobs = min(a.jobs, max(1, os.cpu_count() or 1))
+    jobs = min(a.jobs or default_jobs(), max(1, os.cpu_count() or 1))
     suite_label = a.suite if is_bundled(path) else str(path.resolve())
     digest = suite_digest(path)
 
@@ -266,6 +302,7 @@ def cmd_score(argv: list[str]) -> int:
     try:
         doc = score(cases, a.backend, suite=suite_label, manifest=manifest, json_path=json_path,
                     compile_timeout=compile_timeout, run_timeout=run_timeout, jobs=jobs, on_verdict=progress,
+                    batch=a.batch,
                     suite_digest=digest)
     except (BackendLoadError, ResultsBusy, JournalMismatch) as e:
         progress.done()
@@ -583,8 +620,64 @@ def cmd_run(argv: list[str]) -> int:
     return rc
 
 
+def cmd_accuracy(argv: list[str]) -> int:
+    from . import accuracy
+    p = _Parser(prog=f"{PROG} accuracy",
+                description="Survey the accuracy of every float element-wise op of the spec: one program per op "
+                            "and type over every input of the 8- and 16-bit types (every 8-bit pair for binary "
+                            "ops) and a stratified sample of the wider ones, against the oracle's correctly "
+                            "rounded values (computed once, cached).  Reports ULP error and special-value "
+                            "disagreements; exit 0 when the survey ran.")
+    p.add_argument("--backend", required=True, help="comma-separated backends (xla,interpreter,iree,...)")
+    p.add_argument("--ops", help="comma-separated ops (default: every float unary and binary element-wise op)")
+    p.add_argument("--dtypes", help=f"comma-separated float types (default: {','.join(accuracy.DTYPES)})")
+    p.add_argument("--size", type=_bounded(int, 16, 1 << 24, "--size"), default=accuracy.DEFAULT_SIZE,
+                   help=f"inputs per op and sampled type (default {accuracy.DEFAULT_SIZE})")
+    p.add_argument("--seed", type=_bounded(int, 0, 2 ** 32 - 1, "--seed"), default=0)
+    p.add_argument("--cache", default="out/accuracy-cache", type=_nonempty("--cache"),
+                   help="folder of cached expectations (default out/accuracy-cache); stale entries are remade")
+    p.add_argument("--regenerate", action="store_true", help="recompute the expectations even when cached")
+    p.add_argument("--jobs", type=_bounded(int, 1, MAX_JOBS, "--jobs"), default=1,
+                   help="processes computing expectations (default 1)")
+    p.add_argument("--json", type=_nonempty("--json"), help="results file (default out/accuracy.json)")
+    p.add_argument("--html", type=_nonempty("--html"), help="also write an HTML page with plots here")
+    a = p.parse_args(argv)
+    from .runner import check_backend_spec
+    backends = _split(a.backend, "--backend")
+    for b in backends:
+        try:
+            check_backend_spec(b)
+        except ValueError as e:
+            raise UsageError(f"--backend: {e}") from None
+    known = accuracy.float_ops()
+    ops = _split(a.ops, "--ops") or list(known)
+    bad = [o for o in ops if o not in known]
+    if bad:
+        raise UsageError(f"--ops: {bad[0]!r} is not a float element-wise op of the spec; surveyed: {', '.join(known)}")
+    dtypes = _split(a.dtypes, "--dtypes") or list(accuracy.DTYPES)
+    bad = [d for d in dtypes if d not in accuracy.DTYPES]
+    if bad:
+        raise UsageError(f"--dtypes: {bad[0]!r} is not surveyed; types: {', '.join(accuracy.DTYPES)}")
+    json_path = _output_path(a.json or "out/accuracy.json", "--json")
+    html_path = _output_path(a.html, "--html") if a.html else None
+    cache = Path(a.cache).expanduser()
+    if cache.exists() and not cache.is_dir():
+        raise UsageError(f"--cache {a.cache}: not a folder")
+    log = (lambda m: print(m, file=sys.stderr, flush=True))
+    doc = accuracy.survey(backends, {o: known[o] for o in ops}, dtypes, a.size, a.seed, cache,
+                          jobs=min(a.jobs, os.cpu_count() or 1), regenerate=a.regenerate, log=log)
+    print(accuracy.render(doc))
+    json_path.write_text(json.dumps(doc, separators=(",", ":")) + "\n")
+    print(f"results: {json_path}  ({', '.join(f'{k} {v} s' for k, v in doc['timing'].items())})")
+    if html_path:
+        from .reports import accuracy_html
+        accuracy_html.write(doc, html_path)
+        print(f"report: {html_path}")
+    return 0
+
+
 COMMANDS = {"generate": cmd_generate, "check-spec": cmd_check_spec, "explain": cmd_explain,
-            "report": cmd_report, "run": cmd_run, "list": cmd_list}
+            "report": cmd_report, "run": cmd_run, "list": cmd_list, "accuracy": cmd_accuracy}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -49,6 +49,15 @@ from .suites.records import KINDS, VERDICTS, Case, Verdict, conformant
 
 DEFAULT_COMPILE_TIMEOUT = 20.0
 DEFAULT_RUN_TIMEOUT = 10.0
+DEFAULT_BATCH = 16  # cases per merged module (shlo_conform/batching.py): 3x fewer compile seconds on XLA:CPU
+MAX_DEFAULT_JOBS = 8
+SPLIT_MIN = 4  # a refused batch this large is split in halves; a smaller one goes case by case
+
+
+def default_jobs() -> int:
+    """Worker processes when none are asked for: one per CPU, at most
+    MAX_DEFAULT_JOBS (each worker holds a backend client and its memory)."""
+    return max(1, min(MAX_DEFAULT_JOBS, os.cpu_count() or 1))
 STARTUP_FLOOR = 60.0  # importing jax or iree and creating a client takes seconds, more on a loaded machine
 LOG_HEAD = LOG_TAIL = 1 << 20  # a worker log keeps its first and last MiB
 JOURNAL_VERSION = 2
@@ -159,6 +168,7 @@ class Worker:
         self.log: CappedLog | None = None
         self.describe = None
         self.starts = 0
+        self.spent = 0.0  # seconds the adapter took for the last compile or run (the worker's reply says)
 
     # -- life cycle -------------------------------------------------------
     def start(self) -> str:
@@ -220,10 +230,16 @@ class Worker:
 
     # -- messages ---------------------------------------------------------
     def call(self, msg: str, arg, timeout: float):
+        """(status, payload) of the worker's reply; `spent` is then the
+        seconds the adapter itself took, where the reply says (compile, run)."""
+        self.spent = 0.0
         try:
             self.conn.send((msg, arg))
             if self.conn.poll(timeout):
-                return self.conn.recv()
+                reply = self.conn.recv()
+                if len(reply) == 3:
+                    self.spent = reply[2]
+                return reply[:2]
         except (EOFError, OSError, ValueError):
             raise WorkerDied(self._death()) from None
         self.kill()
@@ -240,6 +256,43 @@ class Worker:
         self.kill()  # the rest of its group, and the log's last bytes
         tail = self.log.last_lines() if self.log is not None else ""
         return f"{why} ({tail})" if tail else why
+
+
+# Programs whose results may depend on the module around them: `rng` draws
+# from a generator the implementation seeds per module (XLA:CPU gave a bf16
+# rng case other numbers, and another verdict, inside a merged module than
+# alone; rng_bit_generator's default algorithm is the implementation's too),
+# custom_call targets may keep state.  They are compiled alone.
+_ALONE = ("attributes", "token", "tuple", "stablehlo.rng", "custom_call")
+
+
+def _may_batch(c: Case) -> bool:
+    """A case that may share a merged module: a value or survey case with
+    no host data (an invalid case is compiled alone so that a rejection is
+    its own) whose text shows no module attributes, token, tuple, random
+    numbers or custom call (the full test is `batching.merge`'s)."""
+    return c.kind != "invalid" and c.host is None and not any(w in c.mlir for w in _ALONE)
+
+
+def plan(groups: list[list[Case]], batch: int) -> list[tuple[str, list[Case]]]:
+    """Units of work, in a fixed order (the same whatever the number of
+    workers): ("group", cases of one program) or ("batch", up to `batch`
+    single-case programs of one (op, element type) that may be merged).
+    A batch holds one (op, type) because what an implementation refuses or
+    dies of goes by op and type: one refused case then sinks only batches
+    of its kind (and the runner stops batching that kind)."""
+    units, pending = [], {}
+    for g in groups:
+        if batch > 1 and len(g) == 1 and _may_batch(g[0]):
+            key = (g[0].op, g[0].dtype)
+            pending.setdefault(key, []).append(g[0])
+            if len(pending[key]) == batch:
+                units.append(("batch", pending.pop(key)))
+        else:
+            units.append(("group", g))
+    for rest in pending.values():
+        units.append(("batch", rest) if len(rest) > 1 else ("group", rest))
+    return units
 
 
 def group_by_program(cases: Iterable[Case]) -> list[list[Case]]:
@@ -289,7 +342,7 @@ class Runner:
     logs go to `log_dir` (a temporary folder by default)."""
 
     def __init__(self, backend: str, *, compile_timeout: float = DEFAULT_COMPILE_TIMEOUT,
-                 run_timeout: float = DEFAULT_RUN_TIMEOUT, jobs: int = 1,
+                 run_timeout: float = DEFAULT_RUN_TIMEOUT, jobs: int = 1, batch: int = 1,
                  startup_timeout: float | None = None,
                  on_verdict: Callable[[Verdict], None] | None = None,
                  on_describe: Callable[[str], None] | None = None, keep_outputs: bool = False,
@@ -301,6 +354,14 @@ class Runner:
         self.startup_timeout = startup_timeout if startup_timeout is not None else \
             default_startup_timeout(compile_timeout)
         self.jobs = max(1, jobs)
+        self.batch = max(1, batch)
+        self.workers = 0
+        self._unbatched: set[tuple[str, str]] = set()   # (op, dtype) whose batch failed: singles from then on
+        self.batches = {"batches": 0, "cases": 0, "fallbacks": 0, "rerun": 0}
+        # seconds: "startup" (worker start, claims), "calls" (messages as the runner waits for them:
+        # adapter time plus IPC), "judge" (comparing outputs); "compile"/"run" inside the adapters,
+        # as the workers' replies say
+        self.timing = {"startup": 0.0, "calls": 0.0, "judge": 0.0, "compile": 0.0, "run": 0.0}
         self.on_verdict = on_verdict
         self.on_describe = on_describe
         self.log_dir = log_dir
@@ -323,7 +384,7 @@ class Runner:
         got: dict[str, Verdict] = {}
         self._pairs = sorted({(c.op, c.dtype) for c in cases})
         groups = group_by_program(cases)
-        queue = list(reversed(groups))
+        queue = list(reversed(plan(groups, self.batch)))
         with tempfile.TemporaryDirectory(prefix="shlo-conform-") as tmp:
             log_dir = self.log_dir or tmp
             def take():
@@ -344,10 +405,14 @@ class Runner:
                     self._workers.append(w)
                 try:
                     while not self._stop.is_set():
-                        g = take()
-                        if g is None:
+                        unit = take()
+                        if unit is None:
                             return
-                        self._do_group(w, g, emit)
+                        kind, g = unit
+                        if kind == "batch":
+                            self._do_batch(w, g, emit)
+                        else:
+                            self._do_group(w, g, emit)
                 except _Stopped:
                     pass
                 except BaseException as e:  # BackendLoadError, or a bug: stop everyone
@@ -356,7 +421,7 @@ class Runner:
                 finally:
                     w.stop()
 
-            n = min(self.jobs, len(groups))
+            n = self.workers = min(self.jobs, len(queue))
             threads = [threading.Thread(target=loop, daemon=True) for _ in range(n)]
             for t in threads:
                 t.start()
@@ -377,6 +442,16 @@ class Runner:
 
     # -- one program --------------------------------------------------------
     def _ensure_started(self, w: Worker) -> None:
+        if w.proc is not None:
+            return
+        t0 = time.monotonic()
+        try:
+            self._start(w)
+        finally:
+            with self._lock:
+                self.timing["startup"] += time.monotonic() - t0
+
+    def _start(self, w: Worker) -> None:
         if w.proc is not None:
             return
         describe = w.start()
@@ -402,12 +477,18 @@ class Runner:
         timeout or a `crash` reply (the implementation behind the adapter
         died or broke its protocol) end the worker and its process group:
         status "crash" or "timeout", and the next message starts afresh."""
+        t0 = time.monotonic()
         try:
             status, payload = w.call(msg, arg, timeout)
         except WorkerDied as e:
             status, payload = "crash", str(e)
         except WorkerTimeout as e:
             status, payload = "timeout", str(e)
+        elapsed = time.monotonic() - t0
+        with self._lock:   # a worker that died or hung: its whole time was the implementation's
+            self.timing["calls"] += elapsed
+            self.timing["compile" if msg == "compile" else "run"] += \
+                elapsed if status in ("crash", "timeout") else w.spent
         if status in ("crash", "timeout"):
             w.kill()
             if self._stop.is_set():
@@ -464,7 +545,95 @@ class Runner:
                 continue
             if status == "ok" and self.outputs is not None:
                 self.outputs[c.id] = payload[0] if c.host is not None else payload
-            emit(self._run_verdict(c, status, payload, time.monotonic() - t0))
+            seconds = time.monotonic() - t0
+            t1 = time.monotonic()
+            v = self._run_verdict(c, status, payload, seconds)
+            with self._lock:
+                self.timing["judge"] += time.monotonic() - t1
+            emit(v)
+
+    def _do_batch(self, w: Worker, cases: list[Case], emit) -> bool:
+        """Compile `cases` (single-case programs of one op and type,
+        `_may_batch`) as one merged module and run it once; True if that
+        worked.  Verdicts are those a single run would give: only a pass is
+        taken from a batch; every case whose outputs do not pass is done
+        again alone (`_do_group`), and so is every case of a batch that
+        cannot be merged, crashes or times out (a fresh worker after a
+        crash).  A batch refused otherwise (rejected, unsupported, an error)
+        is split in halves, each tried as a batch, so that one refused case
+        costs a few compiles, not one per case; batches of fewer than
+        SPLIT_MIN, and every later batch of a kind (op, type) after a crash,
+        a timeout or two refused halves, go case by case."""
+        self._ensure_started(w)
+        todo = []
+        for c in cases:
+            reason = self._claims.get((c.op, c.dtype))
+            if reason:
+                emit(self._verdict(c, "unsupported", f"not claimed: {reason}"))
+            else:
+                todo.append(c)
+        merged = None
+        key = (todo[0].op, todo[0].dtype) if todo else None
+        if len(todo) > 1 and key not in self._unbatched and self._batches_supported(w):
+            from .batching import merge
+            merged = merge([c.mlir for c in todo])
+        if merged is None:
+            for c in todo:
+                self._do_group(w, [c], emit)
+            return not todo
+        with self._lock:
+            self.compiles += 1
+            self.batches["batches"] += 1
+            self.batches["cases"] += len(todo)
+        t0 = time.monotonic()
+        status, payload = self._call(w, "compile", merged.mlir, self.compile_timeout)
+        outputs = None
+        if status == "ok":
+            args = merged.join_inputs([[(v.type, v.hex) for v in c.inputs] for c in todo])
+            status, payload = self._call(w, "run", args, self.run_timeout)
+            if status == "ok":
+                outputs = merged.split(payload)
+        seconds = (time.monotonic() - t0) / len(todo)
+        if outputs is None:
+            with self._lock:
+                self.batches["fallbacks"] += 1
+            if status not in ("crash", "timeout") and len(todo) >= SPLIT_MIN:
+                half = len(todo) // 2
+                first = self._do_batch(w, todo[:half], emit)
+                second = self._do_batch(w, todo[half:], emit)
+                if not (first or second):
+                    with self._lock:
+                        self._unbatched.add(key)
+                return False
+            if status in ("crash", "timeout"):
+                with self._lock:
+                    self._unbatched.add(key)
+            for c in todo:
+                self._do_group(w, [c], emit)
+            return False
+        for c, out in zip(todo, outputs):
+            t1 = time.monotonic()
+            ok, detail, max_ulp, labels = check_outputs(c, out)
+            with self._lock:
+                self.timing["judge"] += time.monotonic() - t1
+            if not ok:   # the verdict of a failure is always a single run's
+                with self._lock:
+                    self.batches["rerun"] += 1
+                self._do_group(w, [c], emit)
+                continue
+            if self.outputs is not None:
+                self.outputs[c.id] = out
+            emit(self._verdict(c, "pass", detail, seconds, max_ulp=max_ulp, impl_defined=labels))
+        return True
+
+    def _batches_supported(self, w: Worker) -> bool:
+        """Whether the adapter compiles merged modules (`Backend.batches`); asked once per run."""
+        if not hasattr(self, "_batch_answer"):
+            status, payload = self._call(w, "batches", None, self.startup_timeout)
+            self._batch_answer = status == "ok" and payload is True
+            if status in ("crash", "timeout"):
+                self._ensure_started(w)
+        return self._batch_answer
 
     def _host_reason(self, w: "Worker") -> str | None:
         """Why the adapter cannot run cases with host data (it does not
@@ -708,7 +877,7 @@ def results_document(*, backend: str, describe: str | None, suite: str, manifest
 
 _DOC_FIELDS = {"backend": str, "describe": str, "suite": str, "counts": dict, "per_op": dict, "verdicts": list}
 _DOC_OPTIONAL = {"manifest": dict, "started": str, "seconds": (int, float), "timeouts": dict, "resumed": int,
-                 "compiles": int, "run_key": dict}
+                 "compiles": int, "run_key": dict, "timing": dict}
 _VERDICT_TYPES = {"id": str, "op": str, "dtype": str, "kind": str, "verdict": str, "detail": str,
                   "max_ulp": (int, float, type(None)), "impl_defined": list, "seconds": (int, float),
                   "violates": (str, type(None))}
@@ -776,7 +945,7 @@ def load_results(path: Path) -> dict:
 def score(cases: list[Case], backend: str, *, suite: str, manifest: dict, json_path: Path,
           compile_timeout: float = DEFAULT_COMPILE_TIMEOUT, run_timeout: float = DEFAULT_RUN_TIMEOUT,
           jobs: int = 1, on_verdict: Callable[[Verdict], None] | None = None,
-          suite_digest: str | None = None, startup_timeout: float | None = None) -> dict:
+          suite_digest: str | None = None, startup_timeout: float | None = None, batch: int = 1) -> dict:
     """Run `cases` on `backend` and write the results document to `json_path`
     (atomically, holding its lock: ResultsBusy if another run holds it).
     Verdicts are journaled next to it under the run's key (`run_key`: the
@@ -804,8 +973,11 @@ def score(cases: list[Case], backend: str, *, suite: str, manifest: dict, json_p
                     on_verdict(v)
 
             runner = Runner(backend, compile_timeout=compile_timeout, run_timeout=run_timeout, jobs=jobs,
-                            startup_timeout=startup_timeout, on_verdict=record, on_describe=journal.set_describe)
+                            startup_timeout=startup_timeout, on_verdict=record, on_describe=journal.set_describe,
+                            batch=batch)
+            t_run = time.monotonic()
             fresh = runner.run(todo) if todo else []
+            t_run = time.monotonic() - t_run
             by_id = {**done, **{v.id: v for v in fresh}}
             verdicts = [by_id[c.id] for c in cases if c.id in by_id]
             doc = results_document(backend=backend, describe=runner.describe or journal.describe, suite=suite,
@@ -813,12 +985,36 @@ def score(cases: list[Case], backend: str, *, suite: str, manifest: dict, json_p
                                    verdicts=verdicts, timeouts={"compile": compile_timeout, "run": run_timeout})
             doc["resumed"] = len(done)
             doc["compiles"] = runner.compiles
+            doc["timing"] = timing_breakdown(runner, t_run, time.monotonic() - t0)
             doc["run_key"] = key
             write_text_atomic(json_path, json.dumps(doc, indent=1) + "\n")
         finally:
             journal.close()
         journal.close(remove=True)
     return doc
+
+
+def timing_breakdown(runner: Runner, run_wall: float, wall: float) -> dict:
+    """Where a run's wall went.  Worker time is counted per worker process
+    (`jobs` of them side by side): `compile` and `run` are inside the
+    adapter, as the workers measured them; `startup` is starting workers
+    (importing the backend, claims); `ipc` is compile and run messages as
+    the runner waited for them less the adapter's part (pickling, sockets,
+    decoding inputs); `judge` is comparing outputs; `other` the rest of the
+    workers' wall (scheduling, journal, verdicts).  `harness_share` is the
+    part of the worker wall not spent inside the adapter: startup, IPC,
+    judging and the rest — the runner's own cost."""
+    t = runner.timing
+    workers = runner.workers
+    backend = t["compile"] + t["run"]
+    slots = run_wall * workers
+    ipc = max(0.0, t["calls"] - backend)
+    other = max(0.0, slots - t["startup"] - t["calls"] - t["judge"])
+    r = lambda x: round(x, 3)  # noqa: E731
+    return {"wall": r(wall), "run_wall": r(run_wall), "workers": workers, "compile": r(t["compile"]),
+            "run": r(t["run"]), "startup": r(t["startup"]),
+            "ipc": r(ipc), "judge": r(t["judge"]), "other": r(other), "load_and_write": r(wall - run_wall),
+            "harness_share": r(1 - backend / slots) if slots > 0 else None, "batches": dict(runner.batches)}
 
 
 def _cases_digest(cases: list[Case], manifest: dict) -> str:

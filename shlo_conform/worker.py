@@ -18,7 +18,13 @@ Messages, parent -> worker, each answered by exactly one reply:
                                       -> ("ok", ([ndarray, ...], [(stream, ndarray), ...])) | as "run":
                                          a program that talks to the host (suites.records.HostData's
                                          queues in; what outfeed/send wrote back: Backend.run_with_host)
+    ("batches", None)                 -> ("ok", bool): does the adapter compile merged modules
+                                         (`Backend.batches`, shlo_conform/batching.py)?
     ("stop", None)                    -> the worker exits
+
+Every reply to "compile", "run" and "run_host" carries a third element: the
+seconds spent inside the adapter's method (the runner's measure of its own
+share of the wall: what is not spent there is the harness's).
 
 "crash" answers an adapter's `backends.base.Crashed` (the implementation
 behind it died or broke its protocol): the worker exits right after that
@@ -37,6 +43,7 @@ from __future__ import annotations
 import os
 import signal
 import sys
+import time
 import traceback
 
 
@@ -75,6 +82,7 @@ def serve(conn) -> None:
             msg, arg = conn.recv()
         except (EOFError, OSError):
             return
+        t0, spent = time.perf_counter(), None
         if msg == "stop":
             return
         try:
@@ -89,8 +97,12 @@ def serve(conn) -> None:
                 reply = ("ok", None)
             elif msg == "run":
                 inputs = [TensorValue(t, h).array() for t, h in arg]
+                t0 = time.perf_counter()
                 outs = backend.run(executable, inputs)
+                spent = time.perf_counter() - t0
                 reply = ("ok", [np.asarray(o) for o in outs])
+            elif msg == "batches":
+                reply = ("ok", bool(getattr(backend, "batches", False)))
             elif msg == "host":
                 declared = type(backend).run_with_host is Backend.run_with_host
                 reply = ("unsupported", f"{backend.name}: {backend.host_unsupported}") if declared else ("ok", None)
@@ -98,8 +110,10 @@ def serve(conn) -> None:
                 from .suites.records import HostData
                 args, host = arg
                 infeed, channels = HostData.check(host).queues()
+                t0 = time.perf_counter()
                 outs, log = backend.run_with_host(executable, [TensorValue(t, h).array() for t, h in args],
                                                   HostQueues(infeed, channels))
+                spent = time.perf_counter() - t0
                 reply = ("ok", ([np.asarray(o) for o in outs], [(str(s), np.asarray(a)) for s, a in log]))
             else:
                 reply = ("error", f"unknown worker message {msg!r}")
@@ -113,10 +127,12 @@ def serve(conn) -> None:
             tb = traceback.format_exc(limit=-3)
             print(tb, file=sys.stderr)
             reply = ("error", _error_text(e))
+        if msg in ("compile", "run", "run_host"):
+            reply = (*reply, time.perf_counter() - t0 if spent is None else spent)
         try:
             conn.send(reply)
         except Exception as e:  # e.g. outputs that do not pickle
-            conn.send(("error", f"reply could not be sent: {_error_text(e)}"))
+            conn.send(("error", f"reply could not be sent: {_error_text(e)}", 0.0))
         if reply[0] == "crash":
             return
 

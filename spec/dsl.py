@@ -888,6 +888,7 @@ class Elementwise:
     fn: Callable
     accuracy: Any = "exact"  # a str, or a callable(op Instance) -> str
     bit_exact: bool = False  # NaN payloads significant (bitcast_convert moves bits)
+    generic: "Generic | None" = None  # where fn is one Approx: lets the oracle work on whole arrays
 
     def accuracy_for(self, op: "Instance") -> str:
         """The accuracy class ("exact" | "approx") of this op instance: ops
@@ -895,6 +896,47 @@ class Elementwise:
         complex arithmetic, so `accuracy` may depend on the element types
         (of operands: `abs` of complex<f32> yields f32 yet is approximate)."""
         return self.accuracy(op) if callable(self.accuracy) else self.accuracy
+
+
+@dataclass(frozen=True)
+class Generic:
+    """A claim about an `Elementwise` fn on real floats, for speed only: at
+    every element where `where(*operands)` holds (numpy float64 arrays in,
+    a bool mask out), `fn` returns exactly `Approx(f, *arguments(*operands))`
+    (the operands themselves unless `args` says otherwise).  With `ieee`
+    (and f None) the claim is that fn's answer there is the exact result of
+    that IEEE basic operation, which hardware rounds correctly: the oracle
+    lets numpy compute it where operands and result are normal numbers.  The
+    oracle uses it to evaluate those elements as whole arrays and still calls
+    `fn` on every other element; tests/spec/test_generic.py checks the claim
+    against `fn` on every value of the small formats and the specials."""
+
+    f: Callable | None
+    where: Callable
+    args: Callable | None = None   # operand arrays -> the Approx's argument arrays (default: the operands)
+    ieee: Callable | None = None   # instead of f: the numpy ufunc of an IEEE basic operation (+ - * /)
+
+    def arguments(self, *operands) -> tuple:
+        return tuple(self.args(*operands)) if self.args is not None else operands
+
+
+def finite(*xs):
+    """Every operand finite (numpy arrays)."""
+    import numpy as np
+    m = np.ones(np.shape(xs[0]), dtype=bool)
+    for x in xs:
+        m &= np.isfinite(x)
+    return m
+
+
+def finite_nonzero(*xs):
+    """Every operand finite and nonzero (numpy arrays): the generic case of
+    most transcendental functions, whose ±0, ±inf and NaN are special."""
+    import numpy as np
+    m = np.ones(np.shape(xs[0]), dtype=bool)
+    for x in xs:
+        m &= np.isfinite(x) & (x != 0)
+    return m
 
 
 def approx_if_complex(op: "Instance") -> str:

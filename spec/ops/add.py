@@ -1,5 +1,7 @@
 """add — element-wise addition (spec section "add")."""
-from ..dsl import ANY, Elementwise, OpSpec, Operand, Result, same_type
+import numpy as np
+
+from ..dsl import ANY, Elementwise, OpSpec, Operand, Result, same_type, Generic, finite
 from .. import ieee
 
 
@@ -31,5 +33,5 @@ SPEC = OpSpec(
     results=(Result("result", ANY),),
     constraints=(add_c1,),
     infer=infer,
-    semantics=Elementwise(element),
+    semantics=Elementwise(element, generic=Generic(None, finite, ieee=np.add)),
 )

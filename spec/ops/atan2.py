@@ -9,7 +9,7 @@ import math
 
 import mpmath
 
-from ..dsl import COMPLEX, FLOAT, Approx, Elementwise, OpSpec, Operand, Result, same_type
+from ..dsl import COMPLEX, FLOAT, Approx, Elementwise, OpSpec, Operand, Result, same_type, Generic, finite_nonzero
 from .. import annex_g, samples
 from ..exercise import Exercise
 
@@ -64,6 +64,6 @@ SPEC = OpSpec(
     results=(Result("result", TYPES),),
     constraints=(atan2_c1,),
     infer=infer,
-    semantics=Elementwise(element, accuracy="approx"),
+    semantics=Elementwise(element, accuracy="approx", generic=Generic(mpmath.atan2, finite_nonzero)),
     exercise=Exercise(hard_floats=samples.quotient_arguments),
 )

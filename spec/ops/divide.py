@@ -11,7 +11,9 @@ same and XLA yields -1 (all ones) and INT_MIN respectively.
 The seed's example divides [17.1, -17.1, 17.1, -17.1] by [3, 3, -3, -3] and
 shows ±5.66666651 — the f32 quotients of ±17.0, not of ±17.1 (±5.70000029).
 """
-from ..dsl import (COMPLEX, FLOAT, INTEGER, Elementwise, ImplDefined, OpSpec, Operand,
+import numpy as np
+
+from ..dsl import (COMPLEX, FLOAT, INTEGER, Elementwise, Generic, ImplDefined, OpSpec, Operand, finite,
                    Result, approx_if_complex, same_type)
 from .. import annex_g, ieee, samples
 from ..exercise import Exercise
@@ -63,6 +65,6 @@ SPEC = OpSpec(
     results=(Result("result", TYPES),),
     constraints=(divide_c1,),
     infer=infer,
-    semantics=Elementwise(element, accuracy=approx_if_complex),
+    semantics=Elementwise(element, accuracy=approx_if_complex, generic=Generic(None, finite, ieee=np.divide)),
     exercise=Exercise(hard_floats=samples.quotient_arguments),
 )

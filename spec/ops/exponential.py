@@ -3,7 +3,7 @@ import math
 
 import mpmath
 
-from ..dsl import COMPLEX, FLOAT, Approx, Elementwise, OpSpec, Operand, Result, same_type
+from ..dsl import COMPLEX, FLOAT, Approx, Elementwise, OpSpec, Operand, Result, same_type, Generic, finite_nonzero
 from .. import annex_g, samples
 from ..exercise import Exercise
 
@@ -40,6 +40,6 @@ SPEC = OpSpec(
     results=(Result("result", FLOAT + COMPLEX),),
     constraints=(exponential_c1,),
     infer=infer,
-    semantics=Elementwise(element, accuracy="approx"),
+    semantics=Elementwise(element, accuracy="approx", generic=Generic(mpmath.exp, finite_nonzero)),
     exercise=Exercise(hard_floats=samples.exp_edges),
 )

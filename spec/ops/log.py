@@ -2,8 +2,9 @@
 import math
 
 import mpmath
+import numpy as np
 
-from ..dsl import COMPLEX, FLOAT, Approx, Elementwise, OpSpec, Operand, Result, same_type
+from ..dsl import COMPLEX, FLOAT, Approx, Elementwise, OpSpec, Operand, Result, same_type, Generic
 from .. import annex_g, samples
 from ..exercise import Exercise
 
@@ -36,12 +37,17 @@ def element(op, x):
     return Approx(mpmath.log, x)
 
 
+def _generic_log(x):
+    """Where `element` is Approx(log, x): finite, positive, not 1."""
+    return np.isfinite(x) & (x > 0) & (x != 1)
+
+
 SPEC = OpSpec(
     mnemonic="log",
     operands=(Operand("operand", FLOAT + COMPLEX),),
     results=(Result("result", FLOAT + COMPLEX),),
     constraints=(log_c1,),
     infer=infer,
-    semantics=Elementwise(element, accuracy="approx"),
+    semantics=Elementwise(element, accuracy="approx", generic=Generic(mpmath.log, _generic_log)),
     exercise=Exercise(hard_floats=samples.near_one),
 )

@@ -2,8 +2,9 @@
 import math
 
 import mpmath
+import numpy as np
 
-from ..dsl import COMPLEX, FLOAT, Approx, Elementwise, OpSpec, Operand, Result, same_type
+from ..dsl import COMPLEX, FLOAT, Approx, Elementwise, OpSpec, Operand, Result, same_type, Generic
 from .. import annex_g, samples
 from ..exercise import Exercise
 
@@ -39,12 +40,17 @@ def element(op, x):
     return Approx(mpmath.log1p, x)
 
 
+def _generic_log1p(x):
+    """Where `element` is Approx(log1p, x): finite, above -1, nonzero."""
+    return np.isfinite(x) & (x > -1) & (x != 0)
+
+
 SPEC = OpSpec(
     mnemonic="log_plus_one",
     operands=(Operand("operand", FLOAT + COMPLEX),),
     results=(Result("result", FLOAT + COMPLEX),),
     constraints=(log_plus_one_c1,),
     infer=infer,
-    semantics=Elementwise(element, accuracy="approx"),
+    semantics=Elementwise(element, accuracy="approx", generic=Generic(mpmath.log1p, _generic_log1p)),
     exercise=Exercise(hard_floats=samples.log1p_edges),
 )

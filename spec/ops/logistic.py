@@ -3,7 +3,7 @@ import math
 
 import mpmath
 
-from ..dsl import COMPLEX, FLOAT, Approx, Elementwise, OpSpec, Operand, Result, same_type
+from ..dsl import COMPLEX, FLOAT, Approx, Elementwise, OpSpec, Operand, Result, same_type, Generic, finite_nonzero
 from .. import annex_g, samples
 from ..exercise import Exercise
 
@@ -47,6 +47,6 @@ SPEC = OpSpec(
     results=(Result("result", FLOAT + COMPLEX),),
     constraints=(logistic_c1,),
     infer=infer,
-    semantics=Elementwise(element, accuracy="approx"),
+    semantics=Elementwise(element, accuracy="approx", generic=Generic(_logistic, finite_nonzero)),
     exercise=Exercise(hard_floats=samples.saturation_edges),
 )

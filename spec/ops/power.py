@@ -17,8 +17,9 @@ import math
 from fractions import Fraction
 
 import mpmath
+import numpy as np
 
-from ..dsl import (COMPLEX, FLOAT, INTEGER, Approx, Elementwise, ImplDefined, OpSpec, Operand,
+from ..dsl import (COMPLEX, FLOAT, INTEGER, Approx, Elementwise, Generic, ImplDefined, OpSpec, Operand,
                    Result, integer_overflow, same_type)
 from .. import annex_g, samples
 from ..ieee import is_odd_integer
@@ -72,6 +73,13 @@ def float_pow(x: float, y: float):
     return Approx(signed_power, float(sign), abs(x), y)
 
 
+def _generic_pow(x, y):
+    """Where `float_pow` is Approx(signed_power, 1.0, x, y): x positive,
+    finite and not 1; y finite, nonzero and not a small integer."""
+    small_integer = (y == np.floor(y)) & (np.abs(y) <= _EXACT_EXPONENT)
+    return np.isfinite(x) & (x > 0) & (x != 1) & np.isfinite(y) & (y != 0) & ~small_integer
+
+
 def integer_pow(et, x: int, n: int):
     """Integer exponentiation; negative exponents and overflow declared."""
     if n < 0:
@@ -110,6 +118,7 @@ SPEC = OpSpec(
     results=(Result("result", TYPES),),
     constraints=(power_c1,),
     infer=infer,
-    semantics=Elementwise(element, accuracy=accuracy),
+    semantics=Elementwise(element, accuracy=accuracy,
+                          generic=Generic(signed_power, _generic_pow, lambda x, y: (np.ones_like(x), x, y))),
     exercise=Exercise(hard_floats=samples.power_arguments),
 )

@@ -7,7 +7,7 @@ import math
 
 import mpmath
 
-from ..dsl import COMPLEX, FLOAT, Approx, Elementwise, OpSpec, Operand, Result, same_type
+from ..dsl import COMPLEX, FLOAT, Approx, Elementwise, OpSpec, Operand, Result, same_type, Generic, finite_nonzero
 from .. import annex_g, samples
 from ..exercise import Exercise
 
@@ -40,6 +40,6 @@ SPEC = OpSpec(
     results=(Result("result", FLOAT + COMPLEX),),
     constraints=(tan_c1,),
     infer=infer,
-    semantics=Elementwise(element, accuracy="approx"),
+    semantics=Elementwise(element, accuracy="approx", generic=Generic(mpmath.tan, finite_nonzero)),
     exercise=Exercise(hard_floats=samples.near_multiples_of_half_pi),
 )

@@ -3,7 +3,7 @@ import math
 
 import mpmath
 
-from ..dsl import COMPLEX, FLOAT, Approx, Elementwise, OpSpec, Operand, Result, same_type
+from ..dsl import COMPLEX, FLOAT, Approx, Elementwise, OpSpec, Operand, Result, same_type, Generic, finite_nonzero
 from .. import annex_g, samples
 from ..exercise import Exercise
 
@@ -37,6 +37,6 @@ SPEC = OpSpec(
     results=(Result("result", FLOAT + COMPLEX),),
     constraints=(tanh_c1,),
     infer=infer,
-    semantics=Elementwise(element, accuracy="approx"),
+    semantics=Elementwise(element, accuracy="approx", generic=Generic(mpmath.tanh, finite_nonzero)),
     exercise=Exercise(hard_floats=samples.saturation_edges),
 )

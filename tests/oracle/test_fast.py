@@ -1,0 +1,123 @@
+"""The oracle's fast path (oracle/fast.py) and rigorous path (oracle/rigorous.py).
+
+Truths: round_bits (checked against ml_dtypes/numpy casts in
+test_rounding.py) for the vectorised rounding; arb's enclosures for the fast
+path's decisions (the full >= 10^6-input run is bench/fast_vs_rigorous.py);
+mpmath's Ziv loop at the 1000-bit truth of test_ziv.py's kind for arb.
+"""
+from __future__ import annotations
+
+import mpmath
+import numpy as np
+import pytest
+
+from shlo_conform.oracle import fast, fastcheck, rigorous
+from shlo_conform.oracle.real_functions import TABLE, RealFunction
+from shlo_conform.oracle.rounding import round_bits
+from shlo_conform.spec.types import F64
+
+FORMATS = fastcheck.FORMATS
+
+
+def _hard_f64(rng, fmt, n):
+    """float64 values at and next to the format's midpoints and ends, plus
+    random ones across its whole range (subnormals, overflow included)."""
+    m, lo, hi = fmt.mantissa_bits, fmt.emin - fmt.mantissa_bits - 2, fmt.emax + 2
+    k = rng.integers(1, 1 << (m + 2), n).astype(np.float64)
+    e = rng.integers(lo, hi, n)
+    mid = np.ldexp(k + 0.5, e - m - 1)     # some are exact midpoints of fmt, some values, at every scale
+    near = mid * (1 + rng.choice([-1, 0, 1], n) * 2.0 ** -52)
+    rnd = np.ldexp(rng.uniform(0.5, 1, n), rng.integers(lo, hi, n))
+    v = np.concatenate([mid, near, rnd, [float(fmt.max_finite)] * 2])
+    return v * rng.choice([-1.0, 1.0], len(v))
+
+
+@pytest.mark.parametrize("fmt", FORMATS, ids=lambda f: f.name)
+def test_round_to_format_is_round_bits(fmt):
+    rng = np.random.default_rng(1)
+    v = _hard_f64(rng, fmt, 1500)
+    r = fast.round_to_format(v, fmt)
+    for x, got in zip(v.tolist(), r.tolist()):
+        want = round_bits(x, fmt)
+        if fmt.has_inf or np.isfinite(got):
+            assert round_bits(got, fmt) == want, (x, got)
+        else:   # f8E4M3FN overflow: NaN there, an infinity here (decide refuses it)
+            assert want & ~fmt.sign_mask == fmt.nan_bits(), (x, got)
+
+
+@pytest.mark.parametrize("f", list(TABLE), ids=lambda f: TABLE[f].name)
+def test_fast_decisions_agree_with_arb(f):
+    rng = np.random.default_rng(2)
+    for fmt in FORMATS:
+        r = fastcheck.check(f, fmt, fastcheck.inputs(f, fmt, 1500, rng))
+        assert not r.mismatches, (fmt.name, r.mismatches[:3])
+        assert r.worst_rel_error < r.bound / 16, fmt.name
+        assert r.decided > 0.4 * r.inputs, fmt.name
+
+
+def test_the_cross_check_catches_an_error_beyond_the_bound(monkeypatch):
+    """A numpy sin that is off by 2^-30 relative must be caught: the bound
+    check reports it, and decisions made on it disagree with arb."""
+    sin = mpmath.sin
+    bad = RealFunction("sin", TABLE[sin].arb, lambda x: np.sin(x) * (1 + 2.0 ** -30))
+    monkeypatch.setitem(TABLE, sin, bad)
+    rng = np.random.default_rng(3)
+    r = fastcheck.check(sin, FORMATS[0], [rng.uniform(-10, 10, 20_000)])
+    assert r.worst_rel_error > fast.FAST_REL_ERROR / 16
+    assert r.mismatches
+
+
+@pytest.mark.parametrize("fmt", FORMATS, ids=lambda f: f.name)
+def test_arb_agrees_with_mpmath_loop(fmt):
+    """Two independent evaluators of the same table entries: arb's decided
+    bits equal mpmath's Ziv loop's (which is the oracle's fallback)."""
+    from shlo_conform.oracle.ziv import evaluate_mpmath
+    rng = np.random.default_rng(4)
+    for f, rf in TABLE.items():
+        nargs = {"atan2": 2, "hypot": 2, "signed_power": 3}.get(rf.name, 1)
+        for _ in range(6):
+            args = tuple(float(a) for a in rng.uniform(0.05, 20, nargs))
+            if rf.name == "signed_power":
+                args = (-1.0,) + args[1:]
+            if rf.name == "pi_times":
+                args = (0.75,)
+            z = rigorous.evaluate(f, args, fmt)
+            assert z is not None and z[2], (rf.name, args)
+            assert z[0] == evaluate_mpmath(f, args, fmt).bits, (rf.name, args)
+
+
+def test_exact_value_and_huge_exponent():
+    from shlo_conform.spec.types import F32
+    assert rigorous.evaluate(mpmath.exp, (-1e30,), F32)[:3:2] == (0, True)      # rounds to +0
+    assert rigorous.evaluate(mpmath.exp, (1e300,), F64) is None or \
+        rigorous.evaluate(mpmath.exp, (1e300,), F64)[0] == 0x7FF0000000000000
+    assert rigorous.evaluate(mpmath.hypot, (3.0, 4.0), F32)[:3:2] == (0x40A00000, True)
+
+
+IEEE_OPS = ["add", "subtract", "multiply", "divide", "sqrt"]
+
+
+@pytest.mark.parametrize("mnemonic", IEEE_OPS)
+def test_ieee_pass_equals_the_ops_fn(mnemonic):
+    """What fast.ieee accepts equals the op's own fn (exact Fractions,
+    rounded by round_bits) on random values of every float format, specials,
+    subnormals and overflows included."""
+    from shlo_conform.oracle.elementwise import resolve
+    from shlo_conform.spec.ops import OPS
+    from shlo_conform.spec.types import TensorType, element_type, from_bits, to_bits
+    spec = OPS[mnemonic]
+    g = spec.semantics.generic
+    rng = np.random.default_rng(6)
+    for name in ["f8E4M3FN", "f8E5M2", "bf16", "f16", "f32", "f64"]:
+        et = element_type(name)
+        t = TensorType((), et)
+        inst = spec.instance({o.name: t for o in spec.operands}, {}, {r.name: t for r in spec.results})
+        cols = [from_bits(rng.integers(0, 1 << et.bits, 3000, dtype=np.uint64), et) for _ in spec.operands]
+        mask = np.asarray(g.where(*[c.astype(np.float64) for c in cols]), dtype=bool)
+        ok, r = fast.ieee(g.ieee, [c[mask] for c in cols], et)
+        assert ok.sum() > 0.3 * len(ok), name
+        got = to_bits(r[ok], et).tolist()
+        args = zip(*[c[mask][ok].astype(np.float64).tolist() for c in cols])
+        for x, bits in zip(args, got):
+            want = resolve(spec.semantics.fn(inst, *x), et).options[0][1]
+            assert bits == want, (name, x, hex(bits), hex(want))

@@ -1,0 +1,116 @@
+"""Batched compiles (shlo_conform/batching.py, Runner(batch=N)): many cases
+in one merged module give exactly the verdicts of one compile per case,
+on real XLA:CPU — with a case that crashes its worker, invalid cases that
+must be rejected alone, and a case whose expectation is wrong (a failure
+is always a single run's verdict)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from shlo_conform.batching import merge
+from shlo_conform.runner import Runner, plan
+from shlo_conform.spec.expectation import Expectation
+from shlo_conform.spec.types import parse_type
+from shlo_conform.suites.io import load_cases, suite_path
+from shlo_conform.suites.records import Case, TensorValue, case_id
+
+pytest.importorskip("jax")
+
+FIXTURE = Path(__file__).parent / "fixtures" / "crashy_xla.py"
+BACKEND = f"{FIXTURE}:CrashyXla"
+CRASH = 0x7EAD
+
+
+def _add_case(a, b, expected) -> Case:
+    t = parse_type("tensor<2xi32>")
+    mlir = ("func.func @main(%a: tensor<2xi32>, %b: tensor<2xi32>) -> tensor<2xi32> {\n"
+            '  %0 = "stablehlo.add"(%a, %b) : (tensor<2xi32>, tensor<2xi32>) -> tensor<2xi32>\n'
+            '  "func.return"(%0) : (tensor<2xi32>) -> ()\n}\n')
+    # distinct programs (a batch holds single-case programs): a comment-free rename of the args
+    mlir = mlir.replace("%a", f"%x{a[0]}")
+    inputs = [TensorValue.of(np.asarray(a, np.int32), t), TensorValue.of(np.asarray(b, np.int32), t)]
+    return Case(id=case_id("add", "si32", mlir, inputs), op="add", dtype="si32", kind="value", mlir=mlir,
+                inputs=inputs, expected=[Expectation.of(np.asarray(expected, np.int32), t)])
+
+
+def _const_case(a: int, k: int) -> Case:
+    """a + k in si64, k a constant of the program (distinct programs)."""
+    t = parse_type("tensor<2xi64>")
+    mlir = ("func.func @main(%a: tensor<2xi64>) -> tensor<2xi64> {\n"
+            f'  %c = "stablehlo.constant"() {{value = dense<{k}> : tensor<2xi64>}} : () -> tensor<2xi64>\n'
+            '  %0 = "stablehlo.add"(%a, %c) : (tensor<2xi64>, tensor<2xi64>) -> tensor<2xi64>\n'
+            '  "func.return"(%0) : (tensor<2xi64>) -> ()\n}\n')
+    inputs = [TensorValue.of(np.asarray([a, -a], np.int64), t)]
+    return Case(id=case_id("add", "si64", mlir, inputs), op="add", dtype="si64", kind="value", mlir=mlir,
+                inputs=inputs, expected=[Expectation.of(np.asarray([a + k, k - a], np.int64), t)])
+
+
+def test_a_refused_case_sinks_only_half_batches_not_its_neighbours():
+    # Eight cases of one kind, the sixth refused at compile time (the fixture's REFUSE constant):
+    # 8 fails -> 4 pass, 4 fails -> 2 single, 2 single.  a + k by hand.
+    cases = [_const_case(i, 32430 if i == 5 else 100 + i) for i in range(8)]
+    single, one = _verdicts(cases, batch=1)
+    batched, many = _verdicts(cases, batch=8)
+    assert many == one
+    assert [v for _, v, _ in one] == ["pass"] * 5 + ["rejected"] + ["pass"] * 2
+    assert batched.compiles == 3 + 4 < single.compiles == 8
+
+
+def _subset() -> list[Case]:
+    cases = [c for c in load_cases(suite_path("core"), {"abs", "sine"}) if c.op in ("abs", "sine")]
+    assert sum(c.kind == "invalid" for c in cases) >= 4
+    extra = [_add_case([1, 2], [3, 4], [4, 6]),            # hand-computed
+             _add_case([CRASH, 0], [1, 1], [CRASH + 1, 1]),  # the fixture aborts on this input
+             _add_case([5, 6], [1, 1], [6, 8])]             # wrong on purpose: 6 + 1 is 7
+    return cases[:40] + extra + cases[40:]
+
+
+def _verdicts(cases, **kw):
+    r = Runner(BACKEND, **kw)
+    return r, [(v.id, v.verdict, v.detail.split(" (")[0]) for v in r.run(cases)]
+
+
+def test_batched_verdicts_are_the_single_verdicts():
+    cases = _subset()
+    single, one = _verdicts(cases, batch=1)
+    batched, many = _verdicts(cases, batch=8, jobs=2)
+    assert many == one
+    by_id = {i: v for i, v, _ in one}
+    assert by_id[cases[41].id] == "crash" and by_id[cases[40].id] == "pass" and by_id[cases[42].id] == "fail"
+    assert {by_id[c.id] for c in cases if c.kind == "invalid"} <= {"rejected", "fail"}
+    assert batched.batches["batches"] >= 5 and batched.batches["fallbacks"] >= 1   # the crashing batch
+    assert batched.batches["rerun"] >= 1                                            # the wrong expectation
+    assert batched.compiles < single.compiles
+
+
+def test_invalid_cases_are_never_batched():
+    cases = _subset()
+    units = plan([[c] for c in cases], 8)
+    for kind, group in units:
+        if kind == "batch":
+            assert all(c.kind != "invalid" for c in group) and 1 < len(group) <= 8
+            assert len({(c.op, c.dtype) for c in group}) == 1
+    assert sorted(c.id for _, g in units for c in g) == sorted(c.id for c in cases)   # each once
+
+
+def test_merge_renames_helpers_and_splits_outputs():
+    # Two programs that both define @main and a helper @twice: merged, each calls its own.
+    prog = lambda k: (  # noqa: E731
+        "func.func private @twice(%x: tensor<i32>) -> tensor<i32> {\n"
+        f'  %c = "stablehlo.constant"() {{value = dense<{k}> : tensor<i32>}} : () -> tensor<i32>\n'
+        '  %0 = "stablehlo.multiply"(%x, %c) : (tensor<i32>, tensor<i32>) -> tensor<i32>\n'
+        '  "func.return"(%0) : (tensor<i32>) -> ()\n}\n'
+        "func.func @main(%a: tensor<i32>) -> (tensor<i32>, tensor<i32>) {\n"
+        '  %0 = "func.call"(%a) {callee = @twice} : (tensor<i32>) -> tensor<i32>\n'
+        '  "func.return"(%0, %a) : (tensor<i32>, tensor<i32>) -> ()\n}\n')
+    b = merge([prog(2), prog(3)])
+    assert b.n_inputs == (1, 1) and b.n_outputs == (2, 2)
+    from shlo_conform.backends.xla import XlaBackend
+    xla = XlaBackend()
+    outs = xla.run(xla.compile(b.mlir), b.join_inputs([[np.int32(5)], [np.int32(7)]]))
+    assert [[int(x) for x in o] for o in b.split(outs)] == [[10, 5], [21, 7]]   # 5*2, 7*3 by hand
+    assert b.split(outs[:3]) is None
+    assert merge(['module attributes {mhlo.num_partitions = 2 : i32} {\n' + prog(2) + "}"]) is None

@@ -1,0 +1,67 @@
+"""`Elementwise.generic` (spec/dsl.py) is a claim made for speed: where its
+`where` holds, the op's per-element fn returns exactly Approx(f, *operands).
+Checked here against the fn itself, which stays the statement of the
+semantics: every value of the 8- and 16-bit formats (pairs sampled for
+binary ops), and for f32/f64 the specials, their neighbours and random
+bit patterns."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from shlo_conform.spec.dsl import Approx, Elementwise
+from shlo_conform.spec.ops import OPS as REGISTRY
+from shlo_conform.spec.types import TensorType, element_type, from_bits
+
+GENERIC = sorted(m for m, s in REGISTRY.items()
+                 if isinstance(s.semantics, Elementwise) and s.semantics.generic is not None
+                 and s.semantics.generic.ieee is None)   # the IEEE-basic ones: tests/oracle/test_fast.py
+TYPES = ["f8E4M3FN", "f8E5M2", "bf16", "f16", "f32", "f64"]
+
+
+def _values(name: str, rng) -> np.ndarray:
+    et = element_type(name)
+    if et.bits <= 16:
+        bits = np.arange(1 << et.bits, dtype=np.uint64)
+    else:
+        bits = rng.integers(0, 1 << et.bits, 5000, dtype=np.uint64)
+    with np.errstate(invalid="ignore"):
+        v = from_bits(bits, et).astype(np.float64)
+    special = [0.0, -0.0, 1.0, -1.0, math.inf, -math.inf, math.nan, 0.5, 2.0, -0.5, 5e-324, -5e-324]
+    return np.concatenate([v, special, np.nextafter(special, np.inf), np.nextafter(special, -np.inf)])
+
+
+def _same(a: float, b: float) -> bool:
+    return math.copysign(1, a) == math.copysign(1, b) and (a == b or (math.isnan(a) and math.isnan(b)))
+
+
+def test_some_ops_declare_it():
+    assert {"sine", "exponential", "log", "atan2", "power"} <= set(GENERIC)
+
+
+@pytest.mark.parametrize("mnemonic", GENERIC)
+def test_generic_claim_matches_fn(mnemonic):
+    spec = REGISTRY[mnemonic]
+    sem = spec.semantics
+    rng = np.random.default_rng(5)
+    arity = len(spec.operands)
+    for name in TYPES:
+        t = TensorType((), element_type(name))
+        inst = spec.instance({o.name: t for o in spec.operands}, {}, {r.name: t for r in spec.results})
+        v = _values(name, rng)
+        cols = [v] if arity == 1 else [rng.choice(v, 10000) for _ in range(arity)]
+        if arity > 1:   # the specials against every other operand's specials too
+            cols = [np.concatenate([c, np.repeat(v[-36:], 36) if i == 0 else np.tile(v[-36:], 36)])
+                    for i, c in enumerate(cols)]
+        mask = np.asarray(sem.generic.where(*cols), dtype=bool)
+        assert mask.any() and not mask.all(), name
+        idx = np.flatnonzero(mask)
+        want = [np.asarray(a, dtype=np.float64) for a in sem.generic.arguments(*[c[idx] for c in cols])]
+        for n, j in enumerate(idx.tolist()):
+            x = [float(c[j]) for c in cols]
+            got = sem.fn(inst, *x)
+            args = [float(a[n]) for a in want]
+            assert isinstance(got, Approx) and got.f is sem.generic.f, (name, x, got)
+            assert len(got.args) == len(args) and all(_same(a, b) for a, b in zip(got.args, args)), (name, x, got)
