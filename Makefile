@@ -34,8 +34,10 @@ test: $(STAMP)
 check-spec: $(STAMP)
 	$(BIN)/shlo-conform check-spec --verifier
 
+# The README's ratios in one run (bench/summary.py): oracle vs interpreter
+# throughput, accuracy survey wall per backend, scoring wall vs compile+run.
 bench: $(STAMP)
-	$(BIN)/python bench/oracle_vs_interpreter.py
+	$(BIN)/python bench/summary.py
 
 # Scoring suites/core on $(BACKEND) the old way (one worker, one compile per
 # program) and the new way (workers per CPU, batched compiles): wall, where

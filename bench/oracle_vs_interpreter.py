@@ -69,7 +69,9 @@ DATA_MOVEMENT = [("transpose", "{permutation = array<i64: 1, 0>}", (128, N // 12
                  ("broadcast_in_dim", "{broadcast_dimensions = array<i64: 0>}", (N // 4,), (N // 4, 4))]
 _NP = {"f32": np.float32, "f64": np.float64, "f16": np.float16, "bf16": ml_dtypes.bfloat16,
        "f8E5M2": ml_dtypes.float8_e5m2, "f8E4M3FN": ml_dtypes.float8_e4m3fn}
-_ARITY = {"atan2": 2, "power": 2, "add": 2}
+_NP["i32"], _NP["i8"] = np.int32, np.int8
+INTEGER = [("add", "i32"), ("multiply", "i32"), ("xor", "i32"), ("maximum", "i8"), ("abs", "i32"), ("popcnt", "i32")]
+_ARITY = {"atan2": 2, "power": 2, "add": 2, "multiply": 2, "xor": 2, "maximum": 2}
 
 
 def _tensor(shape, dtype) -> str:
@@ -88,6 +90,9 @@ def _program(op: str, dtype: str, arity: int, attrs: str = "", shape=(N,), out_s
 def _inputs(op: str, dtype: str, arity: int, shape, rng) -> list:
     """Distinct-ish values over a range where the op is defined (positive
     for log and for power's base, moderate for exp and power)."""
+    if dtype.startswith("i"):   # signless integers: any bit pattern
+        info = np.iinfo(_NP[dtype])
+        return [rng.integers(info.min, info.max, shape, endpoint=True).astype(_NP[dtype]) for _ in range(arity)]
     lo, hi = {"log": (1e-3, 100), "log_plus_one": (-0.9, 100), "power": (0.1, 8),
               "exponential": (-10, 10), "exponential_minus_one": (-10, 10)}.get(op, (-20, 20))
     return [rng.uniform(lo, hi, shape).astype(_NP[dtype]) for _ in range(arity)]
@@ -107,11 +112,14 @@ def _once(backend, mlir, arrays) -> float:
     return best
 
 
-def throughput() -> None:
+def throughput() -> dict:
+    """Per group: [oracle seconds, interpreter seconds] summed over its rows
+    (printed as it goes; bench/summary.py quotes the ratios)."""
     oracle, interp = load_backend("oracle"), load_backend("interpreter")
     rng = np.random.default_rng(0)
     rows = [(op, dt, _ARITY.get(op, 1), "", (N,), None) for dt in NARROW for op in TRANSCENDENTALS]
     rows += [(op, "f64", _ARITY.get(op, 1), "", (N,), None) for op in ("sine", "exponential", "log", "atan2", "add")]
+    rows += [(op, dt, _ARITY.get(op, 1), "", (N,), None) for op, dt in INTEGER]
     rows += [(op, "f32", 1, attrs, shape, out) for op, attrs, shape, out in DATA_MOVEMENT]
     print(f"\nthroughput over {N} elements per program, best of {REPEATS}: "
           "interpreter time / oracle time (higher = oracle faster)")
@@ -128,14 +136,15 @@ def throughput() -> None:
         except (Rejected, Unsupported) as e:
             print(f"{op:<24}{dt:<10}  skipped: {str(e).splitlines()[0][:60]}")
             continue
-        key = ("data movement" if attrs else "f64" if dt == "f64" else
-               "f8" if dt.startswith("f8") else dt) + ("" if attrs or dt == "f64" else " transcendentals")
+        key = ("data movement" if attrs else "f64" if dt == "f64" else "integer" if dt.startswith("i") else
+               "f8" if dt.startswith("f8") else dt) + ("" if attrs or dt == "f64" or dt.startswith("i") else " transcendentals")
         g = groups.setdefault(key, [0.0, 0.0])
         g[0], g[1] = g[0] + o, g[1] + i
         print(f"{op:<24}{dt:<10}{o:>10.3f}{i:>10.3f}{i / o:>8.1f}")
     print("\nper group (sum of times): interpreter / oracle")
     for key, (o, i) in groups.items():
         print(f"  {key:<22}{i / o:>8.1f}x")
+    return groups
 
 
 if __name__ == "__main__":
