@@ -218,7 +218,7 @@ def _run_generic(sem: Elementwise, inst, arrays: list, op_types: list, result: T
     idx = np.flatnonzero(generic)
     if len(idx) and g.ieee is not None:
         ok, rounded = fast.ieee(g.ieee, [np.asarray(a).astype(et.numpy, copy=False).reshape(-1)[idx]
-                                         for a in arrays], et)
+                                         for a in arrays], et, g.exact)
         hit = idx[ok]
         bits[hit] = to_bits(rounded[ok], et)
         done[hit] = True

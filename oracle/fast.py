@@ -129,7 +129,7 @@ def _min_normal(fmt: FloatFormat) -> float:
     return max(2.0 ** fmt.emin, 2.0 ** -126 if fmt.precision < 24 else 0.0)
 
 
-def ieee(ufunc, operands: list, et) -> tuple[np.ndarray, np.ndarray]:
+def ieee(ufunc, operands: list, et, exact: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """(accepted mask, results in et's numpy dtype) of an IEEE basic
     operation on operand arrays of that dtype.  f32 and f64 are computed in
     their own format; bf16, f16 and the f8 types by numpy / ml_dtypes in
@@ -137,7 +137,9 @@ def ieee(ufunc, operands: list, et) -> tuple[np.ndarray, np.ndarray]:
     float32's 24 bits are at least 2p + 2 for p <= 11 (and sqrt, which needs
     2p + 2 as well) (Figueroa, "When is double rounding innocuous?", 1995).  Accepted: operands zero or normal,
     results normal and finite (zero results, where the sign rule applies,
-    overflow and f8E4M3FN's NaN are left to the op's fn)."""
+    overflow and f8E4M3FN's NaN are left to the op's fn) — and, for an
+    `exact` operation (one that never rounds: ceil, abs, fmod …), zero
+    results too, whose sign numpy takes from IEEE's rule as the fn does."""
     fmt = et.format
     tiny = _min_normal(fmt)
     with np.errstate(all="ignore"):
@@ -147,5 +149,6 @@ def ieee(ufunc, operands: list, et) -> tuple[np.ndarray, np.ndarray]:
             a = np.asarray(a, dtype=np.float64)
             ok &= np.isfinite(a) & ((a == 0) | (np.abs(a) >= tiny))
         r64 = r.astype(np.float64)
-        ok &= np.isfinite(r64) & (np.abs(r64) >= 2.0 ** fmt.emin) & (np.abs(r64) >= tiny)
+        normal = (np.abs(r64) >= 2.0 ** fmt.emin) & (np.abs(r64) >= tiny)
+        ok &= np.isfinite(r64) & (normal | (exact & (r64 == 0)))
     return ok, r

@@ -31,6 +31,7 @@ import mpmath
 import numpy as np
 from flint import arb
 
+from ..spec.ieee import _real_cbrt, _rsqrt
 from ..spec.ops.atan2 import pi_times
 from ..spec.ops.logistic import _logistic
 from ..spec.ops.power import signed_power
@@ -68,6 +69,8 @@ TABLE: dict = {
     mpmath.atan2: RealFunction("atan2", lambda y, x: arb.atan2(y, x), np.arctan2),
     mpmath.hypot: RealFunction("hypot", lambda x, y: (x * x + y * y).sqrt(), np.hypot),
     mpmath.cbrt: RealFunction("cbrt", lambda x: x.root(3) if x >= 0 else -(-x).root(3), np.cbrt),
+    _real_cbrt: RealFunction("rootn3", lambda x: x.root(3) if x >= 0 else -(-x).root(3), np.cbrt),
+    _rsqrt: RealFunction("rSqrt", lambda x: 1 / x.sqrt(), lambda x: 1 / np.sqrt(x)),
     signed_power: RealFunction("signed_power", lambda s, x, y: s * x ** y, _np_signed_power),
     pi_times: RealFunction("pi_times", lambda k: k * arb.pi(), lambda k: k * _PI),
     _logistic: RealFunction("logistic", lambda t: 1 / (1 + (-t).exp()), _np_logistic),

@@ -903,9 +903,12 @@ class Generic:
     """A claim about an `Elementwise` fn on real floats, for speed only: at
     every element where `where(*operands)` holds (numpy float64 arrays in,
     a bool mask out), `fn` returns exactly `Approx(f, *arguments(*operands))`
-    (the operands themselves unless `args` says otherwise).  With `ieee`
+    (the operands themselves unless `args` says otherwise), or f's value
+    itself where that is exact (cbrt(27) = 3).  With `ieee`
     (and f None) the claim is that fn's answer there is the exact result of
-    that IEEE basic operation, which hardware rounds correctly: the oracle
+    that IEEE operation — a basic one (+ - * / sqrt), which hardware rounds
+    correctly, or an exact one (abs, negate, roundToIntegral…, maximum,
+    minimum), whose result numpy computes without rounding: the oracle
     lets numpy compute it where operands and result are normal numbers.  The
     oracle uses it to evaluate those elements as whole arrays and still calls
     `fn` on every other element; tests/spec/test_generic.py checks the claim
@@ -914,7 +917,8 @@ class Generic:
     f: Callable | None
     where: Callable
     args: Callable | None = None   # operand arrays -> the Approx's argument arrays (default: the operands)
-    ieee: Callable | None = None   # instead of f: the numpy ufunc of an IEEE basic operation (+ - * /)
+    ieee: Callable | None = None   # instead of f: the numpy ufunc of an IEEE operation (+ - * / sqrt; exact: abs, ceil …)
+    exact: bool = False            # ieee never rounds, and numpy's zeros carry IEEE's sign (ceil(-0.5) = -0): zero results count
 
     def arguments(self, *operands) -> tuple:
         return tuple(self.args(*operands)) if self.args is not None else operands

@@ -1,5 +1,5 @@
 """cbrt — element-wise cubic root (spec section "cbrt")."""
-from ..dsl import COMPLEX, FLOAT, Elementwise, OpSpec, Operand, Result, same_type
+from ..dsl import COMPLEX, FLOAT, Elementwise, Generic, OpSpec, Operand, Result, finite_nonzero, same_type
 from .. import annex_g, ieee, samples
 from ..exercise import Exercise
 
@@ -31,6 +31,6 @@ SPEC = OpSpec(
     results=(Result("result", FLOAT + COMPLEX),),
     constraints=(cbrt_c1,),
     infer=infer,
-    semantics=Elementwise(element, accuracy="approx"),
+    semantics=Elementwise(element, accuracy="approx", generic=Generic(ieee._real_cbrt, finite_nonzero)),
     exercise=Exercise(hard_floats=samples.roots),
 )

@@ -1,5 +1,7 @@
 """floor — element-wise floor (spec section "floor")."""
-from ..dsl import FLOAT, Elementwise, OpSpec, Operand, Result, same_type
+import numpy as np
+
+from ..dsl import FLOAT, Elementwise, OpSpec, Operand, Result, same_type, Generic, finite
 from .. import ieee, samples
 from ..exercise import Exercise
 
@@ -26,6 +28,6 @@ SPEC = OpSpec(
     results=(Result("result", FLOAT),),
     constraints=(floor_c1,),
     infer=infer,
-    semantics=Elementwise(element),
+    semantics=Elementwise(element, generic=Generic(None, finite, ieee=np.floor, exact=True)),
     exercise=Exercise(hard_floats=samples.halfway_points),
 )

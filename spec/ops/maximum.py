@@ -11,8 +11,9 @@ declare the cases that reading leaves open: a NaN component (no order), and
 pairs equal as numbers but not in bits (signed zeros).
 """
 import math
+import numpy as np
 
-from ..dsl import ANY, Elementwise, ImplDefined, OpSpec, Operand, Result, same_type
+from ..dsl import ANY, Elementwise, ImplDefined, OpSpec, Operand, Result, same_type, Generic, finite
 from .. import ieee
 
 
@@ -65,5 +66,5 @@ SPEC = OpSpec(
     results=(Result("result", ANY),),
     constraints=(maximum_c1,),
     infer=infer,
-    semantics=Elementwise(element),
+    semantics=Elementwise(element, generic=Generic(None, finite, ieee=np.maximum)),
 )

@@ -4,7 +4,9 @@ Floats: `minimum` from IEEE 754-2019 (§9.6): NaN if either operand is NaN,
 and -0 < +0.  Complex: lexicographic minimum, with the same open cases as
 `maximum` (see its module docstring).
 """
-from ..dsl import ANY, Elementwise, OpSpec, Operand, Result, same_type
+import numpy as np
+
+from ..dsl import ANY, Elementwise, OpSpec, Operand, Result, same_type, Generic, finite
 from .. import ieee
 from .maximum import lexicographic
 
@@ -40,5 +42,5 @@ SPEC = OpSpec(
     results=(Result("result", ANY),),
     constraints=(minimum_c1,),
     infer=infer,
-    semantics=Elementwise(element),
+    semantics=Elementwise(element, generic=Generic(None, finite, ieee=np.minimum)),
 )

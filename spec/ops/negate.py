@@ -6,7 +6,9 @@ most negative signed value overflows (the seed's "Errors" section:
 implementation-defined) — for signed operands and, through the bitcast, for
 the unsigned value 2^(bits-1); the known outcomes are declared.
 """
-from ..dsl import COMPLEX, FLOAT, INTEGER, Elementwise, ImplDefined, OpSpec, Operand, Result, same_type
+import numpy as np
+
+from ..dsl import COMPLEX, FLOAT, INTEGER, Elementwise, ImplDefined, OpSpec, Operand, Result, same_type, Generic, finite
 
 TYPES = INTEGER + FLOAT + COMPLEX
 
@@ -46,5 +48,5 @@ SPEC = OpSpec(
     results=(Result("result", TYPES),),
     constraints=(negate_c1,),
     infer=infer,
-    semantics=Elementwise(element),
+    semantics=Elementwise(element, generic=Generic(None, finite, ieee=np.negative, exact=True)),
 )

@@ -1,5 +1,7 @@
 """real — element-wise real part (spec section "real")."""
-from ..dsl import COMPLEX, FLOAT, Elementwise, OpSpec, Operand, Result, same_shape
+import numpy as np
+
+from ..dsl import COMPLEX, FLOAT, Elementwise, OpSpec, Operand, Result, same_shape, Generic, finite
 from ..types import TensorType
 
 
@@ -35,5 +37,5 @@ SPEC = OpSpec(
     results=(Result("result", FLOAT),),
     constraints=(real_c1, real_c2),
     infer=infer,
-    semantics=Elementwise(element),
+    semantics=Elementwise(element, generic=Generic(None, finite, ieee=np.real, exact=True)),
 )

@@ -16,7 +16,9 @@ Findings:
   integer-overflow errors (implementation-defined); XLA (seed 002) documents
   them as implementation-defined and yields the dividend and 0.
 """
-from ..dsl import COMPLEX, FLOAT, INTEGER, Elementwise, ImplDefined, OpSpec, Operand, Result, same_type
+import numpy as np
+
+from ..dsl import COMPLEX, FLOAT, INTEGER, Elementwise, ImplDefined, OpSpec, Operand, Result, same_type, Generic, finite
 from .. import ieee, samples
 from .divide import truncated_quotient
 from ..exercise import Exercise
@@ -56,6 +58,6 @@ SPEC = OpSpec(
     results=(Result("result", TYPES),),
     constraints=(remainder_c1,),
     infer=infer,
-    semantics=Elementwise(element),
+    semantics=Elementwise(element, generic=Generic(None, finite, ieee=np.fmod, exact=True)),
     exercise=Exercise(hard_floats=samples.quotient_arguments),
 )

@@ -1,5 +1,7 @@
 """round_nearest_even — round to nearest integer, ties to even (spec section "round_nearest_even")."""
-from ..dsl import FLOAT, Elementwise, OpSpec, Operand, Result, same_type
+import numpy as np
+
+from ..dsl import FLOAT, Elementwise, OpSpec, Operand, Result, same_type, Generic, finite
 from .. import ieee, samples
 from ..exercise import Exercise
 
@@ -25,6 +27,6 @@ SPEC = OpSpec(
     results=(Result("result", FLOAT),),
     constraints=(round_nearest_even_c1,),
     infer=infer,
-    semantics=Elementwise(element),
+    semantics=Elementwise(element, generic=Generic(None, finite, ieee=np.rint, exact=True)),
     exercise=Exercise(hard_floats=samples.halfway_points),
 )

@@ -1,5 +1,7 @@
 """rsqrt — element-wise reciprocal square root (spec section "rsqrt")."""
-from ..dsl import COMPLEX, FLOAT, Elementwise, OpSpec, Operand, Result, same_type
+import numpy as np
+
+from ..dsl import COMPLEX, FLOAT, Elementwise, Generic, OpSpec, Operand, Result, same_type
 from .. import annex_g, ieee, samples
 from ..exercise import Exercise
 
@@ -23,12 +25,17 @@ def element(op, x):
     return ieee.rSqrt(x)
 
 
+def _positive(x):
+    """Where rSqrt is 1/sqrt(x) rounded once (numpy arrays): positive and finite."""
+    return np.isfinite(x) & (x > 0)
+
+
 SPEC = OpSpec(
     mnemonic="rsqrt",
     operands=(Operand("operand", FLOAT + COMPLEX),),
     results=(Result("result", FLOAT + COMPLEX),),
     constraints=(rsqrt_c1,),
     infer=infer,
-    semantics=Elementwise(element, accuracy="approx"),
+    semantics=Elementwise(element, accuracy="approx", generic=Generic(ieee._rsqrt, _positive)),
     exercise=Exercise(hard_floats=samples.roots),
 )

@@ -9,8 +9,9 @@ Finding: for complex, "return NaN" does not say which complex NaN; we return
 (NaN, NaN), and a result with any NaN component should be judged as NaN.
 """
 import math
+import numpy as np
 
-from ..dsl import COMPLEX, FLOAT, SIGNED, Elementwise, OpSpec, Operand, Result, approx_if_complex, same_type
+from ..dsl import COMPLEX, FLOAT, SIGNED, Elementwise, OpSpec, Operand, Result, approx_if_complex, same_type, Generic, finite
 from .. import annex_g
 
 TYPES = SIGNED + FLOAT + COMPLEX  # "tensor of signed integer, floating-point, or complex type"
@@ -46,5 +47,5 @@ SPEC = OpSpec(
     results=(Result("result", TYPES),),
     constraints=(sign_c1,),
     infer=infer,
-    semantics=Elementwise(element, accuracy=approx_if_complex),
+    semantics=Elementwise(element, accuracy=approx_if_complex, generic=Generic(None, finite, ieee=np.sign)),
 )
