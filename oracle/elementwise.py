@@ -205,6 +205,11 @@ def _run_generic(sem: Elementwise, inst, arrays: list, op_types: list, result: T
     defined, undecided, a range) the general route states the whole result."""
     et = result.element_type
     g = sem.generic
+    if g is not None and g.integer is not None and fast.native_integer(et) \
+            and all(t.element_type == et for t in op_types):
+        got = fast.integer(g.integer, [np.asarray(a).astype(et.numpy, copy=False) for a in arrays], et)
+        if got is not None:
+            return _integer_result(sem, inst, arrays, op_types, result, *got)
     if (g is None or not et.is_float or et.is_complex
             or not (fast.applies(g.f, et.format) if g.ieee is None else fast.ieee_applies(et.format))
             or any(t.element_type != et for t in op_types)):
@@ -244,6 +249,23 @@ def _run_generic(sem: Elementwise, inst, arrays: list, op_types: list, result: T
     ulp = sem.accuracy_for(inst) == "approx"
     return Expectation(result, bits.reshape(shape), "ulp" if ulp else "exact", tolerance_ulp(et) if ulp else 0,
                        sem.bit_exact, [], [], "")
+
+
+def _integer_result(sem: Elementwise, inst, arrays: list, op_types: list, result: TensorType,
+                    values: np.ndarray, declined: np.ndarray) -> Expectation:
+    """The integer route's Expectation: numpy's values, and the op's fn at
+    the elements it declined (an overflow: implementation-defined)."""
+    et = result.element_type
+    bits = to_bits(values.reshape(-1), et)
+    idx = np.flatnonzero(declined.reshape(-1))
+    if not len(idx):
+        return Expectation(result, bits.reshape(tuple(int(d) for d in result.shape)), "exact", 0,
+                           sem.bit_exact, [], [], "")
+    per_element = [_Resolved([(None, b)], []) for b in bits.tolist()]
+    args = [exact_values(np.asarray(a).reshape(-1)[idx], t.element_type) for a, t in zip(arrays, op_types)]
+    for j, i in enumerate(idx.tolist()):
+        per_element[i] = resolve(sem.fn(inst, *[a[j] for a in args]), et)
+    return _assemble(per_element, result, sem.accuracy_for(inst), sem.bit_exact)
 
 
 def _resolve_fast(answers: dict, et: ElementType) -> dict:

@@ -152,3 +152,33 @@ def ieee(ufunc, operands: list, et, exact: bool = False) -> tuple[np.ndarray, np
         normal = (np.abs(r64) >= 2.0 ** fmt.emin) & (np.abs(r64) >= tiny)
         ok &= np.isfinite(r64) & (normal | (exact & (r64 == 0)))
     return ok, r
+
+
+# --------------------------------------------------------------------------
+# Integer operations: numpy's fixed-width integers wrap as the spec's do
+# --------------------------------------------------------------------------
+
+def native_integer(et) -> bool:
+    """An integer type numpy holds natively (i1 as bool, 8 to 64 bits);
+    the 2- and 4-bit types are ml_dtypes', whose arithmetic is not numpy's."""
+    if not et.is_integer:
+        return False
+    dt = np.dtype(et.numpy)
+    return dt.kind == "b" or (dt.kind in "iu" and dt.itemsize * 8 == et.bits)
+
+
+def integer(fn, operands: list, et):
+    """(results, declined mask) of fn on whole integer arrays; the declined
+    elements (an overflow, which the spec leaves implementation-defined:
+    `dsl.checked`) are for the op's fn.  None where numpy refuses the type
+    (subtract on bool): the per-element route states the whole result."""
+    try:
+        with np.errstate(all="ignore"):
+            r = fn(*operands)
+    except TypeError:
+        return None
+    r, declined = r if isinstance(r, tuple) else (r, None)
+    r = np.asarray(r)
+    if r.dtype != np.dtype(et.numpy):
+        return None
+    return r, (np.zeros(r.shape, dtype=bool) if declined is None else np.asarray(declined, dtype=bool))

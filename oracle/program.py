@@ -59,7 +59,7 @@ from ..spec.types import SI64, TensorType, TokenType, TupleType, parse_type, to_
 from .elementwise import Unspecified, run_op
 from .host import Token, is_side_effect, run_side_effect, running
 from .literals import op_attributes, parse_dense
-from .propagation import carry
+from .propagation import carry, payloads
 from .reading import MLIR_BYTECODE_MAGIC, SyntaxRejected, VerifierRejected, from_bytecode, isolated_program, \
     via_registered
 
@@ -527,7 +527,7 @@ def _run(program: Program, values: list, captured: dict | None = None) -> list:
                 raise Unspecified(str(e)) from None
         else:
             inputs = [env[k] for k in step.operands]
-            outs = carry(run_op, step.inst, inputs, run_op(step.inst, [_arrays(v) for v in inputs]))
+            outs = payloads(inputs, carry(run_op, step.inst, inputs, run_op(step.inst, [_arrays(v) for v in inputs])))
         for k, o in zip(step.results, outs):
             env[k] = o
     return [env[k] for k in program.returns]

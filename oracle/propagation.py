@@ -95,6 +95,24 @@ def carry(run_op, inst, inputs: list, outs: list) -> list:
     return [_widen(o, [c[j] for c in corners]) for j, o in enumerate(outs)]
 
 
+def _all_leaves(v) -> list:
+    return [leaf for m in v for leaf in _all_leaves(m)] if isinstance(v, tuple) else [v]
+
+
+def payloads(inputs: list, outs: list) -> list:
+    """`outs` with NaN payloads significant only where the inputs' were: a
+    data-movement op claims bit-exact results (it moves bits), but the
+    payload of a NaN that an op before it computed is not fixed by the spec
+    (NaN is NaN there), so moving it fixes nothing either.  Program inputs
+    and constants are bit-exact; a result is bit-exact when its op says so
+    and every operand is."""
+    if all(leaf.bit_exact for v in inputs for leaf in _all_leaves(v)):
+        return outs
+    for leaf in (leaf for o in outs for leaf in _all_leaves(o)):
+        leaf.bit_exact = False
+    return outs
+
+
 def _noted(o, note: str):
     if isinstance(o, tuple):
         return tuple(_noted(m, note) for m in o)

@@ -912,13 +912,19 @@ class Generic:
     lets numpy compute it where operands and result are normal numbers.  The
     oracle uses it to evaluate those elements as whole arrays and still calls
     `fn` on every other element; tests/spec/test_generic.py checks the claim
-    against `fn` on every value of the small formats and the specials."""
+    against `fn` on every value of the small formats and the specials.
+    With `integer`, the claim is about integer operands: on arrays of an
+    integer type numpy holds natively (i1 as numpy bool) it returns fn's
+    result at every element it does not decline (an overflow, which fn
+    states as implementation-defined: `checked`); tests/oracle/test_fast.py
+    checks it with each type's extremes."""
 
     f: Callable | None
-    where: Callable
+    where: Callable | None = None  # required with f or ieee
     args: Callable | None = None   # operand arrays -> the Approx's argument arrays (default: the operands)
     ieee: Callable | None = None   # instead of f: the numpy ufunc of an IEEE operation (+ - * / sqrt; exact: abs, ceil …)
     exact: bool = False            # ieee never rounds, and numpy's zeros carry IEEE's sign (ceil(-0.5) = -0): zero results count
+    integer: Callable | None = None  # integer arrays -> fn's results, or (results, mask of elements declined)
 
     def arguments(self, *operands) -> tuple:
         return tuple(self.args(*operands)) if self.args is not None else operands
@@ -989,6 +995,26 @@ def integer_overflow(et, v: int) -> ImplDefined:
     """An integer result outside `et`'s range: the seed's Errors clause makes it
     implementation-defined; two's complement wrap is the alternative we know."""
     return ImplDefined({"two's complement wrap": et.wrap(v)}, why=INTEGER_OVERFLOW_WHY)
+
+
+def checked(np_fn):
+    """numpy's `np_fn` for a `Generic.integer` route where overflow can
+    happen: computed wide (int64, or Python ints for 64-bit types); the
+    elements that leave the type's range are declined (a mask), and the
+    op's fn states them (`integer_overflow`).  Booleans are numpy's (add is
+    OR, multiply AND)."""
+    import numpy as np
+
+    def on_arrays(*xs):
+        dt = xs[0].dtype
+        if dt.kind == "b":
+            return np_fn(*xs)
+        wide = np.int64 if dt.itemsize <= 4 else object
+        r = np.asarray(np_fn(*[np.asarray(x).astype(wide) for x in xs]))
+        info = np.iinfo(dt)
+        out = np.asarray((r < info.min) | (r > info.max), dtype=bool)
+        return np.where(out, 0, r).astype(dt), out
+    return on_arrays
 
 
 class _AnyValue:

@@ -7,7 +7,7 @@ implementation-defined); the two known outcomes are declared.
 import math
 import numpy as np
 
-from ..dsl import COMPLEX, FLOAT, SIGNED, Elementwise, ImplDefined, OpSpec, Operand, Result, approx_if_complex, same_shape, Generic, finite
+from ..dsl import COMPLEX, FLOAT, SIGNED, Elementwise, ImplDefined, OpSpec, Operand, Result, approx_if_complex, same_shape, Generic, finite, checked
 from .. import annex_g
 from ..types import TensorType
 
@@ -53,5 +53,5 @@ SPEC = OpSpec(
     results=(Result("result", SIGNED + FLOAT),),
     constraints=(abs_c1, abs_c2),
     infer=infer,
-    semantics=Elementwise(element, accuracy=approx_if_complex, generic=Generic(None, finite, ieee=np.abs, exact=True)),
+    semantics=Elementwise(element, accuracy=approx_if_complex, generic=Generic(None, finite, ieee=np.abs, exact=True, integer=checked(np.abs))),
 )

@@ -1,7 +1,7 @@
 """add — element-wise addition (spec section "add")."""
 import numpy as np
 
-from ..dsl import ANY, Elementwise, OpSpec, Operand, Result, same_type, Generic, finite
+from ..dsl import ANY, Elementwise, OpSpec, Operand, Result, same_type, Generic, finite, checked
 from .. import ieee
 
 
@@ -33,5 +33,5 @@ SPEC = OpSpec(
     results=(Result("result", ANY),),
     constraints=(add_c1,),
     infer=infer,
-    semantics=Elementwise(element, generic=Generic(None, finite, ieee=np.add)),
+    semantics=Elementwise(element, generic=Generic(None, finite, ieee=np.add, integer=checked(np.add))),
 )

@@ -66,5 +66,5 @@ SPEC = OpSpec(
     results=(Result("result", ANY),),
     constraints=(maximum_c1,),
     infer=infer,
-    semantics=Elementwise(element, generic=Generic(None, finite, ieee=np.maximum)),
+    semantics=Elementwise(element, generic=Generic(None, finite, ieee=np.maximum, integer=np.maximum)),
 )

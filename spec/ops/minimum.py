@@ -42,5 +42,5 @@ SPEC = OpSpec(
     results=(Result("result", ANY),),
     constraints=(minimum_c1,),
     infer=infer,
-    semantics=Elementwise(element, generic=Generic(None, finite, ieee=np.minimum)),
+    semantics=Elementwise(element, generic=Generic(None, finite, ieee=np.minimum, integer=np.minimum)),
 )

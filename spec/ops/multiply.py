@@ -1,7 +1,7 @@
 """multiply — element-wise product (spec section "multiply")."""
 import numpy as np
 
-from ..dsl import ANY, Elementwise, OpSpec, Operand, Result, approx_if_complex, same_type, Generic, finite
+from ..dsl import ANY, Elementwise, OpSpec, Operand, Result, approx_if_complex, same_type, Generic, finite, checked
 from .. import annex_g, ieee
 
 
@@ -34,5 +34,5 @@ SPEC = OpSpec(
     results=(Result("result", ANY),),
     constraints=(multiply_c1,),
     infer=infer,
-    semantics=Elementwise(element, accuracy=approx_if_complex, generic=Generic(None, finite, ieee=np.multiply)),
+    semantics=Elementwise(element, accuracy=approx_if_complex, generic=Generic(None, finite, ieee=np.multiply, integer=checked(np.multiply))),
 )

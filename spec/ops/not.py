@@ -3,7 +3,9 @@
 Finding: this section names its inputs table "Arguments" (no labels) where
 every other section has "Inputs" with (I<n>) labels.
 """
-from ..dsl import BOOLEAN, INTEGER, Elementwise, OpSpec, Operand, Result, same_type
+import numpy as np
+
+from ..dsl import BOOLEAN, INTEGER, Elementwise, OpSpec, Operand, Result, same_type, Generic
 
 TYPES = BOOLEAN + INTEGER  # "tensor of boolean or integer type"
 
@@ -31,5 +33,5 @@ SPEC = OpSpec(
     results=(Result("result", TYPES),),
     constraints=(not_c1,),
     infer=infer,
-    semantics=Elementwise(element),
+    semantics=Elementwise(element, generic=Generic(None, integer=np.invert)),
 )

@@ -4,7 +4,9 @@ On integers the operation acts on the two's-complement bit patterns; Python's
 `|` on ints does exactly that (negative ints behave as infinitely
 sign-extended), so the result of in-range operands is in range.
 """
-from ..dsl import BOOLEAN, INTEGER, Elementwise, OpSpec, Operand, Result, same_type
+import numpy as np
+
+from ..dsl import BOOLEAN, INTEGER, Elementwise, OpSpec, Operand, Result, same_type, Generic
 
 TYPES = BOOLEAN + INTEGER  # "tensor of integer or boolean type"
 
@@ -31,5 +33,5 @@ SPEC = OpSpec(
     results=(Result("result", TYPES),),
     constraints=(or_c1,),
     infer=infer,
-    semantics=Elementwise(element),
+    semantics=Elementwise(element, generic=Generic(None, integer=np.bitwise_or)),
 )

@@ -1,7 +1,7 @@
 """subtract — element-wise subtraction (spec section "subtract")."""
 import numpy as np
 
-from ..dsl import COMPLEX, FLOAT, INTEGER, Elementwise, OpSpec, Operand, Result, same_type, Generic, finite
+from ..dsl import COMPLEX, FLOAT, INTEGER, Elementwise, OpSpec, Operand, Result, same_type, Generic, finite, checked
 from .. import ieee
 
 TYPES = INTEGER + FLOAT + COMPLEX
@@ -34,5 +34,5 @@ SPEC = OpSpec(
     results=(Result("result", TYPES),),
     constraints=(subtract_c1,),
     infer=infer,
-    semantics=Elementwise(element, generic=Generic(None, finite, ieee=np.subtract)),
+    semantics=Elementwise(element, generic=Generic(None, finite, ieee=np.subtract, integer=checked(np.subtract))),
 )

@@ -19,7 +19,7 @@ from shlo_conform.spec.types import TensorType, element_type, from_bits
 
 GENERIC = sorted(m for m, s in REGISTRY.items()
                  if isinstance(s.semantics, Elementwise) and s.semantics.generic is not None
-                 and s.semantics.generic.ieee is None)   # the IEEE-basic ones: tests/oracle/test_fast.py
+                 and s.semantics.generic.f is not None)   # ieee and integer routes: tests/oracle/test_fast.py
 TYPES = ["f8E4M3FN", "f8E5M2", "bf16", "f16", "f32", "f64"]
 
 
