@@ -1,23 +1,93 @@
 """Self-contained HTML report of a results document (jinja2, inline CSS, no external assets).
 
 Renders the plain dict of `results.json`, so `shlo-conform report` can
-re-render a saved run.  Sections: summary, per-op table, op × dtype matrix,
-the implementation-defined choices the backend made, the surveys
-(unscored behaviour the spec leaves open) and the failures.
+re-render a saved run.  Sections: diagnoses, summary, per-op table (with
+failure causes), op × dtype matrix (with causes), the implementation-defined
+choices the backend made, the surveys (unscored behaviour the spec leaves
+open), the failures, and for each failing case its explain text in a
+`<details id="case-ID">` the failures table links to: program, inputs and
+expected values (read from the suite the document names, when it can be
+found — the report still renders without it), the verdict's detail and its
+first mismatches (index, expected, actual, ULP, cause).  Long programs and
+arrays are cut, saying so, so the file stays a sane size at the full suite.
 """
 from __future__ import annotations
 
 from pathlib import Path
 
 import jinja2
+import numpy as np
 
 from ..spec.types import ELEMENT_TYPES
-from ..suites.io import write_text_atomic
+from ..suites.io import load_cases, suite_path, write_text_atomic
 from ..suites.records import VERDICTS, conformant
-from .table import conformance_percent, format_ulp
+from .table import SHORT_CAUSE, conformance_percent, format_causes, format_ulp
 
 TEMPLATES = Path(__file__).parent / "templates"
 MAX_FAILURES_SHOWN = 5000
+MAX_EXPLAINED = 3000        # failing cases with an explain section
+MAX_PROGRAM_LINES = 30
+MAX_PROGRAM_CHARS = 3000
+MAX_VALUES = 12             # elements shown per array
+
+
+def _cut_program(mlir: str) -> str:
+    lines = mlir.rstrip().splitlines()
+    text = "\n".join(lines[:MAX_PROGRAM_LINES])[:MAX_PROGRAM_CHARS]
+    if len(text) < len(mlir.rstrip()):
+        text += f"\n… (cut: {len(lines)} lines, {len(mlir)} characters in all)"
+    return text
+
+
+def _values(a) -> str:
+    """The first MAX_VALUES elements of an array, flat, saying how many there are."""
+    a = np.asarray(a)
+    flat = a.reshape(-1)
+    head = flat[:MAX_VALUES]
+    if head.dtype.kind not in "biufc":   # ml_dtypes (bf16, f8…): their values as f32
+        head = head.astype(np.float32)
+    text = "[" + ", ".join(repr(x) for x in head.tolist()) + ("" if flat.size <= MAX_VALUES else ", …") + "]"
+    cut = f" (first {MAX_VALUES} of {flat.size})" if flat.size > MAX_VALUES else ""
+    return f"shape {tuple(a.shape)}: {text}{cut}"
+
+
+def _explained(doc: dict, failures: list) -> tuple[dict, str]:
+    """Per failing case id, what the suite holds about it (program, inputs,
+    expected; cut), and a note when the suite could not be read."""
+    ids = {v["id"] for v in failures}
+    if not ids:
+        return {}, ""
+    try:
+        cases = load_cases(suite_path(doc.get("suite", "")), {v["op"] for v in failures}, None)
+    except Exception as e:   # the suite moved, or is another version: render without it
+        return {}, (f"the suite {doc.get('suite')!r} could not be read ({type(e).__name__}), "
+                    "so programs and inputs are not shown")
+    out = {}
+    by_id = {v["id"]: v for v in failures}
+    for c in cases:
+        if c.id not in ids:
+            continue
+        try:
+            arrays = [np.asarray(v.array()).reshape(-1) for v in c.inputs]
+            n = c.expected[0].type.num_elements if len(c.expected) == 1 else None
+            at = {}   # element-wise shapes: the inputs at each mismatching element
+            if arrays and all(a.size == n for a in arrays):
+                for m in by_id[c.id].get("mismatches", []):
+                    if isinstance(m[0], int) and 0 <= m[0] < n:
+                        at[m[0]] = ", ".join(f"%arg{k} = {_values(a[m[0]:m[0] + 1]).split('[', 1)[1].rstrip(']')}"
+                                             for k, a in enumerate(arrays))
+            out[c.id] = {"at": at,
+                "program": _cut_program(c.mlir), "note": c.note,
+                "inputs": [f"%arg{k}: {v.type} {_values(v.array())}" for k, v in enumerate(c.inputs)],
+                "expected": [f"#{k}: {e.type.mlir} ({e.kind}"
+                             + (f", within {e.tolerance_ulp} ulp" if e.kind == "ulp" else "")
+                             + (", bit-exact" if e.bit_exact else "") + f") {_values(e.array())}"
+                             for k, e in enumerate(c.expected)]}
+        except Exception:   # a value this renderer cannot show: the verdict's part still is
+            continue
+    missing = len(ids - out.keys())
+    return out, (f"{missing} failing case{'s' if missing != 1 else ''} not found in the suite "
+                 f"{doc.get('suite')!r} (another version?)" if missing else "")
 
 
 def _cell_class(c: dict) -> str:
@@ -37,7 +107,12 @@ def context(doc: dict) -> dict:
     unsupported = [v for v in doc.get("verdicts", []) if v.get("verdict") == "unsupported"]
     impl = {op: c["impl_defined"] for op, c in per_op.items() if c.get("impl_defined")}
     surveys = [v for v in doc.get("verdicts", []) if v.get("kind") == "survey"]
+    explained, suite_note = _explained(doc, failures[:MAX_EXPLAINED])
     return {
+        "diagnoses": doc.get("diagnoses", []),
+        "explained": explained,
+        "explained_shown": min(len(failures), MAX_EXPLAINED),
+        "suite_note": suite_note,
         "doc": doc,
         "counts": doc.get("counts", {}),
         "percent": conformance_percent(doc.get("counts", {})),
@@ -65,6 +140,9 @@ def render(doc: dict) -> str:
     env.filters["ulp"] = format_ulp
     env.filters["cellclass"] = _cell_class
     env.filters["pct"] = conformance_percent
+    env.filters["causes"] = format_causes
+    env.filters["fullcauses"] = lambda c: ", ".join(f"{k} {n}" for k, n in (c or {}).items())
+    env.filters["shortcause"] = lambda c: SHORT_CAUSE.get(c, c)
     return env.get_template("report.html.j2").render(**context(doc))
 
 

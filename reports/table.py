@@ -1,4 +1,7 @@
-"""Terminal table of a results document: one row per op, a totals row, the wall time.
+"""Terminal table of a results document: one row per op, a totals row, the wall time, the diagnoses.
+
+The max ULP is the results' (over elements where ULP means something:
+suites/causes.py); the causes column counts failing cases per cause.
 
 Works on the plain dict that `results.json` holds (the runner's
 `results_document`), so a saved file renders the same as a live run.
@@ -9,7 +12,23 @@ import math
 
 from ..suites.records import VERDICTS
 
-COLUMNS = ("op", "cases", *VERDICTS, "max ULP")
+COLUMNS = ("op", "cases", *VERDICTS, "max ULP", "causes")
+
+# Short names of the failure causes (suites/causes.py) for the terminal's causes column.
+SHORT_CAUSE = {"subnormal flushed": "subnormal", "wrong choice": "choice", "NaN lost": "NaN lost",
+               "NaN invented": "NaN new", "NaN payload": "payload", "signed zero": "±0", "infinity": "inf",
+               "out of tolerance": "ulp", "integer wrap": "wrap", "other": "other"}
+TOP_CAUSES = 3
+
+
+def format_causes(causes: dict | None, top: int = TOP_CAUSES) -> str:
+    """The most frequent causes with their counts of failing cases, compact:
+    "subnormal 10, NaN lost 4, +2" (the number of further causes); "-" when none."""
+    if not causes:
+        return "-"
+    ranked = sorted(causes.items(), key=lambda kv: -kv[1])   # stable: ties keep the causes' order
+    text = ", ".join(f"{SHORT_CAUSE.get(c, c)} {n}" for c, n in ranked[:top])
+    return text + (f", +{len(ranked) - top}" if len(ranked) > top else "")
 
 
 def format_ulp(u) -> str:
@@ -34,7 +53,8 @@ def conformance_percent(counts: dict) -> str:
 def rows(doc: dict) -> list[list[str]]:
     out = []
     for op, c in doc.get("per_op", {}).items():
-        out.append([op, str(c.get("cases", 0)), *(str(c.get(v, 0)) for v in VERDICTS), format_ulp(c.get("max_ulp"))])
+        out.append([op, str(c.get("cases", 0)), *(str(c.get(v, 0)) for v in VERDICTS), format_ulp(c.get("max_ulp")),
+                    format_causes(c.get("causes"))])
     return out
 
 
@@ -44,12 +64,13 @@ def render(doc: dict) -> str:
     counts = doc.get("counts", {})
     ulps = [c.get("max_ulp") for c in doc.get("per_op", {}).values() if c.get("max_ulp") is not None]
     total = ["total", str(counts.get("cases", 0)), *(str(counts.get(v, 0)) for v in VERDICTS),
-             format_ulp(max(ulps) if ulps else None)]
+             format_ulp(max(ulps) if ulps else None), format_causes(counts.get("causes"))]
     table = [list(COLUMNS), *body, total]
     widths = [max(len(r[i]) for r in table) for i in range(len(COLUMNS))]
 
     def line(r):
-        return "  ".join(cell.ljust(widths[i]) if i == 0 else cell.rjust(widths[i]) for i, cell in enumerate(r))
+        return "  ".join(cell.ljust(widths[i]) if i in (0, len(r) - 1) else cell.rjust(widths[i])
+                         for i, cell in enumerate(r)).rstrip()
 
     rule = "-" * len(line(table[0]))
     out = [line(table[0]), rule, *(line(r) for r in body), rule, line(total)]
@@ -61,4 +82,5 @@ def render(doc: dict) -> str:
     if seconds is not None:
         summary += f"; wall time {seconds:.1f} s"
     out.append(summary)
+    out += [f"diagnosis: {d}" for d in doc.get("diagnoses", [])]
     return "\n".join(out)

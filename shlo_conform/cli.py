@@ -2,14 +2,17 @@
 
     shlo-conform --backend=NAME [--suite NAME|DIR] [--ops a,b] [--dtypes f32,bf16]
                  [--json PATH] [--html PATH] [--timeout S] [--jobs N] [--batch N]
-                 [--baseline RESULTS.json]
+                 [--baseline RESULTS.json] [--junit PATH] [--shard I/N]
     shlo-conform generate --out DIR --seed N [--ops a,b]
     shlo-conform check-spec [--ops a,b] [--seeds DIR] [--verifier] [--json PATH]
     shlo-conform explain CASE_ID [--suite NAME|DIR] [--backend NAME]
-    shlo-conform report RESULTS.json [--html OUT]
+    shlo-conform report RESULTS.json [--html OUT] [--junit OUT]
+    shlo-conform report --merge A.json B.json ... [--json OUT] [--html OUT] [--junit OUT]
     shlo-conform run PROGRAM --backend=a,b,oracle [--inputs FILE.npz | --random SEED] [--specials P]
     shlo-conform list [ops|backends|suites]
     shlo-conform accuracy --backend=a,b [--ops a,b] [--dtypes f16,f32] [--size N] [--json PATH] [--html PATH]
+    shlo-conform export --out DIR [--suite NAME|DIR] [--ops a,b] [--dtypes f32,si8]
+    shlo-conform fuzz --backend=NAME [--ops a,b] [--budget S] [--seed N] [--out DIR]
 
 Exit codes: 0 conformant (or nothing new against --baseline), 1 conformance
 failures, 2 usage or input errors — one line on stderr naming the flag or
@@ -35,7 +38,7 @@ import numpy as np
 from .runner import DEFAULT_BATCH, MAX_DEFAULT_JOBS, default_jobs
 
 PROG = "shlo-conform"
-SUBCOMMANDS = ("generate", "check-spec", "explain", "report", "run", "list", "accuracy")
+SUBCOMMANDS = ("generate", "check-spec", "explain", "report", "run", "list", "accuracy", "fuzz", "export")
 MAX_TIMEOUT = 3600.0   # seconds per run; a compile gets twice as long
 MAX_JOBS = 64
 MAX_BATCH = 256
@@ -157,9 +160,9 @@ def _load_cases(path: Path, ops, dtypes):
         raise UsageError(f"suite {path}: {e}") from None
 
 
-def _default_json(backend: str) -> Path:
+def _default_json(backend: str, shard: tuple[int, int] | None = None) -> Path:
     name = "command" if backend.startswith("command:") else re.sub(r"[^\w.-]+", "_", backend)[:60]
-    return Path("out") / f"results-{name}.json"
+    return Path("out") / (f"results-{name}.json" if shard is None else f"results-{name}-{shard[0]}of{shard[1]}.json")
 
 
 def _read_results(path: str, what: str = "results file"):
@@ -185,6 +188,23 @@ def _write_html(doc: dict, path: Path, flag: str = "--html") -> None:
         html.write(doc, Path(path))
     except OSError as e:
         raise UsageError(f"{flag} {path}: cannot write it ({e.strerror or e})") from None
+
+
+def _write_junit(doc: dict, path: Path, flag: str = "--junit") -> None:
+    from .reports import junit
+    try:
+        junit.write(doc, Path(path))
+    except OSError as e:
+        raise UsageError(f"{flag} {path}: cannot write it ({e.strerror or e})") from None
+
+
+def _shard_arg(text: str) -> tuple[int, int]:
+    """An argparse type: `I/N` (shlo_conform/shard.py reads it)."""
+    from .shard import parse
+    try:
+        return parse(text)
+    except ValueError as e:
+        raise UsageError(f"--shard: {e}") from None
 
 
 class _Progress:
@@ -261,6 +281,12 @@ def _score_parser() -> _Parser:
                         "so verdicts do not depend on it")
     p.add_argument("--baseline", type=_nonempty("--baseline"),
                    help="earlier results.json: exit 0 unless a case fails that did not fail there")
+    p.add_argument("--junit", type=_nonempty("--junit"),
+                   help="also write JUnit XML here (one testcase per case, classname stablehlo.OP) for CI")
+    p.add_argument("--shard", type=_shard_arg, metavar="I/N",
+                   help="run only shard I of N (1-based) of the selected cases, split by program (and by "
+                        "--batch's merged modules) so that N machines with the same suite, selection and "
+                        "--batch run each case once; combine their results with `report --merge`")
     return p
 
 
@@ -287,11 +313,18 @@ def cmd_score(argv: list[str]) -> int:
     ops = _check_ops(_split(a.ops, "--ops"), path)
     dtypes = _check_dtypes(_split(a.dtypes, "--dtypes"))
     baseline = _read_results(a.baseline, "--baseline") if a.baseline else None
-    json_path = _output_path(a.json or str(_default_json(a.backend)), "--json")
+    json_path = _output_path(a.json or str(_default_json(a.backend, a.shard)), "--json")
     html_path = _output_path(a.html, "--html") if a.html else None
+    junit_path = _output_path(a.junit, "--junit") if a.junit else None
     cases = _load_cases(path, ops, dtypes)
     if not cases:
         raise UsageError(f"no cases in suite {a.suite!r} match the selection (--ops/--dtypes)")
+    shard_record = None
+    if a.shard:  # after the selection: every machine of the split must select the same cases
+        from . import shard
+        selected, cases = cases, shard.select(cases, *a.shard, batch=a.batch)
+        shard_record = shard.record(*a.shard, cases, selected, batch=a.batch)
+        print(f"shard {a.shard[0]}/{a.shard[1]}: {len(cases)} of {len(selected)} selected cases")
     run_timeout = a.timeout or DEFAULT_RUN_TIMEOUT
     compile_timeout = 2 * a.timeout if a.timeout else DEFAULT_COMPILE_TIMEOUT
     jobs = min(a.jobs or default_jobs(), max(1, os.cpu_count() or 1))
@@ -303,7 +336,7 @@ def cmd_score(argv: list[str]) -> int:
         doc = score(cases, a.backend, suite=suite_label, manifest=manifest, json_path=json_path,
                     compile_timeout=compile_timeout, run_timeout=run_timeout, jobs=jobs, on_verdict=progress,
                     batch=a.batch,
-                    suite_digest=digest)
+                    suite_digest=digest, shard=shard_record)
     except (BackendLoadError, ResultsBusy, JournalMismatch) as e:
         progress.done()
         raise UsageError(str(e)) from None
@@ -323,6 +356,9 @@ def cmd_score(argv: list[str]) -> int:
     if html_path:
         _write_html(doc, html_path)
         print(f"report: {html_path}")
+    if junit_path:
+        _write_junit(doc, junit_path)
+        print(f"junit: {junit_path}")
     if baseline is not None:
         new, known = _new_failures(doc, baseline)
         print(f"against baseline {a.baseline}: {len(new)} new failures, {known} known")
@@ -538,7 +574,13 @@ def cmd_explain(argv: list[str]) -> int:
         for i, o in enumerate(outs):
             print(f"  actual #{i}: dtype {np.asarray(o).dtype}, shape {tuple(np.shape(o))}")
             print(_indent(_show(o), "      "))
-    print(f"verdict  {v.verdict}" + (f"   max ULP {v.max_ulp:g}" if v.max_ulp is not None else ""))
+    print(f"verdict  {v.verdict}" + (f"   max ULP {v.max_ulp:g}" if v.max_ulp is not None else "")
+          + (f" (over elements where ULP is the measure: {v.meaningful_ulp:g})"
+             if v.meaningful_ulp is not None and v.meaningful_ulp != v.max_ulp else ""))
+    if v.causes:   # why the elements failed (suites/causes.py)
+        print("causes   " + ", ".join(f"{cause}: {n} element{'s' if n != 1 else ''}" for cause, n in v.causes.items()))
+        for i, e, act, u, cause in v.mismatches:
+            print(f"  [{i}] expected {e} got {act}" + (f" ({u:g} ulp)" if u is not None else "") + f": {cause}")
     if v.detail:
         print(f"detail   {v.detail}")
     if v.impl_defined:
@@ -547,17 +589,49 @@ def cmd_explain(argv: list[str]) -> int:
 
 
 def cmd_report(argv: list[str]) -> int:
-    p = _Parser(prog=f"{PROG} report", description="Re-render a results file.")
-    p.add_argument("results")
+    p = _Parser(prog=f"{PROG} report", description="Re-render a results file, or merge the results of "
+                                                   "several runs (the shards of --shard I/N) into one.")
+    p.add_argument("results", nargs="?")
+    p.add_argument("--merge", nargs="+", metavar="RESULTS.json", type=_nonempty("--merge"),
+                   help="results files of one backend on one suite with no case in common: report them as one")
+    p.add_argument("--json", type=_nonempty("--json"), help="with --merge: write the merged results here")
     p.add_argument("--html", type=_nonempty("--html"), help="write a self-contained HTML report here")
+    p.add_argument("--junit", type=_nonempty("--junit"), help="write JUnit XML here")
     a = p.parse_args(argv)
     from .reports import table
-    doc = _read_results(a.results)  # checked as a results document: the renderers can rely on its shape
+    if not a.merge and a.results is None:
+        raise UsageError(f"{PROG} report: give a results file, or --merge with results files")
+    if a.json and not a.merge:
+        raise UsageError("--json: only with --merge (a results file is already one)")
+    files = ([a.results] if a.results is not None else []) + (a.merge or [])
+    # checked as results documents: the renderers and the merge can rely on their shape
+    docs = [(f, _read_results(f, "--merge" if a.merge else "results file")) for f in files]
+    json_path = _output_path(a.json, "--json") if a.json else None
     html_path = _output_path(a.html, "--html") if a.html else None
+    junit_path = _output_path(a.junit, "--junit") if a.junit else None
+    doc = docs[0][1]
+    if a.merge:
+        from .merge import MergeError, merge
+        try:
+            doc, notes = merge(docs)
+        except MergeError as e:
+            raise UsageError(f"--merge: {e}") from None
+        for note in notes:
+            print(f"{PROG}: --merge: {note}", file=sys.stderr)
     print(table.render(doc))
+    if json_path:
+        from .suites.io import write_text_atomic
+        try:
+            write_text_atomic(json_path, json.dumps(doc, indent=1) + "\n")
+        except OSError as e:
+            raise UsageError(f"--json {json_path}: cannot write it ({e.strerror or e})") from None
+        print(f"results: {json_path}")
     if html_path:
         _write_html(doc, html_path)
         print(f"report: {html_path}")
+    if junit_path:
+        _write_junit(doc, junit_path)
+        print(f"junit: {junit_path}")
     return 0
 
 
@@ -676,8 +750,92 @@ def cmd_accuracy(argv: list[str]) -> int:
     return 0
 
 
+def cmd_fuzz(argv: list[str]) -> int:
+    p = _Parser(prog=f"{PROG} fuzz",
+                description="Random programs of several ops (drawn by hypothesis from the encoded ops, inputs "
+                            "with special values), judged by the oracle against a backend; each distinct "
+                            "disagreement is shrunk to a minimal program and written as a one-case suite that "
+                            "--suite and explain replay.  Exit 1 when a disagreement was found.")
+    p.add_argument("--backend", required=True)
+    p.add_argument("--ops", help="comma-separated ops to draw from (default: every op fuzz can place)")
+    p.add_argument("--budget", type=_bounded(float, 0, 7 * 24 * 3600, "--budget"), default=60.0,
+                   help="seconds; no program starts after they are spent (default 60)")
+    p.add_argument("--seed", type=_bounded(int, 0, 2 ** 32 - 1, "--seed"), default=0)
+    p.add_argument("--out", default="out/fuzz", type=_nonempty("--out"),
+                   help="folder for the shrunk cases, one suite folder each (default out/fuzz)")
+    p.add_argument("--timeout", type=_bounded(float, 0, MAX_TIMEOUT, "--timeout"), default=None,
+                   help="seconds per run (compiles get twice as long); default 10 s")
+    a = p.parse_args(argv)
+    from .runner import DEFAULT_RUN_TIMEOUT, BackendLoadError, check_backend_spec
+    try:
+        check_backend_spec(a.backend)
+    except ValueError as e:
+        raise UsageError(f"--backend: {e}") from None
+    from .generators.fuzz_programs import fuzzable, fuzzable_ops
+    from .spec.ops import OPS
+    ops = _split(a.ops, "--ops")
+    for o in ops or []:
+        if o not in OPS:
+            raise UsageError(f"--ops: no op {o!r} in the encoded spec")
+        if fuzzable(OPS[o]):
+            raise UsageError(f"--ops: fuzz cannot place {o!r} in a program ({fuzzable(OPS[o])})")
+    out = Path(a.out).expanduser()
+    if out.exists() and not out.is_dir():
+        raise UsageError(f"--out {a.out}: not a folder")
+    from .fuzz import fuzz, stderr_log
+    try:
+        summary = fuzz(a.backend, fuzzable_ops(ops), seed=a.seed, budget=a.budget, out=out,
+                       timeout=a.timeout or DEFAULT_RUN_TIMEOUT, log=stderr_log)
+    except BackendLoadError as e:
+        raise UsageError(str(e)) from None
+    print(summary.line())
+    return 1 if summary.disagreements else 0
+
+
+def cmd_export(argv: list[str]) -> int:
+    p = _Parser(prog=f"{PROG} export",
+                description="Write a suite's cases in the StableHLO interpreter's own test format "
+                            "(stablehlo/tests/interpret: check.expect_* lines, one ops_<op>.mlir per op) for "
+                            "stablehlo-translate --interpret; cases no check op states faithfully are listed in "
+                            "SKIPPED.txt with the reason.  Same suite => same bytes.")
+    p.add_argument("--suite", default="core", type=_nonempty("--suite"), help=SUITE_HELP + " (default: core)")
+    p.add_argument("--out", required=True, type=_nonempty("--out"),
+                   help="a new or empty folder, or one an earlier export wrote (its files are replaced); a "
+                        "folder holding anything else is refused")
+    p.add_argument("--ops", help="comma-separated op mnemonics to export (default: all)")
+    p.add_argument("--dtypes", help="comma-separated element types to export (default: all)")
+    a = p.parse_args(argv)
+    from . import export
+    from .suites.io import is_bundled, suite_digest
+    path, manifest = _open_suite(a.suite)
+    ops = _check_ops(_split(a.ops, "--ops"), path)
+    dtypes = _check_dtypes(_split(a.dtypes, "--dtypes"))
+    out = Path(a.out).expanduser()
+    try:
+        export.check_out(out)
+    except ValueError as e:  # ExportRefused
+        raise UsageError(f"--out {a.out}: {e}") from None
+    cases = _load_cases(path, ops, dtypes)
+    if not cases:
+        raise UsageError(f"no cases in suite {a.suite!r} match the selection (--ops/--dtypes)")
+    label = a.suite if is_bundled(path) else str(manifest.get("suite", path.name))
+    try:
+        s = export.export(cases, out, label, suite_digest(path))
+    except ValueError as e:  # ExportRefused
+        raise UsageError(f"--out {a.out}: {e}") from None
+    except OSError as e:
+        raise UsageError(f"--out {a.out}: cannot write the export ({e.strerror or e})") from None
+    print(f"exported {sum(s.exported.values())} value cases ({len(s.exported)} ops, ops_<op>.mlir) and "
+          f"{sum(s.invalid.values())} invalid cases (invalid_<op>.mlir) of {len(cases)} into {out}; "
+          f"skipped {len(s.skipped)} (see {out / export.SKIPPED}):")
+    for reason, n in sorted(s.reasons().items(), key=lambda kv: (-kv[1], kv[0])):
+        print(f"  {n:6d}  {reason}")
+    return 0
+
+
 COMMANDS = {"generate": cmd_generate, "check-spec": cmd_check_spec, "explain": cmd_explain,
-            "report": cmd_report, "run": cmd_run, "list": cmd_list, "accuracy": cmd_accuracy}
+            "report": cmd_report, "run": cmd_run, "list": cmd_list, "accuracy": cmd_accuracy,
+            "export": cmd_export, "fuzz": cmd_fuzz}
 
 
 def main(argv: list[str] | None = None) -> int:

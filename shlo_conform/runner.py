@@ -43,7 +43,9 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Callable, Iterable
 
-from .suites.compare import Comparison, compare, compare_log
+from .input_flush import flushed_expectations
+from .suites.causes import CAUSES, diagnose
+from .suites.compare import MAX_MISMATCHES_SHOWN, Comparison, compare, compare_log
 from .suites.io import write_text_atomic
 from .suites.records import KINDS, VERDICTS, Case, Verdict, conformant
 
@@ -303,22 +305,40 @@ def group_by_program(cases: Iterable[Case]) -> list[list[Case]]:
     return list(groups.values())
 
 
-def check_outputs(case: Case, outputs: list) -> tuple[bool, str, float | None, list[str]]:
+def check_outputs(case: Case, outputs: list, why: dict | None = None) -> tuple[bool, str, float | None, list[str]]:
     """Compare every output of a value case with its expectation: (ok,
-    detail, max_ulp, implementation-defined labels chosen)."""
+    detail, max_ulp, implementation-defined labels chosen).  With `why` (a
+    dict), also fills in the Verdict fields `causes`, `mismatches` and
+    `meaningful_ulp` (suites/causes.py); failing outputs of a case whose
+    inputs hold subnormals are compared again with the flushed-input
+    expectation (input_flush.py), so input flushes are named."""
     if len(outputs) != len(case.expected):
         return False, f"{len(outputs)} outputs where {len(case.expected)} were expected", None, []
     problems, ulps, labels = [], [], []
+    causes, mismatches, meaningful, flushed = {}, [], [], False
     for k, (exp, actual) in enumerate(zip(case.expected, outputs)):
         try:
             j = compare(exp, actual)
+            if not j.ok and why is not None and j.causes:
+                if flushed is False:
+                    flushed = flushed_expectations(case)
+                if flushed is not None:
+                    j = compare(exp, actual, flushed[k])
         except Exception as e:  # an output numpy cannot even read as the expected type
             j = Comparison(False, detail=f"could not compare ({type(e).__name__}: {e})")
         if j.max_ulp is not None:
             ulps.append(j.max_ulp)
+        if j.meaningful_ulp is not None:
+            meaningful.append(j.meaningful_ulp)
+        for c, n in j.causes.items():
+            causes[c] = causes.get(c, 0) + n
+        mismatches += [list(m) for m in j.mismatches]   # flat index within its output
         labels += [label for label in j.alternatives_used if label not in labels]
         if not j.ok:
             problems.append(f"output {k}: {j.detail}" if len(outputs) > 1 else j.detail)
+    if why is not None:
+        why.update(causes={c: causes[c] for c in CAUSES if c in causes}, mismatches=mismatches[:MAX_MISMATCHES_SHOWN],
+                   meaningful_ulp=max(meaningful) if meaningful else None)
     return not problems, "; ".join(problems), (max(ulps) if ulps else None), labels
 
 
@@ -439,6 +459,30 @@ class Runner:
         if self._errors:
             raise self._errors[0]
         return sorted(got.values(), key=lambda v: order[v.id])
+
+    # -- one case at a time on a kept worker (fuzz) -------------------------
+    def run_one(self, case: Case) -> Verdict:
+        """The verdict of one case on a worker kept between calls (`close`
+        stops it): `fuzz` asks for thousands of one-program verdicts, one at
+        a time as hypothesis draws and shrinks, and should pay one worker
+        start, not one each.  Isolation is `run`'s: a crash or a hang is this
+        case's verdict, and the next call starts a fresh worker.  Claims are
+        asked once, for the first case's (op, dtype)."""
+        if getattr(self, "_kept", None) is None:
+            self._kept_dir = tempfile.mkdtemp(prefix="shlo-conform-")
+            self._kept = Worker(self.backend, self.log_dir or self._kept_dir, self.startup_timeout)
+            self._pairs = [(case.op, case.dtype)]
+        got: list[Verdict] = []
+        self._do_group(self._kept, [case], got.append)
+        return got[0]
+
+    def close(self) -> None:
+        """Stop the worker `run_one` kept."""
+        if getattr(self, "_kept", None) is not None:
+            self._kept.stop()
+            self._kept = None
+            import shutil
+            shutil.rmtree(self._kept_dir, ignore_errors=True)
 
     # -- one program --------------------------------------------------------
     def _ensure_started(self, w: Worker) -> None:
@@ -623,7 +667,8 @@ class Runner:
                 continue
             if self.outputs is not None:
                 self.outputs[c.id] = out
-            emit(self._verdict(c, "pass", detail, seconds, max_ulp=max_ulp, impl_defined=labels))
+            emit(self._verdict(c, "pass", detail, seconds, max_ulp=max_ulp, impl_defined=labels,
+                               meaningful_ulp=max_ulp))   # a pass: every element's ULP means something
         return True
 
     def _batches_supported(self, w: Worker) -> bool:
@@ -671,10 +716,14 @@ class Runner:
         log = None
         if c.host is not None:
             payload, log = payload
-        ok, detail, max_ulp, labels = check_outputs(c, payload)
+        why: dict = {}
+        ok, detail, max_ulp, labels = check_outputs(c, payload, why)
         if log is not None:
             ok, detail, max_ulp, labels = _with_log(c, log, ok, detail, max_ulp, labels)
-        return self._verdict(c, "pass" if ok else "fail", detail, seconds, max_ulp=max_ulp, impl_defined=labels)
+            if ok:   # every element passed, the log's included: all their ULPs mean something
+                why["meaningful_ulp"] = max_ulp
+        return self._verdict(c, "pass" if ok else "fail", detail, seconds, max_ulp=max_ulp, impl_defined=labels,
+                             **why)
 
 
 # ---------------------------------------------------------------------------
@@ -833,6 +882,10 @@ def _count(bucket: dict, v: Verdict) -> None:
     if c is not None:
         bucket["counted"] += 1
         bucket["conformant"] += int(c)
+    causes = bucket.setdefault("causes", {})   # cause -> failing cases with an element of that cause
+    for cause in v.causes:
+        causes[cause] = causes.get(cause, 0) + 1
+    bucket["causes"] = {k: causes[k] for k in CAUSES if k in causes}
 
 
 def _max(a, b):
@@ -845,19 +898,22 @@ def _max(a, b):
 
 def summarize(verdicts: list[Verdict]) -> tuple[dict, dict]:
     """(counts over all cases, per-op counts with max ULP, per-dtype counts and
-    the implementation-defined choices the backend made)."""
+    the implementation-defined choices the backend made).  Every bucket has
+    "causes": cause -> failing cases with at least one element of that cause.
+    The max ULP is `meaningful_ulp`'s: over elements that passed or are "out
+    of tolerance" (never a flushed subnormal's or a lost NaN's distance)."""
     counts = _blank()
     per_op: dict[str, dict] = {}
     for v in verdicts:
         _count(counts, v)
         op = per_op.setdefault(v.op, {**_blank(), "max_ulp": None, "dtypes": {}, "impl_defined": {}})
         _count(op, v)
-        if v.max_ulp is not None:
-            op["max_ulp"] = _max(op["max_ulp"], v.max_ulp)
+        if v.meaningful_ulp is not None:
+            op["max_ulp"] = _max(op["max_ulp"], v.meaningful_ulp)
         d = op["dtypes"].setdefault(v.dtype, {**_blank(), "max_ulp": None})
         _count(d, v)
-        if v.max_ulp is not None:
-            d["max_ulp"] = _max(d["max_ulp"], v.max_ulp)
+        if v.meaningful_ulp is not None:
+            d["max_ulp"] = _max(d["max_ulp"], v.meaningful_ulp)
         for label in v.impl_defined:
             op["impl_defined"][label] = op["impl_defined"].get(label, 0) + 1
     counts["nonconformant"] = counts["counted"] - counts["conformant"]
@@ -869,7 +925,7 @@ def results_document(*, backend: str, describe: str | None, suite: str, manifest
     counts, per_op = summarize(verdicts)
     doc = {"backend": backend, "describe": describe or backend, "suite": suite, "manifest": manifest,
            "started": started, "seconds": round(seconds, 3), "counts": counts, "per_op": per_op,
-           "verdicts": [asdict(v) for v in verdicts]}
+           "diagnoses": diagnose(backend, verdicts), "verdicts": [asdict(v) for v in verdicts]}
     if timeouts:
         doc["timeouts"] = timeouts
     return doc
@@ -877,10 +933,12 @@ def results_document(*, backend: str, describe: str | None, suite: str, manifest
 
 _DOC_FIELDS = {"backend": str, "describe": str, "suite": str, "counts": dict, "per_op": dict, "verdicts": list}
 _DOC_OPTIONAL = {"manifest": dict, "started": str, "seconds": (int, float), "timeouts": dict, "resumed": int,
-                 "compiles": int, "run_key": dict, "timing": dict}
+                 "compiles": int, "run_key": dict, "timing": dict, "diagnoses": list,
+                 "shard": dict, "merged": list}  # shard: shlo_conform/shard.py; merged: merge.py
 _VERDICT_TYPES = {"id": str, "op": str, "dtype": str, "kind": str, "verdict": str, "detail": str,
                   "max_ulp": (int, float, type(None)), "impl_defined": list, "seconds": (int, float),
-                  "violates": (str, type(None))}
+                  "violates": (str, type(None)), "causes": dict, "mismatches": list,
+                  "meaningful_ulp": (int, float, type(None))}
 
 
 def check_results(doc) -> dict:
@@ -903,9 +961,25 @@ def check_results(doc) -> dict:
             raise ValueError(f"verdict {n}: duplicate id {verdicts[-1].id!r}")
         seen.add(verdicts[-1].id)
     counts, per_op = summarize(verdicts)
-    if _plain(counts) != _plain(doc["counts"]) or _plain(per_op) != _plain(doc["per_op"]):
+    if "causes" not in doc["counts"]:   # written before failure causes: compare what it has, then fill in
+        if _plain(_without_causes(counts)) != _plain(doc["counts"]) or \
+                _plain(_without_causes(per_op)) != _plain(doc["per_op"]):
+            raise ValueError("its counts do not add up to its verdicts")
+        doc["counts"], doc["per_op"] = counts, per_op
+    elif _plain(counts) != _plain(doc["counts"]) or _plain(per_op) != _plain(doc["per_op"]):
         raise ValueError("its counts do not add up to its verdicts")
+    diagnoses = diagnose(doc["backend"], verdicts)
+    if doc.get("diagnoses", diagnoses) != diagnoses:
+        raise ValueError("its diagnoses are not those of its verdicts")
+    doc["diagnoses"] = diagnoses
     return doc
+
+
+def _without_causes(x):
+    """A summary as it was before failure causes (no "causes" buckets)."""
+    if isinstance(x, dict):
+        return {k: _without_causes(v) for k, v in x.items() if k != "causes"}
+    return x
 
 
 def _check_verdict(d, n: int) -> Verdict:
@@ -923,6 +997,11 @@ def _check_verdict(d, n: int) -> Verdict:
         raise ValueError(f"verdict {n}: unknown kind {d['kind']!r}")
     if d["verdict"] not in VERDICTS:
         raise ValueError(f"verdict {n}: unknown verdict {d['verdict']!r}")
+    bad = [c for c in d.get("causes", {}) if c not in CAUSES or not isinstance(d["causes"][c], int)]
+    if bad:
+        raise ValueError(f"verdict {n}: unknown cause {bad[0]!r} (or its count is not an integer)")
+    if "meaningful_ulp" not in d:   # written before failure causes: its only ULP figure is the raw one
+        d["meaningful_ulp"] = d.get("max_ulp")   # (in the document too, for readers that build Verdicts)
     return Verdict(**d)
 
 
@@ -945,7 +1024,8 @@ def load_results(path: Path) -> dict:
 def score(cases: list[Case], backend: str, *, suite: str, manifest: dict, json_path: Path,
           compile_timeout: float = DEFAULT_COMPILE_TIMEOUT, run_timeout: float = DEFAULT_RUN_TIMEOUT,
           jobs: int = 1, on_verdict: Callable[[Verdict], None] | None = None,
-          suite_digest: str | None = None, startup_timeout: float | None = None, batch: int = 1) -> dict:
+          suite_digest: str | None = None, startup_timeout: float | None = None, batch: int = 1,
+          shard: dict | None = None) -> dict:
     """Run `cases` on `backend` and write the results document to `json_path`
     (atomically, holding its lock: ResultsBusy if another run holds it).
     Verdicts are journaled next to it under the run's key (`run_key`: the
@@ -987,6 +1067,8 @@ def score(cases: list[Case], backend: str, *, suite: str, manifest: dict, json_p
             doc["compiles"] = runner.compiles
             doc["timing"] = timing_breakdown(runner, t_run, time.monotonic() - t0)
             doc["run_key"] = key
+            if shard is not None:  # `--shard I/N`: which part of a split this is (shard.record)
+                doc["shard"] = shard
             write_text_atomic(json_path, json.dumps(doc, indent=1) + "\n")
         finally:
             journal.close()

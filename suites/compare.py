@@ -7,6 +7,10 @@ any NaN unless the expectation is bit-exact, signed zero is significant for
 component for complex), "bounded" holds each component inside its [lo, hi]
 by the format's order.  The ULP error is measured for every float output,
 whether or not the expectation tolerates it, so reports can show accuracy.
+Each failing element gets a cause (`suites/causes.py`), and `meaningful_ulp`
+is the largest ULP distance over the elements where ULP is the measure that
+means something: those that passed and those "out of tolerance" (never a
+flushed subnormal's or a lost NaN's ordinal distance).
 """
 from __future__ import annotations
 
@@ -17,6 +21,7 @@ import numpy as np
 from ..spec import statistics
 from ..spec.expectation import Expectation
 from ..spec.types import ElementType, nan_mask, ordinals, to_bits
+from . import causes as causes_rule
 from .records import element_type_of
 
 MAX_MISMATCHES_SHOWN = 5
@@ -26,10 +31,12 @@ MAX_MISMATCHES_SHOWN = 5
 class Comparison:
     ok: bool
     max_ulp: float | None = None
-    mismatches: list = field(default_factory=list)  # (flat index, expected, actual, ulp)
+    mismatches: list = field(default_factory=list)  # (flat index, expected, actual, ulp, cause)
     mismatch_count: int = 0
     alternatives_used: list = field(default_factory=list)
     detail: str = ""
+    causes: dict = field(default_factory=dict)   # cause -> failing elements (suites/causes.py)
+    meaningful_ulp: float | None = None          # max ULP over passing and "out of tolerance" elements
 
 
 def _rows(bits: np.ndarray, et: ElementType) -> tuple[np.ndarray, ElementType]:
@@ -100,8 +107,11 @@ def declared_type_mismatch(exp: Expectation, actual: np.ndarray) -> str:
     return ""
 
 
-def compare(exp: Expectation, actual: np.ndarray) -> Comparison:
-    """Does `actual` meet `exp`?  With the mismatches and the ULP error."""
+def compare(exp: Expectation, actual: np.ndarray, flushed: Expectation | None = None) -> Comparison:
+    """Does `actual` meet `exp`?  With the mismatches, their causes and the
+    ULP error.  `flushed`: the expectation of the same program with its
+    subnormal inputs read as zeros (`causes.flush_inputs`), where the caller
+    has it — failing elements that meet it are "subnormal flushed"."""
     t = exp.type
     et = t.element_type
     actual = np.asarray(actual)
@@ -140,18 +150,30 @@ def compare(exp: Expectation, actual: np.ndarray) -> Comparison:
             ulp = float(elem_ulp.max())
 
     bad = np.nonzero(~ok_elem)[0]
+    flushed_ok = None
+    if len(bad) and flushed is not None:   # any output type: compare(subnormal, 0) is an i1 that flushing changes
+        fb = _rows(flushed.bits, et)[0]
+        flushed_ok = _elements_match(flushed, cet, fb, ab)[0] | causes_rule.output_flushed(fb, ab, cet)
+    why = causes_rule.classify(eb, ab, cet, bad, bit_exact=exp.bit_exact, impl_defined=exp.impl_defined,
+                               flushed_ok=flushed_ok)
+    meaningful = None
+    if elem_ulp is not None:
+        keep = ok_elem.copy()
+        keep[bad] = np.array([c == causes_rule.MEANINGFUL_ULP for c in why], dtype=bool)
+        meaningful = float(elem_ulp[keep].max()) if keep.any() else None
     shown = []
-    for i in bad[:MAX_MISMATCHES_SHOWN]:
+    for i, cause in zip(bad[:MAX_MISMATCHES_SHOWN], why):
         e_val = expected.reshape(-1)[i]
         a_val = actual.reshape(-1)[i]
         shown.append((int(i), repr(e_val.item() if hasattr(e_val, "item") else e_val),
                       repr(a_val.item() if hasattr(a_val, "item") else a_val),
-                      None if elem_ulp is None else float(elem_ulp[i])))
+                      None if elem_ulp is None else float(elem_ulp[i]), cause))
     detail = ""
     if len(bad):
         detail = f"{len(bad)} of {ok_elem.size} elements differ; " + "; ".join(
-            f"[{i}] expected {e} got {a}" + (f" ({u:g} ulp)" if u is not None else "") for i, e, a, u in shown)
-    return Comparison(not len(bad), ulp, shown, int(len(bad)), used, detail)
+            f"[{i}] expected {e} got {a}" + (f" ({u:g} ulp)" if u is not None else "") + f" [{c}]"
+            for i, e, a, u, c in shown)
+    return Comparison(not len(bad), ulp, shown, int(len(bad)), used, detail, causes_rule.count(why), meaningful)
 
 
 def _statistical(exp: Expectation, actual: np.ndarray) -> Comparison:

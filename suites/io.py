@@ -219,6 +219,14 @@ def write_text_atomic(path: Path, text: str) -> None:
         raise
 
 
+def foreign_entries(path: Path, ours: set[str]) -> list[str]:
+    """The entries of folder `path` that a writer must not touch: anything
+    but the plain files named in `ours` (what its own manifest lists).  The
+    one rule of every command that writes into a folder (generate, export):
+    a folder holding a foreign entry is refused, never cleaned."""
+    return [e.name for e in sorted(Path(path).iterdir()) if e.name not in ours or not e.is_file()]
+
+
 def _existing_suite(path: Path) -> dict | None:
     """The manifest of the suite already in `path`; None for a new or empty
     folder; SuiteWriteRefused for anything that is not a suite folder."""
@@ -234,8 +242,7 @@ def _existing_suite(path: Path) -> dict | None:
     except (FileNotFoundError, SuiteError) as e:
         raise SuiteWriteRefused(f"{path} is not empty and not a suite folder ({e}); "
                                 "write the suite into a new or empty folder") from None
-    ours = {MANIFEST, *(f"{op}.jsonl" for op in manifest["counts"])}
-    foreign = [e.name for e in entries if e.name not in ours or not e.is_file()]
+    foreign = foreign_entries(path, {MANIFEST, *(f"{op}.jsonl" for op in manifest["counts"])})
     if foreign:
         raise SuiteWriteRefused(f"{path} holds {foreign[0]!r}, which is not part of its suite; "
                                 "write the suite into a new or empty folder")

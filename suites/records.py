@@ -358,6 +358,14 @@ class Verdict:
     impl_defined: list = field(default_factory=list)
     seconds: float = 0.0
     violates: Optional[str] = None
+    # Why the elements failed (suites/causes.py): cause -> failing elements; empty
+    # for a pass and for failures that are not element-wise (crash, rejected, …).
+    causes: dict = field(default_factory=dict)
+    # Up to 5 failing elements: [flat index, expected repr, actual repr, ulp or None, cause].
+    mismatches: list = field(default_factory=list)
+    # max_ulp over the elements where ULP means something (passed, or "out of
+    # tolerance"); max_ulp stays the raw figure over every element.
+    meaningful_ulp: Optional[float] = None
 
     @property
     def conformant(self) -> Optional[bool]:
