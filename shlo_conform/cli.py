@@ -501,7 +501,7 @@ def cmd_check_spec(argv: list[str]) -> int:
 
 def _show(array) -> str:
     a = np.asarray(array)
-    with np.printoptions(threshold=200, edgeitems=4, linewidth=100):
+    with np.printoptions(threshold=200, edgeitems=4, linewidth=100, floatmode="unique"):   # every bit shows
         try:
             return np.array2string(a, separator=", ")
         except Exception:
