@@ -60,7 +60,7 @@ from .elementwise import Unspecified, run_op
 from .host import Token, is_side_effect, run_side_effect, running
 from .literals import op_attributes, parse_dense
 from .propagation import carry, payloads
-from .reading import MLIR_BYTECODE_MAGIC, SyntaxRejected, VerifierRejected, from_bytecode, isolated_program, \
+from .reading import MLIR_BYTECODE_MAGIC, unregistered_context, SyntaxRejected, VerifierRejected, from_bytecode, isolated_program, \
     via_registered
 
 __all__ = ["ProgramRejected", "Unspecified", "Program", "parse_program", "execute"]
@@ -97,21 +97,7 @@ class Program:
     bound: dict = field(default_factory=dict)      # key here -> the captured value, while the op runs
 
 
-_CTX = None
-
-
-def _context():
-    """One MLIR context with the upstream dialects (func, …) and no stablehlo."""
-    global _CTX
-    if _CTX is None:
-        from jax._src.interpreters import mlir as jm
-        from jaxlib.mlir import ir
-        ctx = ir.Context()
-        ctx.append_dialect_registry(jm.upstream_dialects)
-        ctx.load_all_available_dialects()
-        ctx.allow_unregistered_dialects = True
-        _CTX = ctx
-    return _CTX
+_context = unregistered_context
 
 
 def parse_program(source: str | bytes) -> Program:

@@ -52,6 +52,26 @@ def registered_context():
     return _REGISTERED
 
 
+_UNREGISTERED = None
+
+
+def unregistered_context():
+    """One MLIR context with the upstream dialects (func, …) and no
+    stablehlo: ops are read and printed back as written, in generic form,
+    with no dialect's printer or verifier in between (the oracle reads
+    programs so; batching merges them so)."""
+    global _UNREGISTERED
+    if _UNREGISTERED is None:
+        from jax._src.interpreters import mlir as jm
+        from jaxlib.mlir import ir
+        ctx = ir.Context()
+        ctx.append_dialect_registry(jm.upstream_dialects)
+        ctx.load_all_available_dialects()
+        ctx.allow_unregistered_dialects = True
+        _UNREGISTERED = ctx
+    return _UNREGISTERED
+
+
 def _one_line(e: Exception, limit: int = 400) -> str:
     return " ".join(str(e).split())[:limit]
 

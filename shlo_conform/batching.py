@@ -28,20 +28,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-_CTX = None
-
-
-def _context():
-    global _CTX
-    if _CTX is None:
-        from jax._src.interpreters import mlir as jm
-        from jaxlib.mlir import ir
-        ctx = ir.Context()
-        ctx.append_dialect_registry(jm.upstream_dialects)
-        ctx.load_all_available_dialects()
-        ctx.allow_unregistered_dialects = True
-        _CTX = ctx
-    return _CTX
+from .oracle.reading import unregistered_context
 
 
 @dataclass(frozen=True)
@@ -68,7 +55,7 @@ class Batch:
 
 def _parse(mlir: str):
     from jaxlib.mlir import ir
-    with _context():
+    with unregistered_context():
         try:
             return ir.Module.parse(mlir)
         except Exception:
@@ -101,7 +88,7 @@ def _main_type(module):
 
 def batchable(mlir: str) -> bool:
     """Whether `mlir` can go into a merged module (see the module docstring)."""
-    with _context():
+    with unregistered_context():
         module = _parse(mlir)
         return module is not None and _main_type(module) is not None
 
@@ -111,7 +98,7 @@ def merge(programs: list[str]) -> Batch | None:
     None if one of them is not."""
     from jaxlib.mlir import ir
     funcs, calls, args, results, n_in, n_out = [], [], [], [], [], []
-    with _context():
+    with unregistered_context():
         for k, text in enumerate(programs):
             module = _parse(text)
             ftype = _main_type(module) if module is not None else None

@@ -676,13 +676,8 @@ def cmd_run(argv: list[str]) -> int:
                    help="seconds per run (compiles get twice as long); default 10 s")
     a = p.parse_args(argv)
     from .differential import InputError, run_command
-    from .runner import DEFAULT_RUN_TIMEOUT, BackendLoadError, check_backend_spec
-    backends = _split(a.backend, "--backend")
-    for b in backends:
-        try:
-            check_backend_spec(b)
-        except ValueError as e:
-            raise UsageError(f"--backend: {e}") from None
+    from .runner import DEFAULT_RUN_TIMEOUT, BackendLoadError
+    backends = _backends(a.backend)
     try:
         text, rc = run_command(a.program, backends, inputs_npz=a.inputs, seed=a.random,
                                special_fraction=a.specials, timeout=a.timeout or DEFAULT_RUN_TIMEOUT)
@@ -692,6 +687,18 @@ def cmd_run(argv: list[str]) -> int:
         raise UsageError(str(e)) from None
     print(text)
     return rc
+
+
+def _backends(spec: str) -> list[str]:
+    """`--backend a,b,…`: each name known (one line, exit 2, naming the bad one)."""
+    from .runner import check_backend_spec
+    backends = _split(spec, "--backend")
+    for b in backends:
+        try:
+            check_backend_spec(b)
+        except ValueError as e:
+            raise UsageError(f"--backend: {e}") from None
+    return backends
 
 
 def cmd_accuracy(argv: list[str]) -> int:
@@ -716,13 +723,7 @@ def cmd_accuracy(argv: list[str]) -> int:
     p.add_argument("--json", type=_nonempty("--json"), help="results file (default out/accuracy.json)")
     p.add_argument("--html", type=_nonempty("--html"), help="also write an HTML page with plots here")
     a = p.parse_args(argv)
-    from .runner import check_backend_spec
-    backends = _split(a.backend, "--backend")
-    for b in backends:
-        try:
-            check_backend_spec(b)
-        except ValueError as e:
-            raise UsageError(f"--backend: {e}") from None
+    backends = _backends(a.backend)
     known = accuracy.float_ops()
     ops = _split(a.ops, "--ops") or list(known)
     bad = [o for o in ops if o not in known]
