@@ -539,19 +539,25 @@ class Runner:
                 raise _Stopped
         return status, payload
 
-    def _do_group(self, w: Worker, group: list[Case], emit) -> None:
-        """Compile the group's program once, run each case's inputs.  A crash
-        or a timeout is the verdict of the case in flight only: the worker is
-        gone, so the next case starts a fresh one, which compiles again —
-        never a handle of the dead process."""
+    def _claimed(self, cases: list[Case], emit) -> list[Case]:
+        """The cases whose (op, type) the backend claims; the others get
+        `unsupported` with its reason (asked once per worker start)."""
         todo = []
-        self._ensure_started(w)
-        for c in group:
+        for c in cases:
             reason = self._claims.get((c.op, c.dtype))
             if reason:
                 emit(self._verdict(c, "unsupported", f"not claimed: {reason}"))
             else:
                 todo.append(c)
+        return todo
+
+    def _do_group(self, w: Worker, group: list[Case], emit) -> None:
+        """Compile the group's program once, run each case's inputs.  A crash
+        or a timeout is the verdict of the case in flight only: the worker is
+        gone, so the next case starts a fresh one, which compiles again —
+        never a handle of the dead process."""
+        self._ensure_started(w)
+        todo = self._claimed(group, emit)
         if any(c.host is not None for c in todo):   # the adapter runs host cases, or declares why not
             reason = self._host_reason(w)
             if reason:
@@ -609,13 +615,7 @@ class Runner:
         SPLIT_MIN, and every later batch of a kind (op, type) after a crash,
         a timeout or two refused halves, go case by case."""
         self._ensure_started(w)
-        todo = []
-        for c in cases:
-            reason = self._claims.get((c.op, c.dtype))
-            if reason:
-                emit(self._verdict(c, "unsupported", f"not claimed: {reason}"))
-            else:
-                todo.append(c)
+        todo = self._claimed(cases, emit)
         merged = None
         key = (todo[0].op, todo[0].dtype) if todo else None
         if len(todo) > 1 and key not in self._unbatched and self._batches_supported(w):
