@@ -57,6 +57,11 @@ class Backend(ABC):
     # the runner then compiles many cases at once and re-runs any that do
     # not pass alone.
     batches: bool = False
+    # Modules the adapter imports that start no threads and hold no handles
+    # once imported: the runner's zygote (shlo_conform/zygote.py) imports
+    # them once, and every worker forked from it starts with them loaded.
+    # Never the adapter's clients or sessions: those are made per worker.
+    preload: tuple[str, ...] = ()
 
     def claims(self, op: str, dtype: str) -> str | None:
         """None if the backend claims (op, element type), else the reason it does not."""

@@ -78,6 +78,7 @@ def _carrier_result(et: ElementType) -> str:
 
 class InterpreterBackend(Backend):
     name = "interpreter"
+    preload = ("jax._src.interpreters.mlir", "jaxlib.mlir.ir", "jaxlib.mlir.dialects.stablehlo")
 
     def __init__(self, **options):
         from jax._src.interpreters import mlir as jm

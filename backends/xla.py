@@ -38,6 +38,7 @@ from ._mlir import one_line
 class XlaBackend(Backend):
     name = "xla"
     batches = True  # one compile for many cases (shlo_conform/batching.py)
+    preload = ("jax", "jaxlib.lapack")   # imported by the zygote; the PJRT client is made per worker
     host_unsupported = ("jaxlib's PJRT client has no infeed/outfeed transfer API (no Device.transfer_to_infeed / "
                         "transfer_from_outfeed in jaxlib 0.10.2): infeed and outfeed compile and then wait for the "
                         "host forever; send and recv are UNIMPLEMENTED by XLA:CPU's ThunkEmitter")

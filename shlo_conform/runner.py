@@ -31,6 +31,7 @@ import fcntl
 import hashlib
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -161,30 +162,38 @@ class CappedLog:
 class Worker:
     """One backend adapter in a child process, restartable."""
 
-    def __init__(self, backend: str, log_dir: str, startup_timeout: float = STARTUP_FLOOR):
+    def __init__(self, backend: str, log_dir: str, startup_timeout: float = STARTUP_FLOOR, zygote=None):
         self.backend = backend
         self.log_dir = log_dir
         self.startup_timeout = startup_timeout
+        self.zygote = zygote   # shlo_conform.zygote.Zygote to fork from, or None: a fresh interpreter each start
         self.proc = None
         self.conn = None
         self.log: CappedLog | None = None
         self.describe = None
         self.starts = 0
         self.spent = 0.0  # seconds the adapter took for the last compile or run (the worker's reply says)
+        self.compiled = 0  # compiles sent to the process now running (runner._SEEDED)
 
     # -- life cycle -------------------------------------------------------
     def start(self) -> str:
-        """A fresh `python -m shlo_conform.worker` (a plain subprocess: no
-        re-import of the caller's __main__, unlike multiprocessing's spawn),
-        leading a session of its own so that killing it kills what it
-        started too; its output goes to a capped log."""
+        """A worker forked from the runner's zygote (shlo_conform/zygote.py:
+        the backend's imports paid once per run, not once per restart), or,
+        without one or when it is gone, a fresh `python -m
+        shlo_conform.worker` (a plain subprocess: no re-import of the
+        caller's __main__, unlike multiprocessing's spawn).  Either leads a
+        session of its own so that killing it kills what it started too;
+        its output goes to a capped log."""
         parent, child = socket.socketpair()
         log_path = os.path.join(self.log_dir, f"worker-{id(self)}-{self.starts}.log")
         self.starts += 1
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "shlo_conform.worker", str(child.fileno())],
-            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-            pass_fds=(child.fileno(),), close_fds=True, start_new_session=True)
+        self.compiled = 0
+        self.proc = self._forked(child) if self.zygote is not None else None
+        if self.proc is None:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "shlo_conform.worker", str(child.fileno())],
+                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                pass_fds=(child.fileno(),), close_fds=True, start_new_session=True)
         self.log = CappedLog(self.proc.stdout, log_path)
         child.close()
         self.conn = Connection(parent.detach())
@@ -198,6 +207,22 @@ class Worker:
             raise BackendLoadError(f"backend {self.backend!r} could not be loaded: {payload}")
         self.describe = payload
         return payload
+
+    def _forked(self, child: socket.socket):
+        """A worker forked by the zygote, its output on a new pipe; None if
+        the zygote is gone (the caller then starts a fresh interpreter)."""
+        if not self.zygote.alive():
+            return None
+        r, w = os.pipe()
+        try:
+            proc = self.zygote.fork(child.fileno(), w)
+        except OSError:
+            os.close(r)
+            return None
+        finally:
+            os.close(w)
+        proc.stdout = os.fdopen(r, "rb", buffering=0)
+        return proc
 
     def kill(self) -> None:
         """SIGKILL to the worker's whole process group: the worker, the
@@ -235,6 +260,7 @@ class Worker:
         """(status, payload) of the worker's reply; `spent` is then the
         seconds the adapter itself took, where the reply says (compile, run)."""
         self.spent = 0.0
+        self.compiled += msg == "compile"
         try:
             self.conn.send((msg, arg))
             if self.conn.poll(timeout):
@@ -267,6 +293,14 @@ class Worker:
 # custom_call targets may keep state.  They are compiled alone.
 _ALONE = ("attributes", "token", "tuple", "stablehlo.rng", "custom_call")
 
+# `rng` programs are compiled by a worker that has compiled nothing before:
+# XLA:CPU draws a module's rng seed from process state that every compile
+# moves on, so the numbers a case saw (and, for a rare draw, its verdict:
+# rng/bf16/3fdd8041f877) depended on which cases its worker had compiled
+# before it, that is on --jobs and on the order of the suite.  A forked
+# worker (zygote.py) costs a few milliseconds, so each rng program gets one.
+_SEEDED = re.compile(r'stablehlo\.rng\b(?!_)')
+
 
 def _may_batch(c: Case) -> bool:
     """A case that may share a merged module: a value or survey case with
@@ -279,14 +313,17 @@ def _may_batch(c: Case) -> bool:
 def plan(groups: list[list[Case]], batch: int) -> list[tuple[str, list[Case]]]:
     """Units of work, in a fixed order (the same whatever the number of
     workers): ("group", cases of one program) or ("batch", up to `batch`
-    single-case programs of one (op, element type) that may be merged).
-    A batch holds one (op, type) because what an implementation refuses or
-    dies of goes by op and type: one refused case then sinks only batches
-    of its kind (and the runner stops batching that kind)."""
+    single-case programs of one op that may be merged), in the suite's
+    order, so a batch's element types come in runs.  A batch holds one op
+    because what an implementation refuses or dies of goes by op and type:
+    a refused batch is halved (`Runner._do_batch`), and the halves part
+    the types.  Not one (op, type) per batch: suites/core has about five
+    cases per op and type, and a module's fixed cost (0.35 s an IREE
+    compile, 20 ms an XLA one) would then be paid for every five cases."""
     units, pending = [], {}
     for g in groups:
         if batch > 1 and len(g) == 1 and _may_batch(g[0]):
-            key = (g[0].op, g[0].dtype)
+            key = g[0].op
             pending.setdefault(key, []).append(g[0])
             if len(pending[key]) == batch:
                 units.append(("batch", pending.pop(key)))
@@ -366,8 +403,9 @@ class Runner:
                  startup_timeout: float | None = None,
                  on_verdict: Callable[[Verdict], None] | None = None,
                  on_describe: Callable[[str], None] | None = None, keep_outputs: bool = False,
-                 log_dir: str | None = None):
+                 log_dir: str | None = None, fork: bool = True):
         self.backend = backend
+        self.fork = fork   # workers forked from a zygote (shlo_conform/zygote.py) where the platform allows
         self.outputs: dict[str, list] | None = {} if keep_outputs else None
         self.compile_timeout = compile_timeout
         self.run_timeout = run_timeout
@@ -376,7 +414,7 @@ class Runner:
         self.jobs = max(1, jobs)
         self.batch = max(1, batch)
         self.workers = 0
-        self._unbatched: set[tuple[str, str]] = set()   # (op, dtype) whose batch failed: singles from then on
+        self._unbatched: set[tuple[str, str]] = set()   # (op, dtype) that crashed or hung alone: singles from then on
         self.batches = {"batches": 0, "cases": 0, "fallbacks": 0, "rerun": 0}
         # seconds: "startup" (worker start, claims), "calls" (messages as the runner waits for them:
         # adapter time plus IPC), "judge" (comparing outputs); "compile"/"run" inside the adapters,
@@ -419,8 +457,10 @@ class Runner:
                     if self.on_verdict:
                         self.on_verdict(v)
 
+            zygote = self._zygote(log_dir)
+
             def loop():
-                w = Worker(self.backend, log_dir, self.startup_timeout)
+                w = Worker(self.backend, log_dir, self.startup_timeout, zygote)
                 with self._lock:
                     self._workers.append(w)
                 try:
@@ -456,6 +496,9 @@ class Runner:
                 for t in threads:
                     t.join(5)
                 raise
+            finally:
+                if zygote is not None:
+                    zygote.close()
         if self._errors:
             raise self._errors[0]
         return sorted(got.values(), key=lambda v: order[v.id])
@@ -470,7 +513,8 @@ class Runner:
         asked once, for the first case's (op, dtype)."""
         if getattr(self, "_kept", None) is None:
             self._kept_dir = tempfile.mkdtemp(prefix="shlo-conform-")
-            self._kept = Worker(self.backend, self.log_dir or self._kept_dir, self.startup_timeout)
+            self._kept_zygote = self._zygote(self.log_dir or self._kept_dir)
+            self._kept = Worker(self.backend, self.log_dir or self._kept_dir, self.startup_timeout, self._kept_zygote)
             self._pairs = [(case.op, case.dtype)]
         got: list[Verdict] = []
         self._do_group(self._kept, [case], got.append)
@@ -481,8 +525,19 @@ class Runner:
         if getattr(self, "_kept", None) is not None:
             self._kept.stop()
             self._kept = None
+            if self._kept_zygote is not None:
+                self._kept_zygote.close()
             import shutil
             shutil.rmtree(self._kept_dir, ignore_errors=True)
+
+    def _zygote(self, log_dir: str):
+        """The template the run's workers are forked from (zygote.py), or
+        None where workers start as fresh interpreters (`fork=False`, or a
+        platform without fork and descriptor passing)."""
+        if not (self.fork and hasattr(os, "fork") and hasattr(socket, "send_fds")):
+            return None
+        from .zygote import Zygote
+        return Zygote(self.backend, os.path.join(log_dir, "zygote.log"))
 
     # -- one program --------------------------------------------------------
     def _ensure_started(self, w: Worker) -> None:
@@ -570,6 +625,8 @@ class Runner:
             if self._stop.is_set():
                 raise _Stopped
             if not compiled or w.proc is None:
+                if w.compiled and _SEEDED.search(c.mlir):
+                    w.stop()   # a worker that compiled nothing yet: see _SEEDED
                 self._ensure_started(w)
                 t0 = time.monotonic()
                 with self._lock:
@@ -603,27 +660,30 @@ class Runner:
             emit(v)
 
     def _do_batch(self, w: Worker, cases: list[Case], emit) -> bool:
-        """Compile `cases` (single-case programs of one op and type,
-        `_may_batch`) as one merged module and run it once; True if that
-        worked.  Verdicts are those a single run would give: only a pass is
-        taken from a batch; every case whose outputs do not pass is done
-        again alone (`_do_group`), and so is every case of a batch that
-        cannot be merged, crashes or times out (a fresh worker after a
-        crash).  A batch refused otherwise (rejected, unsupported, an error)
-        is split in halves, each tried as a batch, so that one refused case
-        costs a few compiles, not one per case; batches of fewer than
-        SPLIT_MIN, and every later batch of a kind (op, type) after a crash,
-        a timeout or two refused halves, go case by case."""
+        """Compile `cases` (single-case programs of one op, `_may_batch`) as
+        one merged module and run it once; True if that worked.  Verdicts
+        are those a single run would give: only a pass is taken from a
+        batch; every case whose outputs do not pass is done again alone
+        (`_do_group`), and so is every case of a batch that cannot be
+        merged, crashes or times out (a fresh worker after a crash).  A
+        batch refused otherwise (rejected, unsupported, an error) is split
+        in halves, each tried as a batch, so that one refused case costs a
+        few compiles, not one per case; batches of fewer than SPLIT_MIN go
+        case by case (`_alone`), and a kind (op, type) whose case alone
+        then crashed or timed out is never batched again."""
         self._ensure_started(w)
         todo = self._claimed(cases, emit)
+        supported = self._batches_supported(w)
+        if any((c.op, c.dtype) in self._unbatched for c in todo):
+            self._alone(w, [c for c in todo if (c.op, c.dtype) in self._unbatched], emit)
+            todo = [c for c in todo if (c.op, c.dtype) not in self._unbatched]
+            self._ensure_started(w)   # one of them may have ended the worker
         merged = None
-        key = (todo[0].op, todo[0].dtype) if todo else None
-        if len(todo) > 1 and key not in self._unbatched and self._batches_supported(w):
+        if len(todo) > 1 and supported:
             from .batching import merge
             merged = merge([c.mlir for c in todo])
         if merged is None:
-            for c in todo:
-                self._do_group(w, [c], emit)
+            self._alone(w, todo, emit)
             return not todo
         with self._lock:
             self.compiles += 1
@@ -643,17 +703,10 @@ class Runner:
                 self.batches["fallbacks"] += 1
             if status not in ("crash", "timeout") and len(todo) >= SPLIT_MIN:
                 half = len(todo) // 2
-                first = self._do_batch(w, todo[:half], emit)
-                second = self._do_batch(w, todo[half:], emit)
-                if not (first or second):
-                    with self._lock:
-                        self._unbatched.add(key)
+                self._do_batch(w, todo[:half], emit)
+                self._do_batch(w, todo[half:], emit)
                 return False
-            if status in ("crash", "timeout"):
-                with self._lock:
-                    self._unbatched.add(key)
-            for c in todo:
-                self._do_group(w, [c], emit)
+            self._alone(w, todo, emit)
             return False
         for c, out in zip(todo, outputs):
             t1 = time.monotonic()
@@ -670,6 +723,19 @@ class Runner:
             emit(self._verdict(c, "pass", detail, seconds, max_ulp=max_ulp, impl_defined=labels,
                                meaningful_ulp=max_ulp))   # a pass: every element's ULP means something
         return True
+
+    def _alone(self, w: Worker, cases: list[Case], emit) -> None:
+        """Each case compiled and run by itself; the kind (op, type) of one
+        that crashes or times out alone is batched no more (its batches
+        would die again, each costing a worker and a case-by-case rerun;
+        a refusal is cheaper, and halving already isolates it)."""
+        def watch(v: Verdict):
+            if v.verdict in ("crash", "timeout"):
+                with self._lock:
+                    self._unbatched.add((v.op, v.dtype))
+            emit(v)
+        for c in cases:
+            self._do_group(w, [c], watch)
 
     def _batches_supported(self, w: Worker) -> bool:
         """Whether the adapter compiles merged modules (`Backend.batches`); asked once per run."""
