@@ -227,6 +227,11 @@ def _run_generic(sem: Elementwise, inst, arrays: list, op_types: list, result: T
         hit = idx[ok]
         bits[hit] = to_bits(rounded[ok], et)
         done[hit] = True
+    elif len(idx) == n > 0:   # every element generic (the usual case): no gathers or scatters
+        ok, rounded = fast.evaluate(g.f, list(g.arguments(*vals)), et.format)
+        with np.errstate(all="ignore"):   # the undecided elements' values are placeholders, replaced below
+            bits[:] = to_bits(rounded.astype(et.numpy), et)
+        done = ok
     elif len(idx):
         ok, rounded = fast.evaluate(g.f, list(g.arguments(*[v[idx] for v in vals])), et.format)
         hit = idx[ok]
@@ -234,21 +239,40 @@ def _run_generic(sem: Elementwise, inst, arrays: list, op_types: list, result: T
         done[hit] = True
     rest = np.flatnonzero(~done)
     if len(rest):
-        keys = [tuple(r) for r in np.stack([to_bits(np.asarray(a).reshape(-1)[rest], t.element_type)
-                                            for a, t in zip(arrays, op_types)], axis=1).tolist()]
-        args = [v[rest].tolist() for v in vals]
-        cache: dict = {}
-        for j, k in enumerate(keys):
-            r = cache.get(k)
-            if r is None:
-                x = [a[j] for a in args]
-                r = cache[k] = resolve(sem.fn(inst, *x), et)
-                if r.whys or r.undecided or r.bounds is not None or r.options[0][0] is not None:
-                    return None
-            bits[rest[j]] = r.options[0][1]
+        first, inverse = _distinct([to_bits(np.asarray(a).reshape(-1)[rest], t.element_type)
+                                    for a, t in zip(arrays, op_types)])
+        args = [v[rest[first]].tolist() for v in vals]
+        answers = np.zeros(len(first), dtype=et.bits_dtype)
+        for j in range(len(first)):
+            r = resolve(sem.fn(inst, *[a[j] for a in args]), et)
+            if r.whys or r.undecided or r.bounds is not None or r.options[0][0] is not None:
+                return None
+            answers[j] = r.options[0][1]
+        bits[rest] = answers[inverse]
     ulp = sem.accuracy_for(inst) == "approx"
     return Expectation(result, bits.reshape(shape), "ulp" if ulp else "exact", tolerance_ulp(et) if ulp else 0,
                        sem.bit_exact, [], [], "")
+
+
+def _distinct(cols: list) -> tuple[np.ndarray, np.ndarray]:
+    """(first, inverse) over rows of operand bit patterns (unsigned integer
+    arrays, one per operand): `first` indexes one row of each distinct
+    tuple, and row i is the tuple at first[inverse[i]] — so fn is called
+    once per distinct tuple (suites and narrow formats repeat values).
+    Tuples of at most 64 bits are packed into one integer for np.unique;
+    wider ones (binary f64) are deduplicated by a dict."""
+    width = sum(c.dtype.itemsize * 8 for c in cols)
+    if width <= 64:
+        key = np.zeros(len(cols[0]), dtype=np.uint64)
+        for c in cols:
+            key = (key << np.uint64(c.dtype.itemsize * 8)) | c.astype(np.uint64)
+        _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
+        return first, inverse.reshape(-1)
+    seen: dict = {}
+    inverse = np.array([seen.setdefault(k, len(seen)) for k in zip(*[c.tolist() for c in cols])], dtype=np.int64)
+    first = np.zeros(len(seen), dtype=np.int64)
+    first[inverse] = np.arange(len(inverse))   # any row of a tuple serves: they are one tuple
+    return first, inverse
 
 
 def _integer_result(sem: Elementwise, inst, arrays: list, op_types: list, result: TensorType,

@@ -4,9 +4,13 @@ whole array at once, from a float64 evaluation with a bounded error.
 For a function in real_functions.TABLE and a target format narrower than
 float64 (f32, bf16, f16, f8E5M2, f8E4M3FN), numpy computes y ≈ f(x) in
 float64.  We take the true value to lie in [y - |y|·E, y + |y|·E] with
-E = FAST_REL_ERROR = 2^-40, round both ends into the target format (exact
-float64 arithmetic, `round_to_format`) and accept the element when they
-agree; the rest go to the rigorous path (rigorous.py) one by one.
+E = FAST_REL_ERROR = 2^-40, round both ends into the target format
+(`round_fast`: one cast or integer rounding, equal to the exact reference
+`round_to_format`) and accept the element when they agree; the rest go to
+the rigorous path (rigorous.py) one by one.  For f64 results the same runs
+in long double, and the elements it leaves go to MPFR (gmpy2), which rounds
+correctly by contract, where the function has an MPFR form
+(`mpfr_correct`), before arb.
 
 The bound E, and why it holds:
 * numpy 2.x on x86-64 with AVX-512 evaluates float64 sin, cos, tan, exp,
@@ -39,7 +43,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..spec.types import F64, FloatFormat
+from ..spec.types import F16, F32, F64, FloatFormat
 from .real_functions import TABLE
 
 FAST_REL_ERROR = 2.0 ** -40
@@ -85,14 +89,58 @@ def round_to_format(v: np.ndarray, fmt: FloatFormat) -> np.ndarray:
     return r
 
 
+_CAST = {F32: np.float32, F16: np.float16, F64: np.float64}   # the formats whose numpy cast rounds once
+
+
+def round_fast(v: np.ndarray, fmt: FloatFormat) -> np.ndarray:
+    """round_to_format's values as float64 (v in working(fmt)'s dtype:
+    float64, or long double for f64), by one cast or a few integer
+    operations instead of its frexp/ldexp/rint: the same single RNE
+    rounding, shown equal on every midpoint of the 8- and 16-bit formats
+    ± 2 ulp and on samples of f32's and f64's in
+    tests/oracle/test_round_fast.py, with round_to_format as the reference.
+    * f32, f16 from float64, f64 from long double: numpy's casts round once,
+      to nearest even, subnormals and overflow included (the C conversions
+      for float and double, numpy's own npy_double_to_half for half).
+    * bf16 and the f8 formats: ml_dtypes converts float64 through float32 —
+      two roundings, wrong for values within half a float32 ulp of a
+      midpoint — so their rounding is done here: to nearest even at p bits on the
+      float64 bit pattern (a carry into the exponent is the right result),
+      and below the format's smallest normal by adding and subtracting a
+      power of two whose float64 quantum is the format's subnormal quantum
+      (one hardware rounding to nearest even).
+    Magnitudes past the largest finite become ±inf, as in round_to_format."""
+    target = _CAST.get(fmt)
+    if target is not None:
+        with np.errstate(over="ignore", invalid="ignore"):
+            return v.astype(target).astype(np.float64)
+    v = np.asarray(v, dtype=np.float64)
+    a = np.abs(v)
+    s = np.uint64(52 - fmt.mantissa_bits)
+    b = a.view(np.uint64)
+    with np.errstate(over="ignore", invalid="ignore"):
+        r = ((b + ((np.uint64(1) << (s - np.uint64(1))) - np.uint64(1)) + ((b >> s) & np.uint64(1)))
+             >> s << s).view(np.float64)
+        sub = a < 2.0 ** fmt.emin
+        if sub.any():
+            c = 2.0 ** (fmt.emin - fmt.mantissa_bits + 52)
+            r[sub] = (a[sub] + c) - c
+        r[r > float(fmt.max_finite)] = np.inf
+        r[np.isnan(a)] = np.nan
+    return np.copysign(r, v)
+
+
 def decide(y: np.ndarray, fmt: FloatFormat) -> tuple[np.ndarray, np.ndarray]:
-    """(decided mask, rounded values) for approximations y (in the working
-    dtype of `fmt`) of the true values, each known to within |y|·bound."""
+    """(decided mask, rounded values as float64) for approximations y (in
+    the working dtype of `fmt`) of the true values, each known to within
+    |y|·bound.  Both ends keep y's sign wherever y is trusted (|y| >= tiny),
+    so the ends' equality decides and ±0 ends cannot meet."""
     _, bound, tiny = working(fmt)
     with np.errstate(invalid="ignore", over="ignore"):
-        d = np.abs(y) * bound
-        lo, hi = round_to_format(y - d, fmt), round_to_format(y + d, fmt)
-        ok = agree(lo, hi, fmt) & np.isfinite(y) & (np.abs(y) >= tiny)
+        a = np.abs(y)
+        d = a * bound
+        lo, hi = round_fast(y - d, fmt), round_fast(y + d, fmt)
+        ok = agree(lo, hi, fmt) & (a >= tiny) & (a < np.inf)
     return ok, lo
 
 
@@ -105,12 +153,42 @@ def agree(lo: np.ndarray, hi: np.ndarray, fmt: FloatFormat) -> np.ndarray:
 
 
 def evaluate(f, args: list, fmt: FloatFormat) -> tuple[np.ndarray, np.ndarray]:
-    """Vectorised f over argument arrays: (decided mask, rounded values,
-    meaningful where decided, exactly representable in `fmt`)."""
+    """Vectorised f over argument arrays: (decided mask, rounded values as
+    float64, meaningful where decided, exactly representable in `fmt`).
+    For f64 results, the elements the long double pass leaves (1 in 20 or
+    so) are rounded by MPFR where f has an `mpfr` form (mpfr_correct)."""
     dtype = working(fmt)[0]
     with np.errstate(all="ignore"):
-        y = np.asarray(TABLE[f].numpy(*[np.asarray(a, dtype=dtype) for a in args]), dtype=dtype)
-    return decide(y, fmt)
+        cols = [np.asarray(a, dtype=dtype) for a in args]
+        y = np.asarray(TABLE[f].numpy(*cols), dtype=dtype)
+    ok, r = decide(y, fmt)
+    if fmt == F64 and TABLE[f].mpfr is not None and not ok.all():
+        mpfr_correct(f, [np.asarray(a, dtype=np.float64) for a in args], ok, r)
+    return ok, r
+
+
+def mpfr_correct(f, args: list, ok: np.ndarray, r: np.ndarray) -> None:
+    """Decide the elements of f64 results not yet `ok` by MPFR (gmpy2), in
+    place: MPFR rounds every function it has correctly, by contract, to the
+    context's precision and exponent range (gmpy2.ieee(64): binary64,
+    subnormals and overflow included), so its value is the f64 result
+    itself.  `TABLE[f].mpfr` is set only where f is one MPFR operation whose
+    value at floats is never exactly a binary64 midpoint.  Elements with a
+    zero or non-finite argument, or a NaN value, stay undecided: MPFR
+    follows IEEE's signed zeros (sin(-0) = -0, atan2(-0, -1) = -π) where
+    arb and mpmath have one zero, so there the spec's statement decides."""
+    fn = TABLE[f].mpfr
+    todo = np.flatnonzero(~ok)
+    for a in args:
+        x = a[todo]
+        todo = todo[np.isfinite(x) & (x != 0)]
+    if not len(todo):
+        return
+    cols = [a[todo].tolist() for a in args]
+    got = np.array([float(fn(*x)) for x in zip(*cols)], dtype=np.float64)
+    keep = ~np.isnan(got)
+    r[todo[keep]] = got[keep]
+    ok[todo[keep]] = True
 
 
 # --------------------------------------------------------------------------
@@ -121,36 +199,64 @@ def ieee_applies(fmt: FloatFormat) -> bool:
     return fmt.precision <= 24 or fmt == F64
 
 
-def _min_normal(fmt: FloatFormat) -> float:
-    """The smallest magnitude trusted on the way in and out: the format's
-    smallest normal, and float32's for the narrow formats that numpy and
-    ml_dtypes compute in float32 — so a flush-to-zero or denormals-are-zero
-    mode of the FPU could never change a result accepted here."""
-    return max(2.0 ** fmt.emin, 2.0 ** -126 if fmt.precision < 24 else 0.0)
+def gradual_underflow() -> bool:
+    """Whether numpy's float32 and float64 arithmetic keeps subnormals: no
+    flush-to-zero (a subnormal result made 0) and no denormals-are-zero (a
+    subnormal operand read as 0).  Both are modes of the FPU (x86 MXCSR),
+    per thread, that a library may set; checked on every `ieee` call, through
+    the same vectorised loops, so a mode set behind the oracle's back makes
+    it refuse subnormals instead of stating wrong bits."""
+    for dt in (np.float32, np.float64):
+        fi = np.finfo(dt)
+        sub = np.full(32, fi.smallest_subnormal, dtype=dt)
+        half = np.full(32, fi.smallest_normal, dtype=dt) * dt(0.5)        # FTZ: 0
+        if not ((sub + sub) == dt(2) * fi.smallest_subnormal).all() or not (half > 0).all():   # DAZ: 0
+            return False
+    return True
 
 
 def ieee(ufunc, operands: list, et, exact: bool = False) -> tuple[np.ndarray, np.ndarray]:
-    """(accepted mask, results in et's numpy dtype) of an IEEE basic
-    operation on operand arrays of that dtype.  f32 and f64 are computed in
-    their own format; bf16, f16 and the f8 types by numpy / ml_dtypes in
-    float32 and rounded once more, which is innocuous for + - * / because
-    float32's 24 bits are at least 2p + 2 for p <= 11 (and sqrt, which needs
-    2p + 2 as well) (Figueroa, "When is double rounding innocuous?", 1995).  Accepted: operands zero or normal,
-    results normal and finite (zero results, where the sign rule applies,
-    overflow and f8E4M3FN's NaN are left to the op's fn) — and, for an
-    `exact` operation (one that never rounds: ceil, abs, fmod …), zero
-    results too, whose sign numpy takes from IEEE's rule as the fn does."""
+    """(accepted mask, results in et's numpy dtype) of an IEEE operation on
+    operand arrays of that dtype.
+
+    f32 and f64 are computed in their own format, by the hardware, which
+    rounds + - * / sqrt correctly, subnormal results included, while the FPU
+    keeps subnormals (`gradual_underflow`; otherwise subnormal operands and
+    results are refused).  bf16, f16 and the f8 types are computed in
+    float64, where all their values and these results are normal numbers,
+    and rounded once into the format (`round_to_format`).  That double
+    rounding is innocuous: for normal results because float64's 53 bits are
+    at least 2p + 2 (Figueroa, "When is double rounding innocuous?", 1995);
+    for subnormal ones because sums and products landing there are exact in
+    float64, and a quotient or root that is not itself a midpoint of the
+    format's subnormal grid lies more than 2^-(3p+1) relative from every
+    midpoint (p <= 11 here; the proof is in docs/oracle-evaluation.md),
+    where float64's error is at most 2^-53.
+
+    Accepted: finite operands, zero and subnormal ones included; finite
+    nonzero results, and NaN results (an invalid operation on finite
+    operands: sqrt of a negative, 0/0, fmod(x, 0)), stated as the positive
+    quiet NaN, as the op's fn is rounded (`round_bits`), not as the
+    hardware's default NaN (negative on x86).  Zero results only for an
+    `exact` operation (one that never rounds: ceil, abs, fmod …), whose sign
+    numpy takes from IEEE's rule as the fn does; elsewhere the sign rule,
+    overflow and f8E4M3FN's NaN are left to the op's fn."""
     fmt = et.format
-    tiny = _min_normal(fmt)
+    narrow = fmt.precision < 24
+    tiny = 0.0 if narrow or gradual_underflow() else 2.0 ** fmt.emin
     with np.errstate(all="ignore"):
-        r = ufunc(*operands)
-        ok = np.ones(r.shape, dtype=bool)
-        for a in operands:
-            a = np.asarray(a, dtype=np.float64)
+        wide = [np.asarray(a, dtype=np.float64) for a in operands]
+        if narrow:
+            r64 = round_to_format(np.asarray(ufunc(*wide), dtype=np.float64), fmt)
+        else:
+            r64 = np.asarray(ufunc(*operands)).astype(np.float64)
+        ok = np.ones(r64.shape, dtype=bool)
+        for a in wide:
             ok &= np.isfinite(a) & ((a == 0) | (np.abs(a) >= tiny))
-        r64 = r.astype(np.float64)
-        normal = (np.abs(r64) >= 2.0 ** fmt.emin) & (np.abs(r64) >= tiny)
-        ok &= np.isfinite(r64) & (normal | (exact & (r64 == 0)))
+        nan = np.isnan(r64)
+        r64[nan] = np.nan
+        ok &= nan | (np.isfinite(r64) & ((np.abs(r64) >= tiny) & (r64 != 0) | (exact & (r64 == 0))))
+        r = r64.astype(et.numpy)
     return ok, r
 
 

@@ -21,6 +21,7 @@ path instead, as does any `f` without an arb counterpart.
 from __future__ import annotations
 
 import mpmath
+from mpmath.libmp import from_man_exp
 from flint import arb, ctx
 
 from ..spec.types import FloatFormat
@@ -33,9 +34,14 @@ MAX_PRECISION = 4096
 
 def _end(a: arb):
     """An exact arb (a ball end) as an exact mpmath number, which round_bits
-    reads without building giant integers for huge exponents."""
+    reads without building giant integers for huge exponents.  Built from
+    the raw (man, exp) with no precision: mpmath.mpf((man, exp)) would round
+    the mantissa to mpmath's working precision (53 bits), a first rounding
+    before round_bits' — wrong where the end lies within 2^-53 of a midpoint
+    of a result with fewer bits (f64 subnormals: atan2(3·2^-1074, 2) is a
+    hair below 1.5 quanta, and the ends rounded to 53 bits were the tie)."""
     man, exp = a.man_exp()
-    return mpmath.mpf((int(man), int(exp)))
+    return mpmath.mp.make_mpf(from_man_exp(int(man), int(exp)))
 
 
 def supports(f, args) -> bool:

@@ -1,5 +1,7 @@
 """imag — element-wise imaginary part (spec section "imag")."""
-from ..dsl import COMPLEX, FLOAT, Elementwise, OpSpec, Operand, Result, same_shape
+import numpy as np
+
+from ..dsl import COMPLEX, FLOAT, Elementwise, Generic, OpSpec, Operand, Result, finite, same_shape
 from ..types import TensorType
 
 
@@ -36,5 +38,7 @@ SPEC = OpSpec(
     results=(Result("result", FLOAT),),
     constraints=(imag_c1, imag_c2),
     infer=infer,
-    semantics=Elementwise(element),
+    # Of a float array, numpy's imaginary part is +0.0 everywhere, as `element`
+    # states (the whole-array route takes real operands only).
+    semantics=Elementwise(element, generic=Generic(None, finite, ieee=np.imag, exact=True)),
 )

@@ -1,7 +1,7 @@
 """sqrt — element-wise square root (spec section "sqrt")."""
 import numpy as np
 
-from ..dsl import COMPLEX, FLOAT, Elementwise, Generic, OpSpec, Operand, Result, approx_if_complex, same_type
+from ..dsl import COMPLEX, FLOAT, Elementwise, Generic, OpSpec, Operand, Result, approx_if_complex, finite, same_type
 from .. import annex_g, ieee, samples
 from ..exercise import Exercise
 
@@ -29,18 +29,12 @@ def element(op, x):
     return ieee.squareRoot(x)
 
 
-def _positive(x):
-    """Where `element` is the IEEE squareRoot of a positive finite number
-    (±0, +inf, negatives and NaN are its special cases)."""
-    return np.isfinite(x) & (x > 0)
-
-
 SPEC = OpSpec(
     mnemonic="sqrt",
     operands=(Operand("operand", FLOAT + COMPLEX),),
     results=(Result("result", FLOAT + COMPLEX),),
     constraints=(sqrt_c1,),
     infer=infer,
-    semantics=Elementwise(element, accuracy=approx_if_complex, generic=Generic(None, _positive, ieee=np.sqrt)),
+    semantics=Elementwise(element, accuracy=approx_if_complex, generic=Generic(None, finite, ieee=np.sqrt)),
     exercise=Exercise(hard_floats=samples.roots),
 )

@@ -72,3 +72,56 @@ def test_generic_claim_matches_fn(mnemonic):
                 continue
             assert got.f is sem.generic.f, (name, x, got)
             assert len(got.args) == len(args) and all(_same(a, b) for a, b in zip(got.args, args)), (name, x, got)
+
+
+IEEE_UNARY = sorted(m for m, s in REGISTRY.items()
+                    if isinstance(s.semantics, Elementwise) and s.semantics.generic is not None
+                    and s.semantics.generic.ieee is not None and len(s.operands) == 1)
+
+
+def test_some_unary_ops_take_the_ieee_route():
+    assert {"sqrt", "abs", "ceil", "round_nearest_afz", "convert", "imag"} <= set(IEEE_UNARY)
+
+
+@pytest.mark.parametrize("mnemonic", IEEE_UNARY)
+def test_unary_ieee_claim_matches_fn(mnemonic):
+    """A unary `Generic(ieee=...)` claim, on every bit pattern of the 8-bit
+    formats; of bf16 and f16, every subnormal and every eighth pattern (low
+    three bits clear: the ties x.5 of small x among them); of f32 and f64,
+    the ties k + 1/2 at every scale, their neighbours, the specials and 500
+    random patterns (tests/oracle/test_fast.py samples binary ops): at each
+    element `fast.ieee` accepts where `where` holds, its bits
+    are the op's fn's, rounded by the oracle — ties of round_nearest_afz,
+    subnormals, NaN of sqrt of a negative included — and it accepts most of
+    them (a pass that declines everything would prove nothing)."""
+    from shlo_conform.oracle import fast
+    from shlo_conform.oracle.elementwise import resolve
+    from shlo_conform.spec.types import to_bits
+    spec = REGISTRY[mnemonic]
+    sem = spec.semantics
+    g = sem.generic
+    rng = np.random.default_rng(8)
+    for name in ["f8E4M3FN", "f8E5M2", "bf16", "f16", "f32", "f64"]:
+        et = element_type(name)
+        t = TensorType((), et)
+        inst = spec.instance({o.name: t for o in spec.operands}, {}, {r.name: t for r in spec.results})
+        if et.bits <= 16:
+            bits = np.arange(1 << et.bits, dtype=np.uint64)
+            if et.bits == 16:
+                bits = bits[((bits & np.uint64(7)) == 0) | ((bits & np.uint64(et.format.exponent_mask)) == 0)]
+            x = from_bits(bits, et)
+        else:   # ties k + 1/2 at every scale and their neighbours (0.49999997 + 0.5 rounds to 1 in f32)
+            ties = np.ldexp(np.arange(-40, 41) + 0.5, np.arange(81)[:, None] % (et.format.precision + 2)).reshape(-1)
+            x = ties.astype(et.numpy)
+            with np.errstate(invalid="ignore", over="ignore"):
+                rest = _values(name, rng)[-536:].astype(et.numpy)   # 500 random patterns and the specials
+            x = np.concatenate([x, np.nextafter(x, np.inf), np.nextafter(x, -np.inf), rest])
+        with np.errstate(invalid="ignore"):
+            wide = x.astype(np.float64)
+        idx = np.flatnonzero(np.asarray(g.where(wide), dtype=bool))
+        ok, r = fast.ieee(g.ieee, [x[idx]], et, g.exact)
+        assert ok.sum() > 0.9 * len(idx), name
+        got = to_bits(r[ok], et).tolist()
+        for v, bits in zip(wide[idx[ok]].tolist(), got):
+            want = resolve(sem.fn(inst, v), et).options[0][1]
+            assert bits == want, (name, v, hex(bits), hex(want))
