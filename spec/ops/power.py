@@ -70,7 +70,47 @@ def float_pow(x: float, y: float):
     sign = -1 if (x < 0 and odd) else 1
     if y == math.floor(y) and abs(y) <= _EXACT_EXPONENT:
         return Fraction(x) ** int(y)
+    exact = exact_power(abs(x), y)
+    if exact is not None:
+        return sign * exact
     return Approx(signed_power, float(sign), abs(x), y)
+
+
+def exact_power(x: float, y: float) -> Fraction | None:
+    """x^y (x > 0 finite, y finite) when it is a dyadic rational of sane
+    size, else None.  Why: an exact value can be a rounding midpoint
+    (f8E4M3FN: (2^-8)^1.25 = 2^-10, halfway between 0 and the smallest
+    subnormal 2^-9), which no enclosure of an Approx can ever decide; the
+    spec's rounding of the exact value (ties to even: +0) is the answer.
+    With x = c·2^e (c odd) and y = a/b in lowest terms (b a power of two),
+    x^y = c^(a/b)·2^(e·a/b) is dyadic exactly when c is a perfect b-th power
+    r^b (then c^(a/b) = r^a, an integer, or 1/r^|a| which is dyadic only for
+    r = 1) and b divides e·a.  c < 2^53, so c > 1 needs b <= 52.  Left to
+    the Approx, whose enclosure decides them without building them: an r^a
+    wider than 64 bits (no midpoint of any format has more than 54), and
+    values far outside every format's range (|log2| > 2200)."""
+    m, e = math.frexp(x)
+    c, e = int(m * 2 ** 53), e - 53
+    while c % 2 == 0:
+        c, e = c // 2, e + 1
+    q = Fraction(y)
+    a, b = q.numerator, q.denominator
+    if (e * a) % b:
+        return None
+    if c == 1:
+        r = 1
+    else:
+        if b > 52 or a < 0:
+            return None
+        r = round(c ** (1.0 / b))
+        r = next((t for t in (r - 1, r, r + 1) if t > 0 and t ** b == c), None)
+        if r is None:
+            return None
+    if r > 1 and a * math.log2(r) > 64:
+        return None   # r^a is odd and wider than any format's midpoint: an enclosure decides it
+    if abs(y * math.log2(x)) > 2200:
+        return None
+    return Fraction(r ** a) * (Fraction(2) ** (e * a // b))
 
 
 def _generic_pow(x, y):
