@@ -414,7 +414,8 @@ class Runner:
         self.jobs = max(1, jobs)
         self.batch = max(1, batch)
         self.workers = 0
-        self._unbatched: set[tuple[str, str]] = set()   # (op, dtype) that crashed or hung alone: singles from then on
+        self._unbatched: set[tuple[str, str]] = set()   # (op, dtype) that crashed, hung or was refused alone: singles
+        self._refused: dict[tuple[str, str], int] = {}   # (op, dtype) -> cases refused alone (`_alone`)
         self.batches = {"batches": 0, "cases": 0, "fallbacks": 0, "rerun": 0}
         # seconds: "startup" (worker start, claims), "calls" (messages as the runner waits for them:
         # adapter time plus IPC), "judge" (comparing outputs); "compile"/"run" inside the adapters,
@@ -669,8 +670,7 @@ class Runner:
         batch refused otherwise (rejected, unsupported, an error) is split
         in halves, each tried as a batch, so that one refused case costs a
         few compiles, not one per case; batches of fewer than SPLIT_MIN go
-        case by case (`_alone`), and a kind (op, type) whose case alone
-        then crashed or timed out is never batched again."""
+        case by case (`_alone`, which says which kinds are batched no more)."""
         self._ensure_started(w)
         todo = self._claimed(cases, emit)
         supported = self._batches_supported(w)
@@ -725,14 +725,21 @@ class Runner:
         return True
 
     def _alone(self, w: Worker, cases: list[Case], emit) -> None:
-        """Each case compiled and run by itself; the kind (op, type) of one
-        that crashes or times out alone is batched no more (its batches
-        would die again, each costing a worker and a case-by-case rerun;
-        a refusal is cheaper, and halving already isolates it)."""
+        """Each case compiled and run by itself.  The kind (op, type) of a
+        case that crashes or times out alone is batched no more (its batches
+        would die again, each costing a worker and a case-by-case rerun),
+        nor is a kind with two cases refused alone: an implementation
+        refuses an op on a type as a whole (IREE refuses 500 valid cases,
+        mostly whole kinds), and halving every batch that holds one costs
+        more compiles than running the kind alone.  One refused case alone
+        is taken for the case's own (a constant, a shape)."""
         def watch(v: Verdict):
-            if v.verdict in ("crash", "timeout"):
-                with self._lock:
-                    self._unbatched.add((v.op, v.dtype))
+            kind = (v.op, v.dtype)
+            with self._lock:
+                if v.verdict in ("rejected", "unsupported"):
+                    self._refused[kind] = self._refused.get(kind, 0) + 1
+                if v.verdict in ("crash", "timeout") or self._refused.get(kind, 0) >= 2:
+                    self._unbatched.add(kind)
             emit(v)
         for c in cases:
             self._do_group(w, [c], watch)

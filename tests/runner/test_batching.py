@@ -148,3 +148,21 @@ def test_rng_draws_do_not_depend_on_what_the_worker_compiled_before():
     forward, backward = outputs(cases), outputs(cases[::-1])
     assert forward.keys() == backward.keys() and len(forward) == 4
     assert forward == backward
+
+
+def test_a_kind_with_two_cases_refused_alone_is_batched_no_more():
+    # Batches of 8 of one kind, the sixth and seventh refused: 8 refused -> [0-3] pass,
+    # [4-7] refused -> [4,5] refused, alone: 4 passes, 5 is refused; [6,7] refused,
+    # alone: 6 is refused (the kind's second), 7 passes.  The next 4 cases of the kind
+    # go alone (4 compiles) instead of one batch.  a + k by hand.
+    cases = [_const_case(i, 32430 if i in (5, 6) else 100 + i) for i in range(12)]
+    c6 = cases[6]   # a program of its own (a renamed argument), refused as the sixth's is
+    mlir = c6.mlir.replace("%a", "%z")
+    cases[6] = Case(id=case_id("add", "si64", mlir, c6.inputs), op="add", dtype="si64", kind="value", mlir=mlir,
+                    inputs=c6.inputs, expected=c6.expected)
+    single, one = _verdicts(cases, batch=1)
+    batched, many = _verdicts(cases, batch=8, jobs=1)
+    assert many == one
+    assert [v for _, v, _ in one] == ["pass"] * 5 + ["rejected"] * 2 + ["pass"] * 5
+    assert ("add", "si64") in batched._unbatched
+    assert batched.compiles == 1 + 1 + 1 + 1 + 2 + 1 + 2 + 4
