@@ -41,7 +41,8 @@ import math
 import os
 import time
 import zlib
-from concurrent.futures import ProcessPoolExecutor
+from collections import deque
+from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -178,6 +179,14 @@ def _plane(op: str, et, size: int, rng: np.random.Generator) -> np.ndarray:
     return np.concatenate([np.stack([s0.reshape(-1), s1.reshape(-1)], axis=1), *axes, plane])
 
 
+def _distinct(bits: np.ndarray) -> np.ndarray:
+    """np.unique(bits) — the sorted distinct values — by a sort and a
+    neighbour comparison: numpy 2.4's np.unique takes 1-3 s on 10^6 integers
+    (hashing), the sort 0.1 s."""
+    s = np.sort(bits)
+    return s[np.concatenate([[True], s[1:] != s[:-1]])] if s.size else s
+
+
 def survey_inputs(op: str, arity: int, dtype: str, size: int, seed: int) -> np.ndarray:
     """The operands' bit patterns, shape (arity, n) — (arity, n, 2) for complex
     types, (re, im) — unsigned of the (component) type's width."""
@@ -192,9 +201,9 @@ def survey_inputs(op: str, arity: int, dtype: str, size: int, seed: int) -> np.n
         if dtype in EXHAUSTIVE:
             bits = np.arange(1 << f.bits, dtype=np.uint64)
         else:
-            bits = np.unique(np.concatenate([stratified(et, size, rng), _specials(et), _hard(op, et, 0)]))
+            bits = _distinct(np.concatenate([stratified(et, size, rng), _specials(et), _hard(op, et, 0)]))
             while bits.size < size:   # the narrow subnormal binades repeat values: draw until `size` distinct
-                bits = np.unique(np.concatenate([bits, stratified(et, size - bits.size, rng)]))
+                bits = _distinct(np.concatenate([bits, stratified(et, size - bits.size, rng)]))
         return bits.astype(et.bits_dtype)[None, :]
     if f.bits == 8:
         a, b = np.meshgrid(np.arange(256, dtype=np.uint64), np.arange(256, dtype=np.uint64), indexing="ij")
@@ -215,8 +224,8 @@ def survey_inputs(op: str, arity: int, dtype: str, size: int, seed: int) -> np.n
 
 # What decides an entry's inputs and expected bits in this module; changes
 # elsewhere in it (measures, rendering) keep the cache.
-_KEYED = ("program", "_specials", "stratified", "_hard", "_rng", "_plane", "survey_inputs", "exhaustive",
-          "_oracle_chunk", "expectations", "CacheEntry")
+_KEYED = ("program", "_specials", "stratified", "_hard", "_rng", "_plane", "_distinct", "survey_inputs", "exhaustive",
+          "_oracle_chunk", "_unspecified", "build", "CacheEntry")
 
 
 @functools.lru_cache(maxsize=1)
@@ -261,10 +270,12 @@ class CacheEntry:
     meta: dict
 
     def save(self, path: Path) -> None:
+        """Uncompressed: deflate took 0.3-0.8 s per 10^6-element entry (a
+        minute of a cold survey) and saved a quarter of the size."""
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_suffix(".tmp.npz")
-        np.savez_compressed(tmp, inputs=self.inputs, expected=self.expected, alts=self.alts, free=self.free,
-                            meta=np.array(json.dumps(self.meta, sort_keys=True)))
+        np.savez(tmp, inputs=self.inputs, expected=self.expected, alts=self.alts, free=self.free,
+                 meta=np.array(json.dumps(self.meta, sort_keys=True)))
         os.replace(tmp, path)
 
     @classmethod
@@ -316,47 +327,99 @@ def entry_path(cache_dir: Path, op: str, dtype: str) -> Path:
     return Path(cache_dir) / op / f"{dtype}.npz"
 
 
-def expectations(op: str, arity: int, dtype: str, size: int, seed: int, cache_dir: Path,
-                 jobs: int = 1, regenerate: bool = False, log=None) -> CacheEntry:
-    """The cached entry for op × type, computed (and written) when missing or stale."""
-    path = cache_dir / op / f"{dtype}.npz"
-    key = cache_key(op, arity, dtype, size, seed)
-    if path.is_file() and not regenerate:
+AHEAD = 3   # entries whose chunks may be queued at once: the workers never wait for the parent
+
+
+def _cached(path: Path, key: str):
+    """The entry at `path` if it is readable and was made under `key`, else None."""
+    if path.is_file():
         try:
             entry = CacheEntry.load(path)
             if entry.meta.get("key") == key:
                 return entry
         except (OSError, ValueError, KeyError):
             pass   # unreadable or of another layout: made again
-    inputs = survey_inputs(op, arity, dtype, size, seed)
+    return None
+
+
+def _unspecified(op: str, dtype: str, inputs: np.ndarray) -> bool:
+    """The spec states no result at eight inputs spread over the array (complex
+    remainder is TBD): the op x type is reported as unspecified, not bisected
+    element by element."""
     n = inputs.shape[1]
-    chunks = [(op, dtype, inputs[:, i:i + CHUNK]) for i in range(0, n, CHUNK)]
-    t0 = time.perf_counter()
-    if log:
-        log(f"oracle: {op} {dtype}: {n} inputs ...")
     probe = np.unique(np.linspace(0, n - 1, min(8, n)).astype(int))
-    if all(_oracle_chunk((op, dtype, inputs[:, i:i + 1]))[2][0] for i in probe):
-        # The spec states no result at eight inputs spread over the array (complex
-        # remainder is TBD): the op x type is reported as unspecified, not bisected
-        # element by element.
-        results = [(np.zeros(inputs.shape[1:], dtype=inputs.dtype), np.zeros((0,) + inputs.shape[1:], inputs.dtype),
-                    np.ones(n, bool))]
-    elif jobs > 1 and len(chunks) > 1:
-        with ProcessPoolExecutor(jobs) as pool:
-            results = list(pool.map(_oracle_chunk, chunks))
-    else:
-        results = [_oracle_chunk(c) for c in chunks]
-    seconds = time.perf_counter() - t0
-    expected = np.concatenate([r[0] for r in results])
-    free = np.concatenate([r[2] for r in results])
-    k = max(r[1].shape[0] for r in results)
-    alts = np.stack([np.concatenate([r[1][j] if j < r[1].shape[0] else r[0] for r in results])
-                     for j in range(k)]) if k else np.zeros((0,) + expected.shape, dtype=expected.dtype)
-    meta = {"op": op, "dtype": dtype, "key": key, "seed": seed, "size": size, "n": int(n),
-            "oracle_seconds": round(seconds, 3), "format_version": FORMAT_VERSION}
-    entry = CacheEntry(op, dtype, inputs, expected, alts, free, meta)
-    entry.save(path)
+    return all(_oracle_chunk((op, dtype, inputs[:, i:i + 1]))[2][0] for i in probe)
+
+
+def _done(value) -> Future:
+    """A finished Future: chunks computed in this process, and unspecified
+    entries, look like pooled ones to `build`'s assembly."""
+    f: Future = Future()
+    f.set_result(value)
+    return f
+
+
+def expectations(op: str, arity: int, dtype: str, size: int, seed: int, cache_dir: Path,
+                 jobs: int = 1, regenerate: bool = False, log=None) -> CacheEntry:
+    """The cached entry for op × type, computed (and written) when missing or stale."""
+    [entry] = build([(op, arity, dtype)], size, seed, cache_dir, jobs, regenerate, log)
     return entry
+
+
+def build(selection: list, size: int, seed: int, cache_dir: Path, jobs: int = 1, regenerate: bool = False,
+          log=None) -> list:
+    """The entries of `selection` [(op, arity, dtype)], in its order: fresh
+    cached ones loaded, the others computed in chunks of CHUNK elements and
+    written.  With jobs > 1 the chunks of every entry go to one pool of
+    processes, up to AHEAD entries ahead, so the workers stay busy while the
+    parent draws the next entry's inputs and assembles and saves the last
+    one (a pool per entry idled at every entry's end and start).  An entry's
+    `oracle_seconds` is the wall from its inputs to its last chunk, so
+    entries in flight together overlap."""
+    out: list = [None] * len(selection)
+    pending: deque = deque()
+    pool = ProcessPoolExecutor(jobs) if jobs > 1 else None
+
+    def finish(i, op, dtype, key, inputs, t0, parts):
+        results = [f.result() for f in parts]
+        expected = np.concatenate([r[0] for r in results])
+        free = np.concatenate([r[2] for r in results])
+        k = max(r[1].shape[0] for r in results)
+        alts = np.stack([np.concatenate([r[1][j] if j < r[1].shape[0] else r[0] for r in results])
+                         for j in range(k)]) if k else np.zeros((0,) + expected.shape, dtype=expected.dtype)
+        meta = {"op": op, "dtype": dtype, "key": key, "seed": seed, "size": size, "n": int(inputs.shape[1]),
+                "oracle_seconds": round(time.perf_counter() - t0, 3), "format_version": FORMAT_VERSION}
+        out[i] = CacheEntry(op, dtype, inputs, expected, alts, free, meta)
+        out[i].save(entry_path(cache_dir, op, dtype))
+        if log:
+            log(f"oracle: {op} {dtype}: done ({meta['oracle_seconds']:.1f} s)")
+
+    try:
+        for i, (op, arity, dtype) in enumerate(selection):
+            key = cache_key(op, arity, dtype, size, seed)
+            out[i] = None if regenerate else _cached(entry_path(cache_dir, op, dtype), key)
+            if out[i] is not None:
+                continue
+            t0 = time.perf_counter()
+            inputs = survey_inputs(op, arity, dtype, size, seed)
+            n = inputs.shape[1]
+            if log:
+                log(f"oracle: {op} {dtype}: {n} inputs ...")
+            if _unspecified(op, dtype, inputs):
+                parts = [_done((np.zeros(inputs.shape[1:], dtype=inputs.dtype),
+                                np.zeros((0,) + inputs.shape[1:], inputs.dtype), np.ones(n, bool)))]
+            else:
+                chunks = [(op, dtype, inputs[:, j:j + CHUNK]) for j in range(0, n, CHUNK)]
+                parts = [pool.submit(_oracle_chunk, c) if pool else _done(_oracle_chunk(c)) for c in chunks]
+            pending.append((i, op, dtype, key, inputs, t0, parts))
+            while len(pending) > AHEAD:
+                finish(*pending.popleft())
+        while pending:
+            finish(*pending.popleft())
+    finally:
+        if pool is not None:
+            pool.shutdown(cancel_futures=True)
+    return out
 
 
 # ---------------------------------------------------------------------------
@@ -610,13 +673,10 @@ def survey(backends: list, ops: dict, dtypes: list, size: int, seed: int, cache_
            jobs: int = 1, regenerate: bool = False, log=None) -> dict:
     """The whole survey: expectations (cached), then each backend."""
     t0 = time.perf_counter()
-    entries, paths = [], []
-    for op, arity in ops.items():
-        for d in dtypes:
-            if not accepts(op, arity, d):   # complex types: the ops the spec defines on them
-                continue
-            entries.append(expectations(op, arity, d, size, seed, cache_dir, jobs, regenerate, log))
-            paths.append(entry_path(cache_dir, op, d))
+    selection = [(op, arity, d) for op, arity in ops.items() for d in dtypes
+                 if accepts(op, arity, d)]   # complex types: the ops the spec defines on them
+    entries = build(selection, size, seed, cache_dir, jobs, regenerate, log)
+    paths = [entry_path(cache_dir, op, d) for op, _, d in selection]
     t_oracle = time.perf_counter() - t0
     rows, timing = [], {"expectations_s": round(t_oracle, 2)}
     for b in backends:

@@ -119,6 +119,40 @@ def test_expectations_are_cached_and_remade_when_stale(tmp_path):
     assert e3.meta["key"] != e1.meta["key"] and path.stat().st_mtime_ns != stamp
 
 
+def test_one_pool_builds_every_entry_as_numpy_computes_it(tmp_path):
+    """`build` with two processes, entries queued ahead and chunks of
+    several entries in flight: each entry's chunks come back in place.  The
+    truth is numpy's: bf16 sqrt in float64 rounded once by ml_dtypes (an
+    innocuous double rounding, 53 >= 2·8 + 2) at every positive finite
+    input, NaN at the negative ones; f8E5M2 negation flips the sign bit of
+    every number;
+    f8E4M3FN products of every pair, exact in float64, rounded once."""
+    sel = [("sqrt", 1, "bf16"), ("negate", 1, "f8E5M2"), ("multiply", 2, "f8E4M3FN")]
+    e_sqrt, e_neg, e_mul = accuracy.build(sel, 64, 0, tmp_path, jobs=2)
+    assert [e.inputs.shape[1] for e in (e_sqrt, e_neg, e_mul)] == [1 << 16, 256, 1 << 16]
+    assert e_sqrt.inputs.shape[1] > accuracy.CHUNK and e_mul.inputs.shape[1] > accuracy.CHUNK   # several chunks
+    bf = np.dtype(ml_dtypes.bfloat16)
+    x = e_sqrt.inputs[0].view(bf).astype(np.float64)
+    with np.errstate(invalid="ignore"):
+        want = np.sqrt(x).astype(bf).view(np.uint16)
+    got = e_sqrt.expected
+    pos = np.isfinite(x) & (x > 0)
+    assert np.array_equal(got[pos], want[pos])
+    neg = np.isfinite(x) & (x < 0)
+    assert neg.sum() > 30000 and np.isnan(got[neg].view(bf).astype(np.float32)).all()
+    num = ~np.isnan(e_neg.inputs[0].view(ml_dtypes.float8_e5m2).astype(np.float32))   # a NaN's sign is free
+    assert num.sum() == 250 and np.array_equal(e_neg.expected[num], e_neg.inputs[0][num] ^ np.uint8(0x80))
+    f8 = np.dtype(ml_dtypes.float8_e4m3fn)
+    a, b = (e_mul.inputs[i].view(f8).astype(np.float64) for i in (0, 1))
+    with np.errstate(invalid="ignore", over="ignore"):
+        prod = a * b
+    fine = np.isfinite(prod) & (np.abs(prod) < 448) & (prod != 0)   # no overflow (implementation-defined) nor zero
+    assert np.array_equal(e_mul.expected[fine], prod[fine].astype(f8).view(np.uint8))
+    for e, (op, _, d) in zip((e_sqrt, e_neg, e_mul), sel):   # what was saved is what was returned
+        back = accuracy.CacheEntry.load(accuracy.entry_path(tmp_path, op, d))
+        assert np.array_equal(back.expected, e.expected) and np.array_equal(back.inputs, e.inputs)
+
+
 def test_cli_writes_json_and_a_page_with_plots(tmp_path, capsys):
     rc = main(["accuracy", f"--backend={backend('Sloppy')},{backend('NumpyMath')}", "--ops", "sqrt",
                "--dtypes", "f8E5M2", "--cache", str(tmp_path / "c"), "--json", str(tmp_path / "r.json"),
