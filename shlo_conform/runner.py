@@ -310,6 +310,33 @@ def _may_batch(c: Case) -> bool:
     return c.kind != "invalid" and c.host is None and not any(w in c.mlir for w in _ALONE)
 
 
+class _Learned:
+    """What the cases of one batch unit run alone showed, for the rest of
+    that unit's halves.  The kind (op, type) of a case that crashes or times
+    out alone is batched no more (its batches would die again, each costing
+    a worker and a case-by-case rerun), nor is a kind with two cases refused
+    alone: an implementation refuses an op on a type as a whole (IREE
+    refuses 500 valid cases, mostly whole kinds), and halving every batch
+    that holds one costs more compiles than running the kind alone; one
+    refused case is taken for the case's own (a constant, a shape).  Kept
+    per unit, not per run: a unit runs in one worker from start to end, so
+    which cases share a module is the plan's and this unit's own doing,
+    never the other workers' timing — and the verdicts with it, where an
+    implementation answers differently merged and alone
+    (docs/scoring-speed.md, "What batching cannot promise")."""
+
+    def __init__(self):
+        self.unbatched: set[tuple[str, str]] = set()
+        self.refused: dict[tuple[str, str], int] = {}
+
+    def saw(self, v: Verdict) -> None:
+        kind = (v.op, v.dtype)
+        if v.verdict in ("rejected", "unsupported"):
+            self.refused[kind] = self.refused.get(kind, 0) + 1
+        if v.verdict in ("crash", "timeout") or self.refused.get(kind, 0) >= 2:
+            self.unbatched.add(kind)
+
+
 def plan(groups: list[list[Case]], batch: int) -> list[tuple[str, list[Case]]]:
     """Units of work, in a fixed order (the same whatever the number of
     workers): ("group", cases of one program) or ("batch", up to `batch`
@@ -414,8 +441,6 @@ class Runner:
         self.jobs = max(1, jobs)
         self.batch = max(1, batch)
         self.workers = 0
-        self._unbatched: set[tuple[str, str]] = set()   # (op, dtype) that crashed, hung or was refused alone: singles
-        self._refused: dict[tuple[str, str], int] = {}   # (op, dtype) -> cases refused alone (`_alone`)
         self.batches = {"batches": 0, "cases": 0, "fallbacks": 0, "rerun": 0}
         # seconds: "startup" (worker start, claims), "calls" (messages as the runner waits for them:
         # adapter time plus IPC), "judge" (comparing outputs); "compile"/"run" inside the adapters,
@@ -660,7 +685,7 @@ class Runner:
                 self.timing["judge"] += time.monotonic() - t1
             emit(v)
 
-    def _do_batch(self, w: Worker, cases: list[Case], emit) -> bool:
+    def _do_batch(self, w: Worker, cases: list[Case], emit, learned: "_Learned | None" = None) -> bool:
         """Compile `cases` (single-case programs of one op, `_may_batch`) as
         one merged module and run it once; True if that worked.  Verdicts
         are those a single run would give: only a pass is taken from a
@@ -670,20 +695,22 @@ class Runner:
         batch refused otherwise (rejected, unsupported, an error) is split
         in halves, each tried as a batch, so that one refused case costs a
         few compiles, not one per case; batches of fewer than SPLIT_MIN go
-        case by case (`_alone`, which says which kinds are batched no more)."""
+        case by case (`_alone`, which learns which kinds the rest of this
+        unit's halves run alone: `_Learned`)."""
+        learned = learned if learned is not None else _Learned()
         self._ensure_started(w)
         todo = self._claimed(cases, emit)
         supported = self._batches_supported(w)
-        if any((c.op, c.dtype) in self._unbatched for c in todo):
-            self._alone(w, [c for c in todo if (c.op, c.dtype) in self._unbatched], emit)
-            todo = [c for c in todo if (c.op, c.dtype) not in self._unbatched]
+        if any((c.op, c.dtype) in learned.unbatched for c in todo):
+            self._alone(w, [c for c in todo if (c.op, c.dtype) in learned.unbatched], emit, learned)
+            todo = [c for c in todo if (c.op, c.dtype) not in learned.unbatched]
             self._ensure_started(w)   # one of them may have ended the worker
         merged = None
         if len(todo) > 1 and supported:
             from .batching import merge
             merged = merge([c.mlir for c in todo])
         if merged is None:
-            self._alone(w, todo, emit)
+            self._alone(w, todo, emit, learned)
             return not todo
         with self._lock:
             self.compiles += 1
@@ -703,10 +730,10 @@ class Runner:
                 self.batches["fallbacks"] += 1
             if status not in ("crash", "timeout") and len(todo) >= SPLIT_MIN:
                 half = len(todo) // 2
-                self._do_batch(w, todo[:half], emit)
-                self._do_batch(w, todo[half:], emit)
+                self._do_batch(w, todo[:half], emit, learned)
+                self._do_batch(w, todo[half:], emit, learned)
                 return False
-            self._alone(w, todo, emit)
+            self._alone(w, todo, emit, learned)
             return False
         for c, out in zip(todo, outputs):
             t1 = time.monotonic()
@@ -724,22 +751,10 @@ class Runner:
                                meaningful_ulp=max_ulp))   # a pass: every element's ULP means something
         return True
 
-    def _alone(self, w: Worker, cases: list[Case], emit) -> None:
-        """Each case compiled and run by itself.  The kind (op, type) of a
-        case that crashes or times out alone is batched no more (its batches
-        would die again, each costing a worker and a case-by-case rerun),
-        nor is a kind with two cases refused alone: an implementation
-        refuses an op on a type as a whole (IREE refuses 500 valid cases,
-        mostly whole kinds), and halving every batch that holds one costs
-        more compiles than running the kind alone.  One refused case alone
-        is taken for the case's own (a constant, a shape)."""
+    def _alone(self, w: Worker, cases: list[Case], emit, learned: "_Learned") -> None:
+        """Each case compiled and run by itself, what it shows kept in `learned`."""
         def watch(v: Verdict):
-            kind = (v.op, v.dtype)
-            with self._lock:
-                if v.verdict in ("rejected", "unsupported"):
-                    self._refused[kind] = self._refused.get(kind, 0) + 1
-                if v.verdict in ("crash", "timeout") or self._refused.get(kind, 0) >= 2:
-                    self._unbatched.add(kind)
+            learned.saw(v)
             emit(v)
         for c in cases:
             self._do_group(w, [c], watch)

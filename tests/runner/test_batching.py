@@ -117,19 +117,37 @@ def test_merge_renames_helpers_and_splits_outputs():
 
 
 def test_a_kind_that_crashed_alone_runs_alone_and_its_neighbours_still_batch():
-    # One op, two kinds, batches of 4: [add si32 x4 with a crash] [si32 crash, si64 x3].
-    # The first batch dies, its cases run alone and one dies again: si32 is batched no
-    # more.  In the second unit the si32 case runs alone (and kills its worker), then
-    # the three si64 cases are merged on a fresh worker.  a + b and a + k by hand.
-    s32 = [_add_case([1, 2], [3, 4], [4, 6]), _add_case([CRASH, 0], [1, 1], [CRASH + 1, 1]),
-           _add_case([7, 8], [1, 1], [8, 9]), _add_case([9, 9], [1, 2], [10, 11])]
-    crash2 = _add_case([3, CRASH], [2, 2], [5, CRASH + 2])
-    s64 = [_const_case(i, 100 + i) for i in range(3)]
-    cases = s32 + [crash2] + s64
-    r, got = _verdicts(cases, batch=4, jobs=1)
-    assert [v for _, v, _ in got] == ["pass", "crash", "pass", "pass", "crash", "pass", "pass", "pass"], got
-    assert ("add", "si32") in r._unbatched and ("add", "si64") not in r._unbatched
-    assert r.batches["batches"] == 2   # the dead one, and the three si64 cases merged
+    # One unit of 8 (one op, two kinds), refused for its si64 case R:
+    # [R a X b | Y s s s] refused -> [R a X b] refused -> [R a] refused, alone: R refused,
+    # a passes; [X b] dies (X aborts the worker), alone: X dies again, b passes — si32 is
+    # batched no more in this unit -> [Y s s s]: Y alone (dies: the worker is gone), then
+    # the three si64 cases merged on a fresh worker.  a + b and a + k by hand.
+    R = _const_case(0, 32430)
+    a, b = _add_case([1, 2], [3, 4], [4, 6]), _add_case([7, 8], [1, 1], [8, 9])
+    X, Y = _add_case([CRASH, 0], [1, 1], [CRASH + 1, 1]), _add_case([3, CRASH], [2, 2], [5, CRASH + 2])
+    s64 = [_const_case(i, 100 + i) for i in range(1, 4)]
+    cases = [R, a, X, b, Y] + s64
+    r, got = _verdicts(cases, batch=8, jobs=1)
+    assert [v for _, v, _ in got] == ["rejected", "pass", "crash", "pass", "crash", "pass", "pass", "pass"], got
+    assert r.batches["batches"] == 5   # [all], [R a X b], [R a], [X b], [s s s]
+    assert r.compiles == 5 + 2 + 2 + 1
+
+
+def test_a_kind_with_two_cases_refused_alone_is_batched_no_more():
+    # One unit of 12 of one kind, the sixth and seventh refused: 12 refused -> [0-5]
+    # refused -> [0-2] passes, [3-5] refused, alone: 5 is refused; [6-11] refused ->
+    # [6-8] refused, alone: 6 is refused (the kind's second) -> [9-11] alone, not merged.
+    # a + k by hand.
+    cases = [_const_case(i, 32430 if i in (5, 6) else 100 + i) for i in range(12)]
+    c6 = cases[6]   # a program of its own (a renamed argument), refused as the sixth's is
+    mlir = c6.mlir.replace("%a", "%z")
+    cases[6] = Case(id=case_id("add", "si64", mlir, c6.inputs), op="add", dtype="si64", kind="value", mlir=mlir,
+                    inputs=c6.inputs, expected=c6.expected)
+    single, one = _verdicts(cases, batch=1)
+    batched, many = _verdicts(cases, batch=12, jobs=1)
+    assert many == one
+    assert [v for _, v, _ in one] == ["pass"] * 5 + ["rejected"] * 2 + ["pass"] * 5
+    assert batched.compiles == 1 + 1 + 1 + 1 + 3 + 1 + 1 + 3 + 3
 
 
 def test_rng_draws_do_not_depend_on_what_the_worker_compiled_before():
@@ -148,21 +166,3 @@ def test_rng_draws_do_not_depend_on_what_the_worker_compiled_before():
     forward, backward = outputs(cases), outputs(cases[::-1])
     assert forward.keys() == backward.keys() and len(forward) == 4
     assert forward == backward
-
-
-def test_a_kind_with_two_cases_refused_alone_is_batched_no_more():
-    # Batches of 8 of one kind, the sixth and seventh refused: 8 refused -> [0-3] pass,
-    # [4-7] refused -> [4,5] refused, alone: 4 passes, 5 is refused; [6,7] refused,
-    # alone: 6 is refused (the kind's second), 7 passes.  The next 4 cases of the kind
-    # go alone (4 compiles) instead of one batch.  a + k by hand.
-    cases = [_const_case(i, 32430 if i in (5, 6) else 100 + i) for i in range(12)]
-    c6 = cases[6]   # a program of its own (a renamed argument), refused as the sixth's is
-    mlir = c6.mlir.replace("%a", "%z")
-    cases[6] = Case(id=case_id("add", "si64", mlir, c6.inputs), op="add", dtype="si64", kind="value", mlir=mlir,
-                    inputs=c6.inputs, expected=c6.expected)
-    single, one = _verdicts(cases, batch=1)
-    batched, many = _verdicts(cases, batch=8, jobs=1)
-    assert many == one
-    assert [v for _, v, _ in one] == ["pass"] * 5 + ["rejected"] * 2 + ["pass"] * 5
-    assert ("add", "si64") in batched._unbatched
-    assert batched.compiles == 1 + 1 + 1 + 1 + 2 + 1 + 2 + 4
