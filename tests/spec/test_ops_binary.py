@@ -420,8 +420,10 @@ def test_power_finite():
     assert ev("power", 1.5, 64.0, et=E_F64) == Fraction(3, 2) ** 64
     v = ev("power", 2.0, 0.5, et=E_F64)
     assert isinstance(v, Approx) and close(v, mpmath.sqrt(2))
-    v = ev("power", -2.0, 65.0, et=E_F64)           # beyond the exact window: odd exponent keeps the sign
-    assert isinstance(v, Approx) and int(real_value(v)) == -2 ** 65
+    v = ev("power", -2.0, 65.0, et=E_F64)           # beyond the integer window, exact all the same (exact_power):
+    assert v == -Fraction(2) ** 65                     # a power of two; the odd exponent keeps the sign
+    v = ev("power", -3.0, 65.0, et=E_F64)           # 3^65 is 104 bits: left to the enclosure
+    assert isinstance(v, Approx) and int(real_value(v)) == -3 ** 65
     v = ev("power", -3.0, 100.0, et=E_F64)
     assert int(real_value(v)) == 3 ** 100                  # 48 digits: exact at 60
     assert close(ev("power", 10.0, -0.25, et=E_F64), mpmath.mpf(10) ** mpmath.mpf(-0.25))
