@@ -12,6 +12,7 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import re
+import signal
 import sys
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
@@ -152,19 +153,40 @@ def _load_class(text: str):
     return getattr(mod, attr)
 
 
-def load_backend(name: str, **options) -> Backend:
-    """Instantiate a backend by name (`parse_backend_name`); `options` go to
-    its constructor (`command:CMD` passes the command line as `command`)."""
+def backend_class(name: str) -> tuple[type, dict]:
+    """The adapter class a backend name names (`parse_backend_name`), and
+    the constructor options the name itself carries (`command:CMD`: the
+    command line as `command`); imports the class's module, constructs
+    nothing (the zygote imports this way before it forks workers)."""
     kind, target = parse_backend_name(name)
+    named = {}
     if kind == "command":
-        options = {**options, "command": target}
+        named = {"command": target}
         kind, target = "builtin", _BUILTIN["command"]
     if kind == "builtin":
         mod, _, attr = target.partition(":")
-        cls = getattr(importlib.import_module(mod), attr)
-    elif kind == "entry point":
+        return getattr(importlib.import_module(mod), attr), named
+    if kind == "entry point":
         from importlib.metadata import entry_points
-        cls = next(ep for ep in entry_points(group="shlo_conform.backends") if ep.name == target).load()
-    else:
-        cls = _load_class(target)
-    return cls(**options)
+        return next(ep for ep in entry_points(group="shlo_conform.backends") if ep.name == target).load(), named
+    return _load_class(target), named
+
+
+def load_backend(name: str, **options) -> Backend:
+    """Instantiate a backend by name (`backend_class`); `options` go to
+    its constructor (`command:CMD` passes the command line as `command`)."""
+    cls, named = backend_class(name)
+    return cls(**{**options, **named})
+
+
+def exit_status(code: int | None) -> str:
+    """A process's end as people read it, from a Popen-style return code
+    (-N: killed by signal N): "SIGSEGV", "exit status 3", "no exit status"."""
+    if code is None:
+        return "no exit status"
+    if code < 0:
+        try:
+            return signal.Signals(-code).name
+        except ValueError:
+            return f"signal {-code}"
+    return f"exit status {code}"

@@ -224,7 +224,7 @@ def ieee(ufunc, operands: list, et, exact: bool = False) -> tuple[np.ndarray, np
     keeps subnormals (`gradual_underflow`; otherwise subnormal operands and
     results are refused).  bf16, f16 and the f8 types are computed in
     float64, where all their values and these results are normal numbers,
-    and rounded once into the format (`round_to_format`).  That double
+    and rounded once into the format (`round_fast`).  That double
     rounding is innocuous: for normal results because float64's 53 bits are
     at least 2p + 2 (Figueroa, "When is double rounding innocuous?", 1995);
     for subnormal ones because sums and products landing there are exact in
@@ -247,7 +247,7 @@ def ieee(ufunc, operands: list, et, exact: bool = False) -> tuple[np.ndarray, np
     with np.errstate(all="ignore"):
         wide = [np.asarray(a, dtype=np.float64) for a in operands]
         if narrow:
-            r64 = round_to_format(np.asarray(ufunc(*wide), dtype=np.float64), fmt)
+            r64 = round_fast(np.asarray(ufunc(*wide), dtype=np.float64), fmt)
         else:
             r64 = np.asarray(ufunc(*operands)).astype(np.float64)
         ok = np.ones(r64.shape, dtype=bool)

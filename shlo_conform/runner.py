@@ -44,6 +44,7 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Callable, Iterable
 
+from .backends.base import exit_status
 from .input_flush import flushed_expectations
 from .suites.causes import CAUSES, diagnose
 from .suites.compare import MAX_MISMATCHES_SHOWN, Comparison, compare, compare_log
@@ -93,17 +94,6 @@ def check_backend_spec(spec: str) -> None:
     (`backends.base.parse_backend_name`: the one reading of a name)."""
     from .backends.base import parse_backend_name
     parse_backend_name(spec)
-
-
-def _signal_name(code: int | None) -> str:
-    if code is None:
-        return "no exit status"
-    if code < 0:
-        try:
-            return signal.Signals(-code).name
-        except ValueError:
-            return f"signal {-code}"
-    return f"exit status {code}"
 
 
 class CappedLog:
@@ -280,7 +270,7 @@ class Worker:
                 code = proc.wait(5)
             except subprocess.TimeoutExpired:
                 pass
-        why = f"worker died: {_signal_name(code)}"
+        why = f"worker died: {exit_status(code)}"
         self.kill()  # the rest of its group, and the log's last bytes
         tail = self.log.last_lines() if self.log is not None else ""
         return f"{why} ({tail})" if tail else why
@@ -685,9 +675,9 @@ class Runner:
                 self.timing["judge"] += time.monotonic() - t1
             emit(v)
 
-    def _do_batch(self, w: Worker, cases: list[Case], emit, learned: "_Learned | None" = None) -> bool:
+    def _do_batch(self, w: Worker, cases: list[Case], emit, learned: "_Learned | None" = None) -> None:
         """Compile `cases` (single-case programs of one op, `_may_batch`) as
-        one merged module and run it once; True if that worked.  Verdicts
+        one merged module and run it once.  Verdicts
         are those a single run would give: only a pass is taken from a
         batch; every case whose outputs do not pass is done again alone
         (`_do_group`), and so is every case of a batch that cannot be
@@ -711,7 +701,7 @@ class Runner:
             merged = merge([c.mlir for c in todo])
         if merged is None:
             self._alone(w, todo, emit, learned)
-            return not todo
+            return
         with self._lock:
             self.compiles += 1
             self.batches["batches"] += 1
@@ -732,9 +722,9 @@ class Runner:
                 half = len(todo) // 2
                 self._do_batch(w, todo[:half], emit, learned)
                 self._do_batch(w, todo[half:], emit, learned)
-                return False
+                return
             self._alone(w, todo, emit, learned)
-            return False
+            return
         for c, out in zip(todo, outputs):
             t1 = time.monotonic()
             ok, detail, max_ulp, labels = check_outputs(c, out)
@@ -749,7 +739,6 @@ class Runner:
                 self.outputs[c.id] = out
             emit(self._verdict(c, "pass", detail, seconds, max_ulp=max_ulp, impl_defined=labels,
                                meaningful_ulp=max_ulp))   # a pass: every element's ULP means something
-        return True
 
     def _alone(self, w: Worker, cases: list[Case], emit, learned: "_Learned") -> None:
         """Each case compiled and run by itself, what it shows kept in `learned`."""

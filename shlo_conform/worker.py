@@ -137,8 +137,14 @@ def serve(conn) -> None:
             return
 
 
-if __name__ == "__main__":
+def main(fd: int) -> None:
+    """A worker serving on the socket `fd` until told to stop: started as
+    `python -m shlo_conform.worker FD`, or forked by the zygote."""
     from multiprocessing.connection import Connection
 
     die_with_parent()
-    serve(Connection(int(sys.argv[1])))
+    serve(Connection(fd))
+
+
+if __name__ == "__main__":
+    main(int(sys.argv[1]))

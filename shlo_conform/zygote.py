@@ -122,12 +122,9 @@ def _preload(backend: str) -> None:
     """Import the adapter's module and its `preload` list (no construction)."""
     from .backends import base
 
-    kind, target = base.parse_backend_name(backend)
-    if kind == "builtin":
-        mod, _, attr = target.partition(":")
-        cls = getattr(importlib.import_module(mod), attr)
-    else:   # an entry point or a user's class: only our own modules are preloaded
-        return
+    if base.parse_backend_name(backend)[0] != "builtin":
+        return   # an entry point or a user's class: only our own modules are preloaded
+    cls, _ = base.backend_class(backend)
     for name in getattr(cls, "preload", ()):
         importlib.import_module(name)
 
@@ -140,12 +137,10 @@ def _child(conn_fd: int, log_fd: int, ctrl: socket.socket) -> None:
     os.close(log_fd)
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
     from . import worker
-    from multiprocessing.connection import Connection
 
-    worker.die_with_parent()
     code = 0
     try:
-        worker.serve(Connection(conn_fd))
+        worker.main(conn_fd)
     except BaseException:   # serve answers every adapter error itself; this is a bug of ours
         import traceback
         traceback.print_exc()
