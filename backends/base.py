@@ -63,6 +63,10 @@ class Backend(ABC):
     # them once, and every worker forked from it starts with them loaded.
     # Never the adapter's clients or sessions: those are made per worker.
     preload: tuple[str, ...] = ()
+    # True: the constructor takes `config`, a dict of the implementation's
+    # own options named after the backend (`xla:key=value`): a vendor
+    # scores a configuration other than the one users get only by naming it.
+    configurable: bool = False
 
     def claims(self, op: str, dtype: str) -> str | None:
         """None if the backend claims (op, element type), else the reason it does not."""
@@ -114,9 +118,40 @@ def backend_names() -> list[str]:
     return names
 
 
+_CONFIGURED = re.compile(r"^(?P<name>\w+):(?P<config>\w+=[^,]*(?:,\w+=[^,]*)*)$")
+
+
+def _config_value(text: str):
+    """A configuration value as its implementation takes it: true/false as
+    booleans, integers and floats as numbers, anything else as text."""
+    low = text.strip().lower()
+    if low in ("true", "false"):
+        return low == "true"
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    return text
+
+
+def backend_config(text: str) -> dict:
+    """The configuration a built-in backend's name carries:
+    `xla:xla_cpu_enable_fast_min_max=true,key=value` gives
+    {"xla_cpu_enable_fast_min_max": True, "key": "value"}; a bare name
+    gives {}.  A configuration is part of the name, so results, reports
+    and the journal's key all say which one was scored."""
+    m = _CONFIGURED.match(text)
+    if m is None or m.group("name") not in _BUILTIN:
+        return {}
+    return {k: _config_value(v) for k, v in (kv.split("=", 1) for kv in m.group("config").split(","))}
+
+
 def parse_backend_name(text: str) -> tuple[str, str]:
     """The one reading of a backend name, as the CLI, the runner and the
-    worker take it: ("builtin", "module:Class") for a built-in name,
+    worker take it: ("builtin", "module:Class") for a built-in name (bare,
+    or `name:key=value,…` for a configuration the adapter takes:
+    `backend_config`),
     ("entry point", name) for a Python entry point in group
     `shlo_conform.backends`, ("command", command line) for `command:CMD`,
     ("class", text) for `module.path:Class` or `path/to/file.py:Class`
@@ -129,6 +164,9 @@ def parse_backend_name(text: str) -> tuple[str, str]:
         return "command", cmd
     if text in _BUILTIN:
         return "builtin", _BUILTIN[text]
+    m = _CONFIGURED.match(text)
+    if m is not None and m.group("name") in _BUILTIN:
+        return "builtin", _BUILTIN[m.group("name")]
     if text in backend_names():
         return "entry point", text
     if _PY_CLASS.match(text):
@@ -160,6 +198,12 @@ def backend_class(name: str) -> tuple[type, dict]:
     nothing (the zygote imports this way before it forks workers)."""
     kind, target = parse_backend_name(name)
     named = {}
+    config = backend_config(name)
+    if config:
+        cls = backend_class(name.split(":", 1)[0])[0]
+        if not cls.configurable:
+            raise ValueError(f"backend {cls.name!r} takes no configuration (given {name!r})")
+        return cls, {"config": config}
     if kind == "command":
         named = {"command": target}
         kind, target = "builtin", _BUILTIN["command"]
