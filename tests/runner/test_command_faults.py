@@ -2,10 +2,14 @@
 runner: every verdict stays the implementation's own.
 
 The implementation is tests/backends/fixtures/numpy_impl.py with its fault
-flags.  Each fault is committed once (`--once`) on a chosen request; the
+flags (and fixtures/stray_impl.py, the same with faults that follow a
+reply).  Each fault is committed once (`--once`) on a chosen request; the
 case in flight then is a `crash` (or `timeout`), and every other case has
 the verdict of a clean run — the restarted process compiles again, and no
-reply is ever matched to the wrong request.
+reply is ever matched to the wrong request.  A fault of the exchange before
+(output after a complete reply, the process's end after it) is nobody's
+crash: the request in flight is tried again on a fresh process, and only a
+fault there is its own.
 """
 from __future__ import annotations
 
@@ -17,9 +21,11 @@ from pathlib import Path
 
 import pytest
 
-from shlo_conform.runner import BackendLoadError, Runner, group_by_program
+from shlo_conform.backends.base import load_backend
+from shlo_conform.runner import BackendLoadError, Runner, check_outputs, group_by_program
 
 IMPL = Path(__file__).parents[1] / "backends" / "fixtures" / "numpy_impl.py"
+STRAY = Path(__file__).parent / "fixtures" / "stray_impl.py"
 TOY = Path(__file__).parent / "fixtures" / "toy.py"
 _spec = importlib.util.spec_from_file_location("toy_fixture_faults", TOY)
 toy = importlib.util.module_from_spec(_spec)
@@ -28,6 +34,10 @@ _spec.loader.exec_module(toy)
 
 def command(*flags: str) -> str:
     return f"command:{sys.executable} {IMPL} " + " ".join(flags)
+
+
+def stray(*flags: str) -> str:
+    return f"command:{sys.executable} {STRAY} " + " ".join(flags)
 
 
 # Eight cases in five programs; expected values computed by hand.
@@ -81,7 +91,6 @@ def assert_only(got: dict, clean: dict, case_id: str, verdict: str, *words: str)
     ("array", 4, ["protocol violation", "not an object"]),
     ("huge", 5, ["protocol violation", "longer than 64 MiB"]),
     ("partial", 9, ["part of a reply line"]),
-    ("wrong-id", 10, ["protocol violation", "carries id"]),
     ("no-id", 11, ["protocol violation", "carries id None"]),
 ])
 def test_a_fault_is_the_crash_of_the_case_in_flight_only(tmp_path, clean, fault, n, words):
@@ -90,12 +99,118 @@ def test_a_fault_is_the_crash_of_the_case_in_flight_only(tmp_path, clean, fault,
     assert_only(got, clean, requests()[n - 1][1], "crash", *words)
 
 
-def test_an_extra_line_on_stdout_shifts_nothing(tmp_path, clean):
-    """A second copy of reply 3 waits on stdout: it is read as the reply to
-    request 4, whose id it does not carry — the case of request 4 is a crash
-    that names the problem, and no later reply is matched to the wrong case."""
-    got = verdicts(command("--extra-line-on=3", f"--once={tmp_path / 'once'}"))
-    assert_only(got, clean, requests()[3][1], "crash", "extra line")
+def _logged(logs: Path) -> str:
+    return "".join(f.read_text(errors="replace") for f in logs.iterdir())
+
+
+def test_an_extra_line_on_stdout_is_not_the_next_cases_crash(tmp_path, clean):
+    """A second copy of reply 3 follows it on stdout: the exchange of request
+    3 broke the protocol, not that of request 4.  Whether the line is seen
+    waiting before request 4 is sent or read in place of its reply (it
+    carries id 3), request 4 goes to a fresh process: every verdict is a
+    clean run's, the one decided on reply 3 included, and the worker's log
+    names the violation."""
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    got = verdicts(command("--extra-line-on=3", f"--once={tmp_path / 'once'}"), log_dir=str(logs))
+    assert (tmp_path / "once").exists()  # the fault did happen
+    assert {k: v.verdict for k, v in got.items()} == clean
+    log = _logged(logs)
+    assert "protocol violation" in log and "which carries id 3" in log, log[-2000:]
+
+
+def test_a_late_second_reply_is_not_the_next_cases_crash(tmp_path, clean):
+    """The second copy of reply 3 comes only after request 4 was sent, before
+    reply 4: read first, it carries an earlier request's id, so it is the
+    exchange before that broke the protocol; request 4 goes to a fresh process."""
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    got = verdicts(stray("--late-extra-line-on=4", f"--once={tmp_path / 'once'}"), log_dir=str(logs))
+    assert (tmp_path / "once").exists()
+    assert {k: v.verdict for k, v in got.items()} == clean
+    assert "a second reply to request 3, read before the reply to request 4" in _logged(logs)
+
+
+def test_a_reply_with_the_id_of_the_request_before_is_tried_again(tmp_path, clean):
+    """Reply 10 carries id 9, once: it cannot be told from a late second reply
+    to request 9, so it is taken for one, and request 10 goes to a fresh
+    process, which answers it.  (Every time: the next test.)"""
+    got = verdicts(command("--wrong-id-on=10", f"--once={tmp_path / 'once'}"))
+    assert (tmp_path / "once").exists()
+    assert {k: v.verdict for k, v in got.items()} == clean
+
+
+@pytest.mark.parametrize("fault", ["late-extra-line-for", "wrong-id-for"])
+def test_a_fault_that_recurs_on_the_second_try_is_the_cases_own_crash(tmp_path, clean, fault):
+    """The runs of one case's inputs, and only those, are preceded by a second
+    reply to the request before, or answered with its id, on every process:
+    the fresh process does it too, and that second violation is the case's
+    own crash.  One retry, no more; the other cases keep their verdicts."""
+    case_id = requests()[3][1]
+    doomed = next(c for c in CASES if c.id == case_id)
+    got = verdicts(stray(f"--{fault}=" + "".join(v.hex for v in doomed.inputs)))
+    assert_only(got, clean, case_id, "crash", "protocol violation", "carries id", "second try")
+
+
+@pytest.mark.parametrize("n", [4, 6])  # a run, a compile
+def test_an_exit_that_leaves_stdout_open_is_a_crash_at_once(tmp_path, clean, n):
+    """The implementation starts a process that keeps its stdin and stdout
+    open, then exits with status 5 instead of replying: a crash naming the
+    exit status as soon as it exits, not a timeout once the timeout is spent;
+    the process it left is gone by the end of the run."""
+    pidfile = tmp_path / "pids"
+    t0 = time.monotonic()
+    got = verdicts(stray(f"--exit-on={n}", f"--orphan={pidfile}", f"--once={tmp_path / 'once'}"),
+                   compile_timeout=15, run_timeout=15)
+    case_id = requests()[n - 1][1]
+    assert_only(got, clean, case_id, "crash", "exit status 5", "still holds its stdout open")
+    assert got[case_id].seconds < 5
+    assert time.monotonic() - t0 < 30
+    assert _all_dead([int(p) for p in pidfile.read_text().split()])
+
+
+def _one(backend, case):
+    """Compile and run `case` on an adapter in this process: did it pass?"""
+    out = backend.run(backend.compile(case.mlir), [v.array() for v in case.inputs])
+    return check_outputs(case, out)[0]
+
+
+def test_output_waiting_before_the_next_request_restarts_the_implementation(tmp_path, capfd):
+    """A line of text follows reply 2 (the compile): it waits on stdout when
+    the run is sent — seen then, not read as the run's reply, the run goes
+    to a fresh process (asked claims first, compiling the program again)."""
+    marker = tmp_path / "written"
+    b = load_backend(stray("--text-after-reply-on=2", f"--marker={marker}", f"--once={tmp_path / 'once'}"))
+    try:
+        c = CASES[0]
+        assert b.claims(c.op, c.dtype) is None             # request 1
+        exe = b.compile(c.mlir)                            # request 2, then the text
+        deadline = time.monotonic() + 10
+        while not marker.exists() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert marker.exists()
+        assert check_outputs(c, b.run(exe, [v.array() for v in c.inputs]))[0]
+        assert _one(b, CASES[1])                            # the fresh process goes on
+    finally:
+        b.close()
+    err = capfd.readouterr().err
+    assert "protocol violation" in err and "output on stdout after the reply to request 2 ('compile')" in err, err
+
+
+def test_an_end_after_a_reply_is_not_the_next_requests_crash(tmp_path, capfd):
+    """The implementation exits (status 0) right after reply 2: the run is
+    not sent to a process known to have ended, but to a fresh one."""
+    b = load_backend(stray("--exit-after-reply-on=2", f"--once={tmp_path / 'once'}"))
+    try:
+        c = CASES[0]
+        assert b.claims(c.op, c.dtype) is None
+        exe = b.compile(c.mlir)
+        b._proc.wait(10)   # it has ended before the run is sent
+        assert check_outputs(c, b.run(exe, [v.array() for v in c.inputs]))[0]
+    finally:
+        b.close()
+    err = capfd.readouterr().err
+    assert "exited with exit status 0 after the reply to request 2 ('compile')" in err, err
 
 
 def test_a_hang_is_the_timeout_of_the_case_in_flight_only(tmp_path, clean):
