@@ -148,9 +148,10 @@ def render(doc: dict) -> str:
                  + f". Seed {doc['seed']}, sample size {doc['size']} for sampled types; f8E4M3FN, f8E5M2, bf16, f16 "
                    "exhaustive for unary ops, 8-bit pairs exhaustive for binary ops, c64/c128 sampled over the plane "
                    "with the axes and branch cuts (complex: the worse component). ULP error against the oracle's "
-                   "correctly rounded value; special-value disagreements (NaN lost/invented, ±inf, sign of zero, "
-                   "subnormal results flushed to zero, wrong results on subnormal inputs) are counted apart and "
-                   "not in the ULP statistics. Timing: "
+                   "correctly rounded value; special-value disagreements, by the conformance suite's causes (subnormal "
+                   "flushed: a subnormal result returned as zero, or the result of the op on the inputs with their "
+                   "subnormals read as zero; NaN lost/invented; signed zero; infinity), are counted apart and not in "
+                   "the ULP statistics. Timing: "
                  + html.escape(", ".join(f"{k} {v}" for k, v in doc["timing"].items())) + "</p>")
     hm = heatmap(doc)
     if hm:

@@ -19,6 +19,7 @@ import jinja2
 import numpy as np
 
 from ..spec.types import ELEMENT_TYPES
+from ..suites import show
 from ..suites.io import load_cases, suite_path, write_text_atomic
 from ..suites.records import VERDICTS, conformant
 from .table import SHORT_CAUSE, conformance_percent, format_causes, format_ulp
@@ -40,13 +41,13 @@ def _cut_program(mlir: str) -> str:
 
 
 def _values(a) -> str:
-    """The first MAX_VALUES elements of an array, flat, saying how many there are."""
+    """The first MAX_VALUES elements of an array, flat, saying how many there
+    are; in suites/show.py's notation (NaN sign and payload, the digits that
+    tell the type's values apart), as `explain` prints them."""
     a = np.asarray(a)
     flat = a.reshape(-1)
-    head = flat[:MAX_VALUES]
-    if head.dtype.kind not in "biufc":   # ml_dtypes (bf16, f8…): their values as f32
-        head = head.astype(np.float32)
-    text = "[" + ", ".join(repr(x) for x in head.tolist()) + ("" if flat.size <= MAX_VALUES else ", …") + "]"
+    head = show.array(flat[:MAX_VALUES], threshold=MAX_VALUES + 1, linewidth=10 ** 6)
+    text = head[:-1] + (", …]" if flat.size > MAX_VALUES else "]")
     cut = f" (first {MAX_VALUES} of {flat.size})" if flat.size > MAX_VALUES else ""
     return f"shape {tuple(a.shape)}: {text}{cut}"
 
@@ -74,8 +75,7 @@ def _explained(doc: dict, failures: list) -> tuple[dict, str]:
             if arrays and all(a.size == n for a in arrays):
                 for m in by_id[c.id].get("mismatches", []):
                     if isinstance(m[0], int) and 0 <= m[0] < n:
-                        at[m[0]] = ", ".join(f"%arg{k} = {_values(a[m[0]:m[0] + 1]).split('[', 1)[1].rstrip(']')}"
-                                             for k, a in enumerate(arrays))
+                        at[m[0]] = ", ".join(f"%arg{k} = {show.element(a[m[0]])}" for k, a in enumerate(arrays))
             out[c.id] = {"at": at,
                 "program": _cut_program(c.mlir), "note": c.note,
                 "inputs": [f"%arg{k}: {v.type} {_values(v.array())}" for k, v in enumerate(c.inputs)],
@@ -127,6 +127,11 @@ def context(doc: dict) -> dict:
     }
 
 
+def _ulp_title(u) -> str:
+    """Hover text where a ULP figure prints as "wrong": the figure itself."""
+    return f"{u:.3g} ULP: past 2^20 the value is simply wrong, not inaccurate" if format_ulp(u) == "wrong" else ""
+
+
 def _spec_order(dtype: str):
     """Columns in the spec's order of element types (i1, si…, ui…, floats, complex)."""
     names = list(ELEMENT_TYPES)
@@ -138,6 +143,7 @@ def render(doc: dict) -> str:
                              autoescape=jinja2.select_autoescape(["html", "j2"]),
                              trim_blocks=True, lstrip_blocks=True, undefined=jinja2.StrictUndefined)
     env.filters["ulp"] = format_ulp
+    env.filters["ulptitle"] = _ulp_title
     env.filters["cellclass"] = _cell_class
     env.filters["pct"] = conformance_percent
     env.filters["causes"] = format_causes

@@ -1,7 +1,8 @@
 """Terminal table of a results document: one row per op, a totals row, the wall time, the diagnoses.
 
 The max ULP is the results' (over elements where ULP means something:
-suites/causes.py); the causes column counts failing cases per cause.
+suites/causes.py), printed "wrong" past `WRONG_ULP` (`format_ulp`); the
+causes column counts failing cases per cause.
 
 Works on the plain dict that `results.json` holds (the runner's
 `results_document`), so a saved file renders the same as a live run.
@@ -10,14 +11,15 @@ from __future__ import annotations
 
 import math
 
+from ..suites.causes import WRONG_ULP
 from ..suites.records import VERDICTS
 
 COLUMNS = ("op", "cases", *VERDICTS, "max ULP", "causes")
 
 # Short names of the failure causes (suites/causes.py) for the terminal's causes column.
-SHORT_CAUSE = {"subnormal flushed": "subnormal", "wrong choice": "choice", "NaN lost": "NaN lost",
-               "NaN invented": "NaN new", "NaN payload": "payload", "signed zero": "±0", "infinity": "inf",
-               "out of tolerance": "ulp", "integer wrap": "wrap", "other": "other"}
+SHORT_CAUSE = {"subnormal flushed": "subnormal", "wrong order": "order", "wrong choice": "choice",
+               "NaN lost": "NaN lost", "NaN invented": "NaN new", "NaN payload": "payload", "signed zero": "±0",
+               "infinity": "inf", "out of tolerance": "ulp", "integer wrap": "wrap", "other": "other"}
 TOP_CAUSES = 3
 
 
@@ -32,12 +34,18 @@ def format_causes(causes: dict | None, top: int = TOP_CAUSES) -> str:
 
 
 def format_ulp(u) -> str:
+    """A ULP figure for people: "wrong" past `WRONG_ULP` (2^20: the value is
+    simply wrong, a sign or a component, and its distance says nothing about
+    accuracy; the JSON keeps the figure), "inf" for a NaN against a number
+    (old results files' raw maximum), "-" when there is none."""
     if u is None:
         return "-"
     if isinstance(u, str):
         return u
     if math.isinf(u):
         return "inf"
+    if u > WRONG_ULP:
+        return "wrong"
     if u == int(u) and abs(u) < 1e6:
         return str(int(u))
     return f"{u:.3g}"

@@ -18,12 +18,15 @@ bits with the oracle's correctly rounded reference:
   size, the sources of spec/ and oracle/ and of the functions here that draw
   inputs and ask the oracle (`_KEYED`), so a changed spec or oracle
   regenerates it and a second backend repeats only the backend's work.
-* backends (`run_backend`): each in a process of its own; one that dies
-  costs the op × type in flight (`crash`), not the survey.
-* measures (`measure`): special-value disagreements first, counted apart —
-  NaN lost or invented, ±inf, the sign of zero, subnormal results flushed to
-  zero, wrong results on subnormal operands (DAZ) — then the ULP error of
-  every other element: max, mean, the share
+* backends (`run_backend`): each in a process of its own (the isolation
+  harness, shlo_conform/isolation.py); one that dies or hangs costs the
+  op × type in flight (`crash`, `timeout` past --timeout), not the survey.
+* measures (`measure`): special-value disagreements first, counted apart,
+  by the conformance suite's causes and rule (suites/causes.py) — subnormal
+  flushed (a subnormal result returned as zero, or the op's result on the
+  operands with their subnormals read as zero: DAZ, established by the
+  oracle on those operands), NaN lost or invented, the sign of zero,
+  infinity — then the ULP error of every other element: max, mean, the share
   correctly rounded and within our tolerance (spec/accuracy.py), the worst
   input, and a binned profile of the error along the input for the plots.
 
@@ -37,7 +40,6 @@ import functools
 import hashlib
 import inspect
 import json
-import math
 import os
 import time
 import zlib
@@ -56,7 +58,10 @@ DTYPES = EXHAUSTIVE + SAMPLED + COMPLEX
 DEFAULT_SIZE = 1 << 20
 CHUNK = 8192          # elements per oracle program
 PROFILE_BINS = 400    # points of the ULP-against-input profile kept per op × type × backend
-SPECIAL_KINDS = ("nan_lost", "nan_invented", "inf", "signed_zero", "flushed", "subnormal_input")
+# Special-value disagreements, counted apart from the ULP statistics: the
+# causes of suites/causes.py (the conformance suite's names and rule) that
+# can occur here — an element-wise op, NaN is NaN, alternatives accepted.
+SPECIAL_KINDS = ("subnormal flushed", "NaN lost", "NaN invented", "signed zero", "infinity")
 
 
 def _et(name: str):
@@ -427,17 +432,12 @@ def build(selection: list, size: int, seed: int, cache_dir: Path, jobs: int = 1,
 # ---------------------------------------------------------------------------
 
 def _classes(bits: np.ndarray, fmt) -> dict:
+    """suites/causes.py's reading of float bits (`float_classes`), with the
+    magnitude the ULP distance counts."""
+    from .suites.causes import float_classes
     b = bits.astype(np.uint64)
-    mag = b & np.uint64(~fmt.sign_mask & ((1 << fmt.bits) - 1))
-    if fmt.has_inf:
-        nan = ((mag & np.uint64(fmt.exponent_mask)) == fmt.exponent_mask) & ((mag & np.uint64(fmt.mantissa_mask)) != 0)
-        inf = mag == fmt.exponent_mask
-    else:
-        nan = mag == (fmt.exponent_mask | fmt.mantissa_mask)
-        inf = np.zeros(b.shape, bool)
-    zero = mag == 0
-    sub = ~zero & ((mag & np.uint64(fmt.exponent_mask)) == 0)
-    neg = (b & np.uint64(fmt.sign_mask)) != 0
+    nan, inf, zero, sub, neg = float_classes(b, fmt)
+    mag = b & np.uint64(fmt.sign_mask - 1)
     return {"nan": nan, "inf": inf, "zero": zero, "sub": sub, "neg": neg, "mag": mag.astype(np.int64)}
 
 
@@ -451,23 +451,26 @@ def ulp_errors(e: np.ndarray, a: np.ndarray, fmt) -> np.ndarray:
 
 
 def _show(bits, et) -> str:
-    """One element's value, from its bits ((re, im) bits for complex)."""
+    """One element's value, from its bits ((re, im) bits for complex), in
+    suites/show.py's notation (a NaN's sign and payload show)."""
     from .spec.types import from_bits
-    v = from_bits(np.asarray([bits]), et)[0]
-    if et.is_complex:
-        return f"({_show(bits[0], et.component)}, {_show(bits[1], et.component)})"
-    x = float(np.asarray(v).astype(np.float64))
-    return repr(x) if not math.isnan(x) else "nan"
+    from .suites import show
+    return show.element(from_bits(np.asarray([bits]), et)[0], et)
 
 
 def measure(entry: CacheEntry, actual: np.ndarray) -> dict:
     """Statistics of `actual` (bits, `to_bits` layout) against the entry
-    (module docstring).  Complex elements are judged per component: the
-    element's error is its worse component's, and it is a special-value
-    disagreement when either component is one."""
+    (module docstring).  Each disagreeing element gets the conformance
+    suite's cause (suites/causes.py `cause_codes`, input flush included:
+    `_input_flushes`); those of `SPECIAL_KINDS` are counted apart, every
+    other element gives its ULP error.  Complex elements are judged per
+    component: the element's error is its worse component's, its cause the
+    earliest of its differing components'."""
     from .spec.accuracy import tolerance_ulp
+    from .suites.causes import CAUSES, cause_codes
     et = _et(entry.dtype)
-    fmt = (et.component if et.is_complex else et).format
+    c = et.component if et.is_complex else et
+    fmt = c.format
     n = entry.expected.shape[0]
     e = entry.expected.astype(np.uint64).reshape(n, -1)        # (n, components)
     a = actual.astype(np.uint64).reshape(n, -1)
@@ -479,23 +482,21 @@ def measure(entry: CacheEntry, actual: np.ndarray) -> dict:
         alt = alt.astype(np.uint64).reshape(n, -1)
         chosen |= ((alt == a) | (_classes(alt, fmt)["nan"] & ca["nan"])).all(axis=1)
     free = entry.free.copy()
-    comp = {
-        "nan_lost": ce["nan"] & ~ca["nan"],
-        "nan_invented": ca["nan"] & ~ce["nan"],
-        "inf": ~ce["nan"] & ~ca["nan"] & (ce["inf"] | ca["inf"]) & (e != a),
-        "signed_zero": ce["zero"] & ca["zero"] & (ce["neg"] != ca["neg"]),
-        "flushed": ce["sub"] & ca["zero"],
-    }
-    special = {k: v.any(axis=1) for k, v in comp.items()}
+    tol = tolerance_ulp(et)
+    differs = ~((e == a) | both_nan).all(axis=1) & ~free & ~chosen
+    flushed_in = _input_flushes(entry, a, differs & _subnormal_operand(entry, fmt), fmt, tol)
+    idx = np.flatnonzero(differs)
+    codes = cause_codes(e[idx], a[idx], c, flushed_ok=flushed_in[idx])
+    special = {}
+    for k in SPECIAL_KINDS:
+        special[k] = np.zeros(n, bool)
+        special[k][idx[codes == CAUSES.index(k)]] = True
     elem_ulp = np.where(chosen, 0.0, ulp.max(axis=1))
-    special["subnormal_input"] = _subnormal_operand(entry, fmt) & (elem_ulp > 0)
     taken = free | chosen | both_nan.all(axis=1)
     for k in SPECIAL_KINDS:
-        special[k] &= ~taken
         taken |= special[k]
     acc = ~taken | chosen   # chosen alternatives count as correctly rounded
     u = elem_ulp[acc]
-    tol = tolerance_ulp(et)
     doc = {
         "n": int(n), "measured": int(acc.sum()), "free": int(free.sum()),
         "max_ulp": float(u.max()) if u.size else 0.0,
@@ -504,6 +505,7 @@ def measure(entry: CacheEntry, actual: np.ndarray) -> dict:
         "within_tolerance": float((u <= tol).mean()) if u.size else 1.0,
         "tolerance_ulp": tol,
         "specials": {k: int(v.sum()) for k, v in special.items()},
+        "input_flushes": int((special["subnormal flushed"] & flushed_in).sum()),
     }
     doc["special_disagreements"] = sum(doc["specials"].values())
     if u.size and doc["max_ulp"] > 0:
@@ -516,13 +518,59 @@ def measure(entry: CacheEntry, actual: np.ndarray) -> dict:
 
 
 def _subnormal_operand(entry: CacheEntry, fmt) -> np.ndarray:
-    """Elements with a subnormal operand (component): a wrong result there is
-    counted apart (flushing inputs to zero, DAZ), not as an ULP error."""
+    """Elements with a subnormal operand (component): where a wrong result
+    may be the op on flushed inputs (`_input_flushes` decides)."""
     n = entry.expected.shape[0]
     out = np.zeros(n, bool)
     for row in entry.inputs:
         out |= _classes(row.reshape(n, -1), fmt)["sub"].any(axis=1)
     return out
+
+
+def _input_flushes(entry: CacheEntry, a: np.ndarray, rows: np.ndarray, fmt, tol: int) -> np.ndarray:
+    """Which of the elements `rows` (a mask) got what the oracle gives with
+    every subnormal operand read as a zero of its sign: an input flush (DAZ),
+    as suites/causes.py calls it, established like shlo_conform/input_flush.py
+    does for a case — by the spec's result on the flushed inputs (the
+    distinct ones, in chunks), never by guessing.  An element meets it where
+    each component has its bits (NaN: any NaN), is zero where it is a
+    nonzero subnormal (the result flushed too), or, both nonzero finite,
+    is within the survey's tolerance `tol`; or meets one of its
+    alternatives.  Where the spec states no result on the flushed inputs,
+    or the oracle cannot say, no element is called a flush."""
+    from .suites.causes import flush_bits
+    n = a.shape[0]
+    out = np.zeros(n, bool)
+    idx = np.flatnonzero(rows)
+    if not idx.size:
+        return out
+    arity = entry.inputs.shape[0]
+    flushed = flush_bits(entry.inputs[:, idx], fmt)                    # (arity, m[, 2])
+    keys = np.moveaxis(flushed, 0, 1).reshape(idx.size, -1)            # one row per element
+    distinct, back = np.unique(keys, axis=0, return_inverse=True)
+    cols = np.moveaxis(distinct.reshape((distinct.shape[0], arity) + flushed.shape[2:]), 0, 1)
+    try:
+        parts = [_oracle_chunk((entry.op, entry.dtype, cols[:, j:j + CHUNK])) for j in range(0, cols.shape[1], CHUNK)]
+    except Exception:   # a program the oracle cannot run on these inputs: no flush is established
+        return out
+    back = back.reshape(-1)
+    want = np.concatenate([p[0] for p in parts]).astype(np.uint64).reshape(distinct.shape[0], -1)[back]
+    free = np.concatenate([p[2] for p in parts])[back]
+    got = a[idx]
+    ok = _meets(want, got, fmt, tol)
+    k = max(p[1].shape[0] for p in parts)
+    for j in range(k):   # pieces without that alternative keep their primary
+        alt = np.concatenate([p[1][j] if j < p[1].shape[0] else p[0] for p in parts])
+        ok |= _meets(alt.astype(np.uint64).reshape(distinct.shape[0], -1)[back], got, fmt, tol)
+    out[idx] = ok & ~free
+    return out
+
+
+def _meets(want: np.ndarray, got: np.ndarray, fmt, tol: int) -> np.ndarray:
+    """Per row of component bits: `_input_flushes`' rule of a match."""
+    cw, cg = _classes(want, fmt), _classes(got, fmt)
+    near = ~cw["zero"] & ~cg["zero"] & ~cw["nan"] & ~cg["nan"] & (ulp_errors(want, got, fmt) <= tol)
+    return ((want == got) | (cw["nan"] & cg["nan"]) | (cw["sub"] & cg["zero"]) | near).all(axis=1)
 
 
 def _example(entry: CacheEntry, a: np.ndarray, i: int, ulp, et) -> dict:
@@ -593,64 +641,53 @@ def _run_one(backend, backend_name: str, describe: str, entry: CacheEntry) -> di
     return row
 
 
-def _worker(backend_name: str, paths: list, conn) -> None:
-    """A backend's process: load it, then for each cached entry announce it,
-    run it and send its row."""
+_LOADED: dict = {}   # in a survey's job process: backend name -> (adapter, describe), loaded once
+
+
+def survey_entry(backend_name: str, path: str) -> dict:
+    """One cached entry on a backend (runs in the backend's isolated job
+    process, shlo_conform/isolation.py): the adapter is loaded at the first
+    entry and kept for the next ones."""
     from .backends.base import load_backend
-    try:
-        backend = load_backend(backend_name)
-        describe = backend.describe()
-    except Exception as ex:
-        conn.send(("fatal", f"{type(ex).__name__}: {ex}"[:300]))
-        return
-    for i, path in enumerate(paths):
-        conn.send(("start", i))
-        conn.send(("row", i, _run_one(backend, backend_name, describe, CacheEntry.load(Path(path)))))
-    conn.send(("done",))
+    if backend_name not in _LOADED:
+        try:
+            backend = load_backend(backend_name)
+            _LOADED[backend_name] = (backend, backend.describe())
+        except Exception as ex:
+            return {"status": "load error", "detail": f"{type(ex).__name__}: {ex}"[:300]}
+    backend, describe = _LOADED[backend_name]
+    return _run_one(backend, backend_name, describe, CacheEntry.load(Path(path)))
 
 
-def run_backend(backend_name: str, entries: list, paths: list, log=None) -> list:
-    """Every entry on one backend, in a process of its own: a backend that
-    dies (a segfault in its compiler, say) costs the op × type in flight —
-    reported as `crash` — and the survey goes on in a fresh process."""
-    import multiprocessing as mp
-    ctx = mp.get_context("spawn")   # no state of this process (jax, threads) is inherited
+DEFAULT_ENTRY_TIMEOUT = 600.0   # seconds for one op × type on a backend (2^20 inputs, compile included)
+
+
+def run_backend(backend_name: str, entries: list, paths: list, log=None,
+                timeout: float = DEFAULT_ENTRY_TIMEOUT) -> list:
+    """Every entry on one backend, in a process of its own (the isolation
+    harness's job server): a backend that dies (a segfault in its compiler,
+    say) or hangs costs the op × type in flight — reported as `crash` or
+    `timeout`, its process group killed — and the survey goes on in a fresh
+    process.  A backend that does not load is every entry's error."""
+    import tempfile
+    from .isolation import Failure, Jobs
     rows: list = []
-    while len(rows) < len(entries):
-        first = len(rows)
-        parent, child = ctx.Pipe(duplex=False)
-        proc = ctx.Process(target=_worker, args=(backend_name, [str(p) for p in paths[first:]], child), daemon=True)
-        proc.start()
-        child.close()
-        in_flight = None
-        while True:
-            try:
-                msg = parent.recv()
-            except EOFError:
-                msg = None
-            if msg is None or msg[0] == "done":
+    with tempfile.TemporaryDirectory(prefix="shlo-conform-") as tmp, Jobs(tmp, label=backend_name) as jobs:
+        for e, path in zip(entries, paths):
+            base = {"op": e.op, "dtype": e.dtype, "backend": backend_name}
+            r = jobs.call("shlo_conform.accuracy:survey_entry", backend_name, str(path), timeout=timeout)
+            if isinstance(r, Failure):
+                why = {"crash": "the backend's process died", "timeout": f"no answer in {timeout:g} s"}.get(r.kind, r.kind)
+                r = {**base, "status": r.kind if r.kind in ("crash", "timeout") else "error",
+                     "detail": f"{why}: {r.detail}"[:300], "seconds": 0.0}
+            elif r.get("status") == "load error":
+                rows += [{**{"op": x.op, "dtype": x.dtype, "backend": backend_name}, "status": "error",
+                          "detail": f"the backend did not load: {r['detail']}", "seconds": 0.0}
+                         for x in entries[len(rows):]]
                 break
-            if msg[0] == "fatal":
-                rows += [{"op": e.op, "dtype": e.dtype, "backend": backend_name, "status": "error",
-                          "detail": f"the backend did not load: {msg[1]}", "seconds": 0.0} for e in entries[first:]]
-                break
-            if msg[0] == "start":
-                in_flight = first + msg[1]
-            else:
-                in_flight = None
-                rows.append(msg[2])
-                if log:
-                    r = msg[2]
-                    log(f"{backend_name}: {r['op']} {r['dtype']}: {r['status']} ({r['seconds']:.1f} s)")
-        proc.join()
-        if in_flight is not None and len(rows) == in_flight:   # it died on this one
-            e = entries[in_flight]
-            rows.append({"op": e.op, "dtype": e.dtype, "backend": backend_name, "status": "crash",
-                         "detail": f"the backend's process died (exit code {proc.exitcode})", "seconds": 0.0})
+            rows.append(r)
             if log:
-                log(f"{backend_name}: {e.op} {e.dtype}: crash (exit code {proc.exitcode})")
-        elif len(rows) < len(entries) and msg is None:   # died between entries: go on with the next
-            continue
+                log(f"{backend_name}: {r['op']} {r['dtype']}: {r['status']} ({r['seconds']:.1f} s)")
     return rows
 
 
@@ -670,7 +707,7 @@ def render(doc: dict) -> str:
 
 
 def survey(backends: list, ops: dict, dtypes: list, size: int, seed: int, cache_dir: Path,
-           jobs: int = 1, regenerate: bool = False, log=None) -> dict:
+           jobs: int = 1, regenerate: bool = False, log=None, timeout: float = DEFAULT_ENTRY_TIMEOUT) -> dict:
     """The whole survey: expectations (cached), then each backend."""
     t0 = time.perf_counter()
     selection = [(op, arity, d) for op, arity in ops.items() for d in dtypes
@@ -681,7 +718,7 @@ def survey(backends: list, ops: dict, dtypes: list, size: int, seed: int, cache_
     rows, timing = [], {"expectations_s": round(t_oracle, 2)}
     for b in backends:
         t1 = time.perf_counter()
-        rows += run_backend(b, entries, paths, log)
+        rows += run_backend(b, entries, paths, log, timeout)
         timing[f"backend_{b}_s"] = round(time.perf_counter() - t1, 2)
     return {"kind": "accuracy-survey", "format_version": FORMAT_VERSION, "seed": seed, "size": size,
             "backends": backends, "ops": list(ops), "dtypes": dtypes, "timing": timing,

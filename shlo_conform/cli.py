@@ -31,6 +31,7 @@ import math
 import os
 import re
 import sys
+import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -82,6 +83,20 @@ def _bounded(kind, low, high, flag: str):
     return parse
 
 
+def _size(flag: str):
+    """An argparse type: a size in bytes ('16G', '512M', '1000000')."""
+    def parse(text):
+        from .oracle.cost import parse_size
+        try:
+            return parse_size(text)
+        except ValueError:
+            raise UsageError(f"{flag}: {text!r} is not a size (e.g. 16G, 512M)") from None
+    return parse
+
+
+RUN_PROGRAM_TIMEOUT = 60.0   # `run`: seconds per backend run and for the oracle (model-sized programs)
+
+
 def _nonempty(flag: str):
     """An argparse type: a path or name that is not empty."""
     def parse(text):
@@ -91,9 +106,19 @@ def _nonempty(flag: str):
     return parse
 
 
-def _output_path(text: str, flag: str) -> Path:
-    """A file the command will write: its folder exists or can be made, and
-    it is not itself a folder — checked before any work is done."""
+# What a file the tool writes looks like, by suffix: an existing file at an
+# output path is replaced only when it is one of ours (or empty), so a
+# mistyped `--json model.mlir` never destroys a program.
+_OURS = {".json": lambda head: head.lstrip()[:1] in (b"{", b""),
+         ".html": lambda head: b"<html" in head.lower() or not head.strip(),
+         ".xml": lambda head: head.lstrip()[:5] in (b"<?xml", b"<test", b"")}
+
+
+def _output_path(text: str, flag: str, kind: str | None = None) -> Path:
+    """A file the command will write: its folder exists or can be made, it
+    is not itself a folder, and a file already there is one the tool would
+    write (`kind`, ".json", ".html" or ".xml": `_OURS`) — all checked before
+    any work is done."""
     path = Path(text).expanduser()
     if path.is_dir():
         raise UsageError(f"{flag} {text}: is a folder, not a file")
@@ -103,7 +128,46 @@ def _output_path(text: str, flag: str) -> Path:
         raise UsageError(f"{flag} {text}: cannot create its folder ({e.strerror or e})") from None
     if not os.access(path.parent, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
         raise UsageError(f"{flag} {text}: not writable")
+    if kind is not None and path.is_file():
+        try:
+            with open(path, "rb") as f:
+                head = f.read(1024)
+        except OSError as e:
+            raise UsageError(f"{flag} {text}: cannot read the file there ({e.strerror or e})") from None
+        if not _OURS[kind](head):
+            raise UsageError(f"{flag} {text}: a file is there that this tool did not write "
+                             f"(not {kind[1:].upper()}); remove it or choose another path")
     return path
+
+
+def _output_dir(text: str, flag: str) -> Path:
+    """A folder the command will write into, proven writable before any
+    work is done (a probe file is made and removed): results found after
+    minutes of work are never lost to a folder that refuses them."""
+    path = Path(text).expanduser()
+    if path.exists() and not path.is_dir():
+        raise UsageError(f"{flag} {text}: not a folder")
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        fd, probe = tempfile.mkstemp(prefix=".shlo-conform-probe-", dir=path)
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as e:
+        raise UsageError(f"{flag} {text}: cannot write there ({e.strerror or e})") from None
+    return path
+
+
+def _distinct_outputs(*named: tuple[str, Path | None]) -> None:
+    """Two output flags naming one file would overwrite each other (an HTML
+    report written over the results): refused, naming both."""
+    seen: dict = {}
+    for flag, path in named:
+        if path is None:
+            continue
+        key = os.path.realpath(path)
+        if key in seen:
+            raise UsageError(f"{seen[key]} and {flag} name the same file {path}; give each its own")
+        seen[key] = flag
 
 
 def _spec_ops() -> list[str]:
@@ -313,9 +377,11 @@ def cmd_score(argv: list[str]) -> int:
     ops = _check_ops(_split(a.ops, "--ops"), path)
     dtypes = _check_dtypes(_split(a.dtypes, "--dtypes"))
     baseline = _read_results(a.baseline, "--baseline") if a.baseline else None
-    json_path = _output_path(a.json or str(_default_json(a.backend, a.shard)), "--json")
-    html_path = _output_path(a.html, "--html") if a.html else None
-    junit_path = _output_path(a.junit, "--junit") if a.junit else None
+    json_path = _output_path(a.json or str(_default_json(a.backend, a.shard)), "--json", ".json")
+    html_path = _output_path(a.html, "--html", ".html") if a.html else None
+    junit_path = _output_path(a.junit, "--junit", ".xml") if a.junit else None
+    _distinct_outputs(("--json", json_path), ("--html", html_path), ("--junit", junit_path),
+                      ("--baseline", Path(a.baseline) if a.baseline else None))
     cases = _load_cases(path, ops, dtypes)
     if not cases:
         raise UsageError(f"no cases in suite {a.suite!r} match the selection (--ops/--dtypes)")
@@ -435,7 +501,7 @@ def cmd_check_spec(argv: list[str]) -> int:
                    help="write the results (proofs, traceability, coverage, verifier table) here")
     a = p.parse_args(argv)
     ops = _spec_op_list(a.ops)
-    json_out = _output_path(a.json, "--json") if a.json else None
+    json_out = _output_path(a.json, "--json", ".json") if a.json else None
     from .spec import checks, traceability
     doc: dict = {}
     ok = True
@@ -500,12 +566,10 @@ def cmd_check_spec(argv: list[str]) -> int:
 
 
 def _show(array) -> str:
-    a = np.asarray(array)
-    with np.printoptions(threshold=200, edgeitems=4, linewidth=100, floatmode="unique"):   # every bit shows
-        try:
-            return np.array2string(a, separator=", ")
-        except Exception:
-            return repr(a.tolist())
+    """An array as `explain` prints it: suites/show.py's notation (NaN sign
+    and payload, the shortest digits that tell the type's values apart)."""
+    from .suites import show
+    return show.array(array, threshold=200, edgeitems=4, linewidth=100)
 
 
 def _indent(text: str, by: str = "    ") -> str:
@@ -606,9 +670,13 @@ def cmd_report(argv: list[str]) -> int:
     files = ([a.results] if a.results is not None else []) + (a.merge or [])
     # checked as results documents: the renderers and the merge can rely on their shape
     docs = [(f, _read_results(f, "--merge" if a.merge else "results file")) for f in files]
-    json_path = _output_path(a.json, "--json") if a.json else None
-    html_path = _output_path(a.html, "--html") if a.html else None
-    junit_path = _output_path(a.junit, "--junit") if a.junit else None
+    json_path = _output_path(a.json, "--json", ".json") if a.json else None
+    html_path = _output_path(a.html, "--html", ".html") if a.html else None
+    junit_path = _output_path(a.junit, "--junit", ".xml") if a.junit else None
+    _distinct_outputs(("--json", json_path), ("--html", html_path), ("--junit", junit_path))
+    for out_flag, out in (("--json", json_path), ("--html", html_path), ("--junit", junit_path)):
+        if out is not None and any(os.path.realpath(out) == os.path.realpath(f) for f in files):
+            raise UsageError(f"{out_flag} {out}: is one of the results files read; write elsewhere")
     doc = docs[0][1]
     if a.merge:
         from .merge import MergeError, merge
@@ -673,14 +741,19 @@ def cmd_run(argv: list[str]) -> int:
     p.add_argument("--specials", type=_bounded(float, -1e-300, 1.0, "--specials"), default=0.0, metavar="P",
                    help="with --random: share of special values (±0, ±inf, NaN, subnormals, extremes); default 0")
     p.add_argument("--timeout", type=_bounded(float, 0, 3600, "--timeout"), default=None,
-                   help="seconds per run (compiles get twice as long); default 10 s")
+                   help="seconds for each backend's run and for the oracle (compiles get twice as long); "
+                        f"default {RUN_PROGRAM_TIMEOUT:g} s")
+    p.add_argument("--oracle-memory", type=_size("--oracle-memory"), default=None, metavar="SIZE",
+                   help="memory the oracle may use (e.g. 16G); a program that needs more is refused up front "
+                        "with the figure; default 8G or half the machine's memory")
     a = p.parse_args(argv)
     from .differential import InputError, run_command
-    from .runner import DEFAULT_RUN_TIMEOUT, BackendLoadError
+    from .runner import BackendLoadError
     backends = _backends(a.backend)
     try:
         text, rc = run_command(a.program, backends, inputs_npz=a.inputs, seed=a.random,
-                               special_fraction=a.specials, timeout=a.timeout or DEFAULT_RUN_TIMEOUT)
+                               special_fraction=a.specials, timeout=a.timeout or RUN_PROGRAM_TIMEOUT,
+                               oracle_memory=a.oracle_memory)
     except InputError as e:
         raise UsageError(str(e)) from None
     except BackendLoadError as e:
@@ -715,6 +788,9 @@ def cmd_accuracy(argv: list[str]) -> int:
     p.add_argument("--size", type=_bounded(int, 16, 1 << 24, "--size"), default=accuracy.DEFAULT_SIZE,
                    help=f"inputs per op and sampled type (default {accuracy.DEFAULT_SIZE})")
     p.add_argument("--seed", type=_bounded(int, 0, 2 ** 32 - 1, "--seed"), default=0)
+    p.add_argument("--timeout", type=_bounded(float, 0, MAX_TIMEOUT, "--timeout"), default=None,
+                   help="seconds a backend may take for one op x type (compile and run; default "
+                        f"{accuracy.DEFAULT_ENTRY_TIMEOUT:g}); past it the entry is a timeout and the survey goes on")
     p.add_argument("--cache", default="out/accuracy-cache", type=_nonempty("--cache"),
                    help="folder of cached expectations (default out/accuracy-cache); stale entries are remade")
     p.add_argument("--regenerate", action="store_true", help="recompute the expectations even when cached")
@@ -733,14 +809,14 @@ def cmd_accuracy(argv: list[str]) -> int:
     bad = [d for d in dtypes if d not in accuracy.DTYPES]
     if bad:
         raise UsageError(f"--dtypes: {bad[0]!r} is not surveyed; types: {', '.join(accuracy.DTYPES)}")
-    json_path = _output_path(a.json or "out/accuracy.json", "--json")
-    html_path = _output_path(a.html, "--html") if a.html else None
-    cache = Path(a.cache).expanduser()
-    if cache.exists() and not cache.is_dir():
-        raise UsageError(f"--cache {a.cache}: not a folder")
+    json_path = _output_path(a.json or "out/accuracy.json", "--json", ".json")
+    html_path = _output_path(a.html, "--html", ".html") if a.html else None
+    _distinct_outputs(("--json", json_path), ("--html", html_path))
+    cache = _output_dir(a.cache, "--cache")
     log = (lambda m: print(m, file=sys.stderr, flush=True))
     doc = accuracy.survey(backends, {o: known[o] for o in ops}, dtypes, a.size, a.seed, cache,
-                          jobs=min(a.jobs, os.cpu_count() or 1), regenerate=a.regenerate, log=log)
+                          jobs=min(a.jobs, os.cpu_count() or 1), regenerate=a.regenerate, log=log,
+                          timeout=a.timeout or accuracy.DEFAULT_ENTRY_TIMEOUT)
     print(accuracy.render(doc))
     json_path.write_text(json.dumps(doc, separators=(",", ":")) + "\n")
     print(f"results: {json_path}  ({', '.join(f'{k} {v} s' for k, v in doc['timing'].items())})")
@@ -780,9 +856,7 @@ def cmd_fuzz(argv: list[str]) -> int:
             raise UsageError(f"--ops: no op {o!r} in the encoded spec")
         if fuzzable(OPS[o]):
             raise UsageError(f"--ops: fuzz cannot place {o!r} in a program ({fuzzable(OPS[o])})")
-    out = Path(a.out).expanduser()
-    if out.exists() and not out.is_dir():
-        raise UsageError(f"--out {a.out}: not a folder")
+    out = _output_dir(a.out, "--out")
     from .fuzz import fuzz, stderr_log
     try:
         summary = fuzz(a.backend, fuzzable_ops(ops), seed=a.seed, budget=a.budget, out=out,

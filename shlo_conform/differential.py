@@ -11,12 +11,16 @@ oracle's expectations are computed here.
 
 What is printed per output: the verdict, the largest ULP distance from the
 correctly rounded (or exact) value, the first mismatching flat indices with
-both values, and the mismatches that are special-value differences (NaN
-lost or invented, ±inf, signed zero, subnormals flushed) counted apart from
-inaccuracy.
+both values, and the mismatches counted by cause (suites/causes.py, the
+rule scoring uses, input flush included): special-value differences (NaN
+lost or invented, ±inf, signed zero, subnormals flushed) and the other
+causes but ULP inaccuracy, which the max ULP shows.
 """
 from __future__ import annotations
 
+import hashlib
+import os
+import tempfile
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,8 +29,10 @@ import numpy as np
 
 from .generators import values
 from .oracle.reading import MLIR_BYTECODE_MAGIC
+from .suites.signature import main_signature
 from .spec.expectation import Expectation
-from .spec.types import TensorType, from_bits, nan_mask, to_bits
+from .spec.types import TensorType, from_bits
+from .suites import show
 from .suites.compare import compare
 from .suites.records import Case, TensorValue
 
@@ -65,35 +71,125 @@ class BackendReport:
 # Program and inputs
 # --------------------------------------------------------------------------
 
-def read_program(path: str) -> tuple[str | bytes, str, str]:
-    """(what the oracle reads, the text backends compile, a description of the form)."""
-    p = Path(path)
+def read_source(path: str) -> bytes:
+    """The program file's bytes (nothing is parsed in this process)."""
     try:
-        data = p.read_bytes()
+        return Path(path).read_bytes()
     except OSError as e:
         raise InputError(f"cannot read program {path}: {e.strerror or e}") from None
+
+
+@dataclass
+class Prepared:
+    """What the isolated reader found: the program's form, the text backends
+    compile, @main's types, and what the oracle will need (`cost`, or why
+    it cannot say)."""
+    form: str
+    text: str
+    types: list
+    results: list
+    cost: object = None          # oracle.cost.Cost
+    cost_why: str = ""           # why there is no cost: the encoded spec rejects the program, …
+    refusal: str = ""            # a user error (exit 2): not MLIR, no @main, …
+
+
+_PARSED: dict = {}   # in the job process: the oracle's parse of the last program, for `expectations`
+
+
+def prepare(data: bytes) -> Prepared:
+    """Read a program (runs in the isolated job process: MLIR's parser and
+    the oracle's reader may die or recurse on a hostile program): its form,
+    the text for the backends, @main's types, and the oracle's cost."""
+    from .oracle.cost import program_cost
+    from .oracle.program import ProgramRejected, parse_program
+    from .oracle.reading import SyntaxRejected, VerifierRejected, from_bytecode, main_types
     if data.startswith(MLIR_BYTECODE_MAGIC):
-        from .oracle.reading import SyntaxRejected, from_bytecode
         try:
             text = from_bytecode(data)
         except SyntaxRejected as e:
-            raise InputError(f"program {path}: {e}") from None
+            return Prepared("", "", [], [], refusal=str(e))
         form = "portable artifact" if b"StableHLO" in data[:32] else "MLIR bytecode"
-        return data, text, form
+        source = data
+    else:
+        try:
+            text = source = data.decode()
+            form = "text"
+        except UnicodeDecodeError:
+            module = exported_module(data)
+            if module is None:
+                return Prepared("", "", [], [], refusal="is neither MLIR text, MLIR bytecode nor a serialized "
+                                                        "jax.export Exported")
+            return prepare_module(module, data, "jax.export Exported.serialize()")
+    return _prepared(source, text, form, data)
+
+
+def exported_module(data: bytes) -> bytes | None:
+    """The StableHLO bytecode inside `jax.export`'s serialized `Exported`
+    (`Exported.serialize()`: a flatbuffer with the module, its shapes,
+    platforms and device count), or None when `data` is not one."""
     try:
-        text = data.decode()
-    except UnicodeDecodeError:
-        raise InputError(f"program {path} is neither MLIR text nor MLIR bytecode") from None
-    return text, text, "text"
+        from jax import export
+        return bytes(export.deserialize(bytearray(data)).mlir_module_serialized)
+    except Exception:   # not a flatbuffer of jax's schema (or no jax): not an Exported
+        return None
 
 
-def signature(text: str) -> tuple[list[TensorType], list]:
-    """@main's argument and result types, read with jaxlib's parser (any syntax)."""
+def prepare_module(module: bytes, data: bytes, form: str) -> "Prepared":
+    from .oracle.reading import SyntaxRejected, from_bytecode
+    try:
+        text = from_bytecode(module)
+    except SyntaxRejected as e:
+        return Prepared("", "", [], [], refusal=str(e))
+    return _prepared(module, text, form, data)
+
+
+def _prepared(source, text: str, form: str, data: bytes) -> "Prepared":
+    """@main's types and the oracle's cost of a program read as `text`
+    (backends) and `source` (the oracle); `data` keys the oracle's parse."""
+    from .oracle.cost import program_cost
+    from .oracle.program import ProgramRejected, parse_program
     from .oracle.reading import SyntaxRejected, VerifierRejected, main_types
     try:
-        return main_types(text)
+        types, results = main_types(text)
     except (SyntaxRejected, VerifierRejected) as e:
-        raise InputError(f"cannot read @main's signature: {e}") from None
+        return Prepared(form, text, [], [], refusal=f"cannot read @main's signature: {e}")
+    prep = Prepared(form, text, types, results)
+    try:
+        program = parse_program(source)
+    except ProgramRejected as e:
+        prep.cost_why = f"the encoded spec rejects the program: {e}"
+        return prep
+    _PARSED.clear()
+    _PARSED[hashlib.sha256(data).hexdigest()] = program
+    _PARSED["source"] = source
+    prep.cost = program_cost(program)
+    return prep
+
+
+def expectations(data: bytes, inputs: list) -> tuple[list[Expectation] | None, str]:
+    """The oracle's expectations for `inputs`, or None and why it has none
+    (runs in the isolated job process, after `prepare`)."""
+    from .generators.expect import ProgramRejected, Unspecified, expected_outputs
+    from .oracle.program import execute
+    program = _PARSED.get(hashlib.sha256(data).hexdigest())
+    try:
+        if program is not None:
+            return execute(program, list(inputs)), ""
+        source = data if data.startswith(MLIR_BYTECODE_MAGIC) else exported_module(data) or data.decode()
+        return expected_outputs(source, inputs), ""
+    except ProgramRejected as e:
+        return None, f"the encoded spec rejects the program: {e}"
+    except Unspecified as e:
+        return None, f"the spec states no result for these inputs: {e}"
+
+
+def fallback_signature(data: bytes) -> tuple[list, list] | None:
+    """@main's types read from the text alone (suites/signature.py), for a
+    program whose parse killed the reader: the backends can still run."""
+    try:
+        return main_signature(data.decode())
+    except UnicodeDecodeError:
+        return None
 
 
 def random_inputs(types: list[TensorType], seed: int, special_fraction: float) -> list[np.ndarray]:
@@ -102,32 +198,74 @@ def random_inputs(types: list[TensorType], seed: int, special_fraction: float) -
     return [values.fill(t.element_type, tuple(t.shape), rng, special_fraction=special_fraction) for t in types]
 
 
+ZIP_MAGIC, NPY_MAGIC = b"PK\x03\x04", b"\x93NUMPY"
+
+
 def npz_inputs(path: str, types: list[TensorType]) -> list[np.ndarray]:
     """Inputs from an .npz file: `arg0`, `arg1`, … or numpy's `arr_0`, `arr_1`, …,
     each of @main's shape and element type exactly — or unsigned integers of
     the type's storage width, read as its raw bits (how bf16/f8 travel
-    through numpy's file format)."""
+    through numpy's file format).  Each member's header is read and checked
+    against @main before its data: a header that claims 10^11 elements is
+    refused by its shape, never allocated; a damaged file, a member that is
+    not an array, or an .npy file is one line naming the problem."""
+    import zipfile
+    import zlib
     try:
-        with np.load(path, allow_pickle=False) as z:
-            arrays = dict(z.items())
-    except (OSError, ValueError) as e:
-        raise InputError(f"--inputs {path}: not a readable .npz file ({e})") from None
+        with open(path, "rb") as f:
+            head = f.read(8)
+    except OSError as e:
+        raise InputError(f"--inputs {path}: cannot read it ({e.strerror or e})") from None
+    if head.startswith(NPY_MAGIC):
+        raise InputError(f"--inputs {path}: is an .npy file (one array); give an .npz file "
+                         f"(np.savez(path, arg0=…, arg1=…))")
+    if not head.startswith(ZIP_MAGIC):
+        raise InputError(f"--inputs {path}: not an .npz file (no zip archive)")
+    try:
+        with zipfile.ZipFile(path) as z:
+            members = {}
+            for info in z.infolist():
+                if not info.filename.endswith(".npy"):
+                    raise InputError(f"--inputs {path}: member {info.filename!r} is not an array (.npy)")
+                members[info.filename[:-4]] = info
+            return _npz_members(path, z, members, types)
+    except (zipfile.BadZipFile, EOFError, OSError, zlib.error) as e:
+        raise InputError(f"--inputs {path}: a damaged .npz file ({type(e).__name__}: {e})") from None
+
+
+def _npz_members(path: str, z, members: dict, types: list[TensorType]) -> list[np.ndarray]:
     out = []
     for i, t in enumerate(types):
-        a = arrays.get(f"arg{i}", arrays.get(f"arr_{i}"))
-        if a is None:
+        name = f"arg{i}" if f"arg{i}" in members else f"arr_{i}"
+        info = members.get(name)
+        if info is None:
             raise InputError(f"--inputs {path}: no array arg{i} (or arr_{i}) for argument {i} of type {t.mlir}")
         et = t.element_type
-        if tuple(a.shape) != tuple(t.shape) + ((2,) if et.is_complex and a.dtype.kind == "u" else ()):
-            raise InputError(f"--inputs {path}: arg{i} has shape {a.shape}, @main takes {t.mlir}")
-        if a.dtype == et.numpy:
-            out.append(a)
-        elif a.dtype == et.bits_dtype:
-            out.append(from_bits(a, et))
-        else:
-            raise InputError(f"--inputs {path}: arg{i} is {a.dtype}, @main takes {t.mlir} "
-                             f"(give {np.dtype(et.numpy).name} values or {et.bits_dtype.name} raw bits)")
-    extra = sorted(set(arrays) - {f"arg{i}" for i in range(len(types))} - {f"arr_{i}" for i in range(len(types))})
+        with z.open(info) as f:
+            try:
+                version = np.lib.format.read_magic(f)
+                read = {(1, 0): np.lib.format.read_array_header_1_0,
+                        (2, 0): np.lib.format.read_array_header_2_0}.get(version)
+                if read is None:
+                    raise ValueError(f".npy format version {version} is not read here (1.0 and 2.0 are)")
+                shape, fortran, dtype = read(f)
+            except ValueError as e:
+                raise InputError(f"--inputs {path}: {name} is not a readable array ({e})") from None
+            want = tuple(t.shape) + ((2,) if et.is_complex and dtype.kind == "u" else ())
+            if tuple(shape) != want:
+                raise InputError(f"--inputs {path}: {name} has shape {tuple(shape)}, @main takes {t.mlir}")
+            if dtype not in (np.dtype(et.numpy), et.bits_dtype):
+                raise InputError(f"--inputs {path}: {name} is {dtype}, @main takes {t.mlir} "
+                                 f"(give {np.dtype(et.numpy).name} values or {et.bits_dtype.name} raw bits)")
+            size = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+            raw = f.read(size)
+            if len(raw) != size:
+                raise InputError(f"--inputs {path}: {name} is truncated ({len(raw)} of {size} bytes)")
+        a = np.frombuffer(raw, dtype=dtype)
+        a = (a.reshape(shape[::-1]).T if fortran else a.reshape(shape)).copy()
+        out.append(a if dtype == np.dtype(et.numpy) else from_bits(a, et))
+    used = {f"arg{i}" for i in range(len(types))} | {f"arr_{i}" for i in range(len(types))}
+    extra = sorted(set(members) - used)
     if extra:
         raise InputError(f"--inputs {path}: arrays {', '.join(extra)} match no argument of @main "
                          f"({len(types)} arguments)")
@@ -138,59 +276,51 @@ def npz_inputs(path: str, types: list[TensorType]) -> list[np.ndarray]:
 # Running and comparing
 # --------------------------------------------------------------------------
 
-def oracle_expectations(source: str | bytes, inputs: list) -> tuple[list[Expectation] | None, str]:
-    """The oracle's expectations, or None and why it has none."""
-    from .generators.expect import ProgramRejected, Unspecified, expected_outputs
+SPECIAL_KINDS = {"NaN lost": "NaN expected, a number returned", "NaN invented": "a number expected, NaN returned",
+                 "infinity": "infinity differs", "signed zero": "signed zero differs",
+                 "subnormal flushed": "subnormal flushed to zero"}
+
+
+def special_differences(exp: Expectation, actual: np.ndarray, flushed: Expectation | None = None) -> Counter:
+    """Mismatching elements by cause, the suite's rule (suites/causes.py via
+    `compare`): special-value differences under `SPECIAL_KINDS`' wording,
+    other causes but "out of tolerance" (the inaccuracy the max ULP shows)
+    under their names.  `flushed`: the expectation on the inputs with their
+    subnormals read as zeros, so an input flush (0 × inf = NaN where the
+    subnormal input times inf is inf) is named as one, not as NaN invented."""
     try:
-        return expected_outputs(source, inputs), ""
-    except ProgramRejected as e:
-        return None, f"the encoded spec rejects the program: {e}"
-    except Unspecified as e:
-        return None, f"the spec states no result for these inputs: {e}"
-
-
-SPECIAL_KINDS = ("NaN expected, a number returned", "a number expected, NaN returned", "infinity differs",
-                 "signed zero differs", "subnormal flushed to zero")
-
-
-def special_differences(exp: Expectation, actual: np.ndarray) -> Counter:
-    """Mismatching elements whose difference is one of special values, by kind
-    (floats, per component for complex); the rest are inaccuracy."""
-    et = exp.type.element_type
-    c = et.component if et.is_complex else et
-    if not c.is_float:
-        return Counter()
-    e = np.asarray(exp.bits).reshape(-1).astype(object)
-    try:
-        a = to_bits(np.asarray(actual).astype(et.numpy), et).reshape(-1).astype(object)
+        return _worded(compare(exp, actual, flushed).causes)
     except (TypeError, ValueError):
         return Counter()
-    f = c.format
-    en, an = nan_mask(e, f).astype(bool), nan_mask(a, f).astype(bool)
-    mag_e, mag_a = e & ~f.sign_mask, a & ~f.sign_mask
-    inf_e = (mag_e == f.inf_bits(False)) if f.has_inf else np.zeros(e.shape, bool)
-    inf_a = (mag_a == f.inf_bits(False)) if f.has_inf else np.zeros(a.shape, bool)
-    sub_e = (mag_e != 0) & (mag_e < (1 << f.mantissa_bits))
-    out = Counter()
-    out[SPECIAL_KINDS[0]] = int(np.sum(en & ~an))
-    out[SPECIAL_KINDS[1]] = int(np.sum(~en & an))
-    out[SPECIAL_KINDS[2]] = int(np.sum((inf_e | inf_a) & (e != a) & ~en & ~an))
-    out[SPECIAL_KINDS[3]] = int(np.sum((mag_e == 0) & (mag_a == 0) & (e != a)))
-    out[SPECIAL_KINDS[4]] = int(np.sum(sub_e & (mag_a == 0)))
-    return +out
 
 
-def judge_outputs(expected: list[Expectation], outputs: list) -> list[OutputReport]:
-    reports = []
+def _worded(causes: dict) -> Counter:
+    return Counter({SPECIAL_KINDS.get(c, c): n for c, n in causes.items() if c != "out of tolerance"})
+
+
+def judge_outputs(expected: list[Expectation], outputs: list, case: Case | None = None,
+                  flushed_for=None) -> list[OutputReport]:
+    """Each output against its expectation.  With `case` (the program and
+    its inputs), failing outputs of inputs that hold subnormals are held
+    against the oracle's result on the flushed inputs too (input_flush.py),
+    as scoring does — computed by `flushed_for(case)` where given (`run`:
+    in the oracle's isolated job process), else here."""
+    reports, flushed = [], False
     for k, (exp, actual) in enumerate(zip(expected, outputs)):
         cmp = compare(exp, actual)
-        specials = special_differences(exp, actual) if not cmp.ok else Counter()
+        if not cmp.ok and case is not None and cmp.causes:
+            if flushed is False:
+                from .input_flush import flushed_expectations
+                flushed = (flushed_for or flushed_expectations)(case)
+            if flushed is not None:
+                cmp = compare(exp, actual, flushed[k])
+        specials = _worded(cmp.causes) if not cmp.ok else Counter()
         reports.append(OutputReport(k, exp.type, cmp.ok, cmp.detail, cmp.max_ulp, specials))
     return reports
 
 
 def run_backends(text: str, inputs: list, types: list, backends: list[str], expected: list | None,
-                 timeout: float) -> list[BackendReport]:
+                 timeout: float, flushed_for=None) -> list[BackendReport]:
     """Each backend in its own worker, with the runner's isolation and verdicts."""
     from .runner import Runner
     tvs = [TensorValue.of(a, t) for a, t in zip(inputs, types)]
@@ -206,19 +336,19 @@ def run_backends(text: str, inputs: list, types: list, backends: list[str], expe
         ran = expected is None and outs is not None   # no expectation to hold the outputs to
         rep = BackendReport(name, "ran" if ran else v.verdict, "" if ran else v.detail, runner.describe or name)
         if outs is not None and expected is not None and len(outs) == len(expected):
-            rep.outputs = judge_outputs(expected, outs)
+            rep.outputs = judge_outputs(expected, outs, case, flushed_for)
         rep.raw = outs
         out.append(rep)
     return out
 
 
 def render(path: str, form: str, types: list, how: str, expected: list | None, why_none: str,
-           reports: list[BackendReport], oracle_asked: bool) -> str:
+           reports: list[BackendReport], oracle_asked: bool, need: str = "") -> str:
     lines = [f"program  {path} ({form}); @main({', '.join(t.mlir for t in types)})", f"inputs   {how}"]
     if expected is None:
-        lines.append(f"oracle   no expectation: {why_none}")
+        lines.append(f"oracle   cannot judge: {why_none}" + (f" ({need})" if need else ""))
     else:
-        lines.append(f"oracle   {len(expected)} output(s)")
+        lines.append(f"oracle   {len(expected)} output(s)" + (f"; {need}" if need else ""))
         for k, e in enumerate(expected):
             rule = e.kind + (f" within {e.tolerance_ulp} ulp" if e.kind == "ulp" else "")
             lines.append(f"  #{k} {e.type.mlir}: {rule}" + (f" ({e.why})" if e.why else ""))
@@ -239,34 +369,116 @@ def render(path: str, form: str, types: list, how: str, expected: list | None, w
             if not o.ok:
                 lines.append(f"      {o.detail}")
                 for kind, n in o.specials.items():
-                    lines.append(f"      special values: {kind} x{n}")
+                    what = "special values" if kind in SPECIAL_KINDS.values() else "cause"
+                    lines.append(f"      {what}: {kind} x{n}")
     return "\n".join(lines)
 
 
 def _short(a) -> str:
-    with np.printoptions(threshold=20, edgeitems=3, linewidth=120):
-        return " ".join(np.array2string(np.asarray(a), separator=", ").split())
+    """An array on one line, cut to 3 elements per edge: suites/show.py's
+    notation, as `explain` prints (NaN sign and payload, enough digits)."""
+    return show.one_line(a)
+
+
+DEFAULT_ORACLE_MEMORY = 8 << 30   # bytes the oracle may use unless --oracle-memory says otherwise
+
+
+def default_oracle_memory() -> int:
+    """The oracle's memory budget when none is given: 8 GiB, or half the
+    machine's memory where that is less."""
+    try:
+        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):   # pragma: no cover - no sysconf
+        return DEFAULT_ORACLE_MEMORY
+    return min(DEFAULT_ORACLE_MEMORY, total // 2)
+
+
+def judge_isolated(jobs, data: bytes, inputs_for, *, timeout: float, memory: int) -> tuple:
+    """Read the program and run the oracle in a job process of their own
+    (shlo_conform/isolation.py): a parser that dies, a recursion past any
+    stack, an allocation past `memory` or a run past `timeout` becomes one
+    line and "cannot judge", never the end of `run`.  `inputs_for(types)`
+    makes the inputs once @main's types are known.  Returns (Prepared,
+    inputs, expectations or None, why there are none, the cost line)."""
+    from .isolation import Failure, default_startup_timeout
+    from .oracle.cost import human_bytes
+    reading = default_startup_timeout(timeout)   # the job process's start (imports) is in the reading's time
+    prep = jobs.call("shlo_conform.differential:prepare", data, timeout=reading)
+    if isinstance(prep, Failure):   # the reader died: the backends may still read it
+        sig = fallback_signature(data)
+        if sig is None:
+            raise InputError(f"cannot read the program: {_failure(prep, reading, memory)}")
+        why = f"reading the program failed: {_failure(prep, reading, memory)}"
+        prep = Prepared("text", data.decode(), *sig)
+        return prep, inputs_for(prep.types), None, why, ""
+    if prep.refusal:
+        raise InputError(prep.refusal)
+    inputs = inputs_for(prep.types)
+    if prep.cost is None:
+        return prep, inputs, None, prep.cost_why, ""
+    need = f"needs {prep.cost.describe()}; budget {human_bytes(memory)}"
+    if prep.cost.peak > memory:
+        return prep, inputs, None, (f"the oracle would need {prep.cost.describe()}, past its budget of "
+                                    f"{human_bytes(memory)} (--oracle-memory raises it)"), ""
+    got = jobs.call("shlo_conform.differential:expectations", data, inputs, timeout=timeout, memory=memory)
+    if isinstance(got, Failure):
+        return prep, inputs, None, _failure(got, timeout, memory), need
+    expected, why = got
+    return prep, inputs, expected, why, need
+
+
+def _failure(f, timeout: float, memory: int) -> str:
+    """A job's Failure as the one line `run` prints."""
+    from .oracle.cost import human_bytes
+    if f.kind == "timeout":
+        return f"the oracle took longer than {timeout:g} s" + (" (--timeout)" if timeout else "")
+    if f.kind == "memory":
+        return f"the oracle ran out of its memory budget of {human_bytes(memory)} (--oracle-memory raises it)"
+    if f.kind == "recursion":
+        return f"the program nests deeper than the oracle's stack allows ({f.detail})"
+    if f.kind == "crash":
+        return f"the oracle's process died: {f.detail}"
+    return f"the oracle failed: {f.detail}"
 
 
 def run_command(path: str, backends: list[str], *, inputs_npz: str | None = None, seed: int | None = None,
-                special_fraction: float = 0.0, timeout: float = 10.0) -> tuple[str, int]:
+                special_fraction: float = 0.0, timeout: float = 60.0,
+                oracle_memory: int | None = None) -> tuple[str, int]:
     """The whole `run` command: (what to print, exit status).  Exit 1 when a
     backend disagrees with the oracle's expectation (or crashes, hangs or
-    refuses a program the spec accepts); 2 when the oracle has no
-    expectation to hold them to; raises InputError for unusable input."""
-    source, text, form = read_program(path)
-    types, _ = signature(text)
-    if any(not isinstance(t, TensorType) for t in types):
-        raise InputError("@main takes a non-tensor argument; run gives tensors only")
-    if inputs_npz is not None:
-        inputs, how = npz_inputs(inputs_npz, types), f"from {inputs_npz}"
-    else:
-        seed = 0 if seed is None else seed
-        inputs = random_inputs(types, seed, special_fraction)
-        how = f"random, seed {seed}" + (f", {special_fraction:g} special values" if special_fraction else "")
-    expected, why_none = oracle_expectations(source, inputs)
-    reports = run_backends(text, inputs, types, backends, expected, timeout)
-    out = render(path, form, types, how, expected, why_none, reports, ORACLE in backends)
+    refuses a program the spec accepts); 2 when the oracle cannot judge
+    the program (the backends still run and are shown); raises InputError
+    for unusable input.  The program is read and judged in a process of its
+    own, within `timeout` seconds and `oracle_memory` bytes."""
+    data = read_source(path)
+    how = [""]
+
+    def inputs_for(types):
+        if any(not isinstance(t, TensorType) for t in types):
+            raise InputError("@main takes a non-tensor argument; run gives tensors only")
+        if inputs_npz is not None:
+            how[0] = f"from {inputs_npz}"
+            return npz_inputs(inputs_npz, types)
+        s = 0 if seed is None else seed
+        how[0] = f"random, seed {s}" + (f", {special_fraction:g} special values" if special_fraction else "")
+        return random_inputs(types, s, special_fraction)
+
+    memory = oracle_memory or default_oracle_memory()
+    from .isolation import Failure, Jobs
+    with tempfile.TemporaryDirectory(prefix="shlo-conform-") as tmp, Jobs(tmp, label="oracle") as jobs:
+        prep, inputs, expected, why_none, need = judge_isolated(jobs, data, inputs_for, timeout=timeout,
+                                                                memory=memory)
+
+        def flushed_for(case):   # the oracle on the flushed inputs, in the same isolated process
+            from .suites.causes import flush_inputs
+            flushed = flush_inputs(case.input_arrays(), [v.tensor_type.element_type for v in case.inputs])
+            if flushed is None:
+                return None
+            got = jobs.call("shlo_conform.differential:expectations", data, flushed, timeout=timeout, memory=memory)
+            return None if isinstance(got, Failure) or got[0] is None else got[0]
+
+        reports = run_backends(prep.text, inputs, prep.types, backends, expected, timeout, flushed_for)
+    out = render(path, prep.form, prep.types, how[0], expected, why_none, reports, ORACLE in backends, need)
     if expected is None:
         return out, 2
     return out, 0 if all(r.agrees for r in reports) else 1

@@ -32,19 +32,16 @@ import hashlib
 import json
 import os
 import re
-import signal
 import socket
-import subprocess
 import sys
 import tempfile
 import threading
 import time
 from dataclasses import asdict
-from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Callable, Iterable
 
-from .backends.base import exit_status
+from .isolation import STARTUP_FLOOR, Child, Died, Hung, default_startup_timeout
 from .input_flush import flushed_expectations
 from .suites.causes import CAUSES, diagnose
 from .suites.compare import MAX_MISMATCHES_SHOWN, Comparison, compare, compare_log
@@ -62,27 +59,15 @@ def default_jobs() -> int:
     """Worker processes when none are asked for: one per CPU, at most
     MAX_DEFAULT_JOBS (each worker holds a backend client and its memory)."""
     return max(1, min(MAX_DEFAULT_JOBS, os.cpu_count() or 1))
-STARTUP_FLOOR = 60.0  # importing jax or iree and creating a client takes seconds, more on a loaded machine
-LOG_HEAD = LOG_TAIL = 1 << 20  # a worker log keeps its first and last MiB
 JOURNAL_VERSION = 2
-
-
-def default_startup_timeout(compile_timeout: float) -> float:
-    """How long a worker may take to start (load the backend, answer
-    `claims`): the run's compile timeout, but never under STARTUP_FLOOR."""
-    return max(STARTUP_FLOOR, compile_timeout)
 
 
 class BackendLoadError(Exception):
     """The backend could not be loaded or initialised (a usage/input error)."""
 
 
-class WorkerDied(Exception):
-    pass
-
-
-class WorkerTimeout(Exception):
-    pass
+# The harness's classification, under the names the runner has always used.
+WorkerDied, WorkerTimeout = Died, Hung
 
 
 class _Stopped(Exception):
@@ -96,97 +81,22 @@ def check_backend_spec(spec: str) -> None:
     parse_backend_name(spec)
 
 
-class CappedLog:
-    """A worker's stdout and stderr, copied from a pipe by a thread into a
-    file that keeps the first `head` and the last `tail` bytes (a marker
-    says how much was left out): a backend that prints without end cannot
-    fill the disk.  The last bytes stay in memory to explain a crash."""
-
-    def __init__(self, pipe, path: str, head: int = LOG_HEAD, tail: int = LOG_TAIL):
-        self.path, self.head, self.tail = path, head, tail
-        self.seen = 0
-        self._recent = bytearray()
-        self._lock = threading.Lock()
-        self._file = open(path, "wb")
-        self._thread = threading.Thread(target=self._pump, args=(pipe,), daemon=True)
-        self._thread.start()
-
-    def _pump(self, pipe) -> None:
-        try:
-            while True:
-                chunk = os.read(pipe.fileno(), 1 << 16)
-                if not chunk:
-                    break
-                with self._lock:
-                    if self.seen < self.head:
-                        self._file.write(chunk[: self.head - self.seen])
-                        self._file.flush()
-                    self.seen += len(chunk)
-                    self._recent += chunk
-                    del self._recent[: max(0, len(self._recent) - self.tail)]
-        except (OSError, ValueError):
-            pass
-        finally:
-            pipe.close()
-
-    def close(self, wait: float = 2.0) -> None:
-        """Wait (briefly) for the pipe's end, then write the kept tail."""
-        self._thread.join(wait)
-        with self._lock:
-            if self._file.closed:
-                return
-            if self.seen > self.head:
-                start = max(self.head, self.seen - len(self._recent))
-                if start > self.head:
-                    self._file.write(f"\n[... {start - self.head} bytes of output not kept ...]\n".encode())
-                self._file.write(bytes(self._recent[len(self._recent) - (self.seen - start):]))
-            self._file.close()
-
-    def last_lines(self, lines: int = 2, chars: int = 300) -> str:
-        with self._lock:
-            text = bytes(self._recent[-8192:]).decode(errors="replace")
-        kept = [ln.strip() for ln in text.splitlines() if ln.strip()][-lines:]
-        return " | ".join(kept)[-chars:]
-
-
-class Worker:
-    """One backend adapter in a child process, restartable."""
+class Worker(Child):
+    """One backend adapter in a child process (the isolation harness's
+    `Child` serving `shlo_conform.worker:serve`), restartable."""
 
     def __init__(self, backend: str, log_dir: str, startup_timeout: float = STARTUP_FLOOR, zygote=None):
+        super().__init__("shlo_conform.worker:serve", log_dir, label="worker", zygote=zygote)
         self.backend = backend
-        self.log_dir = log_dir
         self.startup_timeout = startup_timeout
-        self.zygote = zygote   # shlo_conform.zygote.Zygote to fork from, or None: a fresh interpreter each start
-        self.proc = None
-        self.conn = None
-        self.log: CappedLog | None = None
         self.describe = None
-        self.starts = 0
         self.spent = 0.0  # seconds the adapter took for the last compile or run (the worker's reply says)
         self.compiled = 0  # compiles sent to the process now running (runner._SEEDED)
 
-    # -- life cycle -------------------------------------------------------
     def start(self) -> str:
-        """A worker forked from the runner's zygote (shlo_conform/zygote.py:
-        the backend's imports paid once per run, not once per restart), or,
-        without one or when it is gone, a fresh `python -m
-        shlo_conform.worker` (a plain subprocess: no re-import of the
-        caller's __main__, unlike multiprocessing's spawn).  Either leads a
-        session of its own so that killing it kills what it started too;
-        its output goes to a capped log."""
-        parent, child = socket.socketpair()
-        log_path = os.path.join(self.log_dir, f"worker-{id(self)}-{self.starts}.log")
-        self.starts += 1
+        """A fresh process with the backend loaded; its `describe()`."""
         self.compiled = 0
-        self.proc = self._forked(child) if self.zygote is not None else None
-        if self.proc is None:
-            self.proc = subprocess.Popen(
-                [sys.executable, "-m", "shlo_conform.worker", str(child.fileno())],
-                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                pass_fds=(child.fileno(),), close_fds=True, start_new_session=True)
-        self.log = CappedLog(self.proc.stdout, log_path)
-        child.close()
-        self.conn = Connection(parent.detach())
+        self.spawn()
         try:
             status, payload = self.call("init", self.backend, self.startup_timeout)
         except (WorkerDied, WorkerTimeout) as e:
@@ -198,82 +108,19 @@ class Worker:
         self.describe = payload
         return payload
 
-    def _forked(self, child: socket.socket):
-        """A worker forked by the zygote, its output on a new pipe; None if
-        the zygote is gone (the caller then starts a fresh interpreter)."""
-        if not self.zygote.alive():
-            return None
-        r, w = os.pipe()
-        try:
-            proc = self.zygote.fork(child.fileno(), w)
-        except OSError:
-            os.close(r)
-            return None
-        finally:
-            os.close(w)
-        proc.stdout = os.fdopen(r, "rb", buffering=0)
-        return proc
-
-    def kill(self) -> None:
-        """SIGKILL to the worker's whole process group: the worker, the
-        implementation it started and anything that forked."""
-        if self.proc is not None:
-            try:
-                os.killpg(self.proc.pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
-            try:
-                self.proc.wait(5)
-            except subprocess.TimeoutExpired:  # pragma: no cover - unkillable
-                pass
-        if self.conn is not None:
-            self.conn.close()
-        if self.log is not None:
-            self.log.close()
-        self.proc = self.conn = None
-
-    def stop(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            try:
-                self.conn.send(("stop", None))
-                self.proc.wait(2)
-            except (OSError, ValueError, subprocess.TimeoutExpired):
-                pass
-        self.kill()
-
     def restart(self) -> None:
         self.kill()
         self.start()
 
-    # -- messages ---------------------------------------------------------
     def call(self, msg: str, arg, timeout: float):
         """(status, payload) of the worker's reply; `spent` is then the
         seconds the adapter itself took, where the reply says (compile, run)."""
         self.spent = 0.0
         self.compiled += msg == "compile"
-        try:
-            self.conn.send((msg, arg))
-            if self.conn.poll(timeout):
-                reply = self.conn.recv()
-                if len(reply) == 3:
-                    self.spent = reply[2]
-                return reply[:2]
-        except (EOFError, OSError, ValueError):
-            raise WorkerDied(self._death()) from None
-        self.kill()
-        raise WorkerTimeout(f"{msg} took longer than {timeout:g} s")
-
-    def _death(self) -> str:
-        proc, code = self.proc, None
-        if proc is not None:
-            try:
-                code = proc.wait(5)
-            except subprocess.TimeoutExpired:
-                pass
-        why = f"worker died: {exit_status(code)}"
-        self.kill()  # the rest of its group, and the log's last bytes
-        tail = self.log.last_lines() if self.log is not None else ""
-        return f"{why} ({tail})" if tail else why
+        reply = super().call(msg, arg, timeout)
+        if len(reply) == 3:
+            self.spent = reply[2]
+        return reply[:2]
 
 
 # Programs whose results may depend on the module around them: `rng` draws

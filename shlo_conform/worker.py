@@ -34,7 +34,7 @@ reply, as if it had died itself, so no state of the dead implementation
 The worker holds one compiled program at a time: the runner sends all the
 input sets of a program before it compiles the next one.  The worker's own
 stdout and stderr go through a pipe to the runner, which keeps a capped log
-(`runner.CappedLog`), so that backend chatter never mixes with the table nor
+(`isolation.CappedLog`), so that backend chatter never mixes with the table nor
 fills a disk, and the last lines can explain a crash.  The worker leads a
 process group of its own: the runner ends it and all it started at once.
 """
@@ -49,22 +49,6 @@ import traceback
 
 def _error_text(e: BaseException) -> str:
     return f"{type(e).__name__}: {e}".strip()
-
-
-def die_with_parent() -> None:
-    """Linux: have the kernel SIGKILL this worker when the runner's thread
-    that started it ends — even by kill -9 — so that a backend hung in a run
-    never outlives the runner (PR_SET_PDEATHSIG)."""
-    if not sys.platform.startswith("linux"):
-        return
-    try:
-        import ctypes
-
-        ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGKILL), 0, 0, 0)
-    except Exception:  # pragma: no cover - no prctl: the runner still kills its workers itself
-        return
-    if os.getppid() == 1:  # the runner died before the line above
-        os._exit(1)
 
 
 def serve(conn) -> None:
@@ -141,6 +125,8 @@ def main(fd: int) -> None:
     """A worker serving on the socket `fd` until told to stop: started as
     `python -m shlo_conform.worker FD`, or forked by the zygote."""
     from multiprocessing.connection import Connection
+
+    from .isolation import die_with_parent
 
     die_with_parent()
     serve(Connection(fd))

@@ -152,9 +152,9 @@ def _child(conn_fd: int, log_fd: int, ctrl: socket.socket) -> None:
 
 
 def main(ctrl_fd: int, backend: str) -> None:
-    from . import worker
+    from .isolation import die_with_parent
 
-    worker.die_with_parent()
+    die_with_parent()
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     ctrl = socket.socket(fileno=ctrl_fd)
     import numpy  # noqa: F401 - what every worker imports (worker.serve), paid here once

@@ -14,6 +14,15 @@ A failing element gets exactly one cause, the first of `CAUSES` that holds
                        Exact, and cheap: one oracle run per failing case whose
                        inputs hold a subnormal, for any op, not only
                        element-wise ones.
+  "wrong order"        the output holds exactly the expected values, at other
+                       places: the expectation moves values rather than
+                       computing them (kind "exact" and bit-exact: data
+                       movement — sort, transpose, gather, slice, … — and
+                       bitcast_convert), and the output's multiset of bit
+                       patterns (rows, for complex) equals the expected one.
+                       So a sort that places a NaN first is not "NaN
+                       invented" there and a huge ULP error elsewhere: no
+                       value is wrong, only where they are.
   "wrong choice"       an implementation-defined element (the expectation
                        lists alternatives for it) matched none of them.
   "NaN lost"           expected NaN, got a number.
@@ -42,6 +51,15 @@ A complex element is classified per component: of the components whose
 bits differ, the cause earliest in `CAUSES` wins.  Failures that are not
 element-wise (crash, rejected, wrong type or shape) have no causes.
 
+The float-bit classification (`float_classes`: NaN, inf, zero, subnormal,
+sign) and the per-element rule (`cause_codes`) are the ones the accuracy
+survey (shlo_conform/accuracy.py) and `run` (shlo_conform/differential.py)
+use too, so a cause means the same thing in all three.
+
+`WRONG_ULP`: past this many ULP, a distance says the value is simply wrong
+(a sign flipped, a component of a complex result swapped), not how
+accurate it is; reports print "wrong" there and keep the figure in JSON.
+
 `diagnose` turns the per-case counts into the one-line diagnoses reports
 print ("xla flushes subnormals to zero: 240 failing cases in 31 ops fail
 only for this cause"); its thresholds live here too.
@@ -50,38 +68,60 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..spec.types import ElementType, from_bits, nan_mask, ordinals, to_bits
+from ..spec.types import ElementType, from_bits, ordinals, to_bits
 
-CAUSES = ("subnormal flushed", "wrong choice", "NaN lost", "NaN invented", "NaN payload", "signed zero",
-          "infinity", "out of tolerance", "integer wrap", "other")
+CAUSES = ("subnormal flushed", "wrong order", "wrong choice", "NaN lost", "NaN invented", "NaN payload",
+          "signed zero", "infinity", "out of tolerance", "integer wrap", "other")
 MEANINGFUL_ULP = "out of tolerance"   # the one cause whose elements' ULP distance is reported
+WRONG_ULP = 1 << 20   # a larger ULP distance is shown as "wrong" (module docstring)
+_CODE = {c: k for k, c in enumerate(CAUSES)}
+_NONE = len(CAUSES)   # code of a component whose bits do not differ
 
 
-def _float_parts(bits: np.ndarray, fmt):
-    """(nan, inf, zero, subnormal nonzero, negative) masks of float bit patterns."""
-    b = np.asarray(bits).astype(object if fmt.bits == 64 else np.int64)
-    mag = b & ~fmt.sign_mask
-    nan = nan_mask(b, fmt)
-    inf = np.asarray((mag == fmt.exponent_mask) if fmt.has_inf else np.zeros_like(nan), dtype=bool)
-    zero = np.asarray(mag == 0, dtype=bool)
-    sub = np.asarray(((mag & fmt.exponent_mask) == 0) & (mag != 0), dtype=bool)
-    neg = np.asarray((b & fmt.sign_mask) != 0, dtype=bool)
-    return nan, inf, zero, sub, neg
+def float_classes(bits: np.ndarray, fmt):
+    """(nan, inf, zero, subnormal nonzero, negative) masks of float bit
+    patterns of `fmt` (any shape; unsigned or Python-int object arrays):
+    the one reading of float bits the causes, the survey and `run` share."""
+    b = np.asarray(bits).astype(np.uint64)
+    mag = b & np.uint64(fmt.sign_mask - 1)
+    expo, mant = np.uint64(fmt.exponent_mask), np.uint64(fmt.mantissa_mask)
+    if fmt.has_inf:
+        nan = ((mag & expo) == expo) & ((mag & mant) != 0)
+        inf = mag == expo
+    else:   # f8E4M3FN: NaN only at S.1111.111, no infinity
+        nan = mag == (expo | mant)
+        inf = np.zeros(b.shape, bool)
+    zero = mag == 0
+    sub = ((mag & expo) == 0) & ~zero
+    neg = (b & np.uint64(fmt.sign_mask)) != 0
+    return (np.asarray(nan, bool), np.asarray(inf, bool), np.asarray(zero, bool), np.asarray(sub, bool),
+            np.asarray(neg, bool))
+
+
+def float_cause_codes(e: np.ndarray, a: np.ndarray, fmt, bit_exact: bool = False) -> np.ndarray:
+    """Per component of (expected, actual) float bit patterns of one format:
+    the index in `CAUSES` of the cause of their difference, or `_NONE`
+    where they do not differ (equal bits; two NaNs unless `bit_exact`)."""
+    en, ei, ez, es, eneg = float_classes(e, fmt)
+    an, ai, az, _, aneg = float_classes(a, fmt)
+    out = np.full(np.shape(e), _CODE["out of tolerance"], dtype=np.int64)
+    out[ei | ai] = _CODE["infinity"]
+    out[ez & az & (eneg != aneg)] = _CODE["signed zero"]
+    out[es & az] = _CODE["subnormal flushed"]
+    out[en & an] = _CODE["NaN payload"]
+    out[~en & an] = _CODE["NaN invented"]
+    out[en & ~an] = _CODE["NaN lost"]
+    same = (np.asarray(e).astype(np.uint64) == np.asarray(a).astype(np.uint64)) | (en & an & (not bit_exact))
+    out[same] = _NONE
+    return out
 
 
 def float_causes(e: np.ndarray, a: np.ndarray, fmt) -> np.ndarray:
     """Cause of each (expected, actual) pair of float bit patterns of one
     format, as if they differ (the caller asks only for differing ones)."""
-    en, ei, ez, es, eneg = _float_parts(e, fmt)
-    an, ai, az, _, aneg = _float_parts(a, fmt)
-    out = np.full(np.shape(e), "out of tolerance", dtype=object)
-    out[ei | ai] = "infinity"
-    out[ez & az & (eneg != aneg)] = "signed zero"
-    out[es & az] = "subnormal flushed"
-    out[en & an] = "NaN payload"
-    out[~en & an] = "NaN invented"
-    out[en & ~an] = "NaN lost"
-    return out
+    codes = float_cause_codes(e, a, fmt, bit_exact=True)
+    codes = np.where(codes == _NONE, _CODE["other"], codes)
+    return np.asarray(CAUSES, dtype=object)[codes]
 
 
 def integer_causes(e: np.ndarray, a: np.ndarray, et: ElementType) -> np.ndarray:
@@ -101,39 +141,62 @@ def integer_causes(e: np.ndarray, a: np.ndarray, et: ElementType) -> np.ndarray:
     return np.where(wrap, "integer wrap", "other").astype(object)
 
 
+def permuted(eb: np.ndarray, ab: np.ndarray) -> bool:
+    """Do the rows of `ab` hold the rows of `eb` in another order (equal as
+    multisets of bit patterns, not equal as sequences)?"""
+    e, a = np.asarray(eb).astype(np.uint64), np.asarray(ab).astype(np.uint64)
+    if e.shape != a.shape or e.shape[0] < 2 or np.array_equal(e, a):
+        return False
+
+    def rows_sorted(x):
+        return x[np.lexsort(x.T[::-1])] if x.ndim == 2 else np.sort(x)
+    return bool(np.array_equal(rows_sorted(e), rows_sorted(a)))
+
+
+def cause_codes(eb: np.ndarray, ab: np.ndarray, cet: ElementType, *, bit_exact: bool = False,
+                impl: np.ndarray | None = None, flushed_ok: np.ndarray | None = None,
+                wrong_order: bool = False) -> np.ndarray:
+    """The rule, vectorised: the `CAUSES` index of each element row of
+    (expected, actual) bits (one column per component) taken as failing.
+    `impl[i]`: row i is implementation-defined (its alternatives matched
+    none); `flushed_ok[i]`: row i meets the flushed-input result;
+    `wrong_order`: the output is a permutation of the expected values
+    (`permuted`, for an expectation that moves values)."""
+    eb, ab = np.asarray(eb), np.asarray(ab)
+    n = eb.shape[0]
+    if cet.is_float:
+        per = float_cause_codes(eb, ab, cet.format, bit_exact)
+        codes = per.min(axis=1) if n else np.zeros(0, np.int64)
+        codes = np.where(codes == _NONE, _CODE["other"], codes)
+    else:
+        per = integer_causes(eb, ab, cet)
+        codes = np.array([_CODE[c[0]] if len(c) else _CODE["other"] for c in per], dtype=np.int64)
+    if impl is not None:
+        codes = np.where(impl, _CODE["wrong choice"], codes)
+    if wrong_order:
+        codes[:] = _CODE["wrong order"]
+    if flushed_ok is not None:
+        codes = np.where(flushed_ok, _CODE["subnormal flushed"], codes)
+    return codes
+
+
 def classify(eb: np.ndarray, ab: np.ndarray, cet: ElementType, failing: np.ndarray, *,
-             bit_exact: bool = False, impl_defined=(), flushed_ok: np.ndarray | None = None) -> list[str]:
+             bit_exact: bool = False, impl_defined=(), flushed_ok: np.ndarray | None = None,
+             wrong_order: bool = False) -> list[str]:
     """One cause per failing element.  `eb`, `ab`: expected and actual bits
     as rows (one per element, one column per component, `compare._rows`);
     `cet` the component type; `failing` the flat indices that failed;
     `impl_defined` the indices the expectation gives alternatives for;
-    `flushed_ok[i]`: element i meets the flushed-input expectation."""
+    `flushed_ok[i]`: element i meets the flushed-input expectation;
+    `wrong_order`: the output holds the expected values elsewhere."""
     failing = np.asarray(failing, dtype=np.int64)
     if not failing.size:
         return []
-    e, a = eb[failing], ab[failing]
-    if cet.is_float:
-        per = float_causes(e, a, cet.format)
-        en, an = _nan_mask_rows(e, cet), _nan_mask_rows(a, cet)
-        differs = (e != a) & ~(en & an & (not bit_exact))
-        rank = np.vectorize(CAUSES.index, otypes=[int])(per)
-        rank = np.where(differs, rank, len(CAUSES))
-        best = rank.min(axis=1)
-        causes = [CAUSES[r] if r < len(CAUSES) else "other" for r in best]
-    else:
-        per = integer_causes(e, a, cet)
-        causes = [c[0] if len(c) else "other" for c in per]
-    impl = set(int(i) for i in impl_defined)
-    for k, i in enumerate(failing.tolist()):
-        if flushed_ok is not None and flushed_ok[i]:
-            causes[k] = "subnormal flushed"
-        elif i in impl:
-            causes[k] = "wrong choice"
-    return causes
-
-
-def _nan_mask_rows(bits: np.ndarray, cet: ElementType) -> np.ndarray:
-    return np.asarray(nan_mask(np.asarray(bits).astype(object), cet.format), dtype=bool)
+    impl = np.isin(failing, np.asarray(list(impl_defined), dtype=np.int64))
+    codes = cause_codes(eb[failing], ab[failing], cet, bit_exact=bit_exact, impl=impl,
+                        flushed_ok=None if flushed_ok is None else np.asarray(flushed_ok, bool)[failing],
+                        wrong_order=wrong_order)
+    return [CAUSES[c] for c in codes.tolist()]
 
 
 def output_flushed(eb: np.ndarray, ab: np.ndarray, cet: ElementType) -> np.ndarray:
@@ -141,9 +204,17 @@ def output_flushed(eb: np.ndarray, ab: np.ndarray, cet: ElementType) -> np.ndarr
     expected where a zero came back (an output flush of `eb`)."""
     if not cet.is_float:
         return np.zeros(eb.shape[0], dtype=bool)
-    _, _, _, es, _ = _float_parts(eb, cet.format)
-    _, _, az, _, _ = _float_parts(ab, cet.format)
-    return ((eb == ab) | (es & az)).all(axis=1)
+    _, _, _, es, _ = float_classes(eb, cet.format)
+    _, _, az, _, _ = float_classes(ab, cet.format)
+    return ((np.asarray(eb).astype(np.uint64) == np.asarray(ab).astype(np.uint64)) | (es & az)).all(axis=1)
+
+
+def flush_bits(bits: np.ndarray, fmt) -> np.ndarray:
+    """Float bit patterns with every subnormal replaced by the zero of its
+    sign (what a backend that reads subnormal inputs as zero computes with)."""
+    b = np.asarray(bits)
+    _, _, _, sub, _ = float_classes(b, fmt)
+    return np.where(sub, b & np.asarray(fmt.sign_mask).astype(b.dtype), b).astype(b.dtype)
 
 
 def flush_inputs(arrays: list[np.ndarray], types: list) -> list[np.ndarray] | None:
@@ -158,13 +229,12 @@ def flush_inputs(arrays: list[np.ndarray], types: list) -> list[np.ndarray] | No
             out.append(arr)
             continue
         bits = to_bits(arr, et)
-        _, _, _, sub, _ = _float_parts(bits, c.format)
+        _, _, _, sub, _ = float_classes(bits, c.format)
         if not sub.any():
             out.append(arr)
             continue
         any_sub = True
-        flushed = np.where(sub, np.asarray(bits) & np.asarray(c.format.sign_mask, dtype=bits.dtype), bits)
-        out.append(from_bits(flushed.astype(bits.dtype), et))
+        out.append(from_bits(flush_bits(bits, c.format), et))
     return out if any_sub else None
 
 
@@ -183,6 +253,7 @@ MIN_DTYPES = 3
 
 _SAYS = {
     "subnormal flushed": "flushes subnormals to zero",
+    "wrong order": "puts the right values in the wrong places (data movement)",
     "wrong choice": "makes implementation-defined choices the spec does not list",
     "NaN lost": "loses NaNs (returns a number where the spec gives NaN)",
     "NaN invented": "returns NaN where the spec gives a number",

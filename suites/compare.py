@@ -7,7 +7,9 @@ any NaN unless the expectation is bit-exact, signed zero is significant for
 component for complex), "bounded" holds each component inside its [lo, hi]
 by the format's order.  The ULP error is measured for every float output,
 whether or not the expectation tolerates it, so reports can show accuracy.
-Each failing element gets a cause (`suites/causes.py`), and `meaningful_ulp`
+Each failing element gets a cause (`suites/causes.py`; an output whose
+expectation moves values — kind "exact", bit-exact — and that holds the
+expected values elsewhere is a "wrong order"), and `meaningful_ulp`
 is the largest ULP distance over the elements where ULP is the measure that
 means something: those that passed and those "out of tolerance" (never a
 flushed subnormal's or a lost NaN's ordinal distance).
@@ -22,6 +24,7 @@ from ..spec import statistics
 from ..spec.expectation import Expectation
 from ..spec.types import ElementType, nan_mask, ordinals, to_bits
 from . import causes as causes_rule
+from . import show
 from .records import element_type_of
 
 MAX_MISMATCHES_SHOWN = 5
@@ -154,19 +157,19 @@ def compare(exp: Expectation, actual: np.ndarray, flushed: Expectation | None = 
     if len(bad) and flushed is not None:   # any output type: compare(subnormal, 0) is an i1 that flushing changes
         fb = _rows(flushed.bits, et)[0]
         flushed_ok = _elements_match(flushed, cet, fb, ab)[0] | causes_rule.output_flushed(fb, ab, cet)
+    # Values moved, not computed (data movement, bitcast): all there, elsewhere, is a wrong order.
+    moved = exp.kind == "exact" and exp.bit_exact
     why = causes_rule.classify(eb, ab, cet, bad, bit_exact=exp.bit_exact, impl_defined=exp.impl_defined,
-                               flushed_ok=flushed_ok)
+                               flushed_ok=flushed_ok, wrong_order=bool(len(bad)) and moved
+                               and causes_rule.permuted(eb, ab))
     meaningful = None
     if elem_ulp is not None:
         keep = ok_elem.copy()
         keep[bad] = np.array([c == causes_rule.MEANINGFUL_ULP for c in why], dtype=bool)
         meaningful = float(elem_ulp[keep].max()) if keep.any() else None
     shown = []
-    for i, cause in zip(bad[:MAX_MISMATCHES_SHOWN], why):
-        e_val = expected.reshape(-1)[i]
-        a_val = actual.reshape(-1)[i]
-        shown.append((int(i), repr(e_val.item() if hasattr(e_val, "item") else e_val),
-                      repr(a_val.item() if hasattr(a_val, "item") else a_val),
+    for i, cause in zip(bad[:MAX_MISMATCHES_SHOWN], why):   # values in suites/show.py's notation (NaN sign, payload)
+        shown.append((int(i), show.element(expected.reshape(-1)[i], et), show.element(actual.reshape(-1)[i], et),
                       None if elem_ulp is None else float(elem_ulp[i]), cause))
     detail = ""
     if len(bad):

@@ -33,7 +33,7 @@ def test_a_worker_is_forked_by_the_zygote_and_its_crash_reads_as_the_signal(tmp_
         assert os.getsid(w.proc.pid) == w.proc.pid   # a session of its own: killpg reaches what it starts
         os.kill(w.proc.pid, signal.SIGSEGV)
         assert w.proc.wait(5) == -signal.SIGSEGV
-        assert "SIGSEGV" in w._death()
+        assert "SIGSEGV" in w.death()
     finally:
         w.kill()
         z.close()
