@@ -36,8 +36,9 @@ from pathlib import Path
 
 import numpy as np
 
-from .runner import DEFAULT_BATCH, MAX_DEFAULT_JOBS, default_jobs
+from .planning import DEFAULT_BATCH
 
+from .runner import MAX_DEFAULT_JOBS, default_jobs
 PROG = "shlo-conform"
 SUBCOMMANDS = ("generate", "check-spec", "explain", "report", "run", "list", "accuracy", "fuzz", "export")
 MAX_TIMEOUT = 3600.0   # seconds per run; a compile gets twice as long
@@ -231,7 +232,7 @@ def _default_json(backend: str, shard: tuple[int, int] | None = None) -> Path:
 
 def _read_results(path: str, what: str = "results file"):
     """A results document, checked as one (runner.check_results) before use."""
-    from .runner import load_results
+    from .suites.results import load_results
     if not path.strip():
         raise UsageError(f"{what}: an empty path was given")
     try:
@@ -363,8 +364,10 @@ def _new_failures(doc: dict, baseline: dict) -> tuple[list[str], int]:
 
 
 def cmd_score(argv: list[str]) -> int:
-    from .runner import (DEFAULT_COMPILE_TIMEOUT, DEFAULT_RUN_TIMEOUT, BackendLoadError, JournalMismatch,
-                         ResultsBusy, check_backend_spec, other_journals, score)
+    from .journal import JournalMismatch, ResultsBusy, other_journals
+    from .isolation import compile_timeout_for
+    from .runner import DEFAULT_RUN_TIMEOUT, BackendLoadError, check_backend_spec
+    from .scoring import score
     from .reports import table
     from .suites.io import is_bundled, suite_digest
 
@@ -392,7 +395,7 @@ def cmd_score(argv: list[str]) -> int:
         shard_record = shard.record(*a.shard, cases, selected, batch=a.batch)
         print(f"shard {a.shard[0]}/{a.shard[1]}: {len(cases)} of {len(selected)} selected cases")
     run_timeout = a.timeout or DEFAULT_RUN_TIMEOUT
-    compile_timeout = 2 * a.timeout if a.timeout else DEFAULT_COMPILE_TIMEOUT
+    compile_timeout = compile_timeout_for(run_timeout)
     jobs = min(a.jobs or default_jobs(), max(1, os.cpu_count() or 1))
     suite_label = a.suite if is_bundled(path) else str(path.resolve())
     digest = suite_digest(path)
@@ -583,7 +586,7 @@ def cmd_explain(argv: list[str]) -> int:
     p.add_argument("--backend")
     p.add_argument("--timeout", type=_bounded(float, 0, MAX_TIMEOUT, "--timeout"), default=None)
     a = p.parse_args(argv)
-    from .runner import DEFAULT_COMPILE_TIMEOUT, DEFAULT_RUN_TIMEOUT, BackendLoadError, Runner, check_backend_spec
+    from .runner import DEFAULT_RUN_TIMEOUT, BackendLoadError, Runner, check_backend_spec
     if a.backend:
         try:
             check_backend_spec(a.backend)
@@ -626,8 +629,7 @@ def cmd_explain(argv: list[str]) -> int:
         return 0
 
     run_timeout = a.timeout or DEFAULT_RUN_TIMEOUT
-    runner = Runner(a.backend, compile_timeout=2 * a.timeout if a.timeout else DEFAULT_COMPILE_TIMEOUT,
-                    run_timeout=run_timeout, keep_outputs=True)
+    runner = Runner(a.backend, run_timeout=run_timeout, keep_outputs=True)
     try:
         [v] = runner.run([c])
     except BackendLoadError as e:

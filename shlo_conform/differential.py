@@ -100,9 +100,7 @@ def prepare(data: bytes) -> Prepared:
     """Read a program (runs in the isolated job process: MLIR's parser and
     the oracle's reader may die or recurse on a hostile program): its form,
     the text for the backends, @main's types, and the oracle's cost."""
-    from .oracle.cost import program_cost
-    from .oracle.program import ProgramRejected, parse_program
-    from .oracle.reading import SyntaxRejected, VerifierRejected, from_bytecode, main_types
+    from .oracle.reading import SyntaxRejected, from_bytecode
     if data.startswith(MLIR_BYTECODE_MAGIC):
         try:
             text = from_bytecode(data)
@@ -330,7 +328,7 @@ def run_backends(text: str, inputs: list, types: list, backends: list[str], expe
     for name in backends:
         if name == ORACLE:
             continue
-        runner = Runner(name, compile_timeout=2 * timeout, run_timeout=timeout, keep_outputs=True)
+        runner = Runner(name, run_timeout=timeout, keep_outputs=True)
         [v] = runner.run([case])
         outs = (runner.outputs or {}).get(case.id)
         ran = expected is None and outs is not None   # no expectation to hold the outputs to

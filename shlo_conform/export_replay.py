@@ -21,9 +21,9 @@ A function whose checks pass while its literals are the suite's proves that
 the file states the suite's expectation and that the interpreter meets it.
 
 The interpreter kills its process on some inputs (SIGFPE on an integer
-division by zero, aborts), so chunks run in a worker process that reports
-each case as it goes; the parent restarts it after a death, and the case in
-flight is a `crash`.
+division by zero, aborts), so the cases run in a process of the isolation
+harness (shlo_conform/isolation.py); after a death or a hang the case in
+flight is a `crash` or a `timeout`, and the next case starts a fresh process.
 
     python -m shlo_conform.export_replay OUT_DIR [--suite core] [--ops a,b] [--timeout S]
 """
@@ -32,8 +32,6 @@ from __future__ import annotations
 import argparse
 import json
 import re
-import selectors
-import subprocess
 import sys
 from collections import Counter
 from pathlib import Path
@@ -127,78 +125,61 @@ def judge(case, checks: list[export.Check], outs: list) -> dict:
 
 
 # ---------------------------------------------------------------------------
-# worker (in its own process) and parent
+# one case in the replay's isolated process, and the parent
 # ---------------------------------------------------------------------------
 
-def _worker(suite: str, todo: list[tuple[str, str]]) -> None:
-    """Replay (file, case id) pairs; one JSON line when a case starts and one
-    with its verdict, flushed, so the parent knows the case in flight."""
+_STATE: dict = {}   # in the replay's job process: the suite's cases, the interpreter, the files read
+
+
+def replay_one(suite: str, item: tuple[str, str]) -> dict:
+    """Replay one (file, case id) exported function through the interpreter
+    (runs in the isolated job process: the interpreter kills its process on
+    some inputs); the suite, the adapter and each file are read once per
+    process."""
     from .backends.interpreter import InterpreterBackend
     from .suites.io import load_cases, suite_path
-    cases = {c.id: c for c in load_cases(suite_path(suite), {i.split("/")[0] for _, i in todo})}
-    backend = InterpreterBackend()
-    texts: dict[str, dict[str, str]] = {}
-    for f, case_id in todo:
-        if f not in texts:
-            texts[f] = dict(export.chunks(Path(f).read_text()))
-        print(json.dumps({"start": case_id}), flush=True)
-        case = cases[case_id]
-        text, checks = replay_module(texts[f][case_id], [e.type.mlir for e in case.expected])
-        try:
-            outs = backend.run(backend.compile(text), [])
-            result = judge(case, checks, outs)
-        except Exception as e:  # the interpreter refused or failed: reported, not hidden
-            result = {"id": case_id, "verdict": "error", "ours": "error",
-                      "detail": f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"[:300]}
-        print(json.dumps(result), flush=True)
+    f, case_id = item
+    if _STATE.get("suite") != suite:
+        _STATE.update(suite=suite, cases={}, texts={}, backend=InterpreterBackend())
+    op = case_id.split("/")[0]
+    if case_id not in _STATE["cases"]:
+        _STATE["cases"].update({c.id: c for c in load_cases(suite_path(suite), {op})})
+    if f not in _STATE["texts"]:
+        _STATE["texts"][f] = dict(export.chunks(Path(f).read_text()))
+    case, backend = _STATE["cases"][case_id], _STATE["backend"]
+    text, checks = replay_module(_STATE["texts"][f][case_id], [e.type.mlir for e in case.expected])
+    try:
+        return judge(case, checks, backend.run(backend.compile(text), []))
+    except Exception as e:  # the interpreter refused or failed: reported, not hidden
+        return {"id": case_id, "verdict": "error", "ours": "error",
+                "detail": f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"[:300]}
 
 
 def replay(out_dir: Path, suite: str = "core", ops: set[str] | None = None, timeout: float = 60.0) -> list[dict]:
     """Every exported case of `out_dir` (of `ops`), replayed: one verdict dict
-    per case (pass, fail, literal, error, crash, timeout)."""
+    per case (pass, fail, literal, error, crash, timeout).  The cases run in
+    one process of the isolation harness (shlo_conform/isolation.py): a death
+    or a hang is the case in flight's `crash` or `timeout`, the next case
+    starts a fresh process, and a process that cannot start says why."""
+    import tempfile
+    from .isolation import Failure, Jobs, default_startup_timeout
     todo = []
     for f in sorted(Path(out_dir).glob("ops_*.mlir")):
         op = f.stem[len("ops_"):]
         if ops is None or op in ops:
             todo += [(str(f), i) for i, _ in export.chunks(f.read_text())]
     results: list[dict] = []
-    while todo:
-        proc = subprocess.Popen([sys.executable, "-m", "shlo_conform.export_replay", "--worker", suite],
-                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-        proc.stdin.write(json.dumps(todo))
-        proc.stdin.close()
-        sel = selectors.DefaultSelector()
-        sel.register(proc.stdout, selectors.EVENT_READ)
-        in_flight, end = None, None
-        while True:
-            if not sel.select(timeout):
-                proc.kill()
-                end = "timeout"
-                break
-            line = proc.stdout.readline()
-            if not line:
-                end = "crash"
-                break
-            msg = json.loads(line)
-            if "start" in msg:
-                in_flight = msg["start"]
-            else:
-                results.append(msg)
-                in_flight = None
-        proc.wait()
-        done = {r["id"] for r in results}
-        if in_flight is not None:
-            results.append({"id": in_flight, "verdict": end, "ours": end,
-                            "detail": f"the interpreter process {'died' if end == 'crash' else 'hung'} "
-                                      f"(exit {proc.returncode})"})
-            done.add(in_flight)
-        left = [t for t in todo if t[1] not in done]
-        if len(left) == len(todo):  # died before its first case: nothing would ever progress
-            err = (proc.stderr.read() if proc.stderr else "") or f"exit {proc.returncode}"
-            results += [{"id": i, "verdict": "error", "ours": "error",
-                         "detail": f"the replay worker did not start: {err.strip()[-300:]}"} for _, i in left]
-            break
-        todo = left
+    with tempfile.TemporaryDirectory(prefix="shlo-conform-") as tmp, Jobs(tmp, label="replay") as jobs:
+        fresh = True
+        for item in todo:   # a fresh process's first case includes its start (jaxlib, the suite)
+            r = jobs.call("shlo_conform.export_replay:replay_one", suite, item,
+                          timeout=default_startup_timeout(timeout) if fresh else timeout)
+            fresh = isinstance(r, Failure) and r.kind in ("crash", "timeout")
+            if isinstance(r, Failure):
+                what = {"crash": "died", "timeout": "hung"}.get(r.kind, "failed")
+                r = {"id": item[1], "verdict": r.kind if r.kind in ("crash", "timeout") else "error",
+                     "ours": r.kind, "detail": f"the interpreter process {what}: {r.detail}"[:300]}
+            results.append(r)
     return results
 
 
@@ -223,9 +204,6 @@ def render(results: list[dict]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    if argv[:1] == ["--worker"]:
-        _worker(argv[1], [tuple(t) for t in json.loads(sys.stdin.read())])
-        return 0
     p = argparse.ArgumentParser(prog="python -m shlo_conform.export_replay")
     p.add_argument("out")
     p.add_argument("--suite", default="core")

@@ -124,7 +124,7 @@ class Fuzzer:
         self.backend, self.ops, self.seed, self.budget, self.out = backend, ops, seed, budget, Path(out)
         self.max_programs = max_programs
         self.log = log or (lambda m: None)
-        self.runner = Runner(backend, compile_timeout=2 * timeout, run_timeout=timeout, keep_outputs=True)
+        self.runner = Runner(backend, run_timeout=timeout, keep_outputs=True)
         self.summary = Summary()
         self.deadline = 0.0
 

@@ -53,7 +53,7 @@ JOB_STACK = 1 << 30   # a job thread's stack: virtual, only what deep recursion 
 JOB_RECURSION = 1_000_000
 
 
-def compile_timeout(run_timeout: float) -> float:
+def compile_timeout_for(run_timeout: float) -> float:
     """The one rule for how long a compile may take given a run's timeout:
     twice it (compiles of one op take longer than its runs, never by much)."""
     return 2 * run_timeout

@@ -16,7 +16,9 @@ one is merged, and `missing` says which shards are not there.
 """
 from __future__ import annotations
 
-from .runner import results_document, run_key
+from .suites.results import results_document
+
+from .journal import run_key
 from .shard import check_record
 from .suites.records import Verdict
 

@@ -32,7 +32,7 @@ from __future__ import annotations
 import hashlib
 import re
 
-from .runner import group_by_program, plan
+from .planning import group_by_program, plan
 from .suites.records import Case
 
 _FORM = re.compile(r"\s*(\d+)\s*/\s*(\d+)\s*")

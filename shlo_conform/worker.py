@@ -40,7 +40,6 @@ process group of its own: the runner ends it and all it started at once.
 """
 from __future__ import annotations
 
-import os
 import signal
 import sys
 import time

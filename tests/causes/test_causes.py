@@ -11,7 +11,9 @@ import math
 import numpy as np
 import pytest
 
-from shlo_conform.runner import check_outputs, results_document, summarize
+from shlo_conform.judging import check_outputs
+
+from shlo_conform.suites.results import results_document, summarize
 from shlo_conform.spec.expectation import Alternative, Expectation
 from shlo_conform.spec.types import TensorType, element_type, from_bits
 from shlo_conform.suites.causes import CAUSES, classify, diagnose

@@ -9,7 +9,7 @@ import math
 import pytest
 
 from shlo_conform.reports import html, table
-from shlo_conform.runner import check_results, results_document
+from shlo_conform.suites.results import check_results, results_document
 from shlo_conform.suites.io import load_cases, suite_path
 from shlo_conform.suites.records import Verdict
 

@@ -15,7 +15,7 @@ from junitparser import Error, Failure, JUnitXml, Skipped
 
 from shlo_conform.cli import main
 from shlo_conform.reports import junit
-from shlo_conform.runner import load_results
+from shlo_conform.suites.results import load_results
 from shlo_conform.suites.io import write_suite
 
 FIXTURES = Path(__file__).parent / "fixtures"

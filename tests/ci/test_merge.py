@@ -8,8 +8,7 @@ from pathlib import Path
 import pytest
 
 from shlo_conform.cli import main
-from shlo_conform.runner import check_results, load_results
-
+from shlo_conform.suites.results import check_results, load_results
 OPS = "sine,reduce"   # reduce: programs run on several input sets, invalid cases and surveys
 
 
@@ -109,7 +108,8 @@ def test_a_complete_split_that_lacks_cases_is_refused(capsys, runs, tmp_path):
     def lose_one(d):
         d["verdicts"].pop()
         d["shard"]["cases"] -= 1
-        from shlo_conform.runner import Verdict, summarize
+        from shlo_conform.suites.records import Verdict
+        from shlo_conform.suites.results import summarize
         d["counts"], d["per_op"] = summarize([Verdict(**v) for v in d["verdicts"]])
     s3 = _variant(runs / "s3.json", tmp_path / "s3.json", lose_one)
     code, _, err = run(capsys, "report", "--merge", runs / "s1.json", runs / "s2.json", s3)

@@ -13,7 +13,7 @@ import pytest
 
 from shlo_conform import shard
 from shlo_conform.cli import main
-from shlo_conform.runner import DEFAULT_BATCH, group_by_program, plan
+from shlo_conform.planning import DEFAULT_BATCH, group_by_program, plan
 from shlo_conform.suites.io import CORE, load_cases
 from shlo_conform.suites.records import Case
 

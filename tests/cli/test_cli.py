@@ -118,7 +118,7 @@ def test_failures_exit_1_and_baseline_accepts_known_ones(capsys, bad_suite, tmp_
     assert "0 new failures, 2 known" in stdout
 
     # A baseline in which everything passed makes the same failures new.
-    from shlo_conform.runner import results_document
+    from shlo_conform.suites.results import results_document
     from shlo_conform.suites.records import Verdict
     passed = [Verdict(**dict(v, verdict="pass", detail="")) for v in doc["verdicts"] if v["kind"] == "value"]
     clean = results_document(backend=doc["backend"], describe=doc["describe"], suite=doc["suite"], manifest={},

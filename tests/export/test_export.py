@@ -276,3 +276,22 @@ def test_an_invalid_case_the_verifier_accepts_is_skipped():
     [case] = [c for c in load_cases(CORE, {"compare"}) if c.id == "compare/ui4/e5452db247cc"]
     chunk, why = export.invalid_chunk(case)
     assert chunk is None and "accepts" in why
+
+
+def test_a_case_that_kills_the_interpreter_is_its_own_crash(exported, tmp_path):
+    """An si32 add made a division by zero kills the reference interpreter
+    (SIGFPE alone; with GMP loaded beside it, GMP's handler aborts): the
+    replay runs in the isolation harness, so that case is a `crash` naming
+    the signal, and every other case of the file is still replayed, on a
+    fresh process."""
+    out, _, _ = exported
+
+    def divide_by_zero(chunk):
+        a1 = next(l for l in chunk.splitlines() if l.lstrip().startswith("%a1 = stablehlo.constant"))
+        zeros = re.sub(r"-?\d+(?=[,\]])", "0", a1.split(":")[0]) + ":" + a1.split(":", 1)[1]
+        return chunk.replace(a1, zeros).replace("stablehlo.add", "stablehlo.divide")
+    cid = _damage(out, tmp_path / "div", divide_by_zero)
+    results = export_replay.replay(tmp_path / "div", "core", {"add"}, timeout=30)
+    [crash] = [r for r in results if r["verdict"] == "crash"]
+    assert crash["id"] == cid and "died: SIG" in crash["detail"]
+    assert len(results) > 1 and all(r["verdict"] == "pass" for r in results if r["id"] != cid)

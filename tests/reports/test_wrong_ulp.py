@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 
 from shlo_conform.reports import html, table
-from shlo_conform.runner import check_results, results_document
+from shlo_conform.suites.results import check_results, results_document
 from shlo_conform.suites.records import Verdict
 
 HUGE = 9.223372036854776e18

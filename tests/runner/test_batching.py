@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 
 from shlo_conform.batching import merge
-from shlo_conform.runner import Runner, plan
+from shlo_conform.runner import Runner
+from shlo_conform.planning import plan
 from shlo_conform.spec.expectation import Expectation
 from shlo_conform.spec.types import parse_type
 from shlo_conform.suites.io import load_cases, suite_path

@@ -22,8 +22,9 @@ from pathlib import Path
 import pytest
 
 from shlo_conform.backends.base import load_backend
-from shlo_conform.runner import BackendLoadError, Runner, check_outputs, group_by_program
-
+from shlo_conform.runner import BackendLoadError, Runner
+from shlo_conform.judging import check_outputs
+from shlo_conform.planning import group_by_program
 IMPL = Path(__file__).parents[1] / "backends" / "fixtures" / "numpy_impl.py"
 STRAY = Path(__file__).parent / "fixtures" / "stray_impl.py"
 TOY = Path(__file__).parent / "fixtures" / "toy.py"

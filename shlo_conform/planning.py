@@ -1,0 +1,100 @@
+"""What runs with what: programs grouped, single-case programs batched, and
+the cases that must run alone or on a fresh worker.
+
+The runner (runner.py) takes its units of work from `plan`; `shard.py`
+deals the same units out to machines.  Which cases may share a merged
+module is decided from the case's record (`_may_batch`): a program whose
+results may depend on the module around it, or that talks to a host, is
+compiled alone.
+"""
+from __future__ import annotations
+
+import re
+from typing import Iterable
+
+from .suites.records import Case, Verdict
+
+DEFAULT_BATCH = 16  # cases per merged module (shlo_conform/batching.py): 3x fewer compile seconds on XLA:CPU
+
+
+# Programs whose results may depend on the module around them: `rng` draws
+# from a generator the implementation seeds per module (XLA:CPU gave a bf16
+# rng case other numbers, and another verdict, inside a merged module than
+# alone; rng_bit_generator's default algorithm is the implementation's too),
+# custom_call targets may keep state.  They are compiled alone.
+_ALONE = ("attributes", "token", "tuple", "stablehlo.rng", "custom_call")
+
+# `rng` programs are compiled by a worker that has compiled nothing before:
+# XLA:CPU draws a module's rng seed from process state that every compile
+# moves on, so the numbers a case saw (and, for a rare draw, its verdict:
+# rng/bf16/3fdd8041f877) depended on which cases its worker had compiled
+# before it, that is on --jobs and on the order of the suite.  A forked
+# worker (zygote.py) costs a few milliseconds, so each rng program gets one.
+_SEEDED = re.compile(r'stablehlo\.rng\b(?!_)')
+
+
+def _may_batch(c: Case) -> bool:
+    """A case that may share a merged module: a value or survey case with
+    no host data (an invalid case is compiled alone so that a rejection is
+    its own) whose text shows no module attributes, token, tuple, random
+    numbers or custom call (the full test is `batching.merge`'s)."""
+    return c.kind != "invalid" and c.host is None and not any(w in c.mlir for w in _ALONE)
+
+
+class _Learned:
+    """What the cases of one batch unit run alone showed, for the rest of
+    that unit's halves.  The kind (op, type) of a case that crashes or times
+    out alone is batched no more (its batches would die again, each costing
+    a worker and a case-by-case rerun), nor is a kind with two cases refused
+    alone: an implementation refuses an op on a type as a whole (IREE
+    refuses 500 valid cases, mostly whole kinds), and halving every batch
+    that holds one costs more compiles than running the kind alone; one
+    refused case is taken for the case's own (a constant, a shape).  Kept
+    per unit, not per run: a unit runs in one worker from start to end, so
+    which cases share a module is the plan's and this unit's own doing,
+    never the other workers' timing — and the verdicts with it, where an
+    implementation answers differently merged and alone
+    (docs/scoring-speed.md, "What batching cannot promise")."""
+
+    def __init__(self):
+        self.unbatched: set[tuple[str, str]] = set()
+        self.refused: dict[tuple[str, str], int] = {}
+
+    def saw(self, v: Verdict) -> None:
+        kind = (v.op, v.dtype)
+        if v.verdict in ("rejected", "unsupported"):
+            self.refused[kind] = self.refused.get(kind, 0) + 1
+        if v.verdict in ("crash", "timeout") or self.refused.get(kind, 0) >= 2:
+            self.unbatched.add(kind)
+
+
+def plan(groups: list[list[Case]], batch: int) -> list[tuple[str, list[Case]]]:
+    """Units of work, in a fixed order (the same whatever the number of
+    workers): ("group", cases of one program) or ("batch", up to `batch`
+    single-case programs of one op that may be merged), in the suite's
+    order, so a batch's element types come in runs.  A batch holds one op
+    because what an implementation refuses or dies of goes by op and type:
+    a refused batch is halved (`Runner._do_batch`), and the halves part
+    the types.  Not one (op, type) per batch: suites/core has about five
+    cases per op and type, and a module's fixed cost (0.35 s an IREE
+    compile, 20 ms an XLA one) would then be paid for every five cases."""
+    units, pending = [], {}
+    for g in groups:
+        if batch > 1 and len(g) == 1 and _may_batch(g[0]):
+            key = g[0].op
+            pending.setdefault(key, []).append(g[0])
+            if len(pending[key]) == batch:
+                units.append(("batch", pending.pop(key)))
+        else:
+            units.append(("group", g))
+    for rest in pending.values():
+        units.append(("batch", rest) if len(rest) > 1 else ("group", rest))
+    return units
+
+
+def group_by_program(cases: Iterable[Case]) -> list[list[Case]]:
+    """Cases sharing a program text, in order of first appearance."""
+    groups: dict[str, list[Case]] = {}
+    for c in cases:
+        groups.setdefault(c.mlir, []).append(c)
+    return list(groups.values())
