@@ -50,8 +50,24 @@ class HostQueues:
     channels: dict = field(default_factory=dict)
 
 
+@dataclass(frozen=True)
+class Skip:
+    """One thing a backend declares it does not handle, as data: an op
+    (`"*"`: every op), the element types (None: all of them) and why.  Its
+    cases are `unsupported` with the reason — reported, not counted.  A new
+    skip is a row in the adapter's `skips`, never code keyed by op names."""
+    op: str
+    reason: str
+    dtypes: tuple[str, ...] | None = None
+
+    def covers(self, op: str, dtype: str) -> bool:
+        return self.op in (op, "*") and (self.dtypes is None or dtype in self.dtypes)
+
+
 class Backend(ABC):
     name: str = "?"
+    # What the adapter declares it does not handle (`Skip`); `claims` reads it.
+    skips: tuple[Skip, ...] = ()
     # True: `compile` takes a module whose @main calls several private
     # functions as readily as a single program, and compiling one such
     # module is cheaper than compiling its parts (shlo_conform/batching.py);
@@ -69,8 +85,10 @@ class Backend(ABC):
     configurable: bool = False
 
     def claims(self, op: str, dtype: str) -> str | None:
-        """None if the backend claims (op, element type), else the reason it does not."""
-        return None
+        """None if the backend claims (op, element type), else the reason it
+        does not: the first of its declared `skips` that covers them."""
+        skip = next((s for s in self.skips if s.covers(op, dtype)), None)
+        return f"{self.name}: {skip.reason}" if skip is not None else None
 
     @abstractmethod
     def compile(self, mlir: str) -> Any:

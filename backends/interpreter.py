@@ -42,7 +42,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..spec.types import ElementType, TensorType, dense_literal, element_type, from_bits, parse_type
-from .base import Backend, Rejected, Unsupported
+from .base import Backend, Rejected, Skip, Unsupported
 from ._mlir import one_line, tensor_type_of
 
 _INNER = "__shlo_main"
@@ -284,13 +284,10 @@ class InterpreterBackend(Backend):
 
     # Probed: these ops abort the whole process ("LLVM ERROR: Unsupported op" for every custom_call
     # target; rng and rng_bit_generator are "unsupported at the moment", openxla/stablehlo#1571).
-    NOT_IMPLEMENTED = {"custom_call": "has no custom_call at all (\"LLVM ERROR: Unsupported op\")",
-                       "rng": "does not implement rng (openxla/stablehlo#1571)",
-                       "rng_bit_generator": "does not implement rng_bit_generator (openxla/stablehlo#1571)"}
-
-    def claims(self, op: str, dtype: str) -> str | None:
-        why = self.NOT_IMPLEMENTED.get(op)
-        return f"interpreter: {why}; the process aborts on it" if why else None
+    skips = (Skip("custom_call", 'has no custom_call at all ("LLVM ERROR: Unsupported op"); the process aborts on it'),
+             Skip("rng", "does not implement rng (openxla/stablehlo#1571); the process aborts on it"),
+             Skip("rng_bit_generator", "does not implement rng_bit_generator (openxla/stablehlo#1571); "
+                                       "the process aborts on it"))
 
     def _attr(self, array: np.ndarray, t: TensorType):
         return self._ir.Attribute.parse(dense_literal(array, t))

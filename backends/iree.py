@@ -70,7 +70,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..spec.types import ElementType, TensorType, element_type, from_bits, to_bits
-from .base import Backend, Rejected, Unsupported
+from .base import Backend, Rejected, Skip, Unsupported
 from ._mlir import element_type_of, main_signature, one_line
 
 _UNSUPPORTED_MESSAGES = (
@@ -121,14 +121,11 @@ class IreeBackend(Backend):
         return (f"IREE llvm-cpu (iree-base-compiler {v('iree-base-compiler')}, "
                 f"iree-base-runtime {v('iree-base-runtime')}, driver {self._driver})")
 
-    def claims(self, op: str, dtype: str) -> str | None:
-        # Every element type of the spec crossed the boundary in our probes
-        # (add, and convert to/from f32, on all 19 types), so nothing is
-        # declared away; what IREE then gets wrong is for the suite to find.
-        if op == "custom_call":
-            return ("iree: registers none of the custom_call targets the suite names (Sharding, LAPACK potrf): "
-                    "its StableHLO input conversion marks stablehlo.custom_call illegal")
-        return None
+    # Every element type of the spec crossed the boundary in our probes (add,
+    # and convert to/from f32, on all 19 types), so no type is declared away;
+    # what IREE then gets wrong is for the suite to find.
+    skips = (Skip("custom_call", "registers none of the custom_call targets the suite names (Sharding, LAPACK "
+                                 "potrf): its StableHLO input conversion marks stablehlo.custom_call illegal"),)
 
     def compile(self, mlir: str) -> Any:
         vmfb, diagnostics = self._compiler.compile(mlir)

@@ -9,7 +9,6 @@ compiled alone.
 """
 from __future__ import annotations
 
-import re
 from typing import Iterable
 
 from .suites.records import Case, Verdict
@@ -17,28 +16,38 @@ from .suites.records import Case, Verdict
 DEFAULT_BATCH = 16  # cases per merged module (shlo_conform/batching.py): 3x fewer compile seconds on XLA:CPU
 
 
-# Programs whose results may depend on the module around them: `rng` draws
-# from a generator the implementation seeds per module (XLA:CPU gave a bf16
-# rng case other numbers, and another verdict, inside a merged module than
-# alone; rng_bit_generator's default algorithm is the implementation's too),
-# custom_call targets may keep state.  They are compiled alone.
-_ALONE = ("attributes", "token", "tuple", "stablehlo.rng", "custom_call")
+# Program structure a merged module does not carry faithfully (module
+# attributes — replicas, partitions, shardings — tokens and tuples): such
+# programs are compiled alone.  `batching.merge` refuses some of them too;
+# this is the cheap test made before any merge is tried.
+_STRUCTURE_ALONE = ("attributes {", "!stablehlo.token", "tuple<")
 
-# `rng` programs are compiled by a worker that has compiled nothing before:
-# XLA:CPU draws a module's rng seed from process state that every compile
-# moves on, so the numbers a case saw (and, for a rare draw, its verdict:
-# rng/bf16/3fdd8041f877) depended on which cases its worker had compiled
-# before it, that is on --jobs and on the order of the suite.  A forked
-# worker (zygote.py) costs a few milliseconds, so each rng program gets one.
-_SEEDED = re.compile(r'stablehlo\.rng\b(?!_)')
+
+def _scoring(c: Case):
+    """The op's own declaration of how its cases must run (`spec.dsl.Scoring`)."""
+    from .spec.ops import OPS
+    spec = OPS.get(c.op)
+    return spec.scoring if spec is not None else None
 
 
 def _may_batch(c: Case) -> bool:
     """A case that may share a merged module: a value or survey case with
     no host data (an invalid case is compiled alone so that a rejection is
-    its own) whose text shows no module attributes, token, tuple, random
-    numbers or custom call (the full test is `batching.merge`'s)."""
-    return c.kind != "invalid" and c.host is None and not any(w in c.mlir for w in _ALONE)
+    its own), whose op does not declare its cases alone (`Scoring.alone`:
+    rng, custom_call, …) and whose text shows none of `_STRUCTURE_ALONE`
+    (the full test is `batching.merge`'s)."""
+    s = _scoring(c)
+    return (c.kind != "invalid" and c.host is None and not (s is not None and s.alone)
+            and not any(w in c.mlir for w in _STRUCTURE_ALONE))
+
+
+def needs_fresh_worker(c: Case) -> bool:
+    """Must `c`'s program be compiled by a worker that compiled nothing
+    before?  The op says so (`Scoring.fresh_worker`: rng, whose draws
+    XLA:CPU seeds from the process's compile history); a forked worker
+    (zygote.py) costs a few milliseconds."""
+    s = _scoring(c)
+    return s is not None and bool(s.fresh_worker)
 
 
 class _Learned:

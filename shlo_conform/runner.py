@@ -30,7 +30,7 @@ from typing import Callable
 
 from .isolation import STARTUP_FLOOR, Child, Died, Hung, compile_timeout_for, default_startup_timeout
 from .judging import _with_log, check_outputs
-from .planning import _SEEDED, _Learned, group_by_program, plan
+from .planning import _Learned, group_by_program, needs_fresh_worker, plan
 from .suites.records import Case, Verdict
 
 DEFAULT_RUN_TIMEOUT = 10.0
@@ -74,7 +74,7 @@ class Worker(Child):
         self.startup_timeout = startup_timeout
         self.describe = None
         self.spent = 0.0  # seconds the adapter took for the last compile or run (the worker's reply says)
-        self.compiled = 0  # compiles sent to the process now running (runner._SEEDED)
+        self.compiled = 0  # compiles sent to the process now running (planning.needs_fresh_worker)
 
     def start(self) -> str:
         """A fresh process with the backend loaded; its `describe()`."""
@@ -337,8 +337,8 @@ class Runner:
             if self._stop.is_set():
                 raise _Stopped
             if not compiled or w.proc is None:
-                if w.compiled and _SEEDED.search(c.mlir):
-                    w.stop()   # a worker that compiled nothing yet: see _SEEDED
+                if w.compiled and needs_fresh_worker(c):
+                    w.stop()   # a worker that compiled nothing yet (planning.needs_fresh_worker)
                 self._ensure_started(w)
                 t0 = time.monotonic()
                 with self._lock:

@@ -757,6 +757,19 @@ class Instance:
 
 
 @dataclass(frozen=True)
+class Scoring:
+    """How the runner must run an op's cases on a backend, declared by the
+    op (shlo_conform/planning.py reads it; nothing there names an op):
+    `alone` — why its programs never share a merged module with others (an
+    implementation may answer differently inside another module);
+    `fresh_worker` — why each of its programs is compiled by a worker that
+    compiled nothing before (an answer that depends on the process's
+    compile history).  Empty: no such rule."""
+    alone: str = ""
+    fresh_worker: str = ""
+
+
+@dataclass(frozen=True)
 class OpSpec:
     """One op of the spec: Inputs, Outputs, Constraints, type inference, Semantics.
 
@@ -787,6 +800,7 @@ class OpSpec:
     exercise: Exercise = Exercise()
     check_ranks: tuple = ()   # ranks check-spec proves beyond 0..2 (rules that bite only there)
     results_unconstrained: str = ""   # why the seed fixes no result type (custom_call): no uniqueness to prove
+    scoring: Scoring = Scoring()   # how the runner must run its cases (planning.py)
     notes: str = ""
 
     @property

@@ -40,7 +40,7 @@ import hashlib
 
 import numpy as np
 
-from ..dsl import (BOOLEAN, FLOAT, INTEGER, Attribute, EnumAttr, OpSpec, Operand, Result, Sample, Statistical,
+from ..dsl import (BOOLEAN, FLOAT, INTEGER, Attribute, EnumAttr, OpSpec, Scoring, Operand, Result, Sample, Statistical,
                    dim, rank, same_element_type)
 from ..exercise import Exercise
 from ..statistics import DEFAULT_ALPHA
@@ -187,4 +187,10 @@ SPEC = OpSpec(
     result_from_program=("result",),
     shape_from_program=("result",),
     exercise=Exercise(built_corners=large_samples, operand_values=operand_values),
+    scoring=Scoring(
+        alone="an implementation seeds rng per module: XLA:CPU gave a bf16 rng case other numbers, and another "
+              "verdict, inside a merged module than alone",
+        fresh_worker="XLA:CPU draws a module's rng seed from process state that every compile moves on, so the "
+                     "numbers a case saw (and rng/bf16/3fdd8041f877's verdict) depended on what its worker had "
+                     "compiled before: on --jobs and on the suite's order"),
 )

@@ -154,7 +154,7 @@ def test_a_kind_with_two_cases_refused_alone_is_batched_no_more():
 def test_rng_draws_do_not_depend_on_what_the_worker_compiled_before():
     # XLA:CPU seeds a module's rng from process state that compiles move on: the same
     # rng program drew other numbers after other programs.  Each rng program now gets
-    # a worker that compiled nothing before (runner._SEEDED), so the order of the
+    # a worker that compiled nothing before (planning.needs_fresh_worker), so the order of the
     # cases no longer matters.
     cases = [c for c in load_cases(suite_path("core"), {"rng"}) if c.dtype in ("si32", "bf16")][:4]
     assert len(cases) == 4
