@@ -21,6 +21,7 @@ import numpy as np
 from ..spec.types import ELEMENT_TYPES
 from ..suites import show
 from ..suites.io import load_cases, suite_path, write_text_atomic
+from ..suites.kinds import describe
 from ..suites.records import VERDICTS, conformant
 from .table import SHORT_CAUSE, conformance_percent, format_causes, format_ulp
 
@@ -79,9 +80,7 @@ def _explained(doc: dict, failures: list) -> tuple[dict, str]:
             out[c.id] = {"at": at,
                 "program": _cut_program(c.mlir), "note": c.note,
                 "inputs": [f"%arg{k}: {v.type} {_values(v.array())}" for k, v in enumerate(c.inputs)],
-                "expected": [f"#{k}: {e.type.mlir} ({e.kind}"
-                             + (f", within {e.tolerance_ulp} ulp" if e.kind == "ulp" else "")
-                             + (", bit-exact" if e.bit_exact else "") + f") {_values(e.array())}"
+                "expected": [f"#{k}: {e.type.mlir} ({describe(e)}) {_values(e.array())}"
                              for k, e in enumerate(c.expected)]}
         except Exception:   # a value this renderer cannot show: the verdict's part still is
             continue

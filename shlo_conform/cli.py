@@ -618,9 +618,8 @@ def cmd_explain(argv: list[str]) -> int:
     if c.kind in ("value", "survey"):
         print("expected:" if c.kind == "value" else "known behaviours (survey: reported, not scored):")
         for i, e in enumerate(c.expected):
-            how = e.kind + (f", within {e.tolerance_ulp} ulp" if e.kind == "ulp" else "") + \
-                (", bit-exact" if e.bit_exact else "")
-            print(f"  #{i}: {e.type.mlir} ({how})" + (f" — {e.why}" if e.why else ""))
+            from .suites.kinds import describe
+            print(f"  #{i}: {e.type.mlir} ({describe(e)})" + (f" — {e.why}" if e.why else ""))
             print(_indent(_show(e.array()), "      "))
             if e.impl_defined:
                 print(f"      implementation-defined at flat indices {e.impl_defined[:20]}: "

@@ -34,6 +34,7 @@ from .spec.expectation import Expectation
 from .spec.types import TensorType, from_bits
 from .suites import show
 from .suites.compare import compare
+from .suites.kinds import describe
 from .suites.records import Case, TensorValue
 
 ORACLE = "oracle"
@@ -348,8 +349,7 @@ def render(path: str, form: str, types: list, how: str, expected: list | None, w
     else:
         lines.append(f"oracle   {len(expected)} output(s)" + (f"; {need}" if need else ""))
         for k, e in enumerate(expected):
-            rule = e.kind + (f" within {e.tolerance_ulp} ulp" if e.kind == "ulp" else "")
-            lines.append(f"  #{k} {e.type.mlir}: {rule}" + (f" ({e.why})" if e.why else ""))
+            lines.append(f"  #{k} {e.type.mlir}: {describe(e)}" + (f" ({e.why})" if e.why else ""))
             if oracle_asked:
                 lines.append("      " + _short(e.array()))
     for r in reports:

@@ -33,7 +33,7 @@ in hex (`0x7FC00001`), which MLIR reads as bits.
 Which check per expectation (see `skip_reason` for what is not exported):
   exact  -> check.expect_eq_const (bits: signed zero and, where the op
             moves bits, NaN payloads count).  Where a NaN is expected and our
-            rule accepts any NaN (`nan_note`), the result's NaNs at those
+            rule accepts any NaN (`suites.kinds.exact.has_nan`), the result's NaNs at those
             places are first replaced by the expected NaN with
             stablehlo.compare/and/select, so the bitwise check states our rule.
   ulp    -> check.expect_close ..., max_ulp_difference = N, against the
@@ -57,6 +57,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .suites.kinds import kind_of
 from .suites.records import Case
 from .spec.expectation import Expectation
 from .spec.types import I1 as _I1
@@ -175,12 +176,9 @@ def skip_reason(case: Case) -> str | None:
     if case.host is not None:
         return "host data (infeed, outfeed, send, recv): the interpreter's test format has no host queues"
     for k, e in enumerate(case.expected):
-        if e.kind == "bounded":
-            return f"output {k}: expectation 'bounded' (an interval per element): no check op holds an interval"
-        if e.kind == "statistical":
-            return f"output {k}: expectation 'statistical' (distribution tests): no check op states them"
-        if e.kind not in ("exact", "ulp"):
-            return f"output {k}: expectation kind {e.kind!r} has no check op"
+        how, why = kind_of(e).check(e)
+        if how is None:
+            return f"output {k}: {why}"
         if e.impl_defined and not one_behaviour(e):
             labels = ", ".join(a.label for a in e.alternatives) or "any value"
             return (f"output {k}: implementation-defined alternatives ({labels}) at {len(e.impl_defined)} "
@@ -211,15 +209,6 @@ def function_name(case_id: str) -> str:
     return re.sub(r"[^A-Za-z0-9_]", "_", case_id)
 
 
-def nan_note(e: Expectation) -> bool:
-    """Would check.expect_eq_const alone state more than our rule here?  An
-    exact, not bit-exact float expectation with a NaN element: we accept any
-    NaN there, a bitwise check the NaN's sign and payload too."""
-    et = e.type.element_type
-    c = et.component if et.is_complex else et
-    return e.kind == "exact" and not e.bit_exact and c.is_float and bool(nan_mask(np.asarray(e.bits).astype(object), c.format).any())
-
-
 def check_plan(case: Case) -> list[tuple]:
     """One (output index, part, type, expected bits, how) per check line, in
     the order the chunk writes them.  `how`: "eq" (expect_eq_const, bits),
@@ -230,15 +219,12 @@ def check_plan(case: Case) -> list[tuple]:
     plan = []
     for k, e in enumerate(case.expected):
         et = e.type.element_type
-        if e.kind == "ulp":
-            plan.append((k, "", e.type, e.bits, "close"))
-        elif nan_note(e) and et.is_complex:
+        how, _ = kind_of(e).check(e)   # the kind's own rule (suites/kinds): "eq", "close" or "nan"
+        if how == "nan" and et.is_complex:
             comp = TensorType(e.type.shape, et.component)
             plan += [(k, "real", comp, e.bits[..., 0], "nan"), (k, "imag", comp, e.bits[..., 1], "nan")]
-        elif nan_note(e):
-            plan.append((k, "", e.type, e.bits, "nan"))
         else:
-            plan.append((k, "", e.type, e.bits, "eq"))
+            plan.append((k, "", e.type, e.bits, how))
     return plan
 
 
@@ -515,7 +501,7 @@ def export(cases: list[Case], out: Path, suite: str, digest: str) -> Summary:
         else:
             by_op.setdefault(c.op, []).append(c)
             s.exported[c.op] += 1
-            s.nan_notes += any(nan_note(e) for e in c.expected)
+            s.nan_notes += any(kind_of(e).check(e)[0] == "nan" for e in c.expected)
     out.mkdir(parents=True, exist_ok=True)
     for op in sorted(by_op):
         name = f"ops_{op}.mlir"

@@ -1,27 +1,16 @@
 """What an output must be: one record the oracle states, a suite stores and the comparison checks.
 
 The oracle (floor 2) produces an `Expectation` per output; a suite
-(floor 2) writes it as JSON and reads it back; `suites/compare.py` holds the
-rule of each kind.  Both sides use this one record, so a new kind costs its
-name and fields here and its rule in the comparison — nothing else.
+(floor 2) writes it as JSON and reads it back.  Its `kind` names a module
+of suites/kinds/, which holds everything the kind means — its comparison
+rule, its description, how the interpreter's test format states it — so a
+new kind is its fields here (if it needs any) and its module there.
 
-Kinds:
-  exact    one bit pattern per element (`bits`); NaN matches any NaN unless
-           `bit_exact`; signed zero is significant.
-  ulp      within `tolerance_ulp` ULPs (per component for complex) of the
-           correctly rounded reference `bits` (spec/accuracy.py: our policy,
-           the spec guarantees no accuracy).
-  bounded  each element (component) inside [`lo`, `hi`] by the format's
-           order (`spec.types.ordinals`; NaN only where a bound is NaN);
-           `bits` is the value nearest the exact result, from which the ULP
-           distance is reported.  For results whose inputs were themselves
-           approximate (oracle/propagation.py) and, later, for sums whose
-           order is implementation-defined.
-  statistical  the values are the implementation's (rng, rng_bit_generator):
-           `statistical` holds the distribution tests the output must pass
-           (spec/statistics.py: range, DKW, bit frequencies, state change)
-           with their false-alarm probability `alpha`; `bits` is the
-           oracle's own sample, which passes them.
+Kinds today: "exact" (bits; NaN matches NaN unless `bit_exact`), "ulp"
+(within `tolerance_ulp` of the correctly rounded `bits`), "bounded" (each
+element inside [`lo`, `hi`]; `bits` nearest the exact result),
+"statistical" (the distribution tests in `statistical`; `bits` the oracle's
+own sample).  See each kind's module for its rule.
 
 Elements listed in `impl_defined` (flat row-major indices) may instead
 equal the same element of an `Alternative` — a whole tensor of bits, or
@@ -44,7 +33,6 @@ import numpy as np
 
 from .types import TensorType, from_bits, parse_type, tensor_from_hex, tensor_to_hex, to_bits
 
-KINDS = ("exact", "ulp", "bounded", "statistical")
 OMIT_DEFAULT = {"json": "omit default"}   # field metadata: written only when set
 BITS = {"json": "bits"}                   # ... and a bit array of the expectation's type, as hex
 
@@ -137,10 +125,7 @@ class Expectation:
         for f in fields(cls):
             if f.metadata.get("json") == BITS["json"] and d.get(f.name) is not None:
                 d[f.name] = to_bits(tensor_from_hex(d[f.name], t), et)
-        exp = cls(t, bits, alternatives=alts, **d)
-        if exp.kind not in KINDS:
-            raise ValueError(f"unknown expectation kind {exp.kind!r}")
-        return exp
+        return cls(t, bits, alternatives=alts, **d)
 
 
 def _default(f):

@@ -1,11 +1,10 @@
 """Comparison of an actual output with an expectation (suites compare without the oracle).
 
-The rule of each expectation kind (spec/expectation.py) lives here, once.
-Works on raw bit patterns, with the format facts of `spec.types`: NaN matches
-any NaN unless the expectation is bit-exact, signed zero is significant for
-"exact", ULP distance is counted in representable steps for "ulp" (per
-component for complex), "bounded" holds each component inside its [lo, hi]
-by the format's order.  The ULP error is measured for every float output,
+Each expectation kind's own rule lives in its module (suites/kinds/);
+here is what every kind judged element by element shares, on raw bit
+patterns with the format facts of `spec.types`: the declared type checked
+first, implementation-defined alternatives, causes, the mismatches shown.
+The ULP error is measured for every float output,
 whether or not the expectation tolerates it, so reports can show accuracy.
 Each failing element gets a cause (`suites/causes.py`; an output whose
 expectation moves values — kind "exact", bit-exact — and that holds the
@@ -20,11 +19,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..spec import statistics
 from ..spec.expectation import Expectation
 from ..spec.types import ElementType, nan_mask, ordinals, to_bits
 from . import causes as causes_rule
 from . import show
+from .kinds import kind_of
 from .records import element_type_of
 
 MAX_MISMATCHES_SHOWN = 5
@@ -61,36 +60,14 @@ def _ulp_matrix(e: np.ndarray, a: np.ndarray, cet: ElementType) -> np.ndarray:
     return np.where(en & an, 0.0, np.where(en | an, np.inf, dist))
 
 
-def _within(exp: Expectation, cet: ElementType, ab: np.ndarray) -> np.ndarray:
-    """Kind "bounded": every component inside [lo, hi] by the format's order
-    (NaN only where the bound is NaN itself)."""
-    lo, _ = _rows(exp.lo, exp.type.element_type)
-    hi, _ = _rows(exp.hi, exp.type.element_type)
-    o, olo, ohi = ordinals(ab, cet), ordinals(lo, cet), ordinals(hi, cet)
-    inside = (olo <= o) & (o <= ohi)
-    if cet.is_float:
-        nan_a, nan_b = _nan_mask(ab, cet.format), _nan_mask(lo, cet.format) | _nan_mask(hi, cet.format)
-        inside = np.where(nan_b, nan_a, inside & ~nan_a)
-    return np.asarray(inside, dtype=bool).all(axis=1)
-
-
 def _elements_match(exp: Expectation, cet: ElementType, eb: np.ndarray, ab: np.ndarray, primary: bool = True):
     """Per element: does the actual match these expected bits under the
-    expectation's rule?  And the ULP distance (None for non-float types).
-    An alternative of a "bounded" expectation is one value, matched as
-    "exact" is (NaN is NaN)."""
-    bounded = exp.kind == "bounded" and primary
-    if not cet.is_float:
-        return (_within(exp, cet, ab) if bounded else (eb == ab).all(axis=1)), None
-    elem_ulp = _ulp_matrix(eb, ab, cet).max(axis=1) if eb.size else np.zeros(eb.shape[0])
-    if bounded:
-        return _within(exp, cet, ab), elem_ulp
-    if exp.kind == "ulp":
-        return elem_ulp <= exp.tolerance_ulp, elem_ulp
-    if exp.bit_exact:
-        return (eb == ab).all(axis=1), elem_ulp
-    both_nan = _nan_mask(eb, cet.format) & _nan_mask(ab, cet.format)
-    return ((eb == ab) | both_nan).all(axis=1), elem_ulp
+    expectation's kind (suites/kinds)?  And the ULP distance (None for
+    non-float types), measured whatever the kind tolerates."""
+    elem_ulp = None
+    if cet.is_float:
+        elem_ulp = _ulp_matrix(eb, ab, cet).max(axis=1) if eb.size else np.zeros(eb.shape[0])
+    return kind_of(exp).matches(exp, cet, eb, ab, primary, elem_ulp), elem_ulp
 
 
 def declared_type_mismatch(exp: Expectation, actual: np.ndarray) -> str:
@@ -121,8 +98,9 @@ def compare(exp: Expectation, actual: np.ndarray, flushed: Expectation | None = 
     wrong = declared_type_mismatch(exp, actual)
     if wrong:
         return Comparison(False, detail=wrong)
-    if exp.kind == "statistical":
-        return _statistical(exp, actual)
+    kind = kind_of(exp)
+    if not kind.element_wise:
+        return kind.judge(exp, actual)
     expected = exp.array()
     eb, cet = _rows(exp.bits, et)
     ab, _ = _rows(to_bits(actual, et), et)
@@ -177,28 +155,6 @@ def compare(exp: Expectation, actual: np.ndarray, flushed: Expectation | None = 
             f"[{i}] expected {e} got {a}" + (f" ({u:g} ulp)" if u is not None else "") + f" [{c}]"
             for i, e, a, u, c in shown)
     return Comparison(not len(bad), ulp, shown, int(len(bad)), used, detail, causes_rule.count(why), meaningful)
-
-
-def _statistical(exp: Expectation, actual: np.ndarray) -> Comparison:
-    """Kind "statistical" (rng, rng_bit_generator): the distribution tests of
-    `spec/statistics.py` on the whole output; no element is expected, so no
-    ULP is measured.  Where the oracle's sample follows a published
-    algorithm (`published`), whether the backend's bits are that
-    algorithm's is reported as a label — never part of the verdict."""
-    et = exp.type.element_type
-    bits = to_bits(actual, et).astype(np.uint64)
-    values = actual.astype(np.float64) if et.is_float else actual.astype(object)
-    fmt = None
-    if et.is_float:
-        f = et.format
-        fmt = (2.0 ** -f.mantissa_bits, float(f.min_subnormal))
-    ok, detail = statistics.judge(exp.statistical, values, bits, et.bits, fmt)
-    used = []
-    published = exp.statistical.get("published")
-    if published:
-        same = np.array_equal(np.asarray(exp.bits).astype(np.uint64).reshape(-1), bits.reshape(-1))
-        used.append(f"{'same bits as' if same else 'other bits than'} {published}")
-    return Comparison(ok, None, [], 0 if ok else 1, used, detail)
 
 
 def compare_log(expected: list, actual: list) -> Comparison:

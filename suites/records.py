@@ -231,8 +231,11 @@ def _check_expectation(d, what: str) -> Expectation:
             check_hex(a["hex"], t, where)
         if a.get("elements") is not None:
             _check_indices(a["elements"], t.num_elements, f"{where}: 'elements'")
+    from .kinds import REGISTRY
+    if d.get("kind", "exact") not in REGISTRY:
+        raise ValueError(f"{what}: unknown expectation kind {d.get('kind')!r}; known: {', '.join(sorted(REGISTRY))}")
     try:
-        return Expectation.from_json(d)  # which knows the kinds
+        return Expectation.from_json(d)
     except (ValueError, KeyError, TypeError) as e:
         raise ValueError(f"{what}: {e}") from None
 

@@ -1,0 +1,81 @@
+"""Expectation kinds: an open registry, one module per kind.
+
+An `Expectation` (spec/expectation.py) names its kind; everything a kind
+means lives in that kind's module here, once:
+
+* `matches` — for kinds judged element by element (exact, ulp, bounded):
+  which elements of an output meet the expected bits; the comparison
+  (suites/compare.py) adds the shared machinery around it —
+  implementation-defined alternatives, causes, the ULP error, mismatches;
+* `judge` — for kinds judged on the whole output (statistical, and later
+  residual criteria): the Comparison itself;
+* `describe` — the one line `explain`, `run` and the HTML print for it;
+* `check` — how the StableHLO interpreter's test format states it
+  (shlo_conform/export.py): "eq", "close", "nan" or None with the reason.
+
+A new kind is a new module here defining a `Kind` subclass and calling
+`register` — no chain elsewhere is edited.  Modules are found by name, as
+spec/ops finds op modules.
+"""
+from __future__ import annotations
+
+import importlib
+import pkgutil
+
+import numpy as np
+
+from ...spec.expectation import Expectation
+from ...spec.types import ElementType, nan_mask
+
+
+class Kind:
+    """One expectation kind (module docstring)."""
+
+    name: str = "?"
+    element_wise: bool = True   # judged element by element (`matches`); else on the whole output (`judge`)
+
+    def describe(self, e: Expectation) -> str:
+        return self.name
+
+    def matches(self, e: Expectation, cet: ElementType, eb: np.ndarray, ab: np.ndarray, primary: bool,
+                elem_ulp: np.ndarray | None) -> np.ndarray:
+        """Per element (rows of component bits): does the actual `ab` meet
+        the expected `eb` under this kind's rule?  `primary`: the primary
+        value (False: an implementation-defined alternative, one value);
+        `elem_ulp`: the per-element ULP distance for float types."""
+        raise NotImplementedError(f"kind {self.name!r} is not judged element by element")
+
+    def judge(self, e: Expectation, actual: np.ndarray):
+        raise NotImplementedError(f"kind {self.name!r} is judged element by element")
+
+    def check(self, e: Expectation) -> tuple[str | None, str]:
+        """(how the interpreter's test format states it, or None; why not)."""
+        return None, f"expectation kind {self.name!r} has no check op"
+
+
+REGISTRY: dict[str, Kind] = {}
+
+
+def register(kind: Kind) -> Kind:
+    REGISTRY[kind.name] = kind
+    return kind
+
+
+def kind_of(e: Expectation) -> Kind:
+    """The registered kind of `e`; KeyError naming it when none is."""
+    try:
+        return REGISTRY[e.kind]
+    except KeyError:
+        raise KeyError(f"unknown expectation kind {e.kind!r}; known: {', '.join(sorted(REGISTRY))}") from None
+
+
+def describe(e: Expectation) -> str:
+    return kind_of(e).describe(e)
+
+
+def nan_rows(x: np.ndarray, fmt) -> np.ndarray:
+    return nan_mask(x.astype(object), fmt).astype(bool)
+
+
+for _info in pkgutil.iter_modules(__path__):
+    importlib.import_module(f"{__name__}.{_info.name}")
