@@ -274,12 +274,11 @@ class I64ArrayAttr:
     def from_mlir(self, text: str) -> tuple:
         t = text.strip()
         if t.startswith("dense<"):
-            body = t[len("dense<"):t.rindex(">", 0, t.index(":") if ":" in t else len(t))].strip()
-            n = t[t.index("tensor<") + len("tensor<"):].split("x")[0] if "tensor<" in t else ""
-            if body and not body.startswith("[") and n.isdigit():   # a splat: `dense<1> : tensor<2xi64>` is [1, 1]
-                return (int(body),) * int(n)
-            inner = body.strip("[]")
-        elif t.startswith("["):
+            vals, shape = _dense_ints(t)
+            if len(shape) != 1:
+                raise ValueError(f"{t} is not a 1-dimensional tensor")
+            return tuple(vals)
+        if t.startswith("["):
             inner = t.strip("[]")
         else:
             if not t.startswith("array<i64"):
