@@ -462,8 +462,11 @@ def exact_values(array: np.ndarray, et: ElementType) -> list:
 
 
 def nan_mask(bits: np.ndarray, fmt: FloatFormat) -> np.ndarray:
-    """Which bit patterns of a float format are NaN (vectorised)."""
-    mag = np.asarray(bits) & ~fmt.sign_mask
+    """Which bit patterns of a float format are NaN (vectorised; unsigned
+    storage arrays stay in numpy's integer loops, as do object arrays of
+    Python ints)."""
+    b = np.asarray(bits)
+    mag = b & (b.dtype.type(fmt.sign_mask - 1) if b.dtype.kind == "u" else fmt.sign_mask - 1)
     if fmt.has_inf:
         out = ((mag & fmt.exponent_mask) == fmt.exponent_mask) & ((mag & fmt.mantissa_mask) != 0)
     else:
@@ -475,22 +478,48 @@ def ordinals(bits: np.ndarray, et: ElementType) -> np.ndarray:
     """Order-preserving integers of bit patterns (`to_bits` layout, complex
     per component): floats by sign and magnitude (±0 are both 0, ±inf the
     ends of the finite numbers, NaN past them — callers treat NaN apart),
-    integers their value, i1 0 and 1.  Python ints (object arrays) for
-    64-bit types, whose differences overflow int64."""
+    integers their value, i1 0 and 1.  numpy int64 wherever the values fit
+    (every float format: |ordinal| < 2^63; integers but ui64), Python ints
+    (object arrays) for ui64.  A difference of two int64 ordinals can
+    overflow: `ordinal_distance` computes it safely."""
     c = et.component if et.is_complex else et
-    b = np.asarray(bits).astype(object) if c.storage_bits == 64 else np.asarray(bits).astype(np.int64)
+    b = np.asarray(bits)
     if c.is_float:
-        mag = b & ~c.format.sign_mask
-        return np.where((b & c.format.sign_mask) != 0, -mag, mag)
+        b = b.astype(np.uint64, copy=False) if b.dtype != object else b.astype(np.uint64)
+        mag = (b & np.uint64(c.format.sign_mask - 1)).astype(np.int64)
+        return np.where((b & np.uint64(c.format.sign_mask)) != 0, -mag, mag)
+    if c.storage_bits == 64 and not c.is_signed:
+        return b.astype(object)
+    if c.storage_bits == 64:
+        return b.astype(np.uint64).view(np.int64) if b.dtype != object else b.astype(np.uint64).view(np.int64)
+    b = b.astype(np.int64)
     if c.is_signed:
         return np.where(b >= (1 << (c.bits - 1)), b - (1 << c.bits), b)
     return b
 
 
+def ordinal_distance(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """|a − b| of two `ordinals` arrays as float64, without int64 overflow:
+    exact below 2^53 (every distance a tolerance or a report compares),
+    rounded above (values that far apart are simply wrong)."""
+    if a.dtype == object or b.dtype == object:
+        return np.abs(a.astype(object) - b.astype(object)).astype(float)
+    same = (a >= 0) == (b >= 0)
+    with np.errstate(over="ignore"):
+        near = np.abs(a - b).astype(float)
+    far = np.abs(a.astype(float)) + np.abs(b.astype(float))
+    return np.where(same, near, far)
+
+
 def from_ordinals(ords: np.ndarray, et: ElementType) -> np.ndarray:
     """The bit patterns of `ordinals` (0 is +0)."""
     c = et.component if et.is_complex else et
-    o = np.asarray(ords).astype(object)
+    o = np.asarray(ords)
+    if c.is_float and o.dtype != object:   # |o| < 2^63: numpy's loops
+        out = np.abs(o).astype(np.uint64)
+        out = np.where(o < 0, out | np.uint64(c.format.sign_mask), out)
+        return out.astype(et.bits_dtype)
+    o = o.astype(object)
     if c.is_float:
         out = np.where(o < 0, (-o) | c.format.sign_mask, o)
     else:

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..spec.expectation import Expectation
-from ..spec.types import ElementType, nan_mask, ordinals, to_bits
+from ..spec.types import ElementType, nan_mask, ordinal_distance, ordinals, to_bits
 from . import causes as causes_rule
 from . import show
 from .kinds import kind_of
@@ -49,14 +49,10 @@ def _rows(bits: np.ndarray, et: ElementType) -> tuple[np.ndarray, ElementType]:
     return bits.reshape(-1, 1), et
 
 
-def _nan_mask(x: np.ndarray, fmt) -> np.ndarray:
-    return nan_mask(x.astype(object), fmt).astype(bool)
-
-
 def _ulp_matrix(e: np.ndarray, a: np.ndarray, cet: ElementType) -> np.ndarray:
     """Vectorised `spec.types.ulp_distance` over bit arrays of one float format."""
-    en, an = _nan_mask(e, cet.format), _nan_mask(a, cet.format)
-    dist = np.abs(ordinals(e, cet) - ordinals(a, cet)).astype(float)
+    en, an = nan_mask(e, cet.format), nan_mask(a, cet.format)
+    dist = ordinal_distance(ordinals(e, cet), ordinals(a, cet))
     return np.where(en & an, 0.0, np.where(en | an, np.inf, dist))
 
 
@@ -109,23 +105,23 @@ def compare(exp: Expectation, actual: np.ndarray, flushed: Expectation | None = 
 
     used = []
     if exp.impl_defined:
-        primary_ok = ok_elem.copy()
+        impl = np.asarray(exp.impl_defined, dtype=np.int64)
+        primary_ok = ok_elem[impl].any()
         for alt in exp.alternatives:
             if alt.bits is None:  # "any value" at the elements listed for it
-                alt_ok, where = np.ones_like(ok_elem), alt.elements or []
+                where = np.asarray(alt.elements or [], dtype=np.int64)
+                taken = where[~ok_elem[where]]
             else:  # the same rule as the primary value: NaN is NaN, tolerance applies
                 alt_ok, _ = _elements_match(exp, cet, _rows(alt.bits, et)[0], ab, primary=False)
-                where = exp.impl_defined
-            for i in where:
-                if not ok_elem[i] and alt_ok[i]:
-                    ok_elem[i] = True
-                    if elem_ulp is not None:
-                        elem_ulp[i] = 0.0
-                    if alt.label not in used:
-                        used.append(alt.label)
+                taken = impl[~ok_elem[impl] & alt_ok[impl]]
+            if taken.size:
+                ok_elem[taken] = True
+                if elem_ulp is not None:
+                    elem_ulp[taken] = 0.0
+                if alt.label not in used:
+                    used.append(alt.label)
         # Elements that kept the primary value chose the first alternative.
-        if exp.alternatives and any(primary_ok[i] for i in exp.impl_defined) \
-                and exp.alternatives[0].label not in used:
+        if exp.alternatives and primary_ok and exp.alternatives[0].label not in used:
             used.insert(0, exp.alternatives[0].label)
         if elem_ulp is not None and elem_ulp.size:
             ulp = float(elem_ulp.max())

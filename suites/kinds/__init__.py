@@ -74,7 +74,7 @@ def describe(e: Expectation) -> str:
 
 
 def nan_rows(x: np.ndarray, fmt) -> np.ndarray:
-    return nan_mask(x.astype(object), fmt).astype(bool)
+    return nan_mask(x, fmt)
 
 
 for _info in pkgutil.iter_modules(__path__):
