@@ -129,6 +129,8 @@ def _step_working(step, results: list) -> int:
     per = next((b for k, b in _WORKING.items() if isinstance(sem, k)), 96)
     w = sum(_elements(m) for t in results for m in _tensors(t)) * per
     if isinstance(sem, Accumulating):
+        if sem.working is not None:
+            w += int(sem.working(step.inst))
         for o in step.inst.spec.operands:
             v = step.inst.operands[o.name]
             for t in (v if o.variadic else [v]):

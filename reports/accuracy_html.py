@@ -140,7 +140,7 @@ def _table(doc: dict, kinds) -> str:
 
 
 def render(doc: dict) -> str:
-    from ..accuracy import SPECIAL_KINDS
+    from ..suites.causes import SPECIAL_CAUSES
     parts = [f"<!doctype html><html><head><meta charset=utf-8><title>shlo-conform accuracy survey</title>"
              f"<style>{CSS}</style></head><body><h1>Accuracy survey</h1>"]
     describes = sorted({f"{r['backend']}: {r['describe']}" for r in doc["rows"] if r.get("describe")})
@@ -156,7 +156,7 @@ def render(doc: dict) -> str:
     hm = heatmap(doc)
     if hm:
         parts.append(f"<h2>Max ULP error</h2><img alt='heat map' src='{hm}'>")
-    parts.append("<h2>Every op × type × backend</h2>" + _table(doc, SPECIAL_KINDS))
+    parts.append("<h2>Every op × type × backend</h2>" + _table(doc, SPECIAL_CAUSES))
     parts.append("<h2>ULP error against the input</h2>")
     for op in dict.fromkeys(r["op"] for r in doc["rows"]):
         fig = op_figure(doc, op)

@@ -50,6 +50,8 @@ from pathlib import Path
 
 import numpy as np
 
+from .suites.causes import SPECIAL_CAUSES
+
 FORMAT_VERSION = 1
 EXHAUSTIVE = ("f8E4M3FN", "f8E5M2", "bf16", "f16")
 SAMPLED = ("f32", "f64")
@@ -58,10 +60,6 @@ DTYPES = EXHAUSTIVE + SAMPLED + COMPLEX
 DEFAULT_SIZE = 1 << 20
 CHUNK = 8192          # elements per oracle program
 PROFILE_BINS = 400    # points of the ULP-against-input profile kept per op × type × backend
-# Special-value disagreements, counted apart from the ULP statistics: the
-# causes of suites/causes.py (the conformance suite's names and rule) that
-# can occur here — an element-wise op, NaN is NaN, alternatives accepted.
-SPECIAL_KINDS = ("subnormal flushed", "NaN lost", "NaN invented", "signed zero", "infinity")
 
 
 def _et(name: str):
@@ -462,7 +460,7 @@ def measure(entry: CacheEntry, actual: np.ndarray) -> dict:
     """Statistics of `actual` (bits, `to_bits` layout) against the entry
     (module docstring).  Each disagreeing element gets the conformance
     suite's cause (suites/causes.py `cause_codes`, input flush included:
-    `_input_flushes`); those of `SPECIAL_KINDS` are counted apart, every
+    `_input_flushes`); those of `SPECIAL_CAUSES` are counted apart, every
     other element gives its ULP error.  Complex elements are judged per
     component: the element's error is its worse component's, its cause the
     earliest of its differing components'."""
@@ -488,12 +486,12 @@ def measure(entry: CacheEntry, actual: np.ndarray) -> dict:
     idx = np.flatnonzero(differs)
     codes = cause_codes(e[idx], a[idx], c, flushed_ok=flushed_in[idx])
     special = {}
-    for k in SPECIAL_KINDS:
+    for k in SPECIAL_CAUSES:
         special[k] = np.zeros(n, bool)
         special[k][idx[codes == CAUSES.index(k)]] = True
     elem_ulp = np.where(chosen, 0.0, ulp.max(axis=1))
     taken = free | chosen | both_nan.all(axis=1)
-    for k in SPECIAL_KINDS:
+    for k in SPECIAL_CAUSES:
         taken |= special[k]
     acc = ~taken | chosen   # chosen alternatives count as correctly rounded
     u = elem_ulp[acc]

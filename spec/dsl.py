@@ -1095,9 +1095,15 @@ class Accumulating:
     plus `Range` where the schedule is implementation-defined.  The oracle
     resolves each element as it does an element-wise answer (integer wrap,
     correct rounding) and states an exact expectation, or a "bounded" one
-    where some element has a range."""
+    where some element has a range.
+
+    `working(op) -> bytes`: what the op's whole-array route holds beyond its
+    operands and results (a convolution's patch matrices), for the oracle's
+    cost stated before it starts (oracle/cost.py); None: the kind's
+    per-element figure there serves."""
 
     fn: Callable
+    working: Callable | None = None
 
 
 @dataclass(frozen=True)

@@ -72,6 +72,10 @@ from ..spec.types import ElementType, from_bits, ordinals, to_bits
 
 CAUSES = ("subnormal flushed", "wrong order", "wrong choice", "NaN lost", "NaN invented", "NaN payload",
           "signed zero", "infinity", "out of tolerance", "integer wrap", "other")
+# The causes an element-wise survey can meet (an element-wise op, NaN is
+# NaN, alternatives accepted): what the accuracy survey counts apart from
+# its ULP statistics (shlo_conform/accuracy.py, reports/accuracy_html.py).
+SPECIAL_CAUSES = ("subnormal flushed", "NaN lost", "NaN invented", "signed zero", "infinity")
 MEANINGFUL_ULP = "out of tolerance"   # the one cause whose elements' ULP distance is reported
 WRONG_ULP = 1 << 20   # a larger ULP distance is shown as "wrong" (module docstring)
 _CODE = {c: k for k, c in enumerate(CAUSES)}

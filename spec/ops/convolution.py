@@ -74,8 +74,11 @@ from ..dsl import (ANY, Accumulating, Attribute, BoolArrayAttr, ConvDimensionsGr
                    I64MatrixAttr, If, ImplDefined, IntAttr, OpSpec, Operand, Or, Result, all_of, at, element_type,
                    in_range, is_symbolic, is_unique, rank, shape, size)
 from ..exercise import Corner, Exercise
-from ..types import TensorType, exact_values
-from .dot_general import PRECISIONS, at_precision, dot_answer
+from ..types import TensorType
+from .. import bounds
+from .dot_general import PRECISIONS, at_precision, dot_answer, values
+from .dot_general import probes as dot_probes
+from .dot_general import whole as dot_whole
 
 GROUP = "dimension_numbers"
 FIELDS = ("input_batch_dimension", "input_feature_dimension", "input_spatial_dimensions",
@@ -376,52 +379,167 @@ def _not_finite(v) -> bool:
     return isinstance(v, float) and not math.isfinite(v)
 
 
-def arrays(op, lhs, rhs):
-    """The seed's windows and dot products, element by element (module
+class _Conv:
+    """The seed's windows of one convolution on concrete operands (module
     docstring): lhs seen as [batch, spatial…, feature], rhs as [spatial…,
     input feature, output feature], the result built as [batch, spatial…,
-    output feature] and laid out by `output_dimensions`."""
-    et = op.lhs.element_type
-    lhs, rhs = np.asarray(lhs), np.asarray(rhs)
-    s_count = lhs.ndim - 2
-    in_perm = [int(d) for d in input_dimensions(op)]
-    k_perm = [int(d) for d in kernel_dimensions(op)]
-    out_perm = [int(d) for d in output_dimensions(op)]
-    lx = np.array(exact_values(lhs, et), dtype=object).reshape(lhs.shape).transpose(in_perm)
-    kx = np.array(exact_values(rhs, et), dtype=object).reshape(rhs.shape).transpose(k_perm)
-    strides, pads = window_strides(op), padding(op)
-    base, win, rev = lhs_dilation(op), rhs_dilation(op), window_reversal(op)
-    fgc, bgc = int(op.feature_group_count), int(op.batch_group_count)
-    res_shape = tuple(int(d) for d in op.result.shape)
-    out_shape = tuple(res_shape[d] for d in out_perm)
-    b_out, o_count, out_sp = out_shape[0], out_shape[-1], out_shape[1:-1]
-    in_sp, k_sp, fk = lx.shape[1:-1], kx.shape[:-2], kx.shape[-2]
-    zero = False if et.is_bool else (0 if et.is_integer else (0j if et.is_complex else 0.0))
-    out = np.empty(out_shape, dtype=object)
-    for b, o in itertools.product(range(b_out), range(o_count)):
-        fg = o // (o_count // fgc)            # feature group of this output feature
-        lb = (o // (o_count // bgc)) * b_out + b   # batch group: lhs's batch index
-        for w in np.ndindex(*out_sp):
-            pairs, holes = [], []
-            for k in np.ndindex(*k_sp):
-                pos, inside = [], True
-                for s in range(s_count):
-                    m = k_sp[s] - 1 - k[s] if rev[s] else k[s]   # reversed window: element ks-1-k meets rhs[k]
-                    p = w[s] * strides[s] + m * win[s] - pads[s][0]   # position in the dilated lhs
-                    if p < 0 or p % base[s] or p // base[s] >= in_sp[s]:
-                        inside = False
-                    pos.append(p // base[s])
-                for j in range(fk):
-                    r = kx[k + (j, o)]
-                    pairs.append((lx[(lb,) + tuple(pos) + (fg * fk + j,)] if inside else zero, r))
-                    holes.append(not inside)
-            answer = dot_answer(pairs, et)
-            if (et.is_float or et.is_complex) and any(h and _not_finite(r) for (_, r), h in zip(pairs, holes)):
-                # Primary: the holes skipped (a range); the seed's literal 0 × ∞ is NaN, one value.
-                skipped = dot_answer([p for p, h in zip(pairs, holes) if not h], et)
-                answer = ImplDefined({HOLES: skipped, SEED_HOLES: answer}, why=HOLES_WHY)
-            out[(b,) + w + (o,)] = at_precision(op, answer, et)
-    return [out.transpose(np.argsort(out_perm))]
+    output feature] (`out_shape`) and laid out by `output_dimensions`."""
+
+    def __init__(self, op, lhs, rhs):
+        self.op = op
+        self.et = et = op.lhs.element_type
+        lhs, rhs = np.asarray(lhs), np.asarray(rhs)
+        self.s_count = lhs.ndim - 2
+        self.in_perm = [int(d) for d in input_dimensions(op)]
+        k_perm = [int(d) for d in kernel_dimensions(op)]
+        self.out_perm = [int(d) for d in output_dimensions(op)]
+        self.lx = values(lhs, et).transpose(self.in_perm)
+        self.kx = values(rhs, et).transpose(k_perm)
+        self.strides, self.pads = window_strides(op), padding(op)
+        self.base, self.win, self.rev = lhs_dilation(op), rhs_dilation(op), window_reversal(op)
+        self.fgc, self.bgc = int(op.feature_group_count), int(op.batch_group_count)
+        res_shape = tuple(int(d) for d in op.result.shape)
+        self.res_shape = res_shape
+        self.out_shape = tuple(res_shape[d] for d in self.out_perm)
+        self.b_out, self.o_count, self.out_sp = self.out_shape[0], self.out_shape[-1], self.out_shape[1:-1]
+        self.in_sp, self.k_sp, self.fk = self.lx.shape[1:-1], self.kx.shape[:-2], self.kx.shape[-2]
+        self.zero = False if et.is_bool else (0 if et.is_integer else (0j if et.is_complex else 0.0))
+
+    def groups(self, o: int) -> tuple[int, int]:
+        """(feature group, lhs batch group) of output feature o."""
+        return o // (self.o_count // self.fgc), o // (self.o_count // self.bgc)
+
+    def position(self, s: int, w, k):
+        """Along spatial dimension s, for output position w and kernel
+        position k: the lhs index there, and whether it is one (not a
+        padding or base-dilation hole).  Works on ints and arrays."""
+        m = self.k_sp[s] - 1 - k if self.rev[s] else k   # reversed window: element ks-1-k meets rhs[k]
+        p = w * self.strides[s] + m * self.win[s] - self.pads[s][0]   # position in the dilated lhs
+        inside = (p >= 0) & (p % self.base[s] == 0) & (p // self.base[s] < self.in_sp[s])
+        return p // self.base[s], inside
+
+    def answer(self, b: int, o: int, w: tuple):
+        """The element answer at [b, w…, o] (before `at_precision`)."""
+        et = self.et
+        fg, bg = self.groups(o)
+        lb = bg * self.b_out + b
+        pairs, holes = [], []
+        for k in np.ndindex(*self.k_sp):
+            pos, inside = [], True
+            for s in range(self.s_count):
+                q, ok = self.position(s, w[s], k[s])
+                inside = inside and bool(ok)
+                pos.append(int(q))
+            for j in range(self.fk):
+                r = self.kx[k + (j, o)].item()
+                pairs.append((self.lx[(lb,) + tuple(pos) + (fg * self.fk + j,)].item() if inside else self.zero, r))
+                holes.append(not inside)
+        answer = dot_answer(pairs, et)
+        if (et.is_float or et.is_complex) and any(h and _not_finite(r) for (_, r), h in zip(pairs, holes)):
+            # Primary: the holes skipped (a range); the seed's literal 0 × ∞ is NaN, one value.
+            skipped = dot_answer([p for p, h in zip(pairs, holes) if not h], et)
+            answer = ImplDefined({HOLES: skipped, SEED_HOLES: answer}, why=HOLES_WHY)
+        return answer
+
+    def unflat(self, i: int) -> tuple:
+        """(b, o, w) of flat index i of the result as laid out ([batch,
+        spatial…, feature] permuted by `output_dimensions`)."""
+        idx = np.unravel_index(i, self.res_shape)
+        full = [0] * len(self.res_shape)
+        for d, p in enumerate(self.out_perm):   # result axis p holds out_shape's axis d
+            full[d] = int(idx[p])
+        return full[0], full[-1], tuple(full[1:-1])
+
+    def whole(self):
+        """The result as one `Answers` (spec/bounds.py), per feature and
+        batch group a matrix product of lhs patches (holes as zeros) with
+        the kernel; elements where a hole faces a non-finite kernel value
+        are left to `answer`.  None where only the per-element route serves."""
+        et = self.et
+        if et.is_complex or int(np.prod(self.out_shape, dtype=np.int64)) == 0:
+            return None
+        nsp = int(np.prod(self.in_sp, dtype=np.int64))
+        W = int(np.prod(self.out_sp, dtype=np.int64))
+        Ks = int(np.prod(self.k_sp, dtype=np.int64))
+        # flat lhs spatial index of (output position, kernel position), -1 at holes
+        flat = np.zeros((W, Ks), dtype=np.int64)
+        inside = np.ones((W, Ks), dtype=bool)
+        wg = np.indices(self.out_sp).reshape(self.s_count, -1) if self.s_count else np.zeros((0, 1), np.int64)
+        kg = np.indices(self.k_sp).reshape(self.s_count, -1) if self.s_count else np.zeros((0, 1), np.int64)
+        for s in range(self.s_count):
+            q, ok = self.position(s, wg[s][:, None], kg[s][None, :])
+            inside &= ok
+            flat = flat * self.in_sp[s] + np.where(ok, q, 0)
+        lxf = self.lx.reshape(self.lx.shape[0], nsp, self.lx.shape[-1])
+        kxf = self.kx.reshape(Ks, self.fk, self.o_count)
+        probes = dot_probes(et)
+        conv_index = np.arange(int(np.prod(self.out_shape, dtype=np.int64))).reshape(self.out_shape)
+        parts = []
+        outs = np.arange(self.o_count)
+        fg_of, bg_of = outs // (self.o_count // self.fgc), outs // (self.o_count // self.bgc)
+        holes = ~inside
+        for fg, bg in sorted(set(zip(fg_of.tolist(), bg_of.tolist()))):
+            o_g = np.flatnonzero((fg_of == fg) & (bg_of == bg))
+            lb = bg * self.b_out + np.arange(self.b_out)
+            feats = fg * self.fk + np.arange(self.fk)
+            if lxf.size:
+                P = lxf[lb[:, None, None, None], flat[None, :, :, None], feats[None, None, None, :]]
+                P = np.where(inside[None, :, :, None], P, P.dtype.type(0))
+            else:   # no lhs element: every position is a hole
+                P = np.zeros((self.b_out, W, Ks, self.fk), dtype=lxf.dtype)
+            P = P.reshape(self.b_out * W, Ks * self.fk)
+            Kmat = kxf[:, :, o_g].reshape(Ks * self.fk, len(o_g))
+            rec = dot_whole(P[None], Kmat[None], et, None, probes)
+            if rec is None:
+                return None
+            if et.is_float and holes.any():
+                bad = ~np.isfinite(Kmat)
+                if bad.any():   # a hole facing a non-finite kernel value: the two readings, element by element
+                    h = np.repeat(holes, self.fk, axis=1).astype(np.float64)
+                    facing = (np.tile(h, (self.b_out, 1)) @ bad.astype(np.float64) > 0).reshape(-1)
+                    rec.kind[facing] = bounds.ELEMENT
+            parts.append((rec, conv_index[..., o_g].reshape(self.b_out * W, len(o_g))))
+        rec = bounds.combine(self.out_shape, parts, lambda i: self.answer(*self._conv_unflat(i)), probes)
+        src = conv_index.transpose(np.argsort(self.out_perm))
+        final = rec.permuted(src, self.res_shape)
+        final.element = lambda i: self.answer(*self.unflat(i))
+        return final.wrapped(lambda answer: at_precision(self.op, answer, et))
+
+    def _conv_unflat(self, i: int) -> tuple:
+        idx = np.unravel_index(i, self.out_shape)
+        return int(idx[0]), int(idx[-1]), tuple(int(v) for v in idx[1:-1])
+
+
+def working_bytes(op) -> int:
+    """What `_Conv.whole` holds beyond operands and result (oracle/cost.py):
+    per feature and batch group a float64 patch matrix of (batch ·
+    positions) × (kernel positions · input features) — gathered, masked and
+    taken absolute, three at a time — and the (positions × kernel
+    positions) index and mask arrays."""
+    res = [int(d) for d in op.result.shape]
+    rhs = [int(d) for d in op.rhs.shape]
+    out = [res[int(d)] for d in output_dimensions(op)]
+    ker = [rhs[int(d)] for d in kernel_dimensions(op)]
+    positions = int(np.prod(out[1:-1], dtype=np.int64))
+    taps = int(np.prod(ker[:-2], dtype=np.int64))
+    patch = out[0] * positions * taps * ker[-2]
+    return 3 * 8 * patch + 9 * positions * taps
+
+
+def arrays(op, lhs, rhs):
+    """The seed's windows and dot products (module docstring): real and
+    integer types on whole arrays (`_Conv.whole`, the per-element `answer`
+    standing behind every element the enclosures leave), complex element
+    by element."""
+    c = _Conv(op, lhs, rhs)
+    got = c.whole()
+    if got is not None:
+        return [got]
+    out = np.empty(c.out_shape, dtype=object)
+    for b, o in itertools.product(range(c.b_out), range(c.o_count)):
+        for w in np.ndindex(*c.out_sp):
+            out[(b,) + w + (o,)] = at_precision(op, c.answer(b, o, w), c.et)
+    return [out.transpose(np.argsort(c.out_perm))]
 
 
 # --------------------------------------------------------------------------
@@ -579,7 +697,7 @@ SPEC = OpSpec(
                  convolution_c23, convolution_c24, convolution_c25, convolution_c26, convolution_c27,
                  convolution_c28),
     infer=infer,
-    semantics=Accumulating(arrays),
+    semantics=Accumulating(arrays, working=working_bytes),
     groups=(ConvDimensionsGroup(GROUP, "stablehlo.conv", FIELDS),),
     exercise=Exercise(corners=CORNERS, built_corners=_built_corners),
     check_ranks=(3,),   # C4, C7, C9, C13, C18, C20: the spatial rules need N - 2 ≥ 1
