@@ -113,7 +113,7 @@ def round_fast(v: np.ndarray, fmt: FloatFormat) -> np.ndarray:
     target = _CAST.get(fmt)
     if target is not None:
         with np.errstate(over="ignore", invalid="ignore"):
-            return v.astype(target).astype(np.float64)
+            return v.astype(target).astype(np.float64, copy=False)
     v = np.asarray(v, dtype=np.float64)
     a = np.abs(v)
     s = np.uint64(52 - fmt.mantissa_bits)
@@ -138,9 +138,16 @@ def decide(y: np.ndarray, fmt: FloatFormat) -> tuple[np.ndarray, np.ndarray]:
     _, bound, tiny = working(fmt)
     with np.errstate(invalid="ignore", over="ignore"):
         a = np.abs(y)
-        d = a * bound
-        lo, hi = round_fast(y - d, fmt), round_fast(y + d, fmt)
-        ok = agree(lo, hi, fmt) & (a >= tiny) & (a < np.inf)
+        trusted = a >= tiny
+        trusted &= a < np.inf
+        # |y| times a power of two: exact, except below float64's smallest
+        # normal (|y| < 2^-982), where it is within 2^-35 of itself — far
+        # inside the bound's safety factor
+        d = np.multiply(a, bound, out=a)
+        lo = round_fast(y - d, fmt)
+        hi = round_fast(np.add(y, d, out=d), fmt)
+        ok = agree(lo, hi, fmt)
+        ok &= trusted
     return ok, lo
 
 
@@ -245,18 +252,29 @@ def ieee(ufunc, operands: list, et, exact: bool = False) -> tuple[np.ndarray, np
     narrow = fmt.precision < 24
     tiny = 0.0 if narrow or gradual_underflow() else 2.0 ** fmt.emin
     with np.errstate(all="ignore"):
-        wide = [np.asarray(a, dtype=np.float64) for a in operands]
         if narrow:
-            r64 = round_fast(np.asarray(ufunc(*wide), dtype=np.float64), fmt)
-        else:
-            r64 = np.asarray(ufunc(*operands)).astype(np.float64)
-        ok = np.ones(r64.shape, dtype=bool)
-        for a in wide:
-            ok &= np.isfinite(a) & ((a == 0) | (np.abs(a) >= tiny))
-        nan = np.isnan(r64)
-        r64[nan] = np.nan
-        ok &= nan | (np.isfinite(r64) & ((np.abs(r64) >= tiny) & (r64 != 0) | (exact & (r64 == 0))))
-        r = r64.astype(et.numpy)
+            operands = [np.asarray(a, dtype=np.float64) for a in operands]
+            r = round_fast(np.asarray(ufunc(*operands), dtype=np.float64), fmt)
+        else:   # f32, f64: the hardware's own operation, in the operands' format
+            r = np.array(ufunc(*operands), dtype=et.numpy)
+        ok = np.isfinite(operands[0])
+        for a in operands[1:]:
+            ok &= np.isfinite(a)
+        if tiny:   # the FPU flushes or reads subnormals as zero: subnormal operands are refused
+            for a in operands:
+                ok &= (a == 0) | (np.abs(a) >= tiny)
+        nan = np.isnan(r)
+        good = np.isfinite(r)
+        if tiny:
+            good &= (np.abs(r) >= tiny) & (r != 0) | (exact & (r == 0))
+        elif not exact:
+            good &= r != 0
+        if nan.any():
+            r[nan] = np.nan   # the positive quiet NaN, as round_bits states a NaN
+            good |= nan
+        ok &= good
+        if narrow:
+            r = r.astype(et.numpy)
     return ok, r
 
 

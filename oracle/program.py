@@ -43,10 +43,19 @@ What a program may hold:
   backends count outputs this way;
 * tokens: values of the token ops (after_all, infeed, outfeed, send, recv),
   which run through the host model (host.py: queues, log, token order);
-  @main takes none, and a token it returns is no output.
+  @main takes none, and a token it returns is no output;
+* CHLO ops (JAX's `chlo.square`, `chlo.erf`, `chlo.top_k` …): rewritten into
+  StableHLO by jaxlib's chlo-legalize-to-stablehlo before anything is
+  checked (reading.py), and listed in `Program.legalized`, so that what is
+  judged is said; an op the pass does not decompose is `CannotJudge`.
+
+The walk is whole-array: each op runs once on its operands' arrays (and
+once per corner of ranged operands, propagation.py); a value's array is
+decoded from its bits once per op that reads it, not per element.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Sequence
 
@@ -58,12 +67,12 @@ from ..spec.expectation import Expectation
 from ..spec.types import SI64, TensorType, TokenType, TupleType, parse_type, to_bits
 from .elementwise import Unspecified, run_op
 from .host import Token, is_side_effect, run_side_effect, running
-from .literals import op_attributes, parse_dense
+from .literals import op_attributes, parse_dense, parse_elements
 from .propagation import carry, payloads
-from .reading import MLIR_BYTECODE_MAGIC, unregistered_context, SyntaxRejected, VerifierRejected, from_bytecode, isolated_program, \
-    via_registered
+from .reading import CHLO_PASS, MLIR_BYTECODE_MAGIC, ChloNotDecomposed, SyntaxRejected, VerifierRejected, chlo_ops, \
+    from_bytecode, isolated_program, read_registered, unregistered_context
 
-__all__ = ["ProgramRejected", "Unspecified", "Program", "parse_program", "execute"]
+__all__ = ["ProgramRejected", "CannotJudge", "Unspecified", "Program", "parse_program", "execute"]
 
 
 class ProgramRejected(Exception):
@@ -73,6 +82,16 @@ class ProgramRejected(Exception):
     def __init__(self, message: str, constraint: str | None = None):
         super().__init__(message)
         self.constraint = constraint
+
+
+class CannotJudge(ProgramRejected):
+    """The program holds an op outside StableHLO that cannot be brought into
+    it (a CHLO op jaxlib does not decompose): not a verdict on the program's
+    validity — the oracle has nothing to judge.  `op` names it."""
+
+    def __init__(self, op: str, message: str):
+        super().__init__(message)
+        self.op = op
 
 
 @dataclass
@@ -95,6 +114,7 @@ class Program:
     constants: dict = field(default_factory=dict)  # key -> Expectation of a `constant` operand
     captures: dict = field(default_factory=dict)   # key here -> key in the enclosing block
     bound: dict = field(default_factory=dict)      # key here -> the captured value, while the op runs
+    legalized: dict = field(default_factory=dict)  # the entry's: CHLO ops decomposed before judging {name: count}
 
 
 _context = unregistered_context
@@ -103,8 +123,10 @@ _context = unregistered_context
 def parse_program(source: str | bytes) -> Program:
     """Parse and check a module in any StableHLO syntax (text in generic or
     pretty form, MLIR bytecode, a portable artifact); raise ProgramRejected
-    naming the first problem."""
-    module = _module(source)
+    naming the first problem.  CHLO ops are legalized into StableHLO first
+    (reading.legalize_chlo) and listed in the program's `legalized`; one
+    that does not decompose raises CannotJudge, naming it."""
+    module, legalized = _module(source)
     with _context():
         funcs = {}
         for op in module.body.operations:
@@ -115,11 +137,14 @@ def parse_program(source: str | bytes) -> Program:
         if entry is None:
             raise ProgramRejected("no func.func @main" + (f" (functions: {', '.join(sorted(funcs))})" if funcs else ""))
         # The func dialect's verifier (registered) already tied returns and calls to signatures.
-        return _Functions(funcs).body(entry, "the entry point")
+        program = _Functions(funcs).body(entry, "the entry point")
+    program.legalized = legalized
+    return program
 
 
 def _module(source: str | bytes):
-    """The module in the oracle's own context (stablehlo unregistered)."""
+    """(the module in the oracle's own context (stablehlo unregistered), the
+    CHLO ops legalized on the way: {name: count})."""
     from jaxlib.mlir import ir
     if isinstance(source, (bytes, bytearray)):
         data = bytes(source)
@@ -135,21 +160,26 @@ def _module(source: str | bytes):
                 raise ProgramRejected(f"parse error: {e}") from None
     with _context():
         try:
-            return ir.Module.parse(source)
+            module = ir.Module.parse(source)
         except Exception:  # MLIRError: not generic form (or not a program at all)
-            pass
+            module = None
+        if module is not None and not chlo_ops(module):
+            return module, {}
     try:
-        generic = via_registered(source)
+        read = read_registered(source)   # pretty form, or CHLO to legalize
     except SyntaxRejected as e:
         raise ProgramRejected(f"parse error: {e}") from None
     except VerifierRejected as e:
         raise _our_verdict(e) from None
+    except ChloNotDecomposed as e:
+        raise CannotJudge(e.op, f"cannot judge {e.op}: a CHLO op, no StableHLO op, and jaxlib's {CHLO_PASS} "
+                                f"does not decompose it here ({e.message})") from None
     # A func.call inside a region of an unregistered op (JAX's `jnp.where` in a
     # reduction body) cannot find its callee: MLIR stops the symbol lookup at
     # the unregistered op, which might be a symbol table.  Spelled as an op of
     # our own, the call is resolved by the reader instead.
     with _context():
-        return ir.Module.parse(generic.replace('"func.call"(', f'"{CALL}"('))
+        return ir.Module.parse(read.generic.replace('"func.call"(', f'"{CALL}"(')), read.legalized
 
 
 def _our_verdict(e: VerifierRejected) -> ProgramRejected:
@@ -311,8 +341,7 @@ def _instance(op, functions=None, scope=None):
     if spec is None:
         raise ProgramRejected(f"op {name} not in the encoded spec")
     mnemonic = spec.mnemonic
-    present = op_attributes(op.get_asm(print_generic_op_form=True, skip_regions=True,
-                                       use_local_scope=True, assume_verified=True), name)
+    present = _attribute_texts(op, name)
     operands = _split([o for o in spec.operands if not o.constant],
                       [_value_type(o.type) for o in op.operands], "operands", mnemonic)
     constants = {}
@@ -321,7 +350,7 @@ def _instance(op, functions=None, scope=None):
             if o.name not in present:
                 raise ProgramRejected(f"{mnemonic}: missing attribute {o.name}")
             try:
-                array, t = parse_dense(present.pop(o.name))
+                array, t = _dense(present.pop(o.name))
             except ValueError as e:
                 raise ProgramRejected(f"{mnemonic}: attribute {o.name}: {e}") from None
             operands[o.name] = t
@@ -346,6 +375,42 @@ def _instance(op, functions=None, scope=None):
         if want is not None and want != got:
             raise ProgramRejected(f"{mnemonic}: result {r.name} has type {got} where the spec infers {want}")
     return inst, constants, bodies
+
+
+_LONG_HEX = re.compile(r'"0x[0-9A-Fa-f]{128,}"')
+_ASIDE = "shlo_conform.hex"
+_HEX_DENSE = re.compile(r'dense<("0x[0-9A-Fa-f]*")>\s*:\s*(tensor<.*>)', re.S)
+
+
+def _attribute_texts(op, name: str) -> dict:
+    """{attribute name: text} of an op (literals.op_attributes on its generic
+    form).  Long hex literals (a model's weights as a constant: megabytes)
+    are set aside while the dictionary is split — op_attributes reads
+    strings a character at a time — and put back in the texts after."""
+    asm = op.get_asm(print_generic_op_form=True, skip_regions=True, use_local_scope=True, assume_verified=True)
+    aside: list = []
+
+    def put_aside(m):
+        aside.append(m.group(0))
+        return f'"{_ASIDE}{len(aside) - 1}"'
+    short = _LONG_HEX.sub(put_aside, asm)
+    present = op_attributes(short, name)
+    if aside:
+        back = re.compile(f'"{re.escape(_ASIDE)}(\\d+)"')
+        present = {k: back.sub(lambda m: aside[int(m.group(1))], v) if _ASIDE in v else v for k, v in present.items()}
+    return present
+
+
+def _dense(text: str):
+    """literals.parse_dense, with the hex form (how MLIR prints large
+    constants) split by a regular expression rather than a character scan."""
+    m = _HEX_DENSE.fullmatch(text.strip())
+    if m is None:
+        return parse_dense(text)
+    t = parse_type(m.group(2))
+    if not isinstance(t, TensorType):
+        raise ValueError(f"dense literal of non-tensor type {t}")
+    return parse_elements(m.group(1), t), t
 
 
 def _attributes(spec, present: dict, mnemonic: str) -> dict:
@@ -376,9 +441,38 @@ def _attributes(spec, present: dict, mnemonic: str) -> dict:
             attrs[a.name] = _attribute(a, present.pop(a.name), mnemonic)
         elif not a.optional and a.default is None:
             raise ProgramRejected(f"{mnemonic}: missing attribute {a.name}")
+    accuracy = present.pop("result_accuracy", None)
+    if accuracy is not None and not _default_accuracy(accuracy):
+        raise ProgramRejected(f"{mnemonic}: result_accuracy {accuracy}: only its default (mode DEFAULT, no "
+                              "tolerance: the implementation's own accuracy) means what the encoded spec says")
     if present:
         raise ProgramRejected(f"{mnemonic}: unknown attribute(s) {', '.join(sorted(present))}")
     return attrs
+
+
+_ACCURACY_FIELD = re.compile(r"(mode|atol|rtol|ulps)\s*=\s*(#stablehlo\.result_accuracy_mode<\s*(\w+)\s*>|[^,>]+)")
+
+
+def _default_accuracy(text: str) -> bool:
+    """Whether a `result_accuracy` attribute (newer StableHLO than the
+    seed: the accuracy a transcendental op is asked for) holds its default —
+    mode DEFAULT, no tolerance — which asks for the implementation's own
+    accuracy, i.e. what the op means without it.  jaxlib's CHLO
+    decompositions write it on the ops they create (acos's sqrt)."""
+    t = text.strip()
+    if not (t.startswith("#stablehlo.result_accuracy<") and t.endswith(">")):
+        return False
+    for name, value, mode in _ACCURACY_FIELD.findall(t[len("#stablehlo.result_accuracy<"):-1]):
+        if name == "mode":
+            if mode != "DEFAULT":
+                return False
+        else:
+            try:
+                if float(value.split(":")[0]) != 0:
+                    return False
+            except ValueError:
+                return False
+    return True
 
 
 def _attribute(a, text: str, mnemonic: str):
@@ -513,15 +607,23 @@ def _run(program: Program, values: list, captured: dict | None = None) -> list:
                 raise Unspecified(str(e)) from None
         else:
             inputs = [env[k] for k in step.operands]
-            outs = payloads(inputs, carry(run_op, step.inst, inputs, run_op(step.inst, [_arrays(v) for v in inputs])))
+            arrays = [_arrays(v) for v in inputs]
+            outs = payloads(inputs, carry(run_op, step.inst, inputs, run_op(step.inst, arrays), arrays))
         for k, o in zip(step.results, outs):
             env[k] = o
     return [env[k] for k in program.returns]
 
 
 def _arrays(v):
-    """A value's primary arrays: an array, or a tuple of them (nested)."""
-    return tuple(_arrays(m) for m in v) if isinstance(v, tuple) else v.array()
+    """A value's primary arrays: an array, or a tuple of them (nested) —
+    read-only, since one array serves the op's primary run and each corner
+    of its ranged operands (propagation.carry)."""
+    if isinstance(v, tuple):
+        return tuple(_arrays(m) for m in v)
+    a = v.array()
+    if isinstance(a, np.ndarray):   # (from_bits gives a scalar for some rank-0 values)
+        a.flags.writeable = False
+    return a
 
 
 def _leaves(v) -> list:

@@ -19,6 +19,13 @@ This is exact for ops monotonic in each operand over the range (arithmetic,
 exp, log, roots, conversions, comparisons, data movement); near an extremum
 inside a range a few ULPs wide (sine at π/2) it can miss the curvature over
 those ULPs — a documented limit, not a hidden one (docs/architecture.md).
+A corner moves a whole operand to one end, so an op must be monotonic in
+it the same way at every element: dot_general and convolution are not
+(where the other operand has mixed signs, an extreme takes some elements
+low and others high) — a known limit, shown by an xfail test
+(tests/oracle/test_whole_programs.py): the accumulation's own schedule
+bound is often far wider than the operands' ranges, but not where the sum
+cancels.
 Where the corners disagree on NaN-ness (a range that crosses a pole), the
 element may be anything and says so: an "any value" alternative, labelled.
 A tuple operand is one operand here, all its members at the same end; a
@@ -45,51 +52,90 @@ def is_ranged(v) -> bool:
     return v.kind == "bounded" or (v.kind == "ulp" and v.tolerance_ulp > 0)
 
 
-def _bounds(e: Expectation) -> tuple[np.ndarray, np.ndarray]:
-    """(low, high) ordinals of an expectation's range, per component."""
+def _nans(bits, et) -> np.ndarray:
+    """Which bit patterns are NaN (per component for complex; none for
+    non-float types)."""
+    c = et.component if et.is_complex else et
+    return nan_mask(bits, c.format) if c.is_float else np.zeros(np.shape(bits), dtype=bool)
+
+
+CHUNK = 1 << 16   # elements per pass over a range: the temporaries stay in cache
+
+
+def _bounds(e: Expectation, part: slice = slice(None)) -> tuple[np.ndarray, np.ndarray]:
+    """(low, high) ordinals of an expectation's range, per component,
+    flattened (1-d: numpy's ufuncs give scalars for 0-d arrays), over the
+    stretch `part` of the flat components."""
     et = e.type.element_type
     if e.kind == "bounded":
-        return ordinals(e.lo, et), ordinals(e.hi, et)
-    o = ordinals(e.bits, et)
-    if e.kind != "ulp":
+        return ordinals(np.reshape(e.lo, -1)[part], et), ordinals(np.reshape(e.hi, -1)[part], et)
+    bits = np.reshape(e.bits, -1)[part]
+    o = ordinals(bits, et)
+    if e.kind != "ulp" or not e.tolerance_ulp:
         return o, o
     c = et.component if et.is_complex else et
-    top = c.format.inf_bits(False)
-    lo = np.maximum(o - e.tolerance_ulp, -top)
-    hi = np.minimum(o + e.tolerance_ulp, top)
-    nan = nan_mask(np.asarray(e.bits).astype(object), c.format).astype(bool)
-    return np.where(nan, o, lo), np.where(nan, o, hi)
+    top = _top(c.format)
+    t = e.tolerance_ulp   # (clamped before the tolerance is added: no overflow whatever the integer type)
+    lo = np.maximum(o, -top + t) - o.dtype.type(t) if t < top else np.full_like(o, -top)
+    hi = np.minimum(o, top - t) + o.dtype.type(t) if t < top else np.full_like(o, top)
+    nan = _nans(bits, et)
+    if nan.any():
+        lo[nan] = o[nan]
+        hi[nan] = o[nan]
+    return lo, hi
 
 
-def _end(v, which: int):
-    """The values of `v` at one end of its range (0: low, 1: high); tuples member-wise."""
+def _parts(e: Expectation):
+    """Slices of CHUNK over an expectation's flat components."""
+    n = int(np.size(e.bits))
+    return [slice(i, i + CHUNK) for i in range(0, n, CHUNK)] or [slice(None)]
+
+
+def _top(fmt) -> int:
+    """The ordinal a range stops at: +inf's, or the largest finite value's
+    in a format without infinities (f8E4M3FN, whose next pattern is NaN)."""
+    return fmt.inf_bits(False) if fmt.has_inf else (fmt.exponent_mask | fmt.mantissa_mask) - 1
+
+
+def _ends(v) -> tuple:
+    """(low, high): the values of `v` at each end of its range; tuples member-wise."""
     if isinstance(v, tuple):
-        return tuple(_end(m, which) for m in v)
+        pairs = [_ends(m) for m in v]
+        return tuple(p[0] for p in pairs), tuple(p[1] for p in pairs)
     if not is_ranged(v):
-        return v.array()
+        a = v.array()
+        return a, a
     et = v.type.element_type
-    return from_bits(from_ordinals(_bounds(v)[which], et), et)
+    ends = [np.empty(np.size(v.bits), dtype=et.bits_dtype) for _ in (0, 1)]
+    for part in _parts(v):
+        for end, b in zip(ends, _bounds(v, part)):
+            end[part] = from_ordinals(b, et)
+    return tuple(from_bits(end.reshape(np.shape(v.bits)), et) for end in ends)
 
 
 def _primary(v):
     return tuple(_primary(m) for m in v) if isinstance(v, tuple) else v.array()
 
 
-def carry(run_op, inst, inputs: list, outs: list) -> list:
-    """`outs` (the op on the primary values) with the ranges of `inputs`
-    carried into them; unchanged when no input is ranged."""
+def carry(run_op, inst, inputs: list, outs: list, arrays: list | None = None) -> list:
+    """`outs` (the op on the primary values, `arrays` when the caller has
+    them) with the ranges of `inputs` carried into them; unchanged when no
+    input is ranged.  Each run is the op on whole arrays."""
     ranged = [i for i, v in enumerate(inputs) if is_ranged(v)]
     if not ranged:
         return outs
     if len(ranged) > MAX_RANGED:
         return [_noted(o, f"tolerances of {len(ranged)} approximate inputs not carried (more than {MAX_RANGED})")
                 for o in outs]
+    primary = list(arrays) if arrays is not None else [_primary(v) for v in inputs]
+    ends = {i: _ends(inputs[i]) for i in ranged}
     corners = []
-    for ends in itertools.product((0, 1), repeat=len(ranged)):
-        which = dict(zip(ranged, ends))
-        arrays = [_end(v, which[i]) if i in which else _primary(v) for i, v in enumerate(inputs)]
+    for which in itertools.product((0, 1), repeat=len(ranged)):
+        corner = list(primary)
+        for i, w in zip(ranged, which):
+            corner[i] = ends[i][w]
         try:
-            corners.append(run_op(inst, arrays))
+            corners.append(run_op(inst, corner))
         except Exception:  # the spec states no result at this corner: it does not narrow anything
             continue
     return [_widen(o, [c[j] for c in corners]) for j, o in enumerate(outs)]
@@ -125,26 +171,35 @@ def _widen(primary, corners: list):
         return tuple(_widen(m, [c[k] for c in corners]) for k, m in enumerate(primary))
     et = primary.type.element_type
     c = et.component if et.is_complex else et
-    lows, highs = [], []
-    for e in [primary] + corners:
-        lo, hi = _bounds(e)
-        lows.append(lo)
-        highs.append(hi)
-    lo, hi = lows[0], highs[0]
-    for a, b in zip(lows[1:], highs[1:]):
-        lo, hi = np.minimum(lo, a), np.maximum(hi, b)
-    wild = np.zeros(np.shape(primary.bits), dtype=bool)
-    if c.is_float:
-        nans = [nan_mask(np.asarray(e.bits).astype(object), c.format).astype(bool) for e in [primary] + corners]
-        wild = np.any([n != nans[0] for n in nans[1:]], axis=0) if len(nans) > 1 else wild
-        lo = np.where(nans[0], ordinals(primary.bits, et), lo)
-        hi = np.where(nans[0], ordinals(primary.bits, et), hi)
-    if primary.kind == "exact" and np.array_equal(lo, hi) and not wild.any():
+    shape = np.shape(primary.bits)
+    n = int(np.size(primary.bits))
+    lo_bits, hi_bits = (np.empty(n, dtype=et.bits_dtype) for _ in (0, 1))
+    wild = np.zeros(n, dtype=bool)
+    same = True   # every corner gave the primary's value everywhere
+    for part in _parts(primary):
+        lo, hi = _bounds(primary, part)
+        lo, hi = np.array(lo), np.array(hi)
+        for e in corners:
+            a, b = _bounds(e, part)
+            np.minimum(lo, a, out=lo)
+            np.maximum(hi, b, out=hi)
+        if c.is_float:
+            bits = np.reshape(primary.bits, -1)[part]
+            nan = _nans(bits, et)
+            for e in corners:
+                wild[part] |= _nans(np.reshape(e.bits, -1)[part], et) != nan
+            if nan.any():
+                own = ordinals(bits, et)
+                lo[nan] = own[nan]
+                hi[nan] = own[nan]
+        same = same and np.array_equal(lo, hi)
+        lo_bits[part], hi_bits[part] = from_ordinals(lo, et), from_ordinals(hi, et)
+    if primary.kind == "exact" and same and not wild.any():
         return primary   # every corner gave the same value: nothing to carry
     out = Expectation(primary.type, primary.bits, "bounded", primary.tolerance_ulp, False,
                       list(primary.impl_defined), list(primary.alternatives),
                       "; ".join(w for w in (primary.why, WHY) if w),
-                      lo=from_ordinals(lo, et), hi=from_ordinals(hi, et))
+                      lo=lo_bits.reshape(shape), hi=hi_bits.reshape(shape))
     flat_wild = wild.reshape(-1, 2).any(axis=1) if et.is_complex else wild.reshape(-1)
     elements = [int(i) for i in np.nonzero(flat_wild)[0]]
     if elements:

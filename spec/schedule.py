@@ -71,14 +71,39 @@ def gamma(k: int, fmt: FloatFormat) -> Fraction | None:
     return None if ku >= 1 else ku / (1 - ku)
 
 
+def exact_sum(xs: list[float]) -> Fraction:
+    """Σ xᵢ of finite floats, exactly: every binary64 value is an integer
+    multiple of 2^-1074, so the sum is one of Python integers (the same
+    Fraction a sum of Fractions gives, at a fraction of its cost)."""
+    total = 0
+    for x in xs:
+        num, den = x.as_integer_ratio()
+        total += num << (1074 - den.bit_length() + 1)
+    return Fraction(total, 1 << 1074)
+
+
+def exact_dot(pairs: list[tuple[float, float]]) -> Fraction:
+    """Σ aᵢ·bᵢ of finite floats, exactly (each product is an integer multiple
+    of 2^-2148): `exact_sum`'s integers for products."""
+    total = 0
+    for a, b in pairs:
+        na, da = a.as_integer_ratio()
+        nb, db = b.as_integer_ratio()
+        total += (na * nb) << (2150 - da.bit_length() - db.bit_length())
+    return Fraction(total, 1 << 2148)
+
+
 def _threshold(fmt: FloatFormat) -> Fraction:
     """The least magnitude that rounds to infinity (or NaN in f8E4M3FN)."""
     return fmt.max_finite + fmt.ulp(fmt.max_finite) / 2
 
 
-def _any(label: str, primary) -> ImplDefined:
+def any_value(label: str, primary) -> ImplDefined:
     """Any value, with the exact result (or the left fold) as the value stated first."""
     return ImplDefined({"the exact result rounded": primary, label: ANY_VALUE}, why=SCHEDULE_WHY)
+
+
+_any = any_value
 
 
 def _special_sum(xs: list[float]):
@@ -95,11 +120,10 @@ def _special_sum(xs: list[float]):
 def sum_range(xs: list[float], fmt: FloatFormat):
     """Every value a schedule of `xs` (floats of `fmt`) may sum to."""
     special = _special_sum(xs)
-    finite = [Fraction(x) for x in xs if math.isfinite(x)]
+    finite = [x for x in xs if math.isfinite(x)]
     n = len(xs)
     g = gamma(max(n - 1, 0), fmt)
-    a = sum((abs(x) for x in finite), Fraction(0))
-    s = sum(finite, Fraction(0))
+    s, a = exact_sum(finite), exact_sum([abs(x) for x in finite])
     if g is None or a * (1 + g) >= _threshold(fmt):
         if special is not None and math.isnan(special):
             return special
@@ -155,11 +179,10 @@ def dot_range(pairs: list[tuple[float, float]], fmt: FloatFormat):
             return math.nan
         products.append(a * b if (math.isinf(a) or math.isinf(b) or a == 0 or b == 0) else None)
     special = _special_sum([p for p in products if p is not None and math.isinf(p)])
-    exact = [Fraction(a) * Fraction(b) for (a, b), p in zip(pairs, products) if p is None or p == 0]
+    exact = [(a, b) for (a, b), p in zip(pairs, products) if p is None or p == 0]
     n = len(pairs)
     g = gamma(n, fmt)
-    mag = sum((abs(t) for t in exact), Fraction(0))
-    s = sum(exact, Fraction(0))
+    s, mag = exact_dot(exact), exact_dot([(abs(a), abs(b)) for a, b in exact])
     if g is None or mag * (1 + g) >= _threshold(fmt):
         return special if special is not None and math.isnan(special) else _any(OVERFLOW, special or s)
     if special is not None:
@@ -392,4 +415,57 @@ def _per_output(groups: list[list[tuple]], types, wildcard: str | None) -> list:
         if wildcard:
             alts[wildcard] = ANY_VALUE
         out.append(ImplDefined(alts, why=SCHEDULE_WHY))
+    return out
+
+
+# --------------------------------------------------------------------------
+# Whole arrays: many reductions at once (spec/bounds.py)
+# --------------------------------------------------------------------------
+
+def reduce_arrays(rows: list, valid, inits: tuple, body, types: list[ElementType], leaves_of: Callable):
+    """`reduce_slice` of every row at once, or None where only the
+    per-element route serves: one `bounds.Answers` per output k, row i
+    reducing rows[k][i] (the exact input values as numpy arrays: float64,
+    int64 / uint64) over the positions where `valid` (None: all) holds.
+    Served: a pairwise body of monoids whose init values are their
+    identities (so the amount of inits inserted cannot matter) — float add
+    (a `Range`), maximum and minimum; integer add, multiply, and, or, xor,
+    maximum, minimum.  `leaves_of(i)` gives row i's leaves as
+    `reduce_slice` takes them, for the elements the record leaves to the
+    per-element route."""
+    from . import bounds
+    n = len(types)
+    ops = body.pairwise
+    if ops is None or len(ops) != n or any(op not in MONOIDS for op in ops):
+        return None
+    init_x = [exact_values(np.asarray(inits[k]), types[k])[0] for k in range(n)]
+    if not all(is_identity(op, et, x) for op, et, x in zip(ops, types, init_x)):
+        return None
+    out = []
+    for k, (op, et) in enumerate(zip(ops, types)):
+        def element(i, k=k):
+            return reduce_slice(leaves_of(int(i)), inits, body, types)[k]
+        probes = {bounds.RANGE: bounds.range_probe(), bounds.VALUE: 0.0 if et.is_float else 0,
+                  bounds.OVER: any_value(OVERFLOW, Fraction(0))}
+        X = rows[k]
+        if et.is_float and op == "add":
+            rec = bounds.float_sum(X, valid, et.format, element, probes)
+        elif (et.is_float or et.is_integer) and op in ("maximum", "minimum"):
+            rec = bounds.extremum(X, valid, op, et, element, probes)
+        elif et.is_integer and op in ("add", "multiply", "and", "or", "xor"):
+            rec = bounds.integer_fold(X, valid, op, et, element, probes)
+        else:
+            return None
+        if rec is None:
+            return None
+        empty = np.zeros(X.shape[0], dtype=bool) if X.shape[1] else np.ones(X.shape[0], dtype=bool)
+        if valid is not None:
+            empty = ~valid.any(axis=1)
+        if empty.any():   # no leaf: the init value, inserted once (a full binary tree needs a leaf)
+            rec.kind[empty] = bounds.VALUE
+            if rec.value.dtype != object and not et.is_float and not isinstance(init_x[k], float) \
+                    and not np.can_cast(np.min_scalar_type(init_x[k]), rec.value.dtype):
+                rec.value = rec.value.astype(object)
+            rec.value[empty] = init_x[k]
+        out.append(rec)
     return out

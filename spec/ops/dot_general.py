@@ -48,12 +48,15 @@ Findings:
 from __future__ import annotations
 
 import dataclasses
+from fractions import Fraction
 
 import numpy as np
 
 from ..dsl import (ANY, Accumulating, Attribute, EnumListAttr, Group, I64ArrayAttr, ImplDefined, OpSpec, Operand,
                    Result, all_of, at, element_type, in_range, is_unique, rank, shape, size)
 from ..exercise import Corner, Exercise
+from .. import bounds, schedule
+from ..bounds import values
 from ..schedule import complex_dot_range, dot_range
 from ..types import TensorType, exact_values
 from .reduce import kept_dims
@@ -219,16 +222,43 @@ def at_precision(op, answer, et):
     return ImplDefined({f"full precision (precision_config {p})": answer}, why=PRECISION_WHY.format(p=p))
 
 
+def probes(et) -> dict:
+    """One answer of each whole-array kind as `dot_answer` writes it
+    (spec/bounds.py: the oracle reads the labels from them)."""
+    zero = False if et.is_bool else (0 if et.is_integer else 0.0)
+    return {bounds.RANGE: bounds.range_probe(), bounds.VALUE: zero,
+            bounds.OVER: schedule.any_value(schedule.OVERFLOW, Fraction(0))}
+
+
+def whole(A, B, et, element, probes_=None):
+    """`dot_answer` of every (g, m, n) pairing A[g, m, :] with B[g, :, n], as
+    whole arrays (spec/bounds.py: the same answers, stated by enclosures
+    and exact integer arithmetic); None where only the per-element route
+    serves (complex types, a float format without a wider working type)."""
+    probes_ = probes_ or probes(et)
+    if et.is_float:
+        return bounds.float_dot(A, B, et.format, element, probes_)
+    if et.is_integer or et.is_bool:
+        return bounds.integer_dot(A, B, et, element, probes_)
+    return None
+
+
 def arrays(op, lhs, rhs):
-    """`result[result_index] = dot_product` of the seed, element by element:
-    lhs and rhs transposed to batching + result + contracting dimensions,
-    each result index pairs a contracting slice of each."""
+    """`result[result_index] = dot_product` of the seed: lhs and rhs
+    transposed to batching + result + contracting dimensions, each result
+    index pairs a contracting slice of each.  Real and integer types are
+    stated on whole arrays (`whole`), the per-element `dot_answer` standing
+    behind every element the enclosures leave; complex element by element."""
     et = op.lhs.element_type
     lhs, rhs = np.asarray(lhs), np.asarray(rhs)
     lb, lc = [int(d) for d in op.lhs_batching_dimensions], [int(d) for d in op.lhs_contracting_dimensions]
     rb, rc = [int(d) for d in op.rhs_batching_dimensions], [int(d) for d in op.rhs_contracting_dimensions]
     lr = [d for d in range(lhs.ndim) if d not in lb and d not in lc]
     rr = [d for d in range(rhs.ndim) if d not in rb and d not in rc]
+    if not et.is_complex:
+        got = _whole(op, lhs, rhs, et, lb, lc, lr, rb, rc, rr)
+        if got is not None:
+            return [got]
     lx = np.array(exact_values(lhs, et), dtype=object).reshape(lhs.shape).transpose(lb + lr + lc)
     rx = np.array(exact_values(rhs, et), dtype=object).reshape(rhs.shape).transpose(rb + rr + rc)
     n_b = len(lb)
@@ -243,6 +273,30 @@ def arrays(op, lhs, rhs):
         pairs = list(zip(lx[b + i], rx[b + j]))
         out[idx] = at_precision(op, dot_answer(pairs, et), et)
     return [out]
+
+
+def _whole(op, lhs, rhs, et, lb, lc, lr, rb, rc, rr):
+    lx = values(lhs, et).transpose(lb + lr + lc)
+    rx = values(rhs, et).transpose(rb + rr + rc)
+    n_b = len(lb)
+    batch = lx.shape[:n_b]
+    l_res, r_res = lx.shape[n_b:n_b + len(lr)], rx.shape[n_b:n_b + len(rr)]
+    G = int(np.prod(batch, dtype=np.int64))
+    M, N = int(np.prod(l_res, dtype=np.int64)), int(np.prod(r_res, dtype=np.int64))
+    K = int(np.prod(lx.shape[n_b + len(lr):], dtype=np.int64))
+    A = lx.reshape(G, M, K)
+    B = rx.reshape(G, N, K).transpose(0, 2, 1)
+
+    def element(i):
+        g, rest = divmod(i, M * N)
+        m, j = divmod(rest, N)
+        return dot_answer(list(zip(A[g, m, :].tolist(), B[g, :, j].tolist())), et)
+
+    got = whole(A, B, et, element)
+    if got is None:
+        return None
+    got.shape = batch + l_res + r_res
+    return got.wrapped(lambda answer: at_precision(op, answer, et))
 
 
 # --------------------------------------------------------------------------

@@ -33,8 +33,9 @@ import numpy as np
 
 from ..dsl import (ANY, Accumulating, Attribute, I64ArrayAttr, If, Implies, OpSpec, Operand, Region, Result,
                    all_of, at, contains, dim, element_type, in_range, is_unique, rank, same_shape, size)
+from ..bounds import values
 from ..exercise import Corner, Exercise
-from ..schedule import identity, reduce_slice
+from ..schedule import identity, reduce_arrays, reduce_slice
 from ..types import TensorType
 
 BODIES = ("add", "multiply", "maximum", "minimum", "argmax", "subtract")
@@ -131,7 +132,11 @@ def infer(op):
 # --------------------------------------------------------------------------
 
 def arrays(op, *operands):
-    """`results[:][j] = reduce(input_slices)`, every allowed schedule (module docstring)."""
+    """`results[:][j] = reduce(input_slices)`, every allowed schedule (module
+    docstring): on whole arrays where spec/schedule.py's `reduce_arrays`
+    serves the body (monoids with identity inits), each output a
+    `bounds.Answers` whose per-element route is `reduce_slice` of the
+    element's slice; element by element otherwise."""
     n = len(op.inputs)
     inputs = [np.asarray(a) for a in operands[:n]]
     inits = tuple(np.asarray(a).reshape(()) for a in operands[n:2 * n])
@@ -139,6 +144,9 @@ def arrays(op, *operands):
     kept = [d for d in range(inputs[0].ndim) if d not in reduced]
     out_shape = tuple(inputs[0].shape[d] for d in kept)
     types = [t.element_type for t in op.inputs]
+    whole = _whole(op, inputs, inits, kept, reduced, out_shape, types)
+    if whole is not None:
+        return whole
     results = [np.empty(out_shape, dtype=object) for _ in range(n)]
     for out_index in np.ndindex(*out_shape):
         leaves = []
@@ -152,6 +160,25 @@ def arrays(op, *operands):
         for k, answer in enumerate(reduce_slice(leaves, inits, op.body, types)):
             results[k][out_index] = answer
     return results
+
+
+def _whole(op, inputs, inits, kept, reduced, out_shape, types):
+    if any(t.is_complex or t.is_bool for t in types):
+        return None
+    P = int(np.prod(out_shape, dtype=np.int64))
+    L = int(np.prod([inputs[0].shape[d] for d in reduced], dtype=np.int64))
+    slices = [a.transpose(kept + reduced).reshape(P, L) for a in inputs]   # row i: slice i in index order
+
+    def leaves_of(i):
+        return [tuple(s[i, j] for s in slices) for j in range(L)]
+
+    rows = [values(s, t) for s, t in zip(slices, types)]
+    got = reduce_arrays(rows, None, inits, op.body, types, leaves_of)
+    if got is None:
+        return None
+    for rec in got:
+        rec.shape = out_shape
+    return got
 
 
 # --------------------------------------------------------------------------

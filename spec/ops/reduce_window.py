@@ -67,7 +67,8 @@ import numpy as np
 from ..dsl import (ANY, Accumulating, Attribute, Function, I64ArrayAttr, I64MatrixAttr, If, OpSpec, Operand,
                    Or, Region, Result, all_of, at, dim, element_type, is_symbolic, rank, same_shape, size)
 from ..exercise import Corner, Exercise
-from ..schedule import MONOIDS, is_identity, reduce_slice
+from .. import bounds
+from ..schedule import MONOIDS, is_identity, reduce_arrays, reduce_slice
 from ..symbolic import Skeleton
 from ..types import E_F32, TensorType, exact_values
 from . import reduce as _reduce
@@ -298,6 +299,10 @@ def arrays(op, *operands):
     tables = [axis_sources(inputs[0].shape[d], out_shape[d], int(wd[d]), int(ws[d]), int(bd[d]), int(wdil[d]),
                            int(pad[d][0])) for d in range(r)]
     skip_padding = padding_is_neutral(op, inits, types)
+    if skip_padding and not any(t.is_complex or t.is_bool for t in types):
+        got = _whole(op, inputs, inits, types, tables, wd, out_shape)
+        if got is not None:
+            return got
     results = [np.empty(out_shape, dtype=object) for _ in range(n)]
     for out_index in np.ndindex(*out_shape):
         leaves = []
@@ -311,6 +316,59 @@ def arrays(op, *operands):
         for k, answer in enumerate(reduce_slice(leaves, inits, op.body, types)):
             results[k][out_index] = answer
     return results
+
+
+WHOLE_CHUNK = 1 << 22   # window leaves gathered at once (rows of windows per piece)
+
+
+def _whole(op, inputs, inits, types, tables, wd, out_shape):
+    """Every window at once (spec/schedule.py's `reduce_arrays`) where the
+    padding is neutral: rows of the windows' input elements (padding and
+    holes masked out), gathered in pieces of at most WHOLE_CHUNK leaves;
+    None where only the per-element route serves."""
+    r = len(out_shape)
+    P = int(np.prod(out_shape, dtype=np.int64))
+    Wn = int(np.prod([int(x) for x in wd], dtype=np.int64))
+    if P == 0 or Wn == 0 or inputs[0].size == 0:   # no windows, empty ones, or no input: nothing to gain
+        return None
+    # flat input index of (output position, window position), -1 at padding and holes
+    src = np.zeros((P, Wn), dtype=np.int64)
+    ok = np.ones((P, Wn), dtype=bool)
+    og = np.indices(out_shape).reshape(r, -1) if r else np.zeros((0, 1), np.int64)
+    wg = np.indices(tuple(int(x) for x in wd)).reshape(r, -1) if r else np.zeros((0, 1), np.int64)
+    for d in range(r):
+        t = np.array([[-1 if v is None else v for v in row] for row in tables[d]], dtype=np.int64).reshape(
+            out_shape[d], int(wd[d]))
+        q = t[og[d][:, None], wg[d][None, :]]
+        ok &= q >= 0
+        src = src * inputs[0].shape[d] + np.maximum(q, 0)
+    flats = [a.reshape(-1) for a in inputs]
+    exact = [bounds.values(f, t) for f, t in zip(flats, types)]
+    step = max(1, WHOLE_CHUNK // max(Wn, 1))
+    pieces = []
+    for start in range(0, P, step):
+        rows = slice(start, min(P, start + step))
+        s_rows, v_rows = src[rows], ok[rows]
+
+        def leaves_of(i, s_rows=s_rows, v_rows=v_rows):
+            return [tuple(f[j] for f in flats) for j in s_rows[i][v_rows[i]].tolist()]
+
+        got = reduce_arrays([x[s_rows] for x in exact], v_rows, inits, op.body, types, leaves_of)
+        if got is None:
+            return None
+        pieces.append((got, np.arange(rows.start, rows.stop)))
+    if len(pieces) == 1:
+        out = pieces[0][0]
+        for rec in out:
+            rec.shape = out_shape
+        return out
+    out = []
+    for k in range(len(types)):
+        parts = [(got[k], where) for got, where in pieces]
+        step_of = lambda i: (int(i) // step, int(i) % step)   # noqa: E731
+        element = (lambda i, k=k: pieces[step_of(i)[0]][0][k].element(step_of(i)[1]))
+        out.append(bounds.combine(out_shape, parts, element, parts[0][0].probes))
+    return out
 
 
 # --------------------------------------------------------------------------
