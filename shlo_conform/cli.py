@@ -518,23 +518,23 @@ def cmd_check_spec(argv: list[str]) -> int:
     seeds = Path(a.seeds) if a.seeds else _default_seeds()
     if a.seeds and not seeds.is_dir():
         raise UsageError(f"--seeds {a.seeds}: no such folder")
-    if seeds is None:
-        print("traceability: skipped (no seeds folder: pass --seeds DIR holding "
-              f"{traceability.SPEC_SEED})")
-        doc["traceability"] = {"skipped": "no seeds folder"}
+    if seeds is None:   # every clone has the seeds' op sections stored beside the spec (spec/seed/)
+        print("traceability: from the seed sections stored in spec/seed/ (no seeds folder given)")
+        seed_ops = traceability.read_stored()
     else:
         try:
             spec_path, rfc_path = traceability.seed_paths(seeds)
         except FileNotFoundError as e:
             raise UsageError(f"--seeds: {e}") from None
-        from .spec.ops import OPS
-        encoded = {n: OPS[n] for n in ops} if ops else None
-        tr = traceability.trace(traceability.read_seeds(spec_path, rfc_path), encoded)
-        if ops:  # only the chosen ops (and nothing hidden about them)
-            tr.ops = [t for t in tr.ops if t.name in ops]
-        print(traceability.render(tr), end="")
-        ok &= tr.ok
-        doc["traceability"] = tr.to_json()
+        seed_ops = traceability.read_seeds(spec_path, rfc_path)
+    from .spec.ops import OPS
+    encoded = {n: OPS[n] for n in ops} if ops else None
+    tr = traceability.trace(seed_ops, encoded)
+    if ops:  # only the chosen ops (and nothing hidden about them)
+        tr.ops = [t for t in tr.ops if t.name in ops]
+    print(traceability.render(tr), end="")
+    ok &= tr.ok
+    doc["traceability"] = tr.to_json()
 
     from . import verifier
     suite_dir, _ = _open_suite(a.suite)

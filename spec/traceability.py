@@ -1,10 +1,15 @@
 """Traceability: every `(C<N>)` the seed text defines, op by op, against the
 `<op>_c<N>` functions of `spec/ops`.
 
-The seeds are *read*, never shipped: callers pass the path of the StableHLO
-spec text (seed 000) and, optionally, of the RFC (seed 004), whose proposed
-sections (`tan`, `custom_call`, the multi-operand `all_gather`, `all_reduce`,
-`all_to_all`) supersede seed 000's sections of the same name.
+Each op's section of the seeds — the StableHLO spec (seed 000) and the RFC
+(seed 004), whose proposed sections (`tan`, `custom_call`, the
+multi-operand `all_gather`, `all_reduce`, `all_to_all`) supersede seed
+000's sections of the same name — is stored beside the spec
+(`spec/seed/000/<op>.md`, `spec/seed/004/<op>.md`, `write_stored`), so
+traceability and the Examples run in every clone; callers may also pass
+the seed texts themselves, and tests hold the stored sections equal to
+them wherever they are present.  (Line numbers of stored sections count
+from the section's heading.)
 
 What counts as an op section: a level-3 heading that is a lower-case
 mnemonic (`### abs`), up to the next level-2 or level-3 heading.  What counts
@@ -72,6 +77,65 @@ def parse_seed(text: str, source: str = "") -> dict[str, SeedOp]:
             m = _LABEL.match(line)
             if m and int(m.group(1)) not in cur.labels:
                 cur.labels.append(int(m.group(1)))
+    return ops
+
+
+def sections(text: str) -> dict[str, str]:
+    """Each op section of a seed text, verbatim: from its `### <op>` heading
+    to the next heading of level 3 or less (code blocks skipped when
+    looking for headings)."""
+    out: dict[str, list[str]] = {}
+    cur: list[str] | None = None
+    in_code = False
+    for line in text.splitlines():
+        if line.lstrip().startswith("```"):
+            in_code = not in_code
+        elif not in_code:
+            h = _HEADING.match(line)
+            if h and len(h.group(1)) <= 3:
+                m = _OP_HEADING.match(line)
+                cur = out.setdefault(m.group(1), []) if m else None
+        if cur is not None:
+            cur.append(line)
+    return {op: "\n".join(lines).rstrip() + "\n" for op, lines in out.items()}
+
+
+# The seeds' op sections, stored beside the spec (spec/seed/<seed>/<op>.md)
+# so that traceability and the Examples run in every clone; when the seed
+# texts are present, tests hold the stored sections equal to them.
+STORED = Path(__file__).resolve().parent / "seed"
+
+
+def stored_sections(source: str) -> dict[str, str]:
+    """{op: section text} as stored for seed file `source`."""
+    d = STORED / source.split("_")[0]
+    return {f.stem: f.read_text(encoding="utf-8") for f in sorted(d.glob("*.md"))}
+
+
+def write_stored(seeds_dir: Path) -> list[Path]:
+    """Store every op section of the seed texts in `seeds_dir` (seed 000 and
+    the RFC, 004) as spec/seed/<seed>/<op>.md; the files written."""
+    written = []
+    for name in (SPEC_SEED, RFC_SEED):
+        path = Path(seeds_dir) / name
+        if not path.is_file():
+            continue
+        d = STORED / name.split("_")[0]
+        d.mkdir(parents=True, exist_ok=True)
+        for op, text in sections(path.read_text(encoding="utf-8")).items():
+            f = d / f"{op}.md"
+            f.write_text(text, encoding="utf-8")
+            written.append(f)
+    return written
+
+
+def read_stored() -> dict[str, SeedOp]:
+    """What `read_seeds` reads, from the stored sections (the RFC's
+    replacing seed 000's of the same name)."""
+    ops: dict[str, SeedOp] = {}
+    for source in (SPEC_SEED, RFC_SEED):
+        for text in stored_sections(source).values():
+            ops.update(parse_seed(text, source))
     return ops
 
 

@@ -24,7 +24,6 @@ from __future__ import annotations
 import re
 from decimal import Decimal
 from fractions import Fraction
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -32,10 +31,10 @@ import pytest
 from shlo_conform.backends.base import load_backend
 from shlo_conform.spec.dsl import Elementwise
 from shlo_conform.spec.ops import OPS
+from shlo_conform.spec.traceability import RFC_SEED, SPEC_SEED, stored_sections
 from shlo_conform.spec.types import TensorType, from_bits, parse_type, to_bits
 
-SEEDS = Path(__file__).resolve().parents[2].parent / "shared" / "seeds"
-SPEC_SEEDS = ("000_5ae4585f266cf299.txt", "004_6ddba65058e4afdd.txt")
+SPEC_SEEDS = (SPEC_SEED, RFC_SEED)
 
 # Findings: examples whose printed values disagree with the spec's own semantics.
 FINDINGS = {
@@ -74,14 +73,13 @@ FINDINGS.update({op: ("the example prints no values and takes tokens as operands
 # --------------------------------------------------------------------------
 
 def _examples() -> list:
-    """[(test id, op mnemonic, example text)] for every encoded op."""
+    """[(test id, op mnemonic, example text)] for every encoded op, from the
+    seeds' op sections stored beside the spec (spec/seed/: every clone has
+    them; tests/spec/test_traceability.py holds them equal to the seed
+    texts wherever those are present)."""
     out = []
     for name in SPEC_SEEDS:
-        path = SEEDS / name
-        if not path.exists():
-            continue
-        for section in re.split(r"^### ", path.read_text(), flags=re.M)[1:]:
-            op = section.split("\n", 1)[0].strip()
+        for op, section in stored_sections(name).items():
             if op not in OPS:
                 continue
             m = re.search(r"#### Examples\s*\n```mlir\n(.*?)```", section, re.S)
@@ -374,16 +372,12 @@ def _params():
         yield pytest.param(op, text, id=tid, marks=marks)
 
 
-@pytest.mark.skipif(not SEEDS.exists(), reason=f"spec seeds not found at {SEEDS}")
 @pytest.mark.parametrize("op, text", list(_params()))
 def test_example(op, text):
     values, op_text, before, after = _parse_example(text)
     mlir, names, types, results, rtypes = _program(values, op_text)
     inputs = [np.asarray(_array(lit, t)) for n, tn in zip(names, types) for t, lit in _leaf_values(values[n], tn)]
-    # What shlo_conform.run_program(mlir, inputs, backend="oracle") does; called
-    # through the backend loader because the editable install currently turns
-    # the top-level `shlo_conform` into a namespace package outside the repo root.
-    oracle = load_backend("oracle")
+    oracle = load_backend("oracle")   # what shlo_conform.run_program(mlir, inputs, backend="oracle") does
     got = oracle.run(oracle.compile(mlir), inputs)
     leaves = []
     for result, rtype in zip(results, rtypes):
@@ -396,8 +390,6 @@ def test_example(op, text):
 
 def test_examples_were_found():
     """The harness must see the seeds' examples, or it silently tests nothing."""
-    if not SEEDS.exists():
-        pytest.skip(f"spec seeds not found at {SEEDS}")
     ops = {op for _, op, _ in EXAMPLES}
     assert "add" in ops and len(EXAMPLES) >= 10
     if "tan" in OPS:

@@ -18,7 +18,6 @@ from shlo_conform.spec.dsl import ApiVersionAttr, ConfigAttr, Dictionary, String
 from shlo_conform.spec.ops import OPS
 from shlo_conform.spec.types import parse_type, tensor_from_hex
 
-SEEDS = Path(__file__).resolve().parents[2].parent / "shared" / "seeds"
 SPEC = OPS["custom_call"]
 
 
@@ -32,9 +31,9 @@ def _run(backend, mlir, inputs):
 
 
 def _example(seed: str) -> str:
-    """The custom_call example of a seed file, as @main's body."""
-    text = (SEEDS / seed).read_text()
-    sec = text[text.index("### custom_call"):]
+    """The custom_call example of a seed file (its section stored in
+    spec/seed/), as @main's body."""
+    sec = tr.stored_sections(seed)["custom_call"]
     code = sec[sec.index("```mlir") + len("```mlir"):]
     code = code[:code.index("```")].strip()
     sig = re.search(r": \((tensor<\w+>)\) -> (tensor<\w+>)", code)
@@ -53,7 +52,6 @@ def _call(attrs: str, t_in="tensor<2x3xf32>", t_out=None, n_in=1) -> str:
 
 # -- the seed's and the RFC's examples -------------------------------------
 
-@pytest.mark.skipif(not SEEDS.exists(), reason="spec seeds not found")
 @pytest.mark.parametrize("seed, api", [("000_5ae4585f266cf299.txt", 1), ("004_6ddba65058e4afdd.txt", 4)])
 def test_examples_are_valid_and_their_target_is_unknown(oracle, seed, api):
     mlir = _example(seed)
@@ -68,13 +66,12 @@ def test_examples_are_valid_and_their_target_is_unknown(oracle, seed, api):
         oracle.run(prog, [np.array(1.5, np.float64 if api == 4 else np.float32)])
 
 
-@pytest.mark.skipif(not SEEDS.exists(), reason="spec seeds not found")
 def test_no_constraints_in_either_seed():
     """Neither section has a Constraints list: nothing to encode, nothing extra encoded."""
-    ops = tr.read_seeds(*tr.seed_paths(SEEDS))
+    ops = tr.read_stored()
     assert ops["custom_call"].labels == [] and ops["custom_call"].source == tr.RFC_SEED
     assert SPEC.labels == []
-    assert tr.parse_seed((SEEDS / tr.SPEC_SEED).read_text())["custom_call"].labels == []
+    assert tr.parse_seed(tr.stored_sections(tr.SPEC_SEED)["custom_call"])["custom_call"].labels == []
 
 
 # -- attribute kinds ---------------------------------------------------------

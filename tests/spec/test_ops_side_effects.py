@@ -9,7 +9,6 @@ reads, and token ordering on programs whose allowed logs we list by hand.
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -22,16 +21,16 @@ from shlo_conform.oracle.program import ProgramRejected, execute, parse_program
 from shlo_conform.spec.expectation import Expectation
 from shlo_conform.spec.ops import OPS
 from shlo_conform.spec.types import SI32, TensorType, TokenType, to_bits
+from shlo_conform.spec.traceability import SPEC_SEED, stored_sections
 from shlo_conform.suites.compare import compare_log
 
-SEED = Path(__file__).resolve().parents[2].parent / "shared" / "seeds" / "000_5ae4585f266cf299.txt"
 OPS5 = ("after_all", "infeed", "outfeed", "send", "recv")
 TOK = "!stablehlo.token"
 
 
 def example(op: str) -> str:
-    section = re.split(r"^### ", SEED.read_text(), flags=re.M)
-    text = next(s for s in section if s.split("\n", 1)[0].strip() == op)
+    """The op's Examples block, from the seed section stored in spec/seed/."""
+    text = stored_sections(SPEC_SEED)[op]
     return re.search(r"#### Examples\s*\n```mlir\n(.*?)```", text, re.S).group(1)
 
 
