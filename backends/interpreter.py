@@ -42,6 +42,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..spec.types import ElementType, TensorType, dense_literal, element_type, from_bits, parse_type
+from ..oracle.reading import ChloNotDecomposed, legalize_chlo
 from .base import Backend, Rejected, Skip, Unsupported
 from ._mlir import one_line, tensor_type_of
 
@@ -77,6 +78,14 @@ def _carrier_result(et: ElementType) -> str:
 
 
 class InterpreterBackend(Backend):
+    """The StableHLO reference interpreter.  A program that holds CHLO ops
+    (JAX writes `chlo.square` for `jnp.var`, `chlo.erf` for exact GELU) is
+    legalized first by jaxlib's `chlo-legalize-to-stablehlo`, the pass the
+    oracle applies too (oracle/reading.py): the interpreter knows no CHLO and
+    aborts its process on it ("LLVM ERROR: Unsupported op: chlo.square"),
+    and a reference interpreter of StableHLO is scored on StableHLO.  A CHLO
+    op the pass cannot decompose is `unsupported`, named."""
+
     name = "interpreter"
     preload = ("jax._src.interpreters.mlir", "jaxlib.mlir.ir", "jaxlib.mlir.dialects.stablehlo")
 
@@ -107,6 +116,10 @@ class InterpreterBackend(Backend):
                 module.operation.verify()
             except Exception as e:
                 raise Rejected(one_line(str(e))) from None
+            try:   # CHLO is not StableHLO: decomposed first, with StableHLO's own patterns (class docstring)
+                legalize_chlo(module)
+            except ChloNotDecomposed as e:
+                raise Unsupported(f"interpreter: {e.op} has no StableHLO decomposition ({e})") from None
             main = self._find_main(module)
             ftype = ir.FunctionType(ir.TypeAttr(main.attributes["function_type"]).value)
             arg_types = [self._tensor_type(t, "argument") for t in ftype.inputs]

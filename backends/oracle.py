@@ -14,7 +14,7 @@ import numpy as np
 
 from ..oracle.elementwise import Unspecified
 from ..oracle.host import Host, session
-from ..oracle.program import ProgramRejected, execute, parse_program
+from ..oracle.program import CannotJudge, ProgramRejected, execute, parse_program
 from ..spec.expectation import Expectation
 from .base import Backend, HostQueues, Rejected, Unsupported
 
@@ -25,6 +25,8 @@ class OracleBackend(Backend):
     def compile(self, mlir: str) -> Any:
         try:
             return parse_program(mlir)
+        except CannotJudge as e:   # an op outside StableHLO with no decomposition: nothing to judge
+            raise Unsupported(f"oracle: cannot judge {e.op}: {e}") from None
         except ProgramRejected as e:
             raise Rejected(str(e)) from None
 

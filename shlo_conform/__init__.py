@@ -19,11 +19,23 @@ def run_program(program: str | bytes, inputs: Sequence[np.ndarray], backend: str
     bytecode or a portable artifact (`jax.export`'s `mlir_module_serialized`);
     backends other than the oracle are handed its text.  Inputs and outputs
     are numpy arrays (ml_dtypes for bf16, f8 and int4).  Raises
-    backends.base.Rejected if the backend refuses the program.
+    backends.base.Rejected if the backend refuses the program.  CHLO ops
+    the oracle decomposed first (jaxlib's chlo-legalize-to-stablehlo) are
+    named in a `UserWarning`: the expectation is the decomposition's.
     """
     from .backends.base import load_backend
     b = load_backend(backend)
     if isinstance(program, (bytes, bytearray)) and backend != "oracle":
         from .oracle.reading import from_bytecode
         program = from_bytecode(bytes(program))
-    return b.run(b.compile(program), list(inputs))
+    executable = b.compile(program)
+    legalized = getattr(executable, "legalized", None)
+    if legalized:
+        import warnings
+        warnings.warn(f"the oracle judged the program after legalizing its CHLO ops into StableHLO "
+                      f"(chlo-legalize-to-stablehlo): {_counts(legalized)}", stacklevel=2)
+    return b.run(executable, list(inputs))
+
+
+def _counts(ops: dict) -> str:
+    return ", ".join(f"{op} x{n}" for op, n in sorted(ops.items()))

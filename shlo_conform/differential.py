@@ -91,6 +91,7 @@ class Prepared:
     results: list
     cost: object = None          # oracle.cost.Cost
     cost_why: str = ""           # why there is no cost: the encoded spec rejects the program, …
+    legalized: dict = field(default_factory=dict)   # CHLO ops decomposed before judging {name: count}
     refusal: str = ""            # a user error (exit 2): not MLIR, no @main, …
 
 
@@ -146,7 +147,7 @@ def _prepared(source, text: str, form: str, data: bytes) -> "Prepared":
     """@main's types and the oracle's cost of a program read as `text`
     (backends) and `source` (the oracle); `data` keys the oracle's parse."""
     from .oracle.cost import program_cost
-    from .oracle.program import ProgramRejected, parse_program
+    from .oracle.program import CannotJudge, ProgramRejected, parse_program
     from .oracle.reading import SyntaxRejected, VerifierRejected, main_types
     try:
         types, results = main_types(text)
@@ -155,9 +156,13 @@ def _prepared(source, text: str, form: str, data: bytes) -> "Prepared":
     prep = Prepared(form, text, types, results)
     try:
         program = parse_program(source)
+    except CannotJudge as e:
+        prep.cost_why = f"cannot judge {e.op}: {e}"
+        return prep
     except ProgramRejected as e:
         prep.cost_why = f"the encoded spec rejects the program: {e}"
         return prep
+    prep.legalized = dict(program.legalized)
     _PARSED.clear()
     _PARSED[hashlib.sha256(data).hexdigest()] = program
     _PARSED["source"] = source
@@ -342,8 +347,12 @@ def run_backends(text: str, inputs: list, types: list, backends: list[str], expe
 
 
 def render(path: str, form: str, types: list, how: str, expected: list | None, why_none: str,
-           reports: list[BackendReport], oracle_asked: bool, need: str = "") -> str:
+           reports: list[BackendReport], oracle_asked: bool, need: str = "", legalized: dict | None = None) -> str:
     lines = [f"program  {path} ({form}); @main({', '.join(t.mlir for t in types)})", f"inputs   {how}"]
+    if legalized:
+        lines.append("chlo     legalized into StableHLO before judging (jaxlib's chlo-legalize-to-stablehlo; "
+                     "the interpreter runs the same decomposition, XLA keeps some as its own ops): "
+                     + ", ".join(f"{op} x{n}" for op, n in sorted(legalized.items())))
     if expected is None:
         lines.append(f"oracle   cannot judge: {why_none}" + (f" ({need})" if need else ""))
     else:
@@ -476,7 +485,8 @@ def run_command(path: str, backends: list[str], *, inputs_npz: str | None = None
             return None if isinstance(got, Failure) or got[0] is None else got[0]
 
         reports = run_backends(prep.text, inputs, prep.types, backends, expected, timeout, flushed_for)
-    out = render(path, prep.form, prep.types, how[0], expected, why_none, reports, ORACLE in backends, need)
+    out = render(path, prep.form, prep.types, how[0], expected, why_none, reports, ORACLE in backends, need,
+                 prep.legalized)
     if expected is None:
         return out, 2
     return out, 0 if all(r.agrees for r in reports) else 1

@@ -83,3 +83,30 @@ def test_a_program_the_oracle_cannot_judge_exits_2_after_showing_the_outputs(pro
     rc = main(["run", str(tmp_path / "c.mlir"), "--backend=interpreter"])
     out = capsys.readouterr().out
     assert rc == 2 and "cannot judge" in out and "custom_call" in out
+
+
+def test_a_layer_norm_with_chlo_runs_everywhere_and_says_it_was_legalized(tmp_path, capsys):
+    """jnp.var lowers to chlo.square: the oracle and the interpreter judge
+    and run the program after jaxlib's chlo-legalize-to-stablehlo (the
+    interpreter aborted its process on it before), and `run` says so."""
+    def layer_norm(x):
+        m = jnp.mean(x, axis=-1, keepdims=True)
+        return (x - m) / jnp.sqrt(jnp.var(x, axis=-1, keepdims=True) + 1e-5)
+    x = np.random.default_rng(1).standard_normal((4, 16)).astype(np.float32)
+    text = jax.jit(layer_norm).lower(x).as_text()
+    assert "chlo.square" in text
+    (tmp_path / "ln.mlir").write_text(text)
+    np.savez(tmp_path / "in.npz", x)
+    rc = main(["run", str(tmp_path / "ln.mlir"), "--backend=interpreter,xla", "--inputs", str(tmp_path / "in.npz")])
+    out = capsys.readouterr().out
+    assert "legalized into StableHLO before judging" in out and "chlo.square x1" in out
+    lines = out.split("\n")
+    after = {ln.split()[0]: lines[k + 1] for k, ln in enumerate(lines) if ln.startswith(("xla", "interpreter"))}
+    assert "agrees" in after["interpreter"] and "agrees" in after["xla"], out
+    assert rc == 0
+    import warnings
+    import shlo_conform
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        shlo_conform.run_program(text, [x], backend="oracle")
+    assert any("chlo.square x1" in str(m.message) for m in w)
