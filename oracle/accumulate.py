@@ -31,9 +31,11 @@ import numpy as np
 
 from ..spec import bounds
 from ..spec.bounds import ELEMENT, OVER, RANGE, VALUE, Answers
+from ..spec.dsl import Accumulating
 from ..spec.expectation import Expectation
 from ..spec.types import ElementType, TensorType, from_bits, to_bits
 from .fast import round_fast
+from .semantics import on_arrays
 
 CHUNK = 1 << 16
 STATS: list = []   # per record: elements decided at each stage, and left to the exact route (bench/accumulations.py)
@@ -41,7 +43,7 @@ STATS: list = []   # per record: elements decided at each stage, and left to the
 
 def expectation(ans: Answers, t: TensorType) -> Expectation:
     """The Expectation of result type `t` from the record (module docstring)."""
-    from .elementwise import _alternatives, resolve   # elementwise imports this module lazily
+    from .elementwise import _alternatives, resolve   # elementwise and this module import each other lazily
 
     et = t.element_type
     shape = tuple(int(d) for d in t.shape)
@@ -298,3 +300,26 @@ def _integer_bits(v: np.ndarray, et: ElementType) -> tuple[np.ndarray, np.ndarra
     else:
         bits = w & np.uint64(mask)
     return ok, bits.astype(et.bits_dtype)
+
+
+@on_arrays(Accumulating)
+def run_accumulating(sem: Accumulating, inst, operands: list, results: list) -> list:
+    """Each result's element answers (object arrays) resolved as element-wise
+    answers are: exact, or bounded where an element has a `Range`.  A
+    result given whole (`spec.bounds.Answers`) is stated by accumulate.py,
+    the same record on whole arrays."""
+    from .elementwise import _assemble, resolve
+    outs = sem.fn(inst, *operands)
+    if len(outs) != len(results):
+        raise ValueError(f"{inst.spec.mnemonic}: semantics gave {len(outs)} results for {len(results)} result types")
+    exps = []
+    for answers, t in zip(outs, results):
+        if isinstance(answers, Answers):
+            exps.append(expectation(answers, t))
+            continue
+        answers = np.asarray(answers, dtype=object)
+        if tuple(answers.shape) != tuple(int(d) for d in t.shape):
+            raise ValueError(f"{inst.spec.mnemonic}: semantics gave shape {answers.shape} for {t.mlir}")
+        per_element = [resolve(v, t.element_type) for v in answers.reshape(-1)]
+        exps.append(_assemble(per_element, t, "exact", False))
+    return exps

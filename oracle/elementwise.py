@@ -1,4 +1,4 @@
-"""Execution of `Elementwise` and `DataMovement` semantics on numpy arrays.
+"""Execution of `Elementwise` semantics on numpy arrays, and the resolution of element answers.
 
 An op module states each element's exact result in the vocabulary of
 `spec.dsl` (bool, int, Fraction, float, complex or an (re, im) pair,
@@ -37,12 +37,13 @@ from fractions import Fraction
 import numpy as np
 
 from ..spec.accuracy import tolerance_ulp
-from ..spec.dsl import (ANY_VALUE, Accumulating, Approx, Choices, DataMovement, Elementwise, ImplDefined, Range,
-                        RoundTo, Statistical, finite, finite_nonzero, integer_overflow)
+from ..spec.dsl import (ANY_VALUE, Approx, Elementwise, ImplDefined, Range, RoundTo, finite, finite_nonzero,
+                        integer_overflow)
 from ..spec.expectation import Alternative, Expectation
-from ..spec.types import ElementType, TensorType, TupleType, exact_values, from_bits, to_bits
+from ..spec.types import ElementType, TensorType, exact_values, from_bits, to_bits
 from . import fast
 from .rounding import round_bits, round_directed, round_value
+from .semantics import on_arrays, operand_types as _operand_types
 from .ziv import evaluate
 
 
@@ -158,6 +159,11 @@ def _dedupe(opts: list) -> list:
 # --------------------------------------------------------------------------
 # Whole ops
 # --------------------------------------------------------------------------
+
+@on_arrays(Elementwise)
+def _elementwise(sem: Elementwise, inst, operands: list, results: list) -> list:
+    return [run_elementwise(sem, inst, operands, results[0])]
+
 
 def run_elementwise(sem: Elementwise, inst, operands: list, result: TensorType) -> Expectation:
     """Apply `sem.fn` element by element; rank-0 operands broadcast (clamp's
@@ -482,146 +488,3 @@ def _assemble(per_element: list, result: TensorType, accuracy: str, bit_exact: b
         exp.lo, exp.hi = (np.array([e[j] for e in ends], dtype=object).reshape(shape + trail).astype(et.bits_dtype)
                           for j in (0, 1))
     return exp
-
-
-def run_accumulating(sem: Accumulating, inst, operands: list, results: list) -> list:
-    """Each result's element answers (object arrays) resolved as element-wise
-    answers are: exact, or bounded where an element has a `Range`.  A
-    result given whole (`spec.bounds.Answers`) is stated by accumulate.py,
-    the same record on whole arrays."""
-    from .accumulate import Answers, expectation as whole   # accumulate reads resolve from here
-    outs = sem.fn(inst, *operands)
-    if len(outs) != len(results):
-        raise ValueError(f"{inst.spec.mnemonic}: semantics gave {len(outs)} results for {len(results)} result types")
-    exps = []
-    for answers, t in zip(outs, results):
-        if isinstance(answers, Answers):
-            exps.append(whole(answers, t))
-            continue
-        answers = np.asarray(answers, dtype=object)
-        if tuple(answers.shape) != tuple(int(d) for d in t.shape):
-            raise ValueError(f"{inst.spec.mnemonic}: semantics gave shape {answers.shape} for {t.mlir}")
-        per_element = [resolve(v, t.element_type) for v in answers.reshape(-1)]
-        exps.append(_assemble(per_element, t, "exact", False))
-    return exps
-
-
-def run_data_movement(sem: DataMovement, inst, operands: list, results: list) -> list:
-    """The op's index formulas on whole arrays.  A tuple operand arrives as a
-    tuple of arrays and a tuple result is returned as one (nested for nested
-    tuples), becoming a tuple of Expectations; a `Choices` result becomes
-    an output with implementation-defined elements."""
-    outs = sem.fn(inst, *operands)
-    if len(outs) != len(results):
-        raise ValueError(f"{inst.spec.mnemonic}: semantics gave {len(outs)} results for {len(results)} result types")
-    return [_moved(v, t, sem.bit_exact, inst.spec.mnemonic) for v, t in zip(outs, results)]
-
-
-PRIMARY_LABEL = "primary value"
-
-
-def _moved(value, t, bit_exact: bool, who: str):
-    if isinstance(t, TupleType):
-        if not isinstance(value, tuple) or len(value) != len(t.types):
-            raise ValueError(f"{who}: semantics gave {type(value).__name__} for {t.mlir}")
-        return tuple(_moved(v, m, bit_exact, who) for v, m in zip(value, t.types))
-    if isinstance(value, Choices):
-        return _choices(value, t, bit_exact, who)
-    return Expectation(t, _bits(value, t, who), bit_exact=bit_exact)
-
-
-def _bits(value, t: TensorType, who: str) -> np.ndarray:
-    arr = np.asarray(value)
-    if tuple(arr.shape) != tuple(int(d) for d in t.shape):
-        raise ValueError(f"{who}: semantics gave shape {arr.shape} for {t.mlir}")
-    return to_bits(arr.astype(t.element_type.numpy, copy=False), t.element_type)
-
-
-def _choices(c: Choices, t: TensorType, bit_exact: bool, who: str) -> Expectation:
-    """`Choices` → Expectation: `impl_defined` are the flat indices with
-    options; each label's alternative is the primary bits with that label's
-    values put in (or, for `ANY_VALUE`, the indices where it is offered).
-    The first alternative names the primary value's choice (the judge reads
-    it so): the first label whose value equals the primary wherever it is
-    offered, else a label of its own, PRIMARY_LABEL."""
-    et = t.element_type
-    bits = _bits(c.primary, t, who)
-    trail = (2,) if et.is_complex else ()
-    flat = bits.reshape((-1,) + trail)
-    if set(c.options) != set(c.labels) or any(len(c.options[i]) != len(c.labels[i]) for i in c.options):
-        raise ValueError(f"{who}: Choices options and labels disagree")
-    impl = sorted(int(i) for i in c.options if c.options[i])   # plain ints: they go to JSON
-    if not impl:
-        return Expectation(t, bits, bit_exact=bit_exact)
-    per_label: dict = {}  # label -> {flat index: bits or ANY_VALUE}
-    for i in impl:
-        for v, label in zip(c.options[i], c.labels[i]):
-            per_label.setdefault(label, {}).setdefault(i, v if v is ANY_VALUE else _scalar_bits(v, et))
-    alternatives = {}
-    for label, at in per_label.items():
-        wild = [i for i, b in at.items() if b is ANY_VALUE]
-        if wild and len(wild) != len(at):
-            raise ValueError(f"{who}: label {label!r} offers both values and ANY_VALUE")
-        if wild:
-            alternatives[label] = wild
-            continue
-        alt = flat.copy()
-        for i, b in at.items():
-            alt[i] = b
-        alternatives[label] = alt.reshape(bits.shape)
-    first = next((label for label, alt in alternatives.items()
-                  if not isinstance(alt, list) and np.array_equal(alt, bits)), None)
-    if first is None:
-        alternatives = {PRIMARY_LABEL: bits, **alternatives}
-    else:
-        alternatives = {first: alternatives.pop(first), **alternatives}
-    return Expectation(t, bits, bit_exact=bit_exact, impl_defined=impl, alternatives=_alternatives(alternatives),
-                       why=c.why)
-
-
-def _scalar_bits(v, et: ElementType) -> np.ndarray:
-    return to_bits(np.asarray(v).astype(et.numpy, copy=False).reshape(()), et)
-
-
-def run_statistical(sem: Statistical, inst, operands: list, results: list) -> list:
-    """Each result's `Sample`: the oracle's own values as `bits`, the
-    distribution tests as a "statistical" expectation."""
-    outs = sem.fn(inst, *operands)
-    if len(outs) != len(results):
-        raise ValueError(f"{inst.spec.mnemonic}: semantics gave {len(outs)} results for {len(results)} result types")
-    for o in outs:
-        if o.values is None:
-            raise Unspecified(o.why or f"{inst.spec.mnemonic}: no result is defined")
-    return [Expectation(t, _bits(o.values, t, inst.spec.mnemonic), "statistical", statistical=dict(o.tests))
-            for o, t in zip(outs, results)]
-
-
-def run_op(inst, operands: list) -> list:
-    """Execute one op instance on concrete arrays: a list of Expectations."""
-    sem = inst.spec.semantics
-    results = _result_types(inst)
-    if isinstance(sem, Elementwise):
-        return [run_elementwise(sem, inst, operands, results[0])]
-    if isinstance(sem, DataMovement):
-        return run_data_movement(sem, inst, operands, results)
-    if isinstance(sem, Accumulating):
-        return run_accumulating(sem, inst, operands, results)
-    if isinstance(sem, Statistical):
-        return run_statistical(sem, inst, operands, results)
-    raise NotImplementedError(f"{inst.spec.mnemonic}: the oracle cannot execute semantics of kind {type(sem).__name__}")
-
-
-def _operand_types(inst) -> list:
-    out = []
-    for o in inst.spec.operands:
-        v = inst.operands[o.name]
-        out.extend(v if o.variadic else [v])
-    return out
-
-
-def _result_types(inst) -> list:
-    out = []
-    for r in inst.spec.results:
-        v = inst.results[r.name]
-        out.extend(v if r.variadic else [v])
-    return out

@@ -36,8 +36,9 @@ from ..spec.dsl import SideEffect
 from ..spec.tokens import is_token
 from ..spec.types import TensorType, TokenType, to_bits
 from .elementwise import Unspecified
+from .semantics import on_values
 
-__all__ = ["Token", "Host", "LogEntry", "HostError", "session", "running", "run_side_effect", "is_side_effect"]
+__all__ = ["Token", "Host", "LogEntry", "HostError", "session", "running", "run_side_effect"]
 
 
 class HostError(Unspecified):
@@ -115,10 +116,6 @@ def _current() -> Host:
     return host
 
 
-def is_side_effect(inst) -> bool:
-    return isinstance(inst.spec.semantics, SideEffect)
-
-
 class _View:
     """What the spec's `fn` sees of the host during one op: `read` pops the
     stream's next tensor, `write` appends to the log; both as the op's
@@ -156,9 +153,11 @@ class _View:
             h._entry_effect.append(self.effect)
 
 
-def run_side_effect(inst, inputs: list) -> list:
-    """The op on its operand values (Expectations and Tokens, table order):
-    its result values, tensors as exact Expectations, tokens as `Token`s."""
+@on_values(SideEffect)
+def run_side_effect(ctx, inst, inputs: list) -> list:
+    """The op on its operand values (Expectations and Tokens, table order)
+    and the host of the run: its result values, tensors as exact
+    Expectations, tokens as `Token`s."""
     host = _current()
     before = frozenset().union(*(v.after for v in inputs if isinstance(v, Token)))
     host._effects += 1

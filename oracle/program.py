@@ -65,10 +65,11 @@ from ..spec.dsl import ControlFlow, Function, I64ArrayAttr, IntAttr, LoopLimit
 from ..spec.ops import OPS
 from ..spec.expectation import Expectation
 from ..spec.types import SI64, TensorType, TokenType, TupleType, parse_type, to_bits
-from .elementwise import Unspecified, run_op
-from .host import Token, is_side_effect, run_side_effect, running
+from .elementwise import Unspecified
+from .host import Token, running
 from .literals import op_attributes, parse_dense, parse_elements
 from .propagation import carry, payloads
+from .semantics import Context, on_values, run_arrays, run_values, works_on_values
 from .reading import CHLO_PASS, MLIR_BYTECODE_MAGIC, ChloNotDecomposed, SyntaxRejected, VerifierRejected, chlo_ops, \
     from_bytecode, isolated_program, read_registered, unregistered_context
 
@@ -596,22 +597,28 @@ def _run(program: Program, values: list, captured: dict | None = None) -> list:
     for step in program.steps:
         for body in step.regions:
             body.bound = {local: env[outer] for local, outer in body.captures.items()}
+        inputs = [env[k] for k in step.operands]
         if step.call is not None:
-            outs = _run(step.call, [env[k] for k in step.operands])
-        elif is_side_effect(step.inst):   # token ops: the host model (host.py) orders and performs them
-            outs = run_side_effect(step.inst, [env[k] for k in step.operands])
-        elif isinstance(step.inst.spec.semantics, ControlFlow):
-            try:
-                outs = step.inst.spec.semantics.fn(step.inst, [env[k] for k in step.operands], _arrays)
-            except LoopLimit as e:
-                raise Unspecified(str(e)) from None
-        else:
-            inputs = [env[k] for k in step.operands]
+            outs = _run(step.call, inputs)
+        elif works_on_values(step.inst):   # control flow, side effects: their kind's rule on whole values
+            outs = run_values(_CONTEXT, step.inst, inputs)
+        else:   # on primary arrays, and on the ends of ranged operands (propagation.py)
             arrays = [_arrays(v) for v in inputs]
-            outs = payloads(inputs, carry(run_op, step.inst, inputs, run_op(step.inst, arrays), arrays))
+            outs = payloads(inputs, carry(run_arrays, step.inst, inputs, run_arrays(step.inst, arrays), arrays))
         for k, o in zip(step.results, outs):
             env[k] = o
     return [env[k] for k in program.returns]
+
+
+@on_values(ControlFlow)
+def _control_flow(ctx: Context, inst, values: list) -> list:
+    """if, case, while, optimization_barrier: the op's own `fn` passes whole
+    values through its regions (`Function.expect`), reading only the arrays
+    it must look at (a predicate, an index, a loop condition)."""
+    try:
+        return inst.spec.semantics.fn(inst, values, ctx.arrays)
+    except LoopLimit as e:
+        raise Unspecified(str(e)) from None
 
 
 def _arrays(v):
@@ -624,6 +631,9 @@ def _arrays(v):
     if isinstance(a, np.ndarray):   # (from_bits gives a scalar for some rank-0 values)
         a.flags.writeable = False
     return a
+
+
+_CONTEXT = Context(arrays=_arrays)
 
 
 def _leaves(v) -> list:

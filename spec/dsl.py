@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Callable, ClassVar, Iterable, Sequence
 
 import z3
 
@@ -898,6 +898,8 @@ class Elementwise:
     our policy, spec/accuracy.py, and the error is always reported).
     """
 
+    composable: ClassVar[bool] = True   # a function of its operands' values alone: programs may chain it (fuzz)
+
     fn: Callable
     accuracy: Any = "exact"  # a str, or a callable(op Instance) -> str
     bit_exact: bool = False  # NaN payloads significant (bitcast_convert moves bits)
@@ -930,7 +932,18 @@ class Generic:
     integer type numpy holds natively (i1 as numpy bool) it returns fn's
     result at every element it does not decline (an overflow, which fn
     states as implementation-defined: `checked`); tests/oracle/test_fast.py
-    checks it with each type's extremes."""
+    checks it with each type's extremes.
+    With `whole`, the claim is about every element of an instance, of any
+    element types (compare: floats, integers, complex in, i1 out):
+    `whole(op, *operands)` — the operand arrays as the oracle holds them, in
+    their element types' numpy types (ml_dtypes for the narrow ones, numpy
+    bool for i1) — returns fn's answer at every element as an array of the
+    result's numpy type; or (that array, a mask of declined elements), where
+    fn's answer is more than one value (compare's TOTALORDER on a pair of
+    zeros or NaNs: implementation-defined), the array holds its primary
+    value and fn states the element; or None: no claim about this instance.
+    Served by `oracle.fast.whole`; tests/spec/test_compare_whole.py checks
+    compare's against fn."""
 
     f: Callable | None
     where: Callable | None = None  # required with f or ieee
@@ -938,6 +951,7 @@ class Generic:
     ieee: Callable | None = None   # instead of f: the numpy ufunc of an IEEE operation (+ - * / sqrt; exact: abs, ceil …)
     exact: bool = False            # ieee never rounds, and numpy's zeros carry IEEE's sign (ceil(-0.5) = -0): zero results count
     integer: Callable | None = None  # integer arrays -> fn's results, or (results, mask of elements declined)
+    whole: Callable | None = None    # (op, *operand arrays) -> fn's results, or (results, declined), or None
 
     def arguments(self, *operands) -> tuple:
         return tuple(self.args(*operands)) if self.args is not None else operands
@@ -1066,6 +1080,8 @@ class DataMovement:
     included); values a region computed were rounded by its body's ops.
     `bit_exact=False` for results computed by a region (NaN is NaN there)."""
 
+    composable: ClassVar[bool] = True   # a function of its operands' values alone
+
     fn: Callable
     bit_exact: bool = True
 
@@ -1100,10 +1116,25 @@ class Accumulating:
     `working(op) -> bytes`: what the op's whole-array route holds beyond its
     operands and results (a convolution's patch matrices), for the oracle's
     cost stated before it starts (oracle/cost.py); None: the kind's
-    per-element figure there serves."""
+    per-element figure there serves.
+
+    `bilinear`: the operands (by name) the result is bilinear in — each
+    result element a sum of products x·y of one element of each, as
+    dot_general and convolution are in ("lhs", "rhs") — and
+    `bilinear_form(op) -> (n, product)`: n, the number of products in each
+    sum (padding holes included, as zero terms: the n of its accumulation
+    bound), and `product(x, y)`, those sums on whole arrays (x, y float64
+    arrays of the two operands' shapes) by a float64 matrix product, each
+    sum taken in some order (BLAS), in the result's shape.  The oracle
+    carries the ranges of approximate operands through such an op by
+    interval arithmetic (oracle/bilinear.py) rather than by corners."""
+
+    composable: ClassVar[bool] = True   # a function of its operands' values alone
 
     fn: Callable
     working: Callable | None = None
+    bilinear: tuple = ()
+    bilinear_form: Callable | None = None
 
 
 @dataclass(frozen=True)
@@ -1116,6 +1147,8 @@ class ControlFlow:
     `read(value)` gives a value's primary array where the op must look at
     it (a predicate, an index, a loop condition).  Nothing is rounded here:
     what the regions compute was rounded by their own ops."""
+
+    composable: ClassVar[bool] = False   # runs regions: not a function fuzz composes
 
     fn: Callable
 
@@ -1134,6 +1167,8 @@ class SideEffect:
     `cases(spec, rng) -> [(note, kind, instance, violates)]` are the
     instances generators render (kind "value" or "invalid"): a token op's
     structure is a handful of counts and flags, listed rather than solved."""
+
+    composable: ClassVar[bool] = False   # talks to the host
 
     fn: Callable
     cases: Callable | None = None
@@ -1165,6 +1200,8 @@ class Statistical:
     `fn(op, *operands) -> list`, one `Sample` per result.  The oracle states
     a "statistical" expectation (spec/expectation.py); `fn` must be a
     deterministic function of its inputs, so suites stay reproducible."""
+
+    composable: ClassVar[bool] = False   # draws values the implementation chooses
 
     fn: Callable
 
