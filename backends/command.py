@@ -92,7 +92,7 @@ import numpy as np
 from ..spec.types import TensorType, parse_type, tensor_from_hex, tensor_to_hex
 from ..suites.records import check_hex
 from .base import Backend, Crashed, Rejected, Unsupported, exit_status
-from ._mlir import tensor_type_of
+from ..suites.records import tensor_type_of
 
 MAX_REPLY_BYTES = 64 * 2 ** 20  # one reply line, newline included: 64 MiB
 POLL_PERIOD = 0.05  # seconds between checks that the process still runs, where no pidfd says so at once

@@ -44,7 +44,8 @@ import numpy as np
 from ..spec.types import ElementType, TensorType, dense_literal, element_type, from_bits, parse_type
 from ..oracle.reading import ChloNotDecomposed, legalize_chlo
 from .base import Backend, Rejected, Skip, Unsupported
-from ._mlir import one_line, tensor_type_of
+from ..suites.records import tensor_type_of
+from .diagnostics import one_line
 
 _INNER = "__shlo_main"
 

@@ -71,7 +71,9 @@ import numpy as np
 
 from ..spec.types import ElementType, TensorType, element_type, from_bits, to_bits
 from .base import Backend, Rejected, Skip, Unsupported
-from ._mlir import element_type_of, main_signature, one_line
+from ..suites.records import element_type_of
+from ..suites.signature import main_signature
+from .diagnostics import one_line
 
 _UNSUPPORTED_MESSAGES = (
     "does not have integral number of total bytes",

@@ -48,7 +48,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from .base import Backend, Rejected
-from ._mlir import one_line
+from .diagnostics import one_line
 
 
 class XlaBackend(Backend):

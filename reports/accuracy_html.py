@@ -1,4 +1,4 @@
-"""The accuracy survey as one self-contained HTML page (shlo_conform/accuracy.py).
+"""The accuracy survey as one self-contained HTML page (shlo_conform/survey/).
 
 Plots are drawn with matplotlib (pinned in requirements.lock) on the Agg
 backend and embedded as base64 PNG, so the page needs no network and no

@@ -776,7 +776,7 @@ def _backends(spec: str) -> list[str]:
 
 
 def cmd_accuracy(argv: list[str]) -> int:
-    from . import accuracy
+    from . import survey as accuracy
     p = _Parser(prog=f"{PROG} accuracy",
                 description="Survey the accuracy of every float element-wise op of the spec: one program per op "
                             "and type over every input of the 8- and 16-bit types (every 8-bit pair for binary "

@@ -19,7 +19,7 @@ from __future__ import annotations
 from .suites.results import results_document
 
 from .journal import run_key
-from .shard import check_record
+from .shard import check_shard_record
 from .suites.records import Verdict
 
 
@@ -56,7 +56,7 @@ def _shards(docs: list[tuple[str, dict]]) -> list[dict]:
         if doc.get("shard") is None:
             continue
         try:
-            s = check_record(doc["shard"])
+            s = check_shard_record(doc["shard"])
         except ValueError as e:
             raise MergeError(f"{name}: {e}") from None
         if s["cases"] != len(doc["verdicts"]):

@@ -99,7 +99,7 @@ def record(index: int, count: int, shard_cases: list[Case], selected: list[Case]
 _RECORD = {"index": int, "count": int, "cases": int, "selected": int, "selection": str}
 
 
-def check_record(d) -> dict:
+def check_shard_record(d) -> dict:
     """A results document's `shard` field, checked (ValueError naming the problem)."""
     if not isinstance(d, dict):
         raise ValueError("'shard' is not an object")

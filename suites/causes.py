@@ -53,7 +53,7 @@ element-wise (crash, rejected, wrong type or shape) have no causes.
 
 The float-bit classification (`float_classes`: NaN, inf, zero, subnormal,
 sign) and the per-element rule (`cause_codes`) are the ones the accuracy
-survey (shlo_conform/accuracy.py) and `run` (shlo_conform/differential.py)
+survey (shlo_conform/survey/) and `run` (shlo_conform/differential.py)
 use too, so a cause means the same thing in all three.
 
 `WRONG_ULP`: past this many ULP, a distance says the value is simply wrong
@@ -74,7 +74,7 @@ CAUSES = ("subnormal flushed", "wrong order", "wrong choice", "NaN lost", "NaN i
           "signed zero", "infinity", "out of tolerance", "integer wrap", "other")
 # The causes an element-wise survey can meet (an element-wise op, NaN is
 # NaN, alternatives accepted): what the accuracy survey counts apart from
-# its ULP statistics (shlo_conform/accuracy.py, reports/accuracy_html.py).
+# its ULP statistics (shlo_conform/survey/, reports/accuracy_html.py).
 SPECIAL_CAUSES = ("subnormal flushed", "NaN lost", "NaN invented", "signed zero", "infinity")
 MEANINGFUL_ULP = "out of tolerance"   # the one cause whose elements' ULP distance is reported
 WRONG_ULP = 1 << 20   # a larger ULP distance is shown as "wrong" (module docstring)

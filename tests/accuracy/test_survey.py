@@ -1,4 +1,4 @@
-"""The accuracy survey (shlo_conform/accuracy.py) on tiny selections, against
+"""The accuracy survey (shlo_conform/survey/) on tiny selections, against
 numpy backends whose faults are known (fixtures/numpy_math.py): every count
 the survey reports is recomputed here from numpy alone."""
 from __future__ import annotations
@@ -10,7 +10,7 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from shlo_conform import accuracy
+from shlo_conform import survey as accuracy
 from shlo_conform.cli import main
 
 FIX = Path(__file__).parent / "fixtures" / "numpy_math.py"
@@ -92,7 +92,8 @@ def test_lost_nans_are_counted_apart(cache):
 
 
 def test_stratified_sample_covers_every_binade_both_signs_and_the_hard_arguments():
-    et = accuracy._et("f32")
+    from shlo_conform.spec.types import element_type
+    et = element_type("f32")
     [bits] = accuracy.survey_inputs("sine", 1, "f32", 2048, 0)
     assert bits.size >= 2048
     exp, neg = (bits >> 23) & 0xFF, bits >> 31

@@ -12,7 +12,7 @@ from pathlib import Path
 import ml_dtypes
 import numpy as np
 
-from shlo_conform import accuracy
+from shlo_conform import survey as accuracy
 from shlo_conform.suites.causes import CAUSES
 
 FIX = Path(__file__).parent / "fixtures" / "numpy_math.py"

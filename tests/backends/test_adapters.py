@@ -13,7 +13,8 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from shlo_conform.backends._mlir import main_signature, one_line
+from shlo_conform.backends.diagnostics import one_line
+from shlo_conform.suites.signature import main_signature
 from shlo_conform.backends.base import Rejected, Unsupported, load_backend
 from shlo_conform.spec.types import element_type, to_bits
 

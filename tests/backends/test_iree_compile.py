@@ -58,7 +58,7 @@ def tool_message(mlir: str) -> str:
     before the compile server), with the same flags."""
     import iree.compiler as ic
 
-    from shlo_conform.backends._mlir import one_line
+    from shlo_conform.backends.diagnostics import one_line
     with pytest.raises(ic.CompilerToolError) as e:
         ic.compile_str(mlir, target_backends=["llvm-cpu"], input_type="stablehlo",
                        extra_args=["--iree-input-demote-f64-to-f32=false", "--iree-llvmcpu-target-cpu=generic"])

@@ -195,7 +195,7 @@ def test_a_hung_backend_costs_its_own_survey_entry_only(tmp_path):
     """A backend that never answers used to hang the survey forever (recv()
     with no timeout); now that entry is a timeout, its process group is
     killed, and the next entry runs in a fresh process."""
-    from shlo_conform import accuracy
+    from shlo_conform import survey as accuracy
     ops = {"sqrt": accuracy.float_ops()["sqrt"], "sine": accuracy.float_ops()["sine"]}
     doc = accuracy.survey([f"{HANG}:HangOnSqrt"], ops, ["f8E5M2"], 256, 0, tmp_path, timeout=5)
     rows = {r["op"]: r for r in doc["rows"]}

@@ -1,18 +1,8 @@
-"""Small helpers shared by the real adapters (xla, interpreter, iree, command).
-
-Nothing here executes a program: it maps numpy arrays to spec element types
-and tensor types, turns multi-line compiler diagnostics into the one-line
-messages `Rejected` carries, and reads @main's signature out of MLIR text
-(the type mapping and the signature reader live in `suites`, which
-checks cases and outputs with them too).
-"""
+"""Compiler diagnostics folded into the one-line messages `Rejected` carries
+(xla, interpreter, iree)."""
 from __future__ import annotations
 
 import re
-
-# Read where suites need them too (suites/records.py, suites/signature.py); re-exported for adapters.
-from ..suites.records import element_type_of, tensor_type_of  # noqa: F401
-from ..suites.signature import main_signature  # noqa: F401
 
 _NOISE = re.compile(r"^\s*(note:|see current operation|\^|$)")
 
