@@ -232,6 +232,13 @@ def _vectors(p: StartVectors, inst: Instance, rng, mode: str) -> dict:
 # Start scalars: one rank-0 start per axis of the indexed operand
 # --------------------------------------------------------------------------
 
+def _scalar(v: int, et) -> np.ndarray:
+    """The rank-0 start `v` (it fits `et`: `_fit`) stored directly in `et`:
+    never through int64, which cannot hold ui64's largest values (2**64 - 1
+    is an out-of-bounds candidate)."""
+    return np.asarray(v, dtype=et.numpy).reshape(())
+
+
 def _scalars(p: StartScalars, inst: Instance, rng, mode: str) -> dict:
     members = inst.operands[p.operand]
     dims, sizes = list(p.target), list(p.window)
@@ -249,7 +256,7 @@ def _scalars(p: StartScalars, inst: Instance, rng, mode: str) -> dict:
                                  -int(rng.integers(2, 5)), int(et.min_value)) if _fit(v, et)]
             v = cands[int(rng.integers(0, len(cands)))]
         clamped |= not (0 <= v <= hi)
-        out[(p.operand, k)] = np.asarray(v, dtype=np.int64).astype(et.numpy).reshape(())
+        out[(p.operand, k)] = _scalar(v, et)
     if mode == "out_of_bounds" and not clamped:
         order = [int(i) for i in rng.permutation(len(members))]
         for k in order:
@@ -257,7 +264,7 @@ def _scalars(p: StartScalars, inst: Instance, rng, mode: str) -> dict:
             cands = [v for v in (hi + 1, dims[k], -1, int(et.min_value)) if _fit(v, et) and not (0 <= v <= hi)]
             if cands:
                 v = cands[int(rng.integers(0, len(cands)))]
-                out[(p.operand, k)] = np.asarray(v, dtype=np.int64).astype(et.numpy).reshape(())
+                out[(p.operand, k)] = _scalar(v, et)
                 break
         else:
             raise NoIndices("no start that the clamp changes fits the index type")

@@ -78,45 +78,54 @@ def infer(op):
 
 
 def _element_bits(a: np.ndarray, et) -> np.ndarray:
-    """Each element's num_bits(et)-bit pattern as a Python int (object array)."""
+    """Each element's num_bits(et)-bit pattern as an exact Python int, in a
+    flat (1-d) object array, row-major.
+
+    Flat on purpose: numpy turns an operation on 0-d object arrays into a
+    bare Python int, and `np.stack` of bare ints re-infers a dtype — ints
+    on both sides of 2**63 become float64, which rounds 64-bit patterns.
+    A 1-d object array stays an object array of ints through `|`, `<<`,
+    `>>`, `&` and `np.stack`, so every pattern stays exact."""
     b = to_bits(a, et)
-    # to_bits goes through np.ascontiguousarray, which makes a 0-d array 1-d
-    b = b.reshape(a.shape + ((2,) if et.is_complex else ()))
     if et.is_complex:
-        w = et.component.bits
-        return b[..., 0].astype(object) | (b[..., 1].astype(object) << w)
-    return b.astype(object)
+        b = b.reshape(-1, 2).astype(object)
+        return b[:, 0] | (b[:, 1] << et.component.bits)
+    return b.reshape(-1).astype(object)
 
 
 def _from_element_bits(v: np.ndarray, et) -> np.ndarray:
+    """The inverse of `_element_bits`: a flat object array of exact
+    num_bits(et)-bit patterns → a flat array of `et` values."""
     if et.is_complex:
         w = et.component.bits
-        mask = (1 << w) - 1
-        parts = np.stack([v & mask, v >> w], axis=-1)
-        out = from_bits(parts.astype(et.bits_dtype), et)
-    else:
-        out = from_bits(v.astype(et.bits_dtype), et)
-    return out.reshape(v.shape)  # keep a 0-d result 0-d (see _element_bits)
+        parts = np.stack([v & ((1 << w) - 1), v >> w], axis=-1)
+        return from_bits(parts.astype(et.bits_dtype), et)
+    return from_bits(v.astype(et.bits_dtype), et)
 
 
 def movement(op, operand):
     """The seed's three formulas: `bits(result[i…]) = bits(operand[i…])`;
     `bits(result[i…, :]) = bits(operand[i…])`; `bits(result[i…R-2]) =
     bits(operand[i…R-2, :])` — with index 0 of the `:` axis the least
-    significant part (little-endian)."""
+    significant part (little-endian).  Patterns are exact Python ints on
+    flat object arrays (`_element_bits`); the shape is applied at the end."""
     et, et2 = op.operand.element_type, op.result.element_type
     nb, nb2 = num_bits(et), num_bits(et2)
-    v = _element_bits(np.asarray(operand), et)
+    a = np.asarray(operand)
+    shape = a.shape
+    v = _element_bits(a, et)
     if nb2 < nb:
         k, mask = nb // nb2, (1 << nb2) - 1
-        v = np.stack([(v >> (j * nb2)) & mask for j in range(k)], axis=-1)
+        v = np.stack([(v >> (j * nb2)) & mask for j in range(k)], axis=-1).reshape(-1)
+        shape = shape + (k,)
     elif nb2 > nb:
         k = nb2 // nb
-        acc = np.zeros(v.shape[:-1], dtype=object)
+        parts = v.reshape(-1, k)
+        v = np.zeros(parts.shape[0], dtype=object)
         for j in range(k):
-            acc = acc | (v[..., j] << (j * nb))
-        v = acc
-    return [_from_element_bits(np.asarray(v, dtype=object), et2)]
+            v = v | (parts[:, j] << (j * nb))
+        shape = shape[:-1]
+    return [_from_element_bits(v, et2).reshape(shape)]
 
 
 SPEC = OpSpec(
