@@ -22,10 +22,13 @@ those ULPs — a documented limit, not a hidden one (docs/architecture.md).
 A corner moves a whole operand to one end, so an op must be monotonic in
 it the same way at every element: dot_general and convolution are not
 (where the other operand has mixed signs, an extreme takes some elements
-low and others high) — a known limit, shown by an xfail test
-(tests/oracle/test_whole_programs.py): the accumulation's own schedule
-bound is often far wider than the operands' ranges, but not where the sum
-cancels.
+low and others high).  An op whose semantics declare it bilinear
+(`dsl.Accumulating.bilinear`) is carried by interval arithmetic on whole
+arrays instead (bilinear.py): the range of each sum of products, the op's
+own schedule allowance over the whole box included.  Element-wise
+multiply needs no such route: each of its elements is a·b of one element
+of each range, whose extremes over a rectangle are its vertices — the
+four corner runs.
 Where the corners disagree on NaN-ness (a range that crosses a pole), the
 element may be anything and says so: an "any value" alternative, labelled.
 A tuple operand is one operand here, all its members at the same end; a
@@ -39,6 +42,7 @@ import numpy as np
 
 from ..spec.expectation import Alternative, Expectation
 from ..spec.types import from_bits, from_ordinals, nan_mask, ordinals
+from . import bilinear
 
 MAX_RANGED = 4
 CROSSES = "any value: the range of an approximate input crosses NaN"
@@ -129,6 +133,9 @@ def carry(run_op, inst, inputs: list, outs: list, arrays: list | None = None) ->
                 for o in outs]
     primary = list(arrays) if arrays is not None else [_primary(v) for v in inputs]
     ends = {i: _ends(inputs[i]) for i in ranged}
+    stated = bilinear.carry(inst, outs, primary, ends)   # an op declared bilinear: interval arithmetic
+    if stated is not None:
+        return stated
     corners = []
     for which in itertools.product((0, 1), repeat=len(ranged)):
         corner = list(primary)

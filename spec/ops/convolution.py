@@ -13,7 +13,9 @@ integers — wrapped and labelled by the oracle —, an OR of ANDs for i1).
 `rhs` along its output feature dimension into that many groups, convolves
 group with group and concatenates along the output feature dimension;
 `batch_group_count` > 1 does the same with `lhs`'s batch dimension.
-precision_config is read as dot_general reads it (`at_precision`).
+precision_config is read as dot_general reads it (`at_precision`).  Like
+dot_general, bilinear in (lhs, rhs) and declared so (`bilinear_form`: the
+window sums, holes as zero terms, by the patch matrices `whole` uses).
 
 Readings:
 * The window slice.  The seed writes `lhs_window = slice(padded_lhs,
@@ -450,14 +452,13 @@ class _Conv:
             full[d] = int(idx[p])
         return full[0], full[-1], tuple(full[1:-1])
 
-    def whole(self):
-        """The result as one `Answers` (spec/bounds.py), per feature and
-        batch group a matrix product of lhs patches (holes as zeros) with
-        the kernel; elements where a hole faces a non-finite kernel value
-        are left to `answer`.  None where only the per-element route serves."""
-        et = self.et
-        if et.is_complex or int(np.prod(self.out_shape, dtype=np.int64)) == 0:
-            return None
+    def _groups(self):
+        """Per feature and batch group: (output features o_g, lhs patches P
+        of (batch · output positions) × (kernel positions · input features),
+        holes as zeros, the kernel Kmat of (kernel positions · input
+        features) × o_g, and the holes of (output positions) × (kernel
+        positions)): the group's result is P @ Kmat, rows in (batch,
+        position) order."""
         nsp = int(np.prod(self.in_sp, dtype=np.int64))
         W = int(np.prod(self.out_sp, dtype=np.int64))
         Ks = int(np.prod(self.k_sp, dtype=np.int64))
@@ -472,9 +473,6 @@ class _Conv:
             flat = flat * self.in_sp[s] + np.where(ok, q, 0)
         lxf = self.lx.reshape(self.lx.shape[0], nsp, self.lx.shape[-1])
         kxf = self.kx.reshape(Ks, self.fk, self.o_count)
-        probes = dot_probes(et)
-        conv_index = np.arange(int(np.prod(self.out_shape, dtype=np.int64))).reshape(self.out_shape)
-        parts = []
         outs = np.arange(self.o_count)
         fg_of, bg_of = outs // (self.o_count // self.fgc), outs // (self.o_count // self.bgc)
         holes = ~inside
@@ -489,6 +487,21 @@ class _Conv:
                 P = np.zeros((self.b_out, W, Ks, self.fk), dtype=lxf.dtype)
             P = P.reshape(self.b_out * W, Ks * self.fk)
             Kmat = kxf[:, :, o_g].reshape(Ks * self.fk, len(o_g))
+            yield o_g, P, Kmat, holes
+
+    def whole(self):
+        """The result as one `Answers` (spec/bounds.py), per feature and
+        batch group a matrix product of lhs patches (holes as zeros) with
+        the kernel; elements where a hole faces a non-finite kernel value
+        are left to `answer`.  None where only the per-element route serves."""
+        et = self.et
+        if et.is_complex or int(np.prod(self.out_shape, dtype=np.int64)) == 0:
+            return None
+        W = int(np.prod(self.out_sp, dtype=np.int64))
+        probes = dot_probes(et)
+        conv_index = np.arange(int(np.prod(self.out_shape, dtype=np.int64))).reshape(self.out_shape)
+        parts = []
+        for o_g, P, Kmat, holes in self._groups():
             rec = dot_whole(P[None], Kmat[None], et, None, probes)
             if rec is None:
                 return None
@@ -508,6 +521,28 @@ class _Conv:
     def _conv_unflat(self, i: int) -> tuple:
         idx = np.unravel_index(i, self.out_shape)
         return int(idx[0]), int(idx[-1]), tuple(int(v) for v in idx[1:-1])
+
+    def sums(self) -> np.ndarray:
+        """Σ lhs·rhs of every window as float64 (operands' values as given,
+        holes as zero terms), one BLAS product per group, in the result's
+        layout: `bilinear_form`'s product."""
+        out = np.zeros(self.out_shape)
+        if out.size:
+            for o_g, P, Kmat, _ in self._groups():
+                out[..., o_g] = np.matmul(P, Kmat).reshape(self.out_shape[:-1] + (len(o_g),))
+        return out.transpose(np.argsort(self.out_perm))
+
+
+def bilinear_form(op):
+    """`Accumulating.bilinear_form`: each result element is a dot product of
+    a window of lhs (padding and dilation holes as zero terms) with the
+    kernel of its group: kernel positions × input features per group terms."""
+    k_sp = [int(op.rhs.shape[int(d)]) for d in op.kernel_spatial_dimensions]
+    n = int(np.prod(k_sp, dtype=np.int64)) * int(op.rhs.shape[int(op.kernel_input_feature_dimension)])
+
+    def product(x, y):
+        return _Conv(op, np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)).sums()
+    return n, product
 
 
 def working_bytes(op) -> int:
@@ -697,7 +732,7 @@ SPEC = OpSpec(
                  convolution_c23, convolution_c24, convolution_c25, convolution_c26, convolution_c27,
                  convolution_c28),
     infer=infer,
-    semantics=Accumulating(arrays, working=working_bytes),
+    semantics=Accumulating(arrays, working=working_bytes, bilinear=("lhs", "rhs"), bilinear_form=bilinear_form),
     groups=(ConvDimensionsGroup(GROUP, "stablehlo.conv", FIELDS),),
     exercise=Exercise(corners=CORNERS, built_corners=_built_corners),
     check_ranks=(3,),   # C4, C7, C9, C13, C18, C20: the spatial rules need N - 2 ≥ 1

@@ -16,6 +16,13 @@ Semantics: `result[result_index]` is the seed's `reduce` of
 
 A zero-sized contracting slice sums nothing: the init value 0 (false).
 
+The result is bilinear in (lhs, rhs), and declared so (`bilinear_form`:
+K products per element, the sums as one float64 batched matrix product):
+the oracle carries the ranges of approximate operands through it by
+interval arithmetic (oracle/bilinear.py), not by moving each operand to
+one end of its range — where the other operand has mixed signs, the
+extremes of Σ aᵢbᵢ take some aᵢ low and others high.
+
 Readings:
 * precision_config.  The seed calls DEFAULT/HIGH/HIGHEST underspecified
   ("the tradeoff between speed and accuracy for computations on
@@ -251,10 +258,7 @@ def arrays(op, lhs, rhs):
     behind every element the enclosures leave; complex element by element."""
     et = op.lhs.element_type
     lhs, rhs = np.asarray(lhs), np.asarray(rhs)
-    lb, lc = [int(d) for d in op.lhs_batching_dimensions], [int(d) for d in op.lhs_contracting_dimensions]
-    rb, rc = [int(d) for d in op.rhs_batching_dimensions], [int(d) for d in op.rhs_contracting_dimensions]
-    lr = [d for d in range(lhs.ndim) if d not in lb and d not in lc]
-    rr = [d for d in range(rhs.ndim) if d not in rb and d not in rc]
+    lb, lc, lr, rb, rc, rr = _dims(op, lhs.ndim, rhs.ndim)
     if not et.is_complex:
         got = _whole(op, lhs, rhs, et, lb, lc, lr, rb, rc, rr)
         if got is not None:
@@ -275,17 +279,48 @@ def arrays(op, lhs, rhs):
     return [out]
 
 
-def _whole(op, lhs, rhs, et, lb, lc, lr, rb, rc, rr):
-    lx = values(lhs, et).transpose(lb + lr + lc)
-    rx = values(rhs, et).transpose(rb + rr + rc)
+def _matrices(lx, rx, lb, lc, lr, rb, rc, rr):
+    """lhs and rhs values laid out for a batched matrix product: A (G, M, K)
+    and B (G, K, N), the result element of batch g, lhs result index m and
+    rhs result index n pairing A[g, m, :] with B[g, :, n]; and the result's
+    shape (batching + lhs result + rhs result dimensions)."""
+    lx, rx = lx.transpose(lb + lr + lc), rx.transpose(rb + rr + rc)
     n_b = len(lb)
     batch = lx.shape[:n_b]
     l_res, r_res = lx.shape[n_b:n_b + len(lr)], rx.shape[n_b:n_b + len(rr)]
     G = int(np.prod(batch, dtype=np.int64))
     M, N = int(np.prod(l_res, dtype=np.int64)), int(np.prod(r_res, dtype=np.int64))
     K = int(np.prod(lx.shape[n_b + len(lr):], dtype=np.int64))
-    A = lx.reshape(G, M, K)
-    B = rx.reshape(G, N, K).transpose(0, 2, 1)
+    return lx.reshape(G, M, K), rx.reshape(G, N, K).transpose(0, 2, 1), batch + l_res + r_res
+
+
+def _dims(op, lhs_rank: int, rhs_rank: int) -> tuple:
+    """(lb, lc, lr, rb, rc, rr): batching, contracting and result dimensions of lhs and rhs."""
+    lb, lc = [int(d) for d in op.lhs_batching_dimensions], [int(d) for d in op.lhs_contracting_dimensions]
+    rb, rc = [int(d) for d in op.rhs_batching_dimensions], [int(d) for d in op.rhs_contracting_dimensions]
+    lr = [d for d in range(lhs_rank) if d not in lb and d not in lc]
+    rr = [d for d in range(rhs_rank) if d not in rb and d not in rc]
+    return lb, lc, lr, rb, rc, rr
+
+
+def bilinear_form(op):
+    """`Accumulating.bilinear_form`: each result element is Σ lhs·rhs over
+    the contracting slices, K = the contracting dimensions' sizes' product
+    terms; `product` takes those sums of float64 arrays by one batched
+    float64 matrix product (BLAS), as `_whole` does for the exact value."""
+    K = int(np.prod([int(op.lhs.shape[int(d)]) for d in op.lhs_contracting_dimensions], dtype=np.int64))
+
+    def product(x, y):
+        x, y = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
+        A, B, shape = _matrices(x, y, *_dims(op, x.ndim, y.ndim))
+        return np.matmul(A, B).reshape(shape)
+    return K, product
+
+
+def _whole(op, lhs, rhs, et, lb, lc, lr, rb, rc, rr):
+    A, B, shape = _matrices(values(lhs, et), values(rhs, et), lb, lc, lr, rb, rc, rr)
+    G, M, K = A.shape
+    N = B.shape[2]
 
     def element(i):
         g, rest = divmod(i, M * N)
@@ -295,7 +330,7 @@ def _whole(op, lhs, rhs, et, lb, lc, lr, rb, rc, rr):
     got = whole(A, B, et, element)
     if got is None:
         return None
-    got.shape = batch + l_res + r_res
+    got.shape = shape
     return got.wrapped(lambda answer: at_precision(op, answer, et))
 
 
@@ -398,7 +433,7 @@ SPEC = OpSpec(
                  dot_general_c7, dot_general_c8, dot_general_c9, dot_general_c10, dot_general_c11, dot_general_c12,
                  dot_general_c13),
     infer=infer,
-    semantics=Accumulating(arrays),
+    semantics=Accumulating(arrays, bilinear=("lhs", "rhs"), bilinear_form=bilinear_form),
     groups=(Group(GROUP, "stablehlo.dot", ("lhs_batching_dimensions", "rhs_batching_dimensions",
                                              "lhs_contracting_dimensions", "rhs_contracting_dimensions")),),
     exercise=Exercise(corners=CORNERS, built_corners=_built_corners),
