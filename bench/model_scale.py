@@ -178,6 +178,13 @@ def rows() -> list[Row]:
             _elementwise("cosine", "f32", -20, 20, 10), _elementwise("cosine", "bf16", -20, 20, 10),
             _elementwise("cosine", "f16", -20, 20, 10), _elementwise("cosine", "f64", -20, 20, 5),
             _elementwise("exponential", "f64", -10, 10, 5),
+            _jax_row("compare", "elementwise", "x < y over 2^20 f32", lambda x, y: x < y, [(N_ELEMENTWISE,)] * 2, None),
+            _jax_row("relu", "elementwise", "jax.nn.relu over 2^20 f32", lambda x: __import__("jax").nn.relu(x),
+                     [(N_ELEMENTWISE,)], None),
+            _jax_row("topk512", "model", "lax.top_k(x, 8) over 512 f32", lambda x: __import__("jax").lax.top_k(x, 8),
+                     [(512,)], None),
+            _jax_row("topk4096", "model", "lax.top_k(x, 8) over 4096 f32", lambda x: __import__("jax").lax.top_k(x, 8),
+                     [(4096,)], None),
             _mlp(), _convnet(), _transformer()]
 
 

@@ -303,6 +303,10 @@ def _run_generic(sem: Elementwise, inst, arrays: list, op_types: list, result: T
     defined, undecided, a range) the general route states the whole result."""
     et = result.element_type
     g = sem.generic
+    if g is not None and g.whole is not None:   # a claim about every element, any types (compare)
+        got = fast.whole(g.whole, inst, arrays, et)
+        if got is not None:
+            return _integer_result(sem, inst, arrays, op_types, result, *got)
     if g is not None and g.integer is not None and fast.native_integer(et) \
             and all(t.element_type == et for t in op_types):
         got = fast.integer(g.integer, [np.asarray(a).astype(et.numpy, copy=False) for a in arrays], et)

@@ -306,3 +306,26 @@ def integer(fn, operands: list, et):
     if r.dtype != np.dtype(et.numpy):
         return None
     return r, (np.zeros(r.shape, dtype=bool) if declined is None else np.asarray(declined, dtype=bool))
+
+
+# --------------------------------------------------------------------------
+# Whole-instance claims (`Generic.whole`): compare's i1 results
+# --------------------------------------------------------------------------
+
+def whole(claim, inst, operands: list, et):
+    """(results, declined mask) of a `Generic.whole` claim on whole operand
+    arrays (each in its element type's numpy type), or None where the claim
+    says nothing about this instance or returns anything but one value per
+    element in the result's numpy type `et.numpy` — the caller's other
+    routes state the result then.  The declined elements (where fn's answer
+    is more than one value) are for the op's fn; the rest are fn's answers."""
+    with np.errstate(all="ignore"):
+        got = claim(inst, *operands)
+    if got is None:
+        return None
+    r, declined = got if isinstance(got, tuple) else (got, None)
+    r = np.asarray(r)
+    size = int(np.size(operands[0])) if operands else r.size
+    if r.dtype != np.dtype(et.numpy) or r.size != size:
+        return None
+    return r, (np.zeros(r.shape, dtype=bool) if declined is None else np.asarray(declined, dtype=bool))

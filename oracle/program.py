@@ -508,7 +508,8 @@ def _regions(op, spec, functions=None, scope=None) -> tuple[dict, list]:
                 raise ProgramRejected(f"{mnemonic}: region {name} has {len(blocks)} blocks; one is expected")
             body = _block(blocks[0], f"{mnemonic} region {name}", functions, scope)
             fns.append(Function(tuple(t for _, t in body.args), tuple(body.return_types),
-                                call=_caller(body), pairwise=_pairwise(body), expect=_expecter(body)))
+                                call=_caller(body), pairwise=_pairwise(body), expect=_expecter(body),
+                                block=body))
             bodies.append(body)
         out[g.name] = fns if g.variadic else fns[0]
     return out, bodies

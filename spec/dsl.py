@@ -716,6 +716,9 @@ class Function:
     call: Callable | None = None
     pairwise: tuple | None = None   # set by the oracle's reader: see below
     expect: Callable | None = None  # oracle: `expect(*values) -> values`, the block run on whole values
+    # oracle: the reader's block (args, steps with their Instances, returns, constants, bound captures), for
+    # ops that recognise a body (sort's comparator as one key comparison: spec/ops/sort.py)
+    block: Any = field(default=None, compare=False, repr=False)
 
     def __repr__(self) -> str:
         ins = ", ".join(t.mlir for t in self.inputs)

@@ -18,7 +18,9 @@ Findings:
 * Complex: lexicographic on (real, imag) with IEEE quiet comparisons, so a
   NaN component makes every direction but NE false.
 """
-from ..dsl import (ANY, BOOLEAN, Attribute, Elementwise, EnumAttr, ImplDefined, OpSpec, Operand,
+import numpy as np
+
+from ..dsl import (ANY, BOOLEAN, Attribute, Elementwise, EnumAttr, Generic, ImplDefined, OpSpec, Operand,
                    Or, Result, same_element_type, same_shape)
 from .. import ieee
 from ..types import I1, TensorType
@@ -108,6 +110,65 @@ def element(op, lhs, rhs):
     return ordered(direction, lhs, rhs)
 
 
+# --------------------------------------------------------------------------
+# The same statement on whole arrays (a `Generic.whole` claim, for speed)
+# --------------------------------------------------------------------------
+
+def _ordered_arrays(direction: str, a, b) -> np.ndarray:
+    """`ordered` on numpy arrays: numpy's comparisons are IEEE's quiet ones
+    on floats (NaN unordered, -0 == +0) and exact on integers."""
+    return {"EQ": np.equal, "NE": np.not_equal, "GE": np.greater_equal, "GT": np.greater,
+            "LE": np.less_equal, "LT": np.less}[direction](a, b)
+
+
+def _widened(x, et) -> np.ndarray:
+    """The operand as `fn` sees it: exact_values widens every float format
+    to binary64 (numpy's astype: ±0, ±inf and NaN kept; f32's signaling
+    NaNs come out quiet, as in fn's values) and integers to int64 (uint64
+    for ui64); f32 and f64 are compared in their own format, whose order is
+    the widened one."""
+    x = np.asarray(x)
+    if et.is_float:
+        return x if x.dtype in (np.float32, np.float64) else x.astype(np.float64)
+    return x.astype(np.int64 if et.is_signed or et.bits < 64 else np.uint64)
+
+
+def total_order_keys(x) -> np.ndarray:
+    """`ieee.total_order_key` of every element, as int64: x's binary64
+    widening read as sign and magnitude (-NaN < -inf < … < -0 < +0 < … <
+    +inf < +NaN)."""
+    bits = np.asarray(x).astype(np.float64).view(np.uint64)
+    mag = (bits & np.uint64((1 << 63) - 1)).astype(np.int64)
+    return np.where(bits >> np.uint64(63) != 0, -mag - 1, mag)
+
+
+def arrays(op, lhs, rhs):
+    """`element` on whole arrays: bool results, and for TOTALORDER the mask of
+    elements whose answer is the `ImplDefined` of `total_order_compare`
+    (the result holds its primary value, totalOrder alone, there)."""
+    et = op.lhs.element_type
+    direction = op.comparison_direction
+    compare_type = op.compare_type or legal_compare_types(et)[0]
+    if et.is_complex:
+        a, b = np.asarray(lhs).astype(np.complex128), np.asarray(rhs).astype(np.complex128)
+        re_eq = a.real == b.real
+        if direction in ("EQ", "NE"):
+            eq = re_eq & (a.imag == b.imag)
+            return eq if direction == "EQ" else ~eq
+        strict = {"GE": "GT", "GT": "GT", "LE": "LT", "LT": "LT"}[direction]
+        return _ordered_arrays(strict, a.real, b.real) | (re_eq & _ordered_arrays(direction, a.imag, b.imag))
+    a, b = _widened(lhs, et), _widened(rhs, et)
+    if et.is_float and compare_type == "TOTALORDER":
+        ka, kb = total_order_keys(a), total_order_keys(b)
+        by_key = _ordered_arrays(direction, ka, kb)
+        qeq = a == b
+        le, ge = ka <= kb, kb <= ka
+        with_quiet_equal = {"EQ": qeq, "NE": ~qeq, "LE": le | qeq, "GE": ge | qeq,
+                            "LT": le & ~qeq, "GT": ge & ~qeq}[direction]
+        return by_key, by_key != with_quiet_equal
+    return _ordered_arrays(direction, a, b)
+
+
 SPEC = OpSpec(
     mnemonic="compare",
     operands=(Operand("lhs", ANY), Operand("rhs", ANY)),
@@ -119,5 +180,5 @@ SPEC = OpSpec(
     results=(Result("result", BOOLEAN),),
     constraints=(compare_c1, compare_c2, compare_c3),
     infer=infer,
-    semantics=Elementwise(element),
+    semantics=Elementwise(element, generic=Generic(None, whole=arrays)),
 )

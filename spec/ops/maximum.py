@@ -60,11 +60,26 @@ def element(op, lhs, rhs):
     return max_element(op.lhs.element_type, lhs, rhs)
 
 
+def finite_no_opposite_zeros(lhs, rhs):
+    """The elements where numpy's maximum / minimum is the fn's answer on
+    floats (numpy arrays in, a mask out): both operands finite, and not a
+    pair of zeros of different signs.  There the result is one of the
+    operands, unrounded — a zero result included: it is the zero operand
+    (max(-3, -0) = -0), or either of two equal zeros — while numpy returns
+    whichever zero its loop picks for -0 against +0, and IEEE 754-2019
+    orders -0 below +0 (`ieee.maximum`, `ieee.minimum`): those pairs,
+    NaN and ±inf are left to fn."""
+    m = finite(lhs, rhs)
+    m &= ~((lhs == 0) & (rhs == 0) & (np.signbit(lhs) != np.signbit(rhs)))
+    return m
+
+
 SPEC = OpSpec(
     mnemonic="maximum",
     operands=(Operand("lhs", ANY), Operand("rhs", ANY)),
     results=(Result("result", ANY),),
     constraints=(maximum_c1,),
     infer=infer,
-    semantics=Elementwise(element, generic=Generic(None, finite, ieee=np.maximum, integer=np.maximum)),
+    semantics=Elementwise(element, generic=Generic(None, finite_no_opposite_zeros, ieee=np.maximum, exact=True,
+                                                   integer=np.maximum)),
 )

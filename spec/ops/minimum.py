@@ -6,9 +6,9 @@ and -0 < +0.  Complex: lexicographic minimum, with the same open cases as
 """
 import numpy as np
 
-from ..dsl import ANY, Elementwise, OpSpec, Operand, Result, same_type, Generic, finite
+from ..dsl import ANY, Elementwise, OpSpec, Operand, Result, same_type, Generic
 from .. import ieee
-from .maximum import lexicographic
+from .maximum import finite_no_opposite_zeros, lexicographic
 
 
 def minimum_c1(op):
@@ -42,5 +42,6 @@ SPEC = OpSpec(
     results=(Result("result", ANY),),
     constraints=(minimum_c1,),
     infer=infer,
-    semantics=Elementwise(element, generic=Generic(None, finite, ieee=np.minimum, integer=np.minimum)),
+    semantics=Elementwise(element, generic=Generic(None, finite_no_opposite_zeros, ieee=np.minimum, exact=True,
+                                                   integer=np.minimum)),
 )

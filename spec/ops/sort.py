@@ -14,7 +14,12 @@ Readings:
   leave them out (the MLIR defaults, -1 and false, are read then).
 
 Semantics, judged by calling the comparator on the values at hand (each
-row along `d` on its own; the comparison matrix is computed once per row):
+row along `d` on its own; the comparison matrix is computed once per row).
+Where the comparator compares one key computed alike from each element
+(`key_comparison`: a single `compare`, lax.top_k's, JAX's NaN-aware
+total order), that matrix is the order of the row's keys, and the row is
+sorted by them (numpy's stable argsort): the same answer, without calling
+the comparator on every pair.
 * The comparator is a strict weak order on the row (irreflexive,
   transitive, incomparability transitive): a stable sort has one answer;
   an unstable one may put any element of a tie class at any position the
@@ -59,6 +64,7 @@ generated `lt_totalorder` keys hold one of the zeros only.
 from __future__ import annotations
 
 import functools
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -67,6 +73,8 @@ from ..dsl import (ANY, ANY_VALUE, And, Attribute, BoolAttr, Choices, DataMoveme
 from ..exercise import Corner, Exercise
 from ..symbolic import Skeleton
 from ..types import I1, SI32, E_F32, TensorType, from_bits
+from .compare import arrays as compare_arrays, legal_compare_types, total_order_keys
+from .select import arrays as select_arrays
 
 COMPARATORS = ("lt", "gt", "le", "ge", "lt_totalorder", "lexicographic_lt", "never")
 NOT_STRICT = ("le", "ge")    # reflexive: never a strict weak order once keys repeat
@@ -246,8 +254,182 @@ def _row_plan(c: np.ndarray, stable: bool):
     return order, offered, True
 
 
+# --------------------------------------------------------------------------
+# Comparators that compare one key: rows sorted whole
+# --------------------------------------------------------------------------
+#
+# The comparator is a function of two elements; where its block is one
+# `compare` of a key computed alike from each element, its value on a pair
+# is that comparison of their keys, and a row's order follows from the keys
+# without calling it on every pair.  Recognised, on the reader's block
+# (`Function.block`: its args, steps with their Instances, returns,
+# constants and captured values):
+#   the block returns compare(D, T, K(lhs), K(rhs)) — or compare(D, T,
+#   K(rhs), K(lhs)), the flipped D — with D in LT, GT, where K is one
+#   expression over the element's arguments (arg 2k of the left element,
+#   arg 2k + 1 of the right one: `_matrix`'s interleaving), constants and
+#   captured rank-0 values, through `compare` and `select` only: the same
+#   expression on both sides, constants equal by bits.
+# So a single `compare(LT, arg0, arg1)` (the generated `lt`, jnp.sort of
+# integers), TOTALORDER's (lt_totalorder, lax.top_k's GT), and JAX's
+# NaN-aware comparator (zeros made +0, NaNs one NaN, then TOTALORDER).
+# K is evaluated on whole rows by those ops' own statements on arrays
+# (compare's `arrays`, its primary values, as a region's `call` gives them;
+# select's `arrays`), and the comparison of keys i and j is `key_i < key_j`
+# (`key_i > key_j` for GT) on the sortable integers or floats of
+# `_sortable`: TOTALORDER's keys, the values for integers, and for FLOAT
+# the values where no key is NaN (NaN is no strict weak order: those rows
+# take the pairwise route).  That comparison is a strict weak order, so the
+# row's order is numpy's stable argsort of those keys — the one
+# `_stable_order` finds — and ties are runs of equal keys.
+
+_KEY_OPS = ("compare", "select")
+
+
+@dataclass(frozen=True)
+class _Node:
+    """One node of K: ("in", k), ("const", type, bits), or an op with its attributes and operand types."""
+    what: tuple
+    children: tuple = ()
+    inst: object = field(default=None, compare=False)
+
+
+def _key_tree(block, key: str, side: int, values: dict):
+    """K at value `key` of the block as seen from one side (0: args 2k, 1: args 2k + 1), or None."""
+    if key.startswith("arg") and key[3:].isdigit():
+        i = int(key[3:])
+        return _Node(("in", i // 2)) if i % 2 == side else None
+    if key in values:
+        v = values[key]
+        if not hasattr(v, "bits") or tuple(np.shape(v.bits)) != ():
+            return None
+        return _Node(("const", v.type.mlir, np.asarray(v.bits).tobytes()), inst=v)
+    step = next((s for s in block.steps if key in s.results), None)
+    if step is None or step.call is not None or step.regions or step.inst is None:
+        return None
+    mnemonic = step.inst.spec.mnemonic
+    if mnemonic == "constant":
+        return _key_tree(block, step.operands[0], side, values)
+    if mnemonic not in _KEY_OPS or len(step.results) != 1:
+        return None
+    children = tuple(_key_tree(block, o, side, values) for o in step.operands)
+    if any(c is None for c in children):
+        return None
+    types = tuple(getattr(t, "mlir", None) for t in step.inst.operands.values())
+    return _Node((mnemonic, tuple(sorted((k, str(v)) for k, v in step.inst.attributes.items())), types),
+                 children, step.inst)
+
+
+def key_comparison(fn):
+    """(K, direction, compare instance) where the comparator `fn` compares one key of each element (above);
+    None otherwise (and where the reader gave no block)."""
+    block = getattr(fn, "block", None)
+    if block is None or len(getattr(block, "returns", ())) != 1:
+        return None
+    values = dict(getattr(block, "constants", {}) or {})
+    values.update(getattr(block, "bound", {}) or {})
+    step = next((s for s in block.steps if block.returns[0] in s.results), None)
+    if (step is None or step.inst is None or step.call is not None or step.regions
+            or step.inst.spec.mnemonic != "compare"):
+        return None
+    direction = step.inst.comparison_direction
+    if direction not in ("LT", "GT"):
+        return None
+    lhs, rhs = step.operands
+    left, right = _key_tree(block, lhs, 0, values), _key_tree(block, rhs, 1, values)
+    if left is None or right is None:
+        left, right = _key_tree(block, lhs, 1, values), _key_tree(block, rhs, 0, values)
+        direction = {"LT": "GT", "GT": "LT"}[direction]
+    if left is None or right is None or left != right:
+        return None
+    return left, direction, step.inst
+
+
+def _evaluate(node: _Node, moved: list):
+    what = node.what[0]
+    if what == "in":
+        return moved[node.what[1]]
+    if what == "const":
+        return np.asarray(node.inst.array())
+    args = [_evaluate(c, moved) for c in node.children]
+    if what == "compare":
+        got = compare_arrays(node.inst, *args)
+        return got[0] if isinstance(got, tuple) else got   # the primary values, as `call` gives them
+    return select_arrays(node.inst, *args)[0]
+
+
+def _sortable(op, moved: list):
+    """(s, strict): keys s along the last axis such that the comparator holds of
+    elements i, j exactly where s_i < s_j (for complex keys a pair of
+    arrays, compared lexicographically), and per row whether that is a
+    strict weak order (not where a FLOAT key is NaN: such rows go pair by
+    pair); None where the comparator is not recognised (`key_comparison`)."""
+    found = key_comparison(op.comparator)
+    if found is None:
+        return None
+    tree, direction, inst = found
+    et = inst.lhs.element_type
+    with np.errstate(all="ignore"):
+        key = np.asarray(_evaluate(tree, moved))
+    if key.shape != moved[0].shape:
+        key = np.broadcast_to(key, moved[0].shape)
+    compare_type = inst.compare_type or legal_compare_types(et)[0]
+    rows = moved[0].shape[:-1]
+    strict = np.ones(rows, dtype=bool)
+    if et.is_complex:
+        z = key.astype(np.complex128)
+        strict = ~(np.isnan(z.real) | np.isnan(z.imag)).any(axis=-1)
+        parts = (z.real + 0.0, z.imag + 0.0)          # -0 and +0 equal, as compare's FLOAT says
+        s = tuple(-p for p in parts) if direction == "GT" else parts
+        return s, strict
+    if et.is_float and compare_type == "TOTALORDER":
+        s = total_order_keys(key)
+    elif et.is_float:
+        s = key.astype(np.float64) + 0.0
+        strict = ~np.isnan(s).any(axis=-1)
+        return (-s if direction == "GT" else s), strict
+    else:
+        s = key.astype(np.int64 if et.is_signed or et.bits < 64 else np.uint64)
+    return (~s if direction == "GT" else s), strict
+
+
+def _keyed_rows(s) -> tuple:
+    """(order, tie) for every row at once: the stable argsort of the keys, and
+    whether the element at each sorted position has the key of the one before it."""
+    if isinstance(s, tuple):   # complex: (re, im), lexicographic
+        order = np.lexsort((s[1], s[0]), axis=-1)
+        sr, si = (np.take_along_axis(p, order, axis=-1) for p in s)
+        same = (sr[..., 1:] == sr[..., :-1]) & (si[..., 1:] == si[..., :-1])
+    else:
+        order = np.argsort(s, axis=-1, kind="stable")
+        ss = np.take_along_axis(s, order, axis=-1)
+        same = ss[..., 1:] == ss[..., :-1]
+    tie = np.concatenate([np.zeros(same.shape[:-1] + (1,), dtype=bool), same], axis=-1)
+    return order, tie
+
+
+def _keyed_plan(order: np.ndarray, tie: np.ndarray, stable: bool):
+    """`_row_plan`'s (order, offered, open) for a row sorted by keys: unstable
+    sorts offer, at each position of a run of equal keys, the run's other
+    elements in input order (a stable sort keeps them so)."""
+    offered: dict = {}
+    if not stable and tie.any():
+        n = len(order)
+        starts = np.flatnonzero(~tie)
+        ends = np.append(starts[1:], n)
+        for a, b in zip(starts.tolist(), ends.tolist()):
+            if b - a < 2:
+                continue
+            tied = order[a:b].tolist()
+            for p in range(a, b):
+                e = tied[p - a]
+                offered[p] = [(x, f"ties reordered: tied element #{t}", False) for t, x in enumerate(tied) if x != e]
+    return order, offered, False
+
+
 def arrays(op, *operands):
-    """Each row along `d` sorted by the comparator (module docstring for what is offered where)."""
+    """Each row along `d` sorted by the comparator (module docstring for what is offered where): rows whose
+    comparator compares one key (`key_comparison`) by their keys, the others pair by pair."""
     inputs = [np.asarray(a) for a in operands]
     r = inputs[0].ndim
     if r == 0:   # C4 forbids it; nothing to sort
@@ -257,21 +439,32 @@ def arrays(op, *operands):
     moved = [np.moveaxis(a, d, -1) for a in inputs]
     flat_of = np.moveaxis(np.arange(inputs[0].size).reshape(inputs[0].shape), d, -1)
     call = op.comparator.call
+    keyed = _sortable(op, moved) if n else None
+    if keyed is not None:
+        order_all, tie_all = _keyed_rows(keyed[0])
+        if keyed[1].all() and (op.is_stable or not tie_all.any()):
+            # every row sorted by its keys, nothing offered: the rows' orders applied at once
+            return [np.moveaxis(np.take_along_axis(m, order_all, axis=-1), -1, d) for m in moved]
     plans = []
     for row in np.ndindex(*moved[0].shape[:-1]):
-        if n:
-            elements = [tuple(np.asarray(m[row + (i,)]).reshape(()) for m in moved) for i in range(n)]
-            plans.append((row,) + _row_plan(_matrix(call, elements), bool(op.is_stable)))
+        if not n:
+            continue
+        if keyed is not None and keyed[1][row]:
+            plans.append((row,) + _keyed_plan(order_all[row], tie_all[row], bool(op.is_stable)))
+            continue
+        elements = [tuple(np.asarray(m[row + (i,)]).reshape(()) for m in moved) for i in range(n)]
+        order, offered, open_ = _row_plan(_matrix(call, elements), bool(op.is_stable))
+        plans.append((row, order, {p: o for p, o in enumerate(offered) if o}, open_))
     # The formal condition's labels ("formal condition: element #t", t-th allowed element) are
     # offered at every open position, padded with the primary's own element, so that each of
     # them comes before "any value" in the order the judge tries alternatives.
     width = max([sum(x is not None for x, label, _ in o if label == "formal condition")
-                 for _, _, offered, _ in plans for o in offered] or [0])
+                 for _, _, offered, _ in plans for o in offered.values()] or [0])
     results = [m.copy() for m in moved]
     options = [dict() for _ in inputs]
     labels = [dict() for _ in inputs]
     for row, order, offered, _ in plans:
-        for p in range(n):
+        for p in sorted(offered):
             formal = [x for x, label, _ in offered[p] if label == "formal condition"]
             if formal:
                 formal += [order[p]] * (width - len(formal))
@@ -279,7 +472,7 @@ def arrays(op, *operands):
                               + [o for o in offered[p] if o[1] != "formal condition"])
         for k, m in enumerate(moved):
             results[k][row] = m[row][order]
-            for p in range(n):
+            for p in sorted(offered):
                 flat = int(flat_of[row + (p,)])
                 have = {np.asarray(results[k][row + (p,)]).tobytes()}
                 for x, label, repeat in offered[p]:
