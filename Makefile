@@ -29,7 +29,7 @@ conform: $(STAMP)
 	exit $$rc
 
 test: $(STAMP)
-	$(BIN)/python -m pytest -q -p no:cacheprovider tests
+	$(BIN)/python -m pytest -q -p no:cacheprovider -n auto tests
 
 check-spec: $(STAMP)
 	$(BIN)/shlo-conform check-spec --verifier

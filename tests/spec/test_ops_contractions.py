@@ -530,16 +530,6 @@ def test_conv_window_reversal_is_a_flipped_kernel(reversal):
     assert compare(exp, got).ok
 
 
-# --------------------------------------------------------------------------
-# Proofs and generation
-# --------------------------------------------------------------------------
-
-def test_dot_check_spec():
-    ok, text = checks.run(["dot_general"])
-    assert ok, text
-    assert "independent 13/13" in text
-
-
 @pytest.mark.parametrize("ranks", [[2, 2], [3, 3], [4, 4]])
 def test_conv_inference_sound_and_unique(ranks):
     """check-spec's proofs at the convolution's own ranks (its run over ranks

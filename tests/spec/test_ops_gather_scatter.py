@@ -5,7 +5,6 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from shlo_conform.spec import checks
 from shlo_conform.spec.dsl import ANY_VALUE, Choices, Function
 from shlo_conform.spec.ops import OPS
 from shlo_conform.spec.types import E_F32 as F32, SI32, SI64, UI8, TensorType
@@ -475,15 +474,3 @@ def test_scatter_too_many_orders_is_any_value():
     assert "7 updates" in out.labels[0][0]
 
 
-# --------------------------------------------------------------------------
-# check-spec
-# --------------------------------------------------------------------------
-
-@pytest.mark.parametrize("name", ["gather", "scatter"])
-def test_check_spec(name):
-    """The proofs hold.  gather's full table product (19 x 10 element types x
-    5 index_vector_dims x 2) exceeds `symbolic.COVER_LIMIT_STRUCTURED`, so a
-    covering set of skeletons is checked, as check-spec does."""
-    ok, text = checks.run([name])
-    assert ok, text
-    assert " 0 failures" in text

@@ -11,7 +11,6 @@ import pytest
 
 from shlo_conform.backends.base import load_backend
 from shlo_conform.generators import emit, expect, suite
-from shlo_conform.spec import checks
 from shlo_conform.spec.dsl import ANY_VALUE, Choices, Function
 from shlo_conform.spec.expectation import Expectation
 from shlo_conform.spec.ops import OPS
@@ -561,12 +560,3 @@ def test_map_generation_reaches_its_structures():
             assert expect.rejection(c.mlir) == c.violates
 
 
-# --------------------------------------------------------------------------
-# check-spec
-# --------------------------------------------------------------------------
-
-@pytest.mark.parametrize("name", ["sort", "map"])
-def test_check_spec(name):
-    ok, text = checks.run([name])
-    assert ok, text
-    assert " 0 failures" in text

@@ -17,7 +17,6 @@ from shlo_conform.generators import corners, emit, expect
 from shlo_conform.generators.skeleton import enumerate_skeletons
 from shlo_conform.generators.suite import _values
 from shlo_conform.oracle.program import execute, parse_program
-from shlo_conform.spec import checks
 from shlo_conform.spec.dsl import ANY_VALUE, Function, ImplDefined, Range
 from shlo_conform.spec.ops import OPS
 from shlo_conform.spec.ops.reduce_window import init_values as rw_init_values, num_windows
@@ -612,14 +611,3 @@ def test_select_and_scatter_programs_parse():
     expect.expected_outputs(emit.program(SAS, inst), _values(SAS, inst, np.random.default_rng(0))[0])
 
 
-@pytest.mark.parametrize("name", ["reduce_window", "select_and_scatter"])
-def test_check_spec(name):
-    """The proofs hold; the constraints no structure breaks alone are the
-    ones the module docstrings name (select_and_scatter C1 = C5)."""
-    ok, text = checks.run([name])
-    assert " 0 failures" in text, text
-    redundant = {"reduce_window": set(),
-                 "select_and_scatter": {"select_and_scatter_c1", "select_and_scatter_c5"}}[name]
-    for label in redundant:
-        assert f"{label} redundant" in text, text
-    assert f"{len(redundant)} redundant" in text
