@@ -29,7 +29,7 @@ conform: $(STAMP)
 	exit $$rc
 
 test: $(STAMP)
-	$(BIN)/python -m pytest -q -p no:cacheprovider -n auto tests
+	$(BIN)/python -m pytest -q -p no:cacheprovider -n auto --dist loadgroup tests
 
 check-spec: $(STAMP)
 	$(BIN)/shlo-conform check-spec --verifier

@@ -803,6 +803,9 @@ class OpSpec:
     check_ranks: tuple = ()   # ranks check-spec proves beyond 0..2 (rules that bite only there)
     results_unconstrained: str = ""   # why the seed fixes no result type (custom_call): no uniqueness to prove
     scoring: Scoring = Scoring()   # how the runner must run its cases (planning.py)
+    # constraints the op's others imply (no instance breaks them alone; docs/spec-findings.md): check-spec
+    # proves them redundant, and no invalid case can name them
+    implied: tuple[str, ...] = ()
     notes: str = ""
 
     @property

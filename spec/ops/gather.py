@@ -403,4 +403,5 @@ SPEC = OpSpec(
     infer=infer,
     semantics=DataMovement(arrays),
     exercise=Exercise(corners=CORNERS, indices=Indices(start_placement, IMPLEMENTATION_DEFINED)),
+    implied=('gather_c1', 'gather_c5', 'gather_c7', 'gather_c11')
 )

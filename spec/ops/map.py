@@ -150,4 +150,5 @@ SPEC = OpSpec(
     infer=infer,
     semantics=DataMovement(arrays, bit_exact=False),
     exercise=Exercise(corners=CORNERS, built_corners=built_corners, survey_when=survey_reason),
+    implied=('map_c2',)
 )

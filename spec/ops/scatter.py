@@ -380,4 +380,5 @@ SPEC = OpSpec(
     infer=infer,
     semantics=DataMovement(arrays, bit_exact=False),
     exercise=Exercise(corners=CORNERS, indices=Indices(start_placement, IMPLEMENTATION_DEFINED)),
+    implied=('scatter_c2', 'scatter_c8', 'scatter_c10')
 )

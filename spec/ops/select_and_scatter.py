@@ -411,4 +411,5 @@ SPEC = OpSpec(
     semantics=Accumulating(arrays),
     exercise=Exercise(corners=CORNERS, built_corners=built_corners, operand_values=identity_init,
                       survey_when=survey_reason),
+    implied=('select_and_scatter_c1', 'select_and_scatter_c5')
 )

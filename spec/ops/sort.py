@@ -631,4 +631,5 @@ SPEC = OpSpec(
     semantics=DataMovement(arrays, bit_exact=True),
     exercise=Exercise(corners=CORNERS, built_corners=built_corners, operand_values=input_values,
                       survey_when=survey_reason),
+    implied=('sort_c1',)
 )

@@ -7,15 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from shlo_conform.generators import emit
-from shlo_conform.spec.expectation import Expectation
-
-
-def zeros_expected(spec, inst, mlir, arrays):
-    """Zeros of each result type: deterministic, and enough to exercise the writer."""
-    import numpy as np
-    return [Expectation.of(np.zeros(t.shape, t.element_type.numpy), t)
-            for r in emit.result_types(spec, inst) for t in emit.leaves(r)]
+from tests.generators.stand_ins import zeros_expected
 
 
 @pytest.fixture(scope="session")

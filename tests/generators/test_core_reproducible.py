@@ -12,6 +12,10 @@ import pytest
 from shlo_conform.generators import suite
 from shlo_conform.suites.io import CORE
 
+# One worker builds the regenerated suite (pytest-xdist, --dist loadgroup): a
+# module fixture is built by every worker that runs one of its tests.
+pytestmark = pytest.mark.xdist_group("core_reproducible")
+
 OPS = ["add", "convert", "sine", "compare", "divide", "pad", "scatter", "tuple"]
 
 

@@ -161,11 +161,25 @@ def test_any_skeleton_solves_to_a_valid_instance(data):
 
 # --- negative cases ----------------------------------------------------------
 
-@pytest.mark.parametrize("name", sorted(OPS))
-def test_negative_cases_break_exactly_their_constraint(name):
+# Ops that list their instances instead of solving them (`SideEffect.cases`:
+# the token ops) have no negative cases to solve: check-spec checks that
+# each listed invalid instance breaks exactly its constraint
+# (spec/checks.py check_listed, tests/spec/test_checks.py).
+SOLVED = sorted(n for n, s in OPS.items() if getattr(s.semantics, "cases", None) is None)
+
+
+@pytest.mark.parametrize("name", SOLVED)
+def test_negative_cases_break_exactly_their_constraint(name, monkeypatch):
+    """With another seed than the suite's: a case breaking exactly its
+    constraint for every constraint but those the op declares implied.  60
+    tries per strategy (the generator's 400 are for the suite's search of
+    the implied ones): a constraint that is independent is broken within
+    them — and were it not, the equality below would name it."""
+    monkeypatch.setattr(negative, "MAX_TRIES_PER_STRATEGY", 60)
     spec = OPS[name]
-    found, implied = negative.violations(spec, np.random.default_rng(3), per_label=2)
-    assert {v.label for v in found} | set(implied) == set(spec.labels)
+    found, implied = negative.violations(spec, np.random.default_rng(3), per_label=1)
+    assert {v.label for v in found} == set(spec.labels) - set(spec.implied)
+    assert set(implied) == set(spec.implied)
     for v in found:
         assert spec.violated(v.inst) == [v.label], v.inst
         assert spec.types_outside_tables(v.inst) == []

@@ -8,29 +8,18 @@ from shlo_conform.spec.dsl import ANY, Elementwise, OpSpec, Operand, Result, sam
 from shlo_conform.spec.ops import OPS
 
 
-# Constraints no structure breaks alone (docs/spec-findings.md): implied by
-# the op's other constraints.  Every other constraint of every op must have
-# a witness that breaks it alone.
-IMPLIED = {
-    "gather": {"gather_c1", "gather_c5", "gather_c7", "gather_c11"},
-    "scatter": {"scatter_c2", "scatter_c8", "scatter_c10"},
-    "select_and_scatter": {"select_and_scatter_c1", "select_and_scatter_c5"},
-    "sort": {"sort_c1"},
-    "map": {"map_c2"},
-}
-
-
 @pytest.mark.parametrize("name", sorted(OPS))
 def test_check_spec_passes(name):
     """Satisfiable for every declared element type, inference sound and
     unique, and every constraint independent (a concrete witness breaking
-    it alone) but those `IMPLIED` — once per op (the op-family test files
-    rely on this one)."""
+    it alone) but those the op declares `implied` (docs/spec-findings.md) —
+    once per op (the op-family test files rely on this one)."""
     (r,) = checks.run_ops([name])
     assert not r.failures, (name, r.failures[:5])
     if r.independence is not None:
-        assert set(r.independence.redundant) == IMPLIED.get(name, set()), r.independence.redundant
-        assert set(r.independence.witnesses) == set(OPS[name].labels) - IMPLIED.get(name, set())
+        implied = set(OPS[name].implied)
+        assert set(r.independence.redundant) == implied, r.independence.redundant
+        assert set(r.independence.witnesses) == set(OPS[name].labels) - implied
 
 
 def _fake(constraints, infer):

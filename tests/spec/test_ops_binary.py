@@ -21,7 +21,7 @@ from shlo_conform.spec import dsl, ieee
 from shlo_conform.spec.dsl import Approx, DataMovement, ImplDefined
 from shlo_conform.spec.types import (C64, C128, E_BF16, E_F16, E_F32, E_F64, E_F8E4M3FN, I1, SI4, SI8, SI16,
                                      SI32, SI64, UI4, UI8, UI32, UI64, TensorType)
-import exact_values
+from tests.spec import exact_values
 
 INF, NAN = math.inf, math.nan
 
