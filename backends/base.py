@@ -109,6 +109,28 @@ class Backend(ABC):
 
     host_unsupported = "no host-side API for infeed/outfeed/send/recv through Python"
 
+    # --- a process grid (spec "Parallel execution"; spec/grid.py) --------------
+    # True: the adapter implements `compile_grid` / `run_grid`.  Whether it
+    # takes a given program on a given grid is still `compile_grid`'s to say
+    # (Unsupported, with the reason: a command implementation that does not
+    # announce grids, a grid larger than the devices it can make).
+    grid_capable: bool = False
+    grid_unsupported = "its adapter has no multi-process execution"
+
+    def compile_grid(self, mlir: str, grid) -> Any:
+        """Compile @main to run as every process of `grid` (a spec.grid.Grid:
+        `num_replicas` × `num_partitions`); Rejected on refusal, as `compile`.
+        An adapter that cannot leaves this as is: grid cases are
+        `unsupported`, with the reason, never failures."""
+        raise Unsupported(f"{self.name} runs no process grid: {self.grid_unsupported}")
+
+    def run_grid(self, executable: Any, inputs_per_process: Sequence[Sequence[np.ndarray]]) -> list[list[np.ndarray]]:
+        """Execute once on every process of the grid `executable` was
+        compiled for, each with its own inputs; return each process's
+        results.  Both lists are in flattened id order (spec/grid.py: the
+        process (r, p) at index r * num_partitions + p)."""
+        raise Unsupported(f"{self.name} runs no process grid: {self.grid_unsupported}")
+
     def describe(self) -> str:
         """One line for reports: implementation and version."""
         return self.name
@@ -252,3 +274,18 @@ def exit_status(code: int | None) -> str:
         except ValueError:
             return f"signal {-code}"
     return f"exit status {code}"
+
+
+def check_grid_inputs(grid, inputs_per_process: Sequence[Sequence], n_args: int | None = None) -> None:
+    """ValueError, one line, where `inputs_per_process` is not one input
+    list per process of `grid` (flattened id order), each of `n_args`
+    arrays where that is known: what every adapter's `run_grid` checks
+    before it starts any process (a short list would leave a process
+    waiting in a collective for one that never starts)."""
+    if len(inputs_per_process) != grid.size:
+        raise ValueError(f"the grid {grid} has {grid.size} processes; inputs were given for {len(inputs_per_process)}")
+    if n_args is not None:
+        for i, ins in enumerate(inputs_per_process):
+            if len(ins) != n_args:
+                raise ValueError(f"process {grid.process(i)} (flattened id {i}) was given {len(ins)} inputs; "
+                                 f"@main takes {n_args}")

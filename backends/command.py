@@ -12,7 +12,15 @@ reply echoes:
         -> {"id":N,"ok":true,"outputs":[{"type":…,"hex":…}, …]}
          | {"id":N,"ok":false,"error":MSG} | {…,"unsupported":MSG}
     {"id":N,"cmd":"claims"}            (optional for the implementation)
-        -> {"id":N,"ok":true,"describe":TEXT,"unsupported":[{"op":OP|"*","dtype":DTYPE|"*","reason":MSG}, …]}
+        -> {"id":N,"ok":true,"describe":TEXT,"unsupported":[{"op":OP|"*","dtype":DTYPE|"*","reason":MSG}, …],
+            "grid":true}               ("grid": optional; it announces the two requests below)
+    {"id":N,"cmd":"compile","mlir":TEXT,"grid":{"num_replicas":R,"num_partitions":P}}
+        -> as compile
+    {"id":N,"cmd":"run","handle":H,"processes":[{"replica_id":r,"partition_id":p,"inputs":[…]}, …]}
+        -> {"id":N,"ok":true,"processes":[{"outputs":[…]}, …]} | as run
+       (one entry per process, flattened id order: r * P + p; only sent to an
+       implementation that announced "grid": true — for any other, grid cases
+       are `unsupported`, and its requests are exactly as before)
 
 Tensors are a type in MLIR syntax plus the hex of their little-endian raw
 bits in row-major order (spec.types.to_bits; spec.types.tensor_to_hex).
@@ -91,7 +99,7 @@ import numpy as np
 
 from ..spec.types import TensorType, parse_type, tensor_from_hex, tensor_to_hex
 from ..suites.records import check_hex
-from .base import Backend, Crashed, Rejected, Unsupported, exit_status
+from .base import Backend, Crashed, Rejected, Unsupported, check_grid_inputs, exit_status
 from ..suites.records import tensor_type_of
 
 MAX_REPLY_BYTES = 64 * 2 ** 20  # one reply line, newline included: 64 MiB
@@ -123,6 +131,7 @@ class _Handle:
     process: int
     value: Any
     mlir: str
+    grid: Any = None   # the spec.grid.Grid it was compiled for (compile_grid), else None
 
 
 def _pdeathsig_preexec():
@@ -190,6 +199,7 @@ class CommandBackend(Backend):
         self._replaced: set[int] = set()  # starts the adapter retired itself (a fault of the exchange before)
         self._claims: dict | None = None
         self._describe: str | None = None
+        self._grid = False    # did the implementation announce process grids ("grid": true in claims)?
 
     # ------------------------------------------------------------------ process
     def _start(self) -> subprocess.Popen:
@@ -367,7 +377,10 @@ class CommandBackend(Backend):
             if handle.process not in self._replaced:
                 raise CommandCrashed("the program was compiled by an implementation process that has since "
                                      "died or been closed: compile it again")
-            reply = self._request({"cmd": "compile", "mlir": handle.mlir}, second)
+            again = {"cmd": "compile", "mlir": handle.mlir}
+            if handle.grid is not None:
+                again["grid"] = handle.grid.to_json()
+            reply = self._request(again, second)
             handle.value, handle.process = self._compiled(reply), self._starts
         return {**msg, "handle": handle.value}
 
@@ -449,6 +462,7 @@ class CommandBackend(Backend):
                 claims[key] = str(entry.get("reason") or "declared unsupported by the implementation")
             describe = reply.get("describe")
             self._describe = describe if isinstance(describe, str) else None
+            self._grid = reply.get("grid") is True
         self._claims = claims
 
     def claims(self, op: str, dtype: str) -> str | None:
@@ -498,14 +512,59 @@ class CommandBackend(Backend):
             self._violation("run reply has ok:true but no list of 'outputs'")
         return [self._output(i, o) for i, o in enumerate(outputs)]
 
-    def _output(self, i: int, o) -> np.ndarray:
+    # ------------------------------------------------------------------ grid
+    # The adapter carries grids; whether the implementation behind it runs
+    # them is its claims reply's "grid" (compile_grid says so per program).
+    grid_capable = True
+    grid_unsupported = ('the implementation does not announce process grids (its claims reply carries no '
+                        '"grid": true; docs/command-protocol.md, "A process grid")')
+
+    def compile_grid(self, mlir: str, grid) -> Any:
+        self._load_claims()
+        if not self._grid:
+            raise Unsupported(f"command runs no process grid: {self.grid_unsupported}")
+        value = self._compiled(self._call({"cmd": "compile", "mlir": mlir, "grid": grid.to_json()}))
+        return _Handle(self._starts, value, mlir, grid)
+
+    def run_grid(self, executable: Any, inputs_per_process) -> list[list[np.ndarray]]:
+        if not isinstance(executable, _Handle):
+            raise CommandCrashed("the program was compiled by an implementation process that has since "
+                                 "died or been closed: compile it again")
+        grid = executable.grid
+        if grid is None:
+            raise ValueError("run_grid needs a program compiled by compile_grid")
+        check_grid_inputs(grid, inputs_per_process)
+        processes = []
+        for (r, p), inputs in zip(grid.processes(), inputs_per_process):
+            tensors = []
+            for a in inputs:
+                t = tensor_type_of(a)
+                tensors.append({"type": t.mlir, "hex": tensor_to_hex(np.asarray(a), t)})
+            processes.append({"replica_id": r, "partition_id": p, "inputs": tensors})
+        reply = self._call({"cmd": "run", "handle": None, "processes": processes}, executable)
+        if not reply.get("ok"):
+            if "unsupported" in reply:
+                raise Unsupported(str(reply["unsupported"]))
+            raise CommandError(str(reply.get("error") or "run failed"))
+        per = reply.get("processes")
+        if not isinstance(per, list) or len(per) != grid.size:
+            self._violation(f"run reply on the grid {grid} has ok:true but no list of {grid.size} 'processes'")
+        outs = []
+        for i, entry in enumerate(per):
+            outputs = entry.get("outputs") if isinstance(entry, dict) else None
+            if not isinstance(outputs, list):
+                self._violation(f"process {i} of the run reply has no list of 'outputs'")
+            outs.append([self._output(k, o, f"process {i}'s output") for k, o in enumerate(outputs)])
+        return outs
+
+    def _output(self, i: int, o, what: str = "output") -> np.ndarray:
         """One output of a run reply, as the array its stated type and hex give
         (the runner then checks that type against the program's)."""
         try:
             t = parse_type(o["type"])
             if not isinstance(t, TensorType):
                 raise ValueError(f"not a tensor type: {o['type']}")
-            check_hex(o["hex"], t, f"output {i}")
+            check_hex(o["hex"], t, f"{what} {i}")
             return tensor_from_hex(o["hex"], t)
         except (ValueError, TypeError, KeyError) as e:
-            self._violation(f"output {i} of the implementation is malformed: {type(e).__name__}: {e}")
+            self._violation(f"{what} {i} of the implementation is malformed: {type(e).__name__}: {e}")

@@ -29,6 +29,23 @@ These carrier ops are evaluated by the interpreter too; they are exact and
 bit-preserving by the spec, and the results are turned back into the
 program's types with spec.types.from_bits.
 
+A process grid (`compile_grid` / `run_grid`): the interpreter's own
+`interpreter.run_parallel` op runs @main once per process, `programs`
+naming it num_replicas × num_partitions times; its operands and results
+are every process's, concatenated in flattened id order.  It runs each
+process as a task of LLVM's default thread pool — one thread per CPU the
+process may use — so on a grid of more processes than CPUs the processes
+past the first few never start while those wait in a collective for them:
+observed on 2 CPUs, a 4-process all_reduce ends the process with "LLVM
+ERROR: rendezvous timed out" (and `taskset -c 0` does it to 2 processes).
+Such grids are declared `unsupported`, naming the count, for programs
+with a collective; collective-free programs (replica_id, partition_id) run
+on any grid.  A JAX `shard_map` / `pmap` program (@main handing its
+arguments to one `sdy.manual_computation` over every mesh axis, or GSPMD's
+spelling of it) runs as the computation's body, each process on its shards
+(backends/manual.py).  Other ops of other dialects are unsupported, rather
+than the abort the interpreter gives them.
+
 Process hazards (why the runner keeps this adapter in a worker process):
 the interpreter kills its process with SIGFPE on an integer division by zero
 (e.g. si32 divide/remainder by 0, or MIN / -1), and aborts on some internal
@@ -43,11 +60,12 @@ import numpy as np
 
 from ..spec.types import ElementType, TensorType, dense_literal, element_type, from_bits, parse_type
 from ..oracle.reading import ChloNotDecomposed, legalize_chlo
-from .base import Backend, Rejected, Skip, Unsupported
+from .base import Backend, Rejected, Skip, Unsupported, check_grid_inputs
 from ..suites.records import tensor_type_of
 from .diagnostics import one_line
 
 _INNER = "__shlo_main"
+_PROCESS = "__shlo_process"
 
 
 @dataclass
@@ -65,6 +83,8 @@ class _Program:
     arg_types: list  # TensorType of each original argument
     plans: list  # _Plan per original result
     shimmed: bool
+    parallel: bool = False   # holds an op the interpreter runs only inside run_parallel (_PARALLEL)
+    single: Any = None       # its 1×1 run_parallel form (_GridProgram), made on its first run
 
 
 def _carrier_result(et: ElementType) -> str:
@@ -132,7 +152,7 @@ class InterpreterBackend(Backend):
             needs_shim = any(t.element_type.is_complex for t in arg_types) or any(p.how != "native" for p in plans)
             if needs_shim:
                 module = self._shim(module, main, arg_types, plans)
-            return _Program(module, arg_types, plans, needs_shim)
+            return _Program(module, arg_types, plans, needs_shim, parallel=bool(_ops_in(module.operation, _PARALLEL)))
 
     def _find_main(self, module):
         for op in module.body.operations:
@@ -212,35 +232,126 @@ class InterpreterBackend(Backend):
         prog: _Program = executable
         if len(inputs) != len(prog.arg_types):
             raise ValueError(f"@main takes {len(prog.arg_types)} arguments, got {len(inputs)}")
+        if prog.parallel:   # a collective, replica_id or partition_id: the one process of a 1×1 grid
+            from ..spec.grid import SINGLE
+
+            if prog.single is None:
+                prog.single = self._on_grid(prog, SINGLE)
+            return self.run_grid(prog.single, [inputs])[0]
         with self._ctx, ir.Location.unknown():
-            attrs = []
-            for a, t in zip(inputs, prog.arg_types):
-                a = np.asarray(a)
-                if tensor_type_of(a) != t:
-                    a = a.astype(t.element_type.numpy).reshape(t.shape)
-                et = t.element_type
-                if et.is_complex:
-                    comp = TensorType(t.shape, et.component)
-                    attrs.append(self._attr(np.ascontiguousarray(a.real), comp))
-                    attrs.append(self._attr(np.ascontiguousarray(a.imag), comp))
-                else:
-                    attrs.append(self._attr(a, t))
-            outs = self._stablehlo.eval_module(prog.module, attrs)
-            results, k = [], 0
-            for p in prog.plans:
-                et = p.type.element_type
-                if p.how == "native":
-                    results.append(_read(outs[k], p.type.shape).astype(et.numpy))
-                elif p.how == "complex":
-                    re_, im_ = _read(outs[k], p.type.shape), _read(outs[k + 1], p.type.shape)
-                    c = np.empty(p.type.shape, et.numpy)
-                    c.real, c.imag = re_, im_
-                    results.append(c)
-                else:  # raw bits (bf16, f8) or a widened 4-bit integer
-                    carrier = _read(outs[k], p.type.shape)
-                    results.append(from_bits(carrier.view(np.dtype(f"u{carrier.dtype.itemsize}")), et))
-                k += p.carriers
-            return results
+            outs = self._stablehlo.eval_module(prog.module, self._arguments(prog, inputs))
+            return self._results(prog, outs)
+
+    def _arguments(self, prog: _Program, inputs: Sequence[np.ndarray]) -> list:
+        """One process's inputs as the attributes @main (the shim's, where
+        there is one) takes: complex arguments as (real, imag) pairs."""
+        attrs = []
+        for a, t in zip(inputs, prog.arg_types):
+            a = np.asarray(a)
+            if tensor_type_of(a) != t:
+                a = a.astype(t.element_type.numpy).reshape(t.shape)
+            et = t.element_type
+            if et.is_complex:
+                comp = TensorType(t.shape, et.component)
+                attrs.append(self._attr(np.ascontiguousarray(a.real), comp))
+                attrs.append(self._attr(np.ascontiguousarray(a.imag), comp))
+            else:
+                attrs.append(self._attr(a, t))
+        return attrs
+
+    def _results(self, prog: _Program, outs: Sequence) -> list[np.ndarray]:
+        """One process's result attributes, read back in the program's own types."""
+        results, k = [], 0
+        for p in prog.plans:
+            et = p.type.element_type
+            if p.how == "native":
+                results.append(_read(outs[k], p.type.shape).astype(et.numpy))
+            elif p.how == "complex":
+                re_, im_ = _read(outs[k], p.type.shape), _read(outs[k + 1], p.type.shape)
+                c = np.empty(p.type.shape, et.numpy)
+                c.real, c.imag = re_, im_
+                results.append(c)
+            else:  # raw bits (bf16, f8) or a widened 4-bit integer
+                carrier = _read(outs[k], p.type.shape)
+                results.append(from_bits(carrier.view(np.dtype(f"u{carrier.dtype.itemsize}")), et))
+            k += p.carriers
+        return results
+
+    # ------------------------------------------------------------------ grid
+    grid_capable = True
+
+    def compile_grid(self, mlir: str, grid) -> Any:
+        """@main (behind the boundary shim, where it needs one) renamed and
+        run as every process of `grid` by the interpreter's own
+        `interpreter.run_parallel` op: `programs` holds the process
+        function `num_replicas` × `num_partitions` times (row r, column p:
+        process (r, p)); its operands are every process's inputs and its
+        results every process's results, both in flattened id order.  The
+        interpreter runs each process in a thread of its own and carries out
+        the collectives between them (its `ProcessGrid`)."""
+        from ..spec.grid import MAX_PROCESSES
+
+        if grid.size > MAX_PROCESSES:
+            raise Unsupported(f"interpreter: a grid of {grid.size} processes ({grid}): at most "
+                              f"{MAX_PROCESSES} (spec.grid.MAX_PROCESSES, one thread each)")
+        from .manual import per_process_text
+
+        mlir, _ = per_process_text(mlir, grid, self._ctx)   # shard_map / pmap: the body each process runs
+        return self._on_grid(self.compile(mlir), grid)
+
+    def _on_grid(self, prog: _Program, grid) -> "_GridProgram":
+        """`prog` (compiled) wrapped in run_parallel for `grid` (compile_grid)."""
+        ir = self._ir
+        with self._ctx, ir.Location.unknown():
+            foreign = _foreign_ops(prog.module.operation)
+            if foreign:
+                raise Unsupported(f"interpreter: {', '.join(sorted(foreign))} is not StableHLO: the interpreter "
+                                  "runs StableHLO programs process by process (it aborts its process on an op it "
+                                  "does not know)")
+            threads = _pool_threads()
+            collectives = _ops_in(prog.module.operation, _COLLECTIVES)
+            if grid.size > threads and collectives:
+                raise Unsupported(
+                    f"interpreter: {sorted(collectives)[0]} on a grid of {grid.size} processes ({grid}) with "
+                    f"{threads} CPUs: run_parallel runs each process as a task of LLVM's default thread pool, "
+                    f"one thread per CPU, so the processes past the first {threads} never start while those "
+                    "wait in the collective for them (observed: 'LLVM ERROR: rendezvous timed out', the process "
+                    "aborted)")
+            self._stablehlo.register_interpreter_dialect(self._ctx)
+            module = ir.Module.parse(prog.module.operation.get_asm(print_generic_op_form=True))
+            main = self._find_main(module)
+            ftype = ir.FunctionType(ir.TypeAttr(main.attributes["function_type"]).value)
+            main.attributes["sym_name"] = ir.StringAttr.get(_PROCESS)
+            main.attributes["sym_visibility"] = ir.StringAttr.get("private")
+            ins = [str(t) for t in ftype.inputs] * grid.size
+            outs = [str(t) for t in ftype.results] * grid.size
+            n = len(outs)
+            rows = ", ".join("[" + ", ".join([f"@{_PROCESS}"] * grid.num_partitions) + "]"
+                             for _ in range(grid.num_replicas))
+            lhs = "" if not n else ("%r = " if n == 1 else f"%r:{n} = ")
+            rets = ["%r"] if n == 1 else [f"%r#{i}" for i in range(n)]
+            wrapper = (f"func.func @main({', '.join(f'%a{i}: {t}' for i, t in enumerate(ins))}) "
+                       f"-> ({', '.join(outs)}) {{\n"
+                       f'  {lhs}"interpreter.run_parallel"({", ".join(f"%a{i}" for i in range(len(ins)))}) '
+                       f"{{programs = [{rows}]}} : ({', '.join(ins)}) -> ({', '.join(outs)})\n"
+                       f'  "func.return"({", ".join(rets[:n])}) : ({", ".join(outs)}) -> ()\n}}')
+            ops = "\n".join(op.operation.get_asm(print_generic_op_form=True) for op in module.body.operations)
+            try:
+                wrapped = ir.Module.parse("module {\n" + ops + "\n" + wrapper + "\n}\n")
+                wrapped.operation.verify()
+            except Exception as e:  # a bug of the wrapper, not a rejection by the implementation
+                raise RuntimeError(f"interpreter adapter: run_parallel wrapper failed: {one_line(str(e))}") from None
+        return _GridProgram(wrapped, prog, grid)
+
+    def run_grid(self, executable: Any, inputs_per_process) -> list[list[np.ndarray]]:
+        gp: _GridProgram = executable
+        check_grid_inputs(gp.grid, inputs_per_process, len(gp.process.arg_types))
+        ir = self._ir
+        with self._ctx, ir.Location.unknown():
+            attrs = [a for inputs in inputs_per_process for a in self._arguments(gp.process, inputs)]
+            outs = self._stablehlo.eval_module(gp.module, attrs)
+            per = sum(p.carriers for p in gp.process.plans)
+            return [self._results(gp.process, outs[i * per:(i + 1) * per]) for i in range(gp.grid.size)]
 
     host_unsupported = ("only infeed runs through jaxlib's Python API (eval_module of an "
                         "`interpreter.run_parallel` with `infeed` functions); what outfeed writes is not returned, "
@@ -299,12 +410,84 @@ class InterpreterBackend(Backend):
     # Probed: these ops abort the whole process ("LLVM ERROR: Unsupported op" for every custom_call
     # target; rng and rng_bit_generator are "unsupported at the moment", openxla/stablehlo#1571).
     skips = (Skip("custom_call", 'has no custom_call at all ("LLVM ERROR: Unsupported op"); the process aborts on it'),
+             # Probed (stablehlo 1.17.0): every cholesky, any type and shape, aborts the process.
+             Skip("cholesky", 'does not implement cholesky ("Operation stablehlo.cholesky is unsupported at the '
+                              'moment. However, this operation can be decomposed into supported operations", '
+                              "openxla/stablehlo#1571); the process aborts on it"),
+             # Probed (stablehlo 1.17.0): every batch_norm_* case of /tmp/bn-suite (230, every float type) aborts.
+             *(Skip(op, f'does not implement {op} ("… is unsupported at the moment. However, this operation can be '
+                        'decomposed into supported operations", openxla/stablehlo#1571); the process aborts on it')
+               for op in ("batch_norm_inference", "batch_norm_training", "batch_norm_grad")),
              Skip("rng", "does not implement rng (openxla/stablehlo#1571); the process aborts on it"),
              Skip("rng_bit_generator", "does not implement rng_bit_generator (openxla/stablehlo#1571); "
-                                       "the process aborts on it"))
+                                       "the process aborts on it"),
+             # Probed: every fft of f32 / complex<f32> (FFT, IFFT, RFFT, IRFFT, any length); complex<f64> runs.
+             Skip("fft", "the process aborts on every non-empty fft of f32 or complex<f32> (\"LLVM ERROR: Semantics mismatch "
+                         "between provided type and complex value\"); complex<f64> runs", dtypes=("f32", "complex<f32>")))
 
     def _attr(self, array: np.ndarray, t: TensorType):
         return self._ir.Attribute.parse(dense_literal(array, t))
+
+
+@dataclass
+class _GridProgram:
+    """A program compiled for a grid: the run_parallel module, the one
+    process's program (its argument types and result plans), the grid."""
+
+    module: Any
+    process: _Program
+    grid: Any
+
+
+_KNOWN_DIALECTS = ("stablehlo", "func", "builtin", "chlo")
+
+
+def _foreign_ops(op) -> set[str]:
+    """The ops under `op` of a dialect the interpreter does not run (JAX's
+    shard_map lowering writes `sdy.manual_computation` and `sdy.mesh`)."""
+    out = set()
+    for region in op.regions:
+        for block in region.blocks:
+            for inner in block.operations:
+                name = inner.operation.name
+                if name.split(".", 1)[0] not in _KNOWN_DIALECTS:
+                    out.add(name)
+                out |= _foreign_ops(inner.operation)
+    return out
+
+
+# The collectives: they wait for the other processes of their group.
+_COLLECTIVES = ("all_gather", "all_reduce", "all_to_all", "collective_broadcast", "collective_permute",
+                "reduce_scatter")
+# What the interpreter runs only inside run_parallel; elsewhere it aborts its process
+# ("LLVM ERROR: replica_id is only supported when run via interpreter.run_parallel", probed for each).
+_PARALLEL = _COLLECTIVES + ("replica_id", "partition_id")
+
+
+def _ops_in(op, mnemonics) -> set[str]:
+    """The stablehlo ops under `op` whose mnemonic is one of `mnemonics`."""
+    out = set()
+    for region in op.regions:
+        for block in region.blocks:
+            for inner in block.operations:
+                name = inner.operation.name
+                if name.startswith("stablehlo.") and name.split(".", 1)[1] in mnemonics:
+                    out.add(name)
+                out |= _ops_in(inner.operation, mnemonics)
+    return out
+
+
+def _pool_threads() -> int:
+    """The threads of LLVM's default thread pool in this process: one per
+    CPU this process may run on (llvm::hardware_concurrency reads the
+    affinity mask).  Probed: `taskset -c 0` makes a 2-process all_reduce
+    abort with 'rendezvous timed out'; with 2 CPUs it passes."""
+    import os
+
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):   # pragma: no cover - not Linux
+        return os.cpu_count() or 1
 
 
 def _infeed_payloads(op) -> list[int]:

@@ -50,6 +50,16 @@ Boundary traps:
   results are typed by @main's result types read from the program text
   (`_mlir.main_signature`), falling back to the HAL element type.
 
+Collectives and grids (`skips`, `grid_unsupported`): IREE compiles all_gather,
+all_reduce, all_to_all, collective_permute, reduce_scatter and replica_id
+for llvm-cpu (to `flow.collective.*` on the default channel; partition_id to
+the constant 0), but its local CPU drivers create no channel: calling @main
+fails with "UNIMPLEMENTED; collectives not implemented" (hal.channel.create),
+on a 1×1 grid too.  IREE runs a grid as one OS process per rank (MPI/NCCL
+launchers, GPU drivers); its Python runtime has no way to run one program as
+several processes here.  So those ops are declared, and every grid case is
+`unsupported` with that reason.
+
 Observed with 3.13.0 (behaviour under test, not adapter settings): f32
 subnormal inputs and results are flushed to zero (1e-40 + 0 -> 0); `add` on
 i1 computes XOR-like wrap (true + true -> false) where the spec says logical
@@ -74,6 +84,14 @@ from .base import Backend, Rejected, Skip, Unsupported
 from ..suites.records import element_type_of
 from ..suites.signature import main_signature
 from .diagnostics import one_line
+
+# Probed with 3.13.0 on llvm-cpu: all_gather, all_reduce, all_to_all, collective_permute (send_recv),
+# reduce_scatter and replica_id (the default channel's rank) compile to flow.collective.* / flow.channel.*
+# ops, which create the default channel when @main is called; partition_id compiles to the constant 0.
+_NO_COLLECTIVES = ("compiles to IREE's flow.collective / flow.channel ops, but the local CPU drivers implement no "
+                   "collectives: calling @main fails with 'UNIMPLEMENTED; collectives not implemented; while "
+                   "invoking native function hal.channel.create' (local-sync and local-task, iree-base-runtime "
+                   "3.13.0), on a 1×1 grid too")
 
 _UNSUPPORTED_MESSAGES = (
     "does not have integral number of total bytes",
@@ -127,7 +145,34 @@ class IreeBackend(Backend):
     # and convert to/from f32, on all 19 types), so no type is declared away;
     # what IREE then gets wrong is for the suite to find.
     skips = (Skip("custom_call", "registers none of the custom_call targets the suite names (Sharding, LAPACK "
-                                 "potrf): its StableHLO input conversion marks stablehlo.custom_call illegal"),)
+                                 "potrf): its StableHLO input conversion marks stablehlo.custom_call illegal"),
+             # Probed (iree-base-compiler 3.13.0): every case of either op with a non-empty result, any type,
+             # fails to compile; zero-element results compile (folded away) and are skipped with the rest.
+             *(Skip(op, f"does not legalize stablehlo.{op} (\"failed to legalize operation 'stablehlo.{op}' that "
+                        "was explicitly marked illegal\"): no program computing a non-empty result compiles")
+               for op in ("cholesky", "triangular_solve")),
+             # Probed (iree-base-compiler 3.13.0, /tmp/bn-suite seed 0): every non-empty batch_norm_grad fails to
+             # compile, any type; f8 batch_norm_inference / _training fail on the sqrt of their expansion.
+             Skip("batch_norm_grad", "does not legalize stablehlo.batch_norm_grad (\"failed to legalize operation "
+                                     "'stablehlo.batch_norm_grad' that was explicitly marked illegal\"): no program "
+                                     "computing a non-empty result compiles"),
+             *(Skip(op, "compiles no non-empty f8 case: its expansion's sqrt is not lowered for f8 (\"failed to "
+                        "legalize operation 'math.sqrt'\"), or the expansion refuses an epsilon that f8 cannot hold "
+                        "exactly (\"Could not convert batch_norm epsilon to target fp type\")",
+                    dtypes=("f8E4M3FN", "f8E5M2")) for op in ("batch_norm_inference", "batch_norm_training")),
+             *(Skip(op, _NO_COLLECTIVES) for op in ("all_gather", "all_reduce", "all_to_all", "collective_permute",
+                                                   "reduce_scatter", "replica_id")),
+             # Probed (iree-base-compiler 3.13.0): every f64 / complex<f64> fft longer than one point fails to compile.
+             Skip("fft", "compiles no f64 transform longer than one point: its FFT lowering mixes f32 and f64 "
+                         "(\"'arith.mulf' op requires the same type for all operands and results\"), or does not "
+                         "legalize the op at all (lengths not a power of two, several axes)",
+                  dtypes=("f64", "complex<f64>")))
+
+    # A grid: IREE runs one process per rank of a collective channel (MPI / NCCL-style launchers, GPU drivers);
+    # its local CPU drivers have no channel at all (`_NO_COLLECTIVES`), and no API runs a grid in one process.
+    grid_unsupported = ("IREE's local CPU drivers (local-sync, local-task) have no collective channels, and its "
+                        "runtime has no API that runs a program as several processes: "
+                        "'UNIMPLEMENTED; collectives not implemented' (hal.channel.create, iree-base-runtime 3.13.0)")
 
     def compile(self, mlir: str) -> Any:
         vmfb, diagnostics = self._compiler.compile(mlir)

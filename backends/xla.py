@@ -40,6 +40,38 @@ denormals flushed to zero: observed with jaxlib 0.10.2, f32 1e-40 + 0 -> 0
 (ftz/daz; no DebugOptions knob for it).  Both are XLA behaviour under
 test, as `jax.jit` users get it.  XLA_FLAGS from the environment are
 honoured as JAX honours them (the runner does not set any).
+
+A process grid (`compile_grid` / `run_grid`; spec/grid.py): the
+processes are host devices of a PJRT CPU client made for the grid —
+`xla_client.make_cpu_client(num_devices=N)`, N = the grid's size (at most
+spec.grid.MAX_PROCESSES), what `--xla_force_host_platform_device_count=N`
+(or `jax_num_cpu_devices`) gives JAX's own client.  A client of its own,
+not XLA_FLAGS in the worker's environment: JAX's client, which compiles
+every single-process case, stays the one-device client `jax.jit` users
+get, so nothing of those cases changes (tests/backends/test_xla_as_jit.py),
+and a grid of any size can be made in a process whose JAX is already
+initialised (a test, the `run` command).  Clients are made on the first
+grid of each size and kept for the worker's life.  The CompileOptions are
+JAX's `compiler.get_compile_options(num_replicas, num_partitions,
+device_assignment)` — `use_spmd_partitioning` on and Shardy as JAX
+configures it, as for every jit — with the device assignment [r][p] = the
+device of flattened id r * num_partitions + p, and sharding propagation
+allowed as `pxla.create_compile_options` allows it for unspecified
+shardings.  XLA compiles more than one partition only through its SPMD
+partitioner, and the partitioner refuses `partition_id` outside a manual
+computation ("the meaning is ambiguous"); a program that carries no
+sharding of its own (the suite's: one process's program, as the spec
+writes them) is therefore wrapped in one `sdy.manual_computation` over all
+partitions with no dimension sharded — what
+`jax.jit(shard_map(f, mesh, in_specs=P(), out_specs=P()))` lowers — so each
+device runs the program as written.  Programs JAX lowers with `shard_map`
+(`sdy.mesh`, `sdy.manual_computation`) are compiled as they are; each
+process's inputs and results are then its shards.  `run_grid` puts each
+process's inputs on its device, runs the executable once on every device
+(`execute_sharded`) and reads each device's results back.  The collectives
+are XLA:CPU's in-process ones; a process that never reaches a collective
+leaves the others waiting in XLA's rendezvous until the runner's timeout
+kills the worker.
 """
 from __future__ import annotations
 
@@ -47,7 +79,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from .base import Backend, Rejected
+from .base import Backend, Rejected, Unsupported, check_grid_inputs
 from .diagnostics import one_line
 
 
@@ -116,6 +148,188 @@ class XlaBackend(Backend):
         outs = executable.execute(bufs)
         return [np.array(np.asarray(o), copy=True) for o in outs]
 
+    # ------------------------------------------------------------------ grid
+    grid_capable = True
+
+    def grid_devices(self, n: int) -> list:
+        """`n` CPU devices of a PJRT client of their own (module docstring,
+        "A process grid"), made on first use and kept for the worker's life.
+        Public for JAX programs written for them: a `Mesh` of these devices
+        lowers `shard_map` in a process whose JAX has one CPU device."""
+        clients = self.__dict__.setdefault("_grid_clients", {})
+        if n not in clients:
+            from jax._src import xla_bridge
+            from jax._src.lib import xla_client
+
+            asynchronous = getattr(xla_bridge, "_CPU_ENABLE_ASYNC_DISPATCH", None)
+            clients[n] = xla_client.make_cpu_client(
+                asynchronous=True if asynchronous is None else asynchronous.value, num_devices=n)
+        return list(clients[n].devices())[:n]
+
+    def compile_grid(self, mlir: str, grid) -> Any:
+        """@main compiled for `grid`: `num_replicas` × `num_partitions` in the
+        CompileOptions with a device assignment whose entry [r][p] is the
+        device of flattened id r * num_partitions + p, as JAX's
+        `compiler.get_compile_options` builds them; a program that carries no
+        sharding of its own and runs on more than one partition is made one
+        manual computation over the partitions first (`_manual`)."""
+        from jax._src import compiler
+        from jax._src.interpreters import mlir as jax_mlir
+        from jax._src.lib import xla_client
+        from jax._src.lib.mlir import ir
+
+        from ..spec.grid import MAX_PROCESSES
+
+        if grid.size > MAX_PROCESSES:
+            raise Unsupported(f"xla: a grid of {grid.size} processes ({grid}); this adapter makes at most "
+                              f"{MAX_PROCESSES} host devices (spec.grid.MAX_PROCESSES)")
+        devices = self.grid_devices(grid.size)
+        assignment = np.empty((grid.num_replicas, grid.num_partitions), dtype=object)
+        for i, (r, p) in enumerate(grid.processes()):
+            assignment[r, p] = devices[i]
+        try:
+            with jax_mlir.make_ir_context():
+                module = ir.Module.parse(mlir)
+                n_args, n_results = _main_arity(module)
+                sharded = _carries_shardings(module)
+                if grid.num_partitions > 1 and not sharded:
+                    module = ir.Module.parse(_manual(module, grid))
+                if "sym_name" not in module.operation.attributes:
+                    module.operation.attributes["sym_name"] = ir.StringAttr.get("main")
+                options = compiler.get_compile_options(
+                    num_replicas=grid.num_replicas, num_partitions=grid.num_partitions,
+                    device_assignment=assignment, env_options_overrides=dict(self.config),
+                    detailed_logging=compiler.use_detailed_logging(module), backend=devices[0].client)
+                # as pxla.create_compile_options sets them for a jit whose shardings are unspecified
+                options.parameter_is_tupled_arguments = False
+                build = options.executable_build_options
+                build.allow_spmd_sharding_propagation_to_parameters = [True] * n_args
+                build.allow_spmd_sharding_propagation_to_output = [True] * n_results
+                if grid.num_partitions > 1 and not sharded:
+                    build.use_shardy_partitioner = True   # `_manual` writes the computation in Shardy's dialect
+                loaded = compiler.backend_compile_and_load(devices[0].client, module,
+                                                           xla_client.DeviceList(tuple(devices)), options, [])
+        except Exception as e:  # parse, verify, partitioning and compile errors alike
+            raise Rejected(one_line(str(e))) from None
+        return _GridExecutable(loaded, grid, devices, n_args)
+
+    def run_grid(self, executable: Any, inputs_per_process) -> list[list[np.ndarray]]:
+        """Each argument goes in as one array whose shard on device i is
+        process i's input (declared replicated: XLA's executable reads each
+        device's own buffer, which is what a process's input is), executed
+        once on every device (`execute_sharded`); each result comes back
+        per device, put in flattened id order by the device it lives on."""
+        jax = self._jax
+        from jax.sharding import Mesh, NamedSharding, PartitionSpec
+
+        ex: _GridExecutable = executable
+        check_grid_inputs(ex.grid, inputs_per_process, ex.n_args)
+        sharding = NamedSharding(Mesh(np.array(ex.devices, dtype=object), ("process",)), PartitionSpec())
+        args = []
+        with jax.enable_x64(True):
+            for k in range(ex.n_args):
+                per = [np.ascontiguousarray(ins[k]) for ins in inputs_per_process]
+                shards = [jax.device_put(a, d) for a, d in zip(per, ex.devices)]
+                args.append(jax.make_array_from_single_device_arrays(per[0].shape, sharding, shards))
+        results = ex.loaded.execute_sharded(args).disassemble_into_single_device_arrays()
+        where = {d.id: i for i, d in enumerate(ex.devices)}
+        outs: list[list] = [[None] * len(results) for _ in ex.devices]
+        for j, shards in enumerate(results):
+            for shard in shards:
+                (device,) = shard.devices()
+                outs[where[device.id]][j] = np.array(np.asarray(shard), copy=True)
+        return outs
+
+
+class _GridExecutable:
+    """A program compiled for a grid: the loaded executable, the grid, its
+    devices in flattened id order, @main's argument count."""
+
+    def __init__(self, loaded, grid, devices, n_args):
+        self.loaded, self.grid, self.devices, self.n_args = loaded, grid, devices, n_args
+
+
+def _carries_shardings(module) -> bool:
+    """Does the module say how its values lie on the devices (Shardy's
+    `sdy.*` ops and attributes, GSPMD's `mhlo.sharding`: what JAX writes
+    for shard_map, pmap or a jit with shardings)?  Then the partitioner
+    follows what it says, and each process's inputs and outputs are the
+    per-device buffers those shardings give."""
+    text = module.operation.get_asm(large_elements_limit=16)
+    return "sdy." in text or "mhlo.sharding" in text
+
+
+_GRID_MESH = "__shlo_grid"
+_PROCESS = "__shlo_process"
+
+
+def _manual(module, grid) -> str:
+    """The module with @main made one `sdy.manual_computation` over every
+    partition (the program renamed @__shlo_process and called inside it):
+    XLA compiles more than one partition only through its SPMD
+    partitioner, which runs a program as written on each device — its
+    partition_id and collectives meaning what the spec says — only inside
+    a manual computation ("PartitionId instruction is not supported for
+    SPMD partitioning since the meaning is ambiguous" otherwise).  Every
+    dimension is left unsharded, so each device's buffer is the whole
+    value @main's types say: the process's own input or result.  This is
+    what `jax.jit(shard_map(f, mesh, in_specs=P(), out_specs=P()))` lowers."""
+    from jax._src.lib.mlir import ir
+
+    main = _main_func(module)
+    ftype = ir.FunctionType(ir.TypeAttr(main.attributes["function_type"]).value)
+    ins, outs = [str(t) for t in ftype.inputs], [str(t) for t in ftype.results]
+    main.attributes["sym_name"] = ir.StringAttr.get(_PROCESS)
+    main.attributes["sym_visibility"] = ir.StringAttr.get("private")
+    for attr in ("arg_attrs", "res_attrs"):   # jax.result_info and the like belong to the wrapper, if anywhere
+        if attr in main.attributes:
+            del main.attributes[attr]
+
+    def sharding(t: str) -> str:
+        rank = len(ir.RankedTensorType(ir.Type.parse(t)).shape) if t.startswith("tensor<") else 0
+        return f"<@{_GRID_MESH}, [{', '.join(['{}'] * rank)}]>"
+
+    n = len(outs)
+    params = ", ".join(f"%a{i}: {t}" for i, t in enumerate(ins))
+    inner = ", ".join(f"%b{i}: {t}" for i, t in enumerate(ins))
+    args = ", ".join(f"%a{i}" for i in range(len(ins)))
+    call_args = ", ".join(f"%b{i}" for i in range(len(ins)))
+    sig = f"({', '.join(ins)}) -> ({', '.join(outs)})"
+    call = f"%c:{n} = " if n > 1 else ("%c = " if n == 1 else "")
+    called = [f"%c#{i}" for i in range(n)] if n > 1 else (["%c"] if n == 1 else [])
+    result = f"%r:{n} = " if n > 1 else ("%r = " if n == 1 else "")
+    got = [f"%r#{i}" for i in range(n)] if n > 1 else (["%r"] if n == 1 else [])
+    wrapper = (
+        f"sdy.mesh @{_GRID_MESH} = <[\"partition\"={grid.num_partitions}]>\n"
+        f"func.func public @main({params}) -> ({', '.join(outs)}) {{\n"
+        f"  {result}sdy.manual_computation({args}) in_shardings=[{', '.join(sharding(t) for t in ins)}] "
+        f"out_shardings=[{', '.join(sharding(t) for t in outs)}] manual_axes={{\"partition\"}} ({inner}) {{\n"
+        f"    {call}func.call @{_PROCESS}({call_args}) : {sig}\n"
+        f"    sdy.return {', '.join(called)}{' : ' + ', '.join(outs) if n else ''}\n"
+        f"  }} : {sig}\n"
+        f"  return {', '.join(got)}{' : ' + ', '.join(outs) if n else ''}\n}}\n")
+    # The program's ops are re-printed in generic form, which always parses back (the
+    # interpreter adapter found a pretty form that does not); the module keeps its attributes.
+    name = module.operation.attributes["sym_name"] if "sym_name" in module.operation.attributes else None
+    named = module.operation.attributes
+    attrs = [f"{a.name} = {a.attr}" for a in (named[i] for i in range(len(named))) if a.name != "sym_name"]
+    head = "module" + (f" @{ir.StringAttr(name).value}" if name is not None else "")
+    head += f" attributes {{{', '.join(attrs)}}}" if attrs else ""
+    ops = "\n".join(op.operation.get_asm(print_generic_op_form=True) for op in module.body.operations)
+    return f"{head} {{\n{ops}\n{wrapper}}}\n"
+
+
+def _main_func(module):
+    """@main, or the only public function, of a parsed module."""
+    from jax._src.lib.mlir import ir
+
+    funcs = [op for op in module.body.operations if op.operation.name == "func.func"]
+    main = next((f for f in funcs if ir.StringAttr(f.attributes["sym_name"]).value == "main"), None)
+    main = main if main is not None else (funcs[0] if len(funcs) == 1 else None)
+    if main is None:
+        raise ValueError("the module has no @main function")
+    return main
+
 
 _PROBE = """func.func @main(%a: tensor<f32>) -> tensor<f32> {
   return %a : tensor<f32>
@@ -127,11 +341,7 @@ def _main_arity(module) -> tuple[int, int]:
     only public function): what `jax.jit` allows sharding propagation for."""
     from jax._src.lib.mlir import ir
 
-    funcs = [op for op in module.body.operations if op.operation.name == "func.func"]
-    main = next((f for f in funcs if ir.StringAttr(f.attributes["sym_name"]).value == "main"), None)
-    main = main if main is not None else (funcs[0] if len(funcs) == 1 else None)
-    if main is None:
-        raise ValueError("the module has no @main function")
+    main = _main_func(module)
     ftype = ir.FunctionType(ir.TypeAttr(main.attributes["function_type"]).value)
     return len(ftype.inputs), len(ftype.results)
 

@@ -15,7 +15,7 @@ from ..oracle.elementwise import Unspecified
 from ..oracle.program import ProgramRejected, execute, parse_program
 from ..spec.expectation import Expectation
 
-__all__ = ["expected_outputs", "rejection", "ProgramRejected", "Unspecified"]
+__all__ = ["expected_outputs", "expected_grid_outputs", "rejection", "ProgramRejected", "Unspecified"]
 
 
 def expected_outputs(mlir: str, inputs: Sequence[np.ndarray]) -> list[Expectation]:
@@ -23,6 +23,15 @@ def expected_outputs(mlir: str, inputs: Sequence[np.ndarray]) -> list[Expectatio
     a program the encoded spec refuses, Unspecified where the spec states no
     result and names no alternatives (the generator then drops the case)."""
     return execute(parse_program(mlir), list(inputs))
+
+
+def expected_grid_outputs(mlir: str, grid, inputs_per_process: Sequence[Sequence[np.ndarray]]) -> list[list[Expectation]]:
+    """Each process's expected outputs of @main run on every process of
+    `grid` (spec.grid.Grid), each on its inputs (flattened id order).
+    Raises as `expected_outputs`; processes that cannot all meet at a
+    collective raise CannotJudge, a ProgramRejected (oracle/grid.py)."""
+    from ..oracle.grid import execute_on_grid
+    return execute_on_grid(parse_program(mlir, grid), grid, [list(x) for x in inputs_per_process])
 
 
 def rejection(mlir: str) -> str | None:

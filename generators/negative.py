@@ -61,6 +61,9 @@ def _perturbed_layouts(spec: OpSpec, skel: Skeleton, ranks) -> list[dict]:
                 if alt >= 0:
                     key = "members" if name in tuple_ops else kind
                     out.append({key: {name: alt}})
+    for name, (rows, cols) in base.get("group_shapes", {}).items():   # collectives' 2-D groups: one off
+        for alt in ((rows, cols + 1), (rows + 1, cols)):
+            out.append({"group_shapes": {name: alt}})
     return out + result_mixes(spec, skel, base)
 
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 import z3
 
 from ..spec.symbolic import Skeleton, Symbolic, concrete_regions, concrete_value, constraint_exprs, layout_options, symbolic_instance
-from ..spec.dsl import Instance, OpSpec, is_symbolic
+from ..spec.dsl import Instance, OpSpec, concrete_grid, is_symbolic
 from ..spec.types import TensorType
 
 MAX_DIM = 6          # each dimension size in 0..MAX_DIM
@@ -151,7 +151,8 @@ def concretize(spec: OpSpec, skel: Skeleton, sym: Symbolic, model, infer_results
     attrs = {a.name: concrete_value(sym.inst.attributes.get(a.name), val) for a in spec.attributes}
     results = {k: concrete_value(v, val) for k, v in sym.inst.results.items()}
     regions = concrete_regions(sym.inst.regions, val)
-    inst = spec.instance(operands, attrs, results, regions)
+    grid = concrete_grid(sym.inst.grid, val)   # collectives: the solved grid (their constraints read it)
+    inst = spec.instance(operands, attrs, results, regions, grid=grid)
     if infer_results:
         inferred = spec.infer(inst)
         prog = skel.result_type_dict
@@ -161,7 +162,7 @@ def concretize(spec: OpSpec, skel: Skeleton, sym: Symbolic, model, infer_results
             if isinstance(t, TensorType):
                 t = TensorType(tuple(int(d) for d in t.shape), prog.get(name, t.element_type))
             results[name] = t
-        inst = spec.instance(operands, attrs, results, regions)
+        inst = spec.instance(operands, attrs, results, regions, grid=grid)
     return inst
 
 

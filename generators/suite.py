@@ -41,7 +41,8 @@ from ..spec.ops import OPS
 from ..suites.io import write_suite
 from ..oracle.host import Host, session
 from ..spec.types import TensorType
-from ..suites.records import Case, HostData, TensorValue, case_id, tensor_type_of
+from ..spec.grid import Grid
+from ..suites.records import Case, GridData, HostData, TensorValue, case_id, tensor_type_of
 from . import corners, emit, expect, indices, negative, solve, values
 from .skeleton import Skeleton, draw_ranks, enumerate_skeletons
 
@@ -70,17 +71,22 @@ def _oracle_expectations(spec, inst, mlir, arrays):
     return expect.expected_outputs(mlir, arrays)
 
 
-def _case(spec, skel, inst, arrays, kind, seed, note, expect_fn, violates=None, constants=None) -> Case | None:
+def _case(spec, skel, inst, arrays, kind, seed, note, expect_fn, violates=None, constants=None,
+          omit: tuple = ()) -> Case | None:
     """One case; None where the spec states no result at all (e.g. complex
     remainder, "TBD" in the seed), so there is nothing to expect.
     `arrays`: @main's arguments; `constants`: values of operands written as
     attributes (constant's `value`)."""
-    mlir = emit.program(spec, inst, _present(spec, skel), constants)
+    mlir = emit.program(spec, inst, _present(spec, skel) - set(omit), constants)
     tvs = [TensorValue.of(a, t) for a, t in zip(arrays, emit.operand_types(spec, inst, arguments_only=True))]
     dtype = skel.dtype(spec)
     reason = spec.exercise.survey_when(inst) if kind == "value" and spec.exercise.survey_when else None
     if reason:   # the op's result as a whole is the implementation's choice here: reported, not scored
         kind, note = "survey", f"{note}; {reason}"
+    grid = getattr(inst, "grid", None)
+    if isinstance(grid, Grid) and grid.size > 1:   # solved on a process grid (collectives): every process
+        return _grid_case(spec, inst, grid, with_grid(mlir, grid), arrays, dtype, kind, seed, note, expect_fn,
+                          violates)
     try:
         expected = expect_fn(spec, inst, mlir, arrays) if kind in ("value", "survey") else []
     except expect.Unspecified:
@@ -93,6 +99,50 @@ def _case(spec, skel, inst, arrays, kind, seed, note, expect_fn, violates=None, 
     return Case(id=case_id(spec.mnemonic, dtype, mlir, tvs, salt=kind), op=spec.mnemonic, dtype=dtype,
                 kind=kind, mlir=mlir, inputs=tvs, expected=expected, violates=violates, note=note,
                 provenance={"seed": seed, "section": spec.mnemonic, "generator": GENERATOR_VERSION})
+
+
+def with_grid(mlir: str, grid: Grid) -> str:
+    """The program as a module stating its grid (`mhlo.num_replicas`,
+    `mhlo.num_partitions`: as JAX and XLA write them, and as the oracle's
+    reader and `run` read them)."""
+    return (f"module attributes {{mhlo.num_partitions = {grid.num_partitions} : i32, "
+            f"mhlo.num_replicas = {grid.num_replicas} : i32}} {{\n{mlir}}}\n")
+
+
+def _grid_case(spec, inst, grid: Grid, mlir: str, arrays, dtype, kind, seed, note, expect_fn, violates) -> Case | None:
+    """A case on a process grid (`suites.records.GridData`): process 0
+    takes the drawn `arrays`, every other process its own, drawn from a
+    generator of the program's own (seed, program text) — so the op's
+    stream, and every other case of the suite, is the same as before grids
+    existed; the oracle runs the whole grid (oracle/grid.py) for each
+    process's expectations.  An invalid case carries the grid alone."""
+    arg_types = emit.operand_types(spec, inst, arguments_only=True)
+    tv = lambda xs: [TensorValue.of(a, t) for a, t in zip(xs, arg_types)]  # noqa: E731
+    if kind == "invalid":
+        if expect_fn is _oracle_expectations and expect.rejection(mlir) != violates:
+            return None
+        tvs = tv(arrays)
+        return Case(id=case_id(spec.mnemonic, dtype, mlir, tvs, salt=kind), op=spec.mnemonic, dtype=dtype, kind=kind,
+                    mlir=mlir, inputs=tvs, violates=violates, note=note, grid=GridData(*_sizes(grid)),
+                    provenance={"seed": seed, "section": spec.mnemonic, "generator": GENERATOR_VERSION})
+    rng = np.random.default_rng([seed, zlib.crc32(mlir.encode())])
+    per = [list(arrays)] + [_values(spec, inst, rng)[0] for _ in range(grid.size - 1)]
+    try:
+        if expect_fn is _oracle_expectations:
+            expected = expect.expected_grid_outputs(mlir, grid, per)
+        else:   # a stand-in (tests): per process, as it would for one
+            expected = [expect_fn(spec, inst, mlir, a) for a in per]
+    except expect.Unspecified:
+        return None
+    per_tvs = [tv(a) for a in per]
+    return Case(id=case_id(spec.mnemonic, dtype, mlir, [v for vs in per_tvs for v in vs], salt=kind),
+                op=spec.mnemonic, dtype=dtype, kind=kind, mlir=mlir, inputs=[], expected=[], note=note,
+                grid=GridData(*_sizes(grid), per_tvs, expected),
+                provenance={"seed": seed, "section": spec.mnemonic, "generator": GENERATOR_VERSION})
+
+
+def _sizes(grid: Grid) -> tuple[int, int]:
+    return grid.num_replicas, grid.num_partitions
 
 
 def _values(spec, inst, rng, mode: str | None = "in_bounds"):
@@ -335,9 +385,42 @@ def op_cases(spec: OpSpec, seed: int, expect_fn=None) -> tuple[list[Case], list[
             args, consts = _values(spec, v.inst, rng, None)
         cases.append(_case(spec, v.skeleton, v.inst, args, "invalid", seed,
                            f"violates {v.label} ({v.strategy})", expect_fn, violates=v.label, constants=consts))
-    unique = _unique(cases)
+    unique = _unique(cases + _elided_cases(spec, skels, seed, expect_fn))
     named = {c.violates for c in unique if c.kind == "invalid"}
     return unique, [label for label in spec.labels if label not in named]
+
+
+def _elided_cases(spec: OpSpec, skels: list[Skeleton], seed: int, expect_fn) -> list:
+    """Programs with defaulted attributes left out (`Exercise.elided`): each
+    corner solved with those attributes at their defaults and written
+    without them, as JAX and the StableHLO pretty printer write programs,
+    so the expectation rests on the oracle's defaults.  A generator stream
+    of their own, after every other case: the op's other cases stay
+    byte-identical (issue 25)."""
+    if not spec.exercise.elided or not skels:
+        return []
+    rng = np.random.default_rng([seed, zlib.crc32(spec.mnemonic.encode()), zlib.crc32(b"elided")])
+    order = [int(i) for i in rng.permutation(len(skels))]
+    out, k = [], 0
+    for corner in spec.exercise.elided:
+        for _ in range(3):
+            skel = skels[order[k % len(skels)]]
+            k += 1
+
+            def extra(sym, where=corner.where):
+                try:
+                    return where(sym.inst)
+                except (AttributeError, IndexError, KeyError, TypeError):
+                    return [False]
+            got = solve.solve_shapes(spec, skel, corner.ranks, rng, 1, zero_prob=0.0, extra=extra,
+                                     layout=corner.layout, max_dim=corner.max_dim or solve.MAX_DIM)
+            vals = _try_values(spec, got[0], rng) if got else None
+            if vals is not None:
+                args, consts = vals
+                out.append(_case(spec, skel, got[0], args, "value", seed, corner.note, expect_fn, constants=consts,
+                                 omit=corner.omit))
+                break
+    return out
 
 
 def build(out_dir: Path, seed: int, ops: list[str] | None = None, expect_fn=None, log=None) -> dict:

@@ -21,6 +21,9 @@ over the whole array:
   wrapped and labelled by `resolve` where they leave the type).
 * OVER elements: the primary (an infinity, or s rounded to nearest) with
   the "any value" alternative.
+* Complex results: a record of shape + (2,) over the component type
+  states re and im as two real elements (spec/ops/fft.py), judged as
+  above and laid out as complex bits (`_complex`).
 * Labels: `Answers.probes` holds one answer per kind as the per-element
   route writes it; resolved once, it names the alternatives every element
   of that kind offers (its primary's bits are the element's own).
@@ -48,6 +51,8 @@ def expectation(ans: Answers, t: TensorType) -> Expectation:
     et = t.element_type
     shape = tuple(int(d) for d in t.shape)
     size = int(np.prod(shape, dtype=np.int64))
+    if et.is_complex and tuple(ans.shape) == shape + (2,):   # stated component by component (re, im)
+        return _complex(expectation(ans, TensorType(shape + (2,), et.component)), t)
     if tuple(ans.shape) != shape or len(ans.kind) != size:
         raise ValueError(f"whole-array answers of shape {ans.shape} for {t.mlir}")
     if et.is_complex:
@@ -126,6 +131,22 @@ def expectation(ans: Answers, t: TensorType) -> Expectation:
         prim[i] = r.options[0][1]
         cat[i] = -1
     return _assemble(ans, t, prim, lo, hi, cat, pats, per, _alternatives)
+
+
+def _complex(comp: Expectation, t: TensorType) -> Expectation:
+    """The record of complex result type `t` from the record of its
+    components (shape + (2,) over the component type: re, im) — the layout
+    of complex bits, so bits, bounds and alternatives carry over; flat
+    component indices become element indices.  The record's contract: both
+    components of an element are implementation-defined alike (the same
+    alternatives), as an element answer of a complex element is."""
+    from dataclasses import replace
+
+    def elements(idx):
+        return sorted({int(i) // 2 for i in idx})
+
+    alts = [a if a.elements is None else replace(a, elements=elements(a.elements)) for a in comp.alternatives]
+    return replace(comp, type=t, impl_defined=elements(comp.impl_defined), alternatives=alts)
 
 
 def _assemble(ans, t, prim, lo, hi, cat, pats, per, _alternatives) -> Expectation:

@@ -55,7 +55,9 @@ decoded from its bits once per op that reads it, not per element.
 """
 from __future__ import annotations
 
+import contextvars
 import re
+import threading
 from dataclasses import dataclass, field
 from typing import Sequence
 
@@ -64,11 +66,14 @@ import numpy as np
 from ..spec.dsl import ControlFlow, Function, I64ArrayAttr, IntAttr, LoopLimit
 from ..spec.ops import OPS
 from ..spec.expectation import Expectation
+from ..spec.grid import SINGLE as SINGLE_GRID, Grid
 from ..spec.types import SI64, TensorType, TokenType, TupleType, parse_type, to_bits
 from .elementwise import Unspecified
+from .grid import GridProcess, single_process
 from .host import Token, running
 from .literals import op_attributes, parse_dense, parse_elements
 from .propagation import carry, payloads
+from .custom_calls import read_as_op
 from .semantics import Context, on_values, run_arrays, run_values, works_on_values
 from .reading import CHLO_PASS, MLIR_BYTECODE_MAGIC, ChloNotDecomposed, SyntaxRejected, VerifierRejected, chlo_ops, \
     from_bytecode, isolated_program, read_registered, unregistered_context
@@ -114,21 +119,56 @@ class Program:
     return_types: list
     constants: dict = field(default_factory=dict)  # key -> Expectation of a `constant` operand
     captures: dict = field(default_factory=dict)   # key here -> key in the enclosing block
-    bound: dict = field(default_factory=dict)      # key here -> the captured value, while the op runs
     legalized: dict = field(default_factory=dict)  # the entry's: CHLO ops decomposed before judging {name: count}
+    grid: Grid | None = None         # the entry's: the grid it was checked for (parse_program)
+    module_grid: Grid | None = None  # the entry's: the grid its module's attributes state, if any
+    manual: dict | None = None       # the entry's: the mesh of the sdy.manual_computation it is the body of
+    _bound: dict = field(default_factory=dict, repr=False, compare=False)
+
+    @property
+    def bound(self) -> dict:
+        """key here -> the captured value, while the op runs.  Per process
+        of a grid run (oracle/grid.py): the processes share one Program, and
+        one may wait at a collective inside a region while another binds
+        the same region's captures."""
+        per = getattr(_PER_PROCESS, "bound", None)
+        return self._bound if per is None else per.get(id(self), {})
+
+    @bound.setter
+    def bound(self, value: dict) -> None:
+        per = getattr(_PER_PROCESS, "bound", None)
+        if per is None:
+            self._bound = value
+        else:
+            per[id(self)] = value
+
+
+_PER_PROCESS = threading.local()   # `bound` of a grid process's thread (set by `execute` with a process)
 
 
 _context = unregistered_context
 
 
-def parse_program(source: str | bytes) -> Program:
+def parse_program(source: str | bytes, grid: Grid | None = None) -> Program:
     """Parse and check a module in any StableHLO syntax (text in generic or
     pretty form, MLIR bytecode, a portable artifact); raise ProgramRejected
     naming the first problem.  CHLO ops are legalized into StableHLO first
     (reading.legalize_chlo) and listed in the program's `legalized`; one
-    that does not decompose raises CannotJudge, naming it."""
+    that does not decompose raises CannotJudge, naming it.
+
+    The process grid the program is checked for (the collectives'
+    constraints and type inference read it: `Instance.grid`) is the
+    module's `mhlo.num_replicas` × `mhlo.num_partitions` where it states
+    them (a missing one is 1), else `grid`, else 1×1; a module that states
+    another grid than `grid` is rejected.  The program keeps it (`grid`)
+    and what the module said (`module_grid`, None when it says nothing)."""
     module, legalized = _module(source)
     with _context():
+        stated = _module_grid(module)
+        if stated is not None and grid is not None and stated != grid:
+            raise ProgramRejected(f"the module states a {stated} grid (mhlo.num_replicas × mhlo.num_partitions); "
+                                  f"it is run on a {grid} grid")
+        grid = stated or grid or SINGLE_GRID
         funcs = {}
         for op in module.body.operations:
             op = op.operation
@@ -138,9 +178,139 @@ def parse_program(source: str | bytes) -> Program:
         if entry is None:
             raise ProgramRejected("no func.func @main" + (f" (functions: {', '.join(sorted(funcs))})" if funcs else ""))
         # The func dialect's verifier (registered) already tied returns and calls to signatures.
-        program = _Functions(funcs).body(entry, "the entry point")
+        functions = _Functions(funcs, grid)
+        manual = _manual_computation(module, funcs[entry], grid)
+        gspmd = _gspmd_manual(funcs[entry], grid) if manual is None else None
+        if manual is not None:   # a JAX shard_map / pmap program: each process runs the body on its shards
+            op, mesh = manual
+            program = _block(op.regions[0].blocks[0], f"@{entry}'s sdy.manual_computation", functions)
+            program.manual = mesh
+        elif gspmd is not None:   # the same, as GSPMD writes it (Shardy off): a call between sharding custom_calls
+            program = functions.body(gspmd, f"@{entry}'s manual call")
+            program.manual = {"devices": grid.size}
+        else:
+            program = functions.body(entry, "the entry point")
     program.legalized = legalized
+    program.grid, program.module_grid = grid, stated
     return program
+
+
+GRID_ATTRIBUTES = ("mhlo.num_replicas", "mhlo.num_partitions")
+_MESH = re.compile(r'"(\w+)"\s*=\s*(\d+)')
+
+
+def _target(op) -> str | None:
+    if op.name != "stablehlo.custom_call" or "call_target_name" not in op.attributes:
+        return None
+    return str(op.attributes["call_target_name"]).strip('"')
+
+
+def _gspmd_manual(func, grid: Grid) -> str | None:
+    """The callee that each process runs, when the entry is what JAX writes
+    for `shard_map` with GSPMD (Shardy off): per argument `Sharding` then
+    `SPMDFullToShardShape` (sharding `{manual}`), one call of the body on
+    the shards, per result `Sharding` then `SPMDShardToFullShape`, return —
+    the GSPMD spelling of `_manual_computation`'s case; else None.  A
+    sharding other than fully manual is CannotJudge."""
+    ops = [o.operation for o in func.regions[0].blocks[0].operations]
+    if not any(_target(o) == "SPMDFullToShardShape" for o in ops):
+        return None
+    args = list(func.regions[0].blocks[0].arguments)
+
+    def refuse(why: str):
+        return CannotJudge("custom_call", f"@main's GSPMD sharding custom_calls: {why}; the oracle runs such a "
+                                          "program only when it is one manual call of the body on every process's "
+                                          "shards (what shard_map writes)")
+    n = len(args)
+    if len(ops) < 2 * n + 2 or ops[2 * n].name not in ("func.call", CALL) or ops[-1].name != "func.return":
+        raise refuse("not a call of one body between them")
+    call = ops[2 * n]
+    shards = []
+    for k in range(n):
+        s, f = ops[2 * k], ops[2 * k + 1]
+        if (_target(s), _target(f)) != ("Sharding", "SPMDFullToShardShape") or list(s.operands) != [args[k]] or \
+                list(f.operands) != list(s.results):
+            raise refuse(f"argument {k} does not go through Sharding and SPMDFullToShardShape")
+        if str(f.attributes["mhlo.sharding"]).strip('"') != "{manual}":
+            raise refuse(f"argument {k} is not fully manual ({f.attributes['mhlo.sharding']})")
+        shards.append(f.result)
+    if list(call.operands) != shards:
+        raise refuse("the body is not called on the shards in order")
+    tail, results = ops[2 * n + 1:-1], list(call.results)
+    if len(tail) != 2 * len(results):
+        raise refuse("the body's results do not each go through Sharding and SPMDShardToFullShape")
+    outs = []
+    for j, r in enumerate(results):
+        s, f = tail[2 * j], tail[2 * j + 1]
+        if (_target(s), _target(f)) != ("Sharding", "SPMDShardToFullShape") or list(s.operands) != [r] or \
+                list(f.operands) != list(s.results):
+            raise refuse(f"result {j} does not go through Sharding and SPMDShardToFullShape")
+        outs.append(f.result)
+    if list(ops[-1].operands) != outs:
+        raise refuse("@main does not return the body's results in order")
+    return str(call.attributes["callee"]).lstrip("@").strip('"')
+
+
+def _manual_computation(module, func, grid: Grid):
+    """(the op, {mesh axis: size}) when the entry's body is one Shardy
+    manual computation over every axis of its mesh — what JAX lowers
+    `shard_map` and `pmap` to: @main's arguments handed to
+    `sdy.manual_computation` in order, its results returned in order — else
+    None.  Then every process runs the computation's body on its own
+    shards (`in_shardings` say how the global arrays split; the program a
+    process runs sees only its shard), so the program the oracle runs per
+    process is that body: its arguments and results are the per-device
+    buffers, as XLA's partitioned executable takes and gives them.  A
+    computation manual over only some axes leaves the rest to the SPMD
+    partitioner (no StableHLO semantics): CannotJudge."""
+    ops = [o.operation for o in func.regions[0].blocks[0].operations]
+    if not ops or ops[0].name != "sdy.manual_computation":
+        return None
+    op = ops[0]
+    args = list(func.regions[0].blocks[0].arguments)
+    if len(ops) != 2 or ops[1].name != "func.return" or list(op.operands) != args or \
+            list(ops[1].operands) != list(op.results):
+        raise CannotJudge("sdy.manual_computation", "@main does more than hand its arguments to one "
+                          "sdy.manual_computation and return its results: the oracle runs such a program only "
+                          "as that computation's body on every process")
+    mesh = {}
+    for m in module.body.operations:
+        m = m.operation
+        if m.name == "sdy.mesh":
+            mesh = {name: int(size) for name, size in _MESH.findall(str(m.attributes["mesh"]))}
+    manual = set(re.findall(r'"(\w+)"', str(op.attributes["manual_axes"]))) if "manual_axes" in op.attributes \
+        else set()
+    partly = sorted(set(mesh) - manual)
+    if partly:
+        raise CannotJudge("sdy.manual_computation", f"the manual computation leaves mesh axes {', '.join(partly)} "
+                          "to the SPMD partitioner: no StableHLO semantics states what each process runs")
+    size = 1
+    for n in mesh.values():
+        size *= n
+    if size != grid.size:
+        raise ProgramRejected(f"the mesh {mesh} has {size} devices; the program runs on a {grid} grid "
+                              f"({grid.size} processes)")
+    return op, mesh
+
+
+def _module_grid(module) -> Grid | None:
+    """The grid a module's attributes state (`mhlo.num_replicas`,
+    `mhlo.num_partitions`, as JAX and XLA write them: `8 : i32`), or None."""
+    attrs = module.operation.attributes
+    sizes = {}
+    for name in GRID_ATTRIBUTES:
+        if name in attrs:
+            text = str(attrs[name]).split(":")[0].strip()
+            try:
+                sizes[name] = int(text)
+            except ValueError:
+                raise ProgramRejected(f"module attribute {name} = {attrs[name]} is not an integer") from None
+    if not sizes:
+        return None
+    try:
+        return Grid(sizes.get("mhlo.num_replicas", 1), sizes.get("mhlo.num_partitions", 1))
+    except ValueError as e:
+        raise ProgramRejected(f"module attributes: {e}") from None
 
 
 def _module(source: str | bytes):
@@ -203,8 +373,9 @@ CALL = "shlo_conform.call"   # func.call, as the reader spells it inside regions
 class _Functions:
     """The functions of one module, each read once when first needed."""
 
-    def __init__(self, funcs: dict):
+    def __init__(self, funcs: dict, grid: Grid | None = None):
         self.funcs = funcs
+        self.grid = grid or SINGLE_GRID   # what the ops' instances are checked for (parse_program)
         self.read: dict = {}
         self.reading: list = []
 
@@ -272,7 +443,7 @@ def _block(block, where: str, functions: _Functions | None = None, parent: _Scop
     for n, op in enumerate(block.operations):
         op = op.operation
         actual = [scope.name(o) for o in op.operands]
-        if op.name in ("func.return", "stablehlo.return"):
+        if op.name in ("func.return", "stablehlo.return", "sdy.return"):
             return Program(args, steps, actual, [_value_type(o.type) for o in op.operands], constants,
                            captures=scope.captures)
         if op.name in ("func.call", CALL) and functions is not None:
@@ -284,6 +455,7 @@ def _block(block, where: str, functions: _Functions | None = None, parent: _Scop
             steps.append(Step(None, actual, result_keys, call=functions.body(callee, where)))
             continue
         inst, consts, bodies = _instance(op, functions, scope)
+        inst = read_as_op(inst, op)   # custom_calls.py: JAX's LAPACK calls read as the ops they compute
         operand_keys, rest = [], iter(actual)
         for o in inst.spec.operands:
             if o.constant:
@@ -360,7 +532,7 @@ def _instance(op, functions=None, scope=None):
     results = _split(spec.results, [_value_type(r.type) for r in op.results], "results", mnemonic)
     attrs = _attributes(spec, present, mnemonic)
     regions, bodies = _regions(op, spec, functions, scope)
-    inst = spec.instance(operands, attrs, results, regions)
+    inst = spec.instance(operands, attrs, results, regions, grid=functions.grid if functions is not None else None)
     bad = spec.types_outside_tables(inst)
     if bad:
         raise ProgramRejected(f"{mnemonic}: element type of {', '.join(bad)} is not allowed by the spec")
@@ -560,14 +732,28 @@ def _doc(spec, label: str) -> str:
     return doc[0] if doc else ""
 
 
-def execute(program: Program, inputs: Sequence[np.ndarray]) -> list[Expectation]:
+def execute(program: Program, inputs: Sequence[np.ndarray], process: GridProcess | None = None) -> list[Expectation]:
     """Run @main (or a region's block) on concrete inputs: one Expectation
     per returned tensor (a returned tuple gives its tensors, depth first;
     a returned token is no output).  Side effects see the host of the
     caller's `host.session` (an empty one when there is none).
-    Raises `Unspecified` where the spec states no result we could expect."""
-    with running():   # the caller's host (`host.session`), else a fresh one for this run
-        values = _run(program, _inputs(program, inputs))
+    `process`: the process of a grid this run is (oracle/grid.py, which
+    runs every process of a grid: `execute_on_grid`); its ops see it as
+    `Context.process`.  Without one the run is the single process of a
+    1×1 grid.  Raises `Unspecified` where the spec states no result we
+    could expect."""
+    if process is None:
+        with running():   # the caller's host (`host.session`), else a fresh one for this run
+            values = _run(program, _inputs(program, inputs))
+    else:
+        token = _STEP_CONTEXT.set(Context(arrays=_arrays, process=process))
+        _PER_PROCESS.bound = {}
+        try:
+            with running():
+                values = _run(program, _inputs(program, inputs))
+        finally:
+            _STEP_CONTEXT.reset(token)
+            _PER_PROCESS.bound = None
     return [leaf for v in values for leaf in _leaves(v) if not isinstance(leaf, Token)]
 
 
@@ -602,7 +788,7 @@ def _run(program: Program, values: list, captured: dict | None = None) -> list:
         if step.call is not None:
             outs = _run(step.call, inputs)
         elif works_on_values(step.inst):   # control flow, side effects: their kind's rule on whole values
-            outs = run_values(_CONTEXT, step.inst, inputs)
+            outs = run_values(_STEP_CONTEXT.get(), step.inst, inputs)
         else:   # on primary arrays, and on the ends of ranged operands (propagation.py)
             arrays = [_arrays(v) for v in inputs]
             outs = payloads(inputs, carry(run_arrays, step.inst, inputs, run_arrays(step.inst, arrays), arrays))
@@ -634,7 +820,11 @@ def _arrays(v):
     return a
 
 
-_CONTEXT = Context(arrays=_arrays)
+_CONTEXT = Context(arrays=_arrays, process=single_process())
+# The Context of the steps of the run in progress: a grid process's own
+# (set by `execute` with a process, in that process's thread), else the
+# single process's.
+_STEP_CONTEXT: contextvars.ContextVar = contextvars.ContextVar("shlo_conform_step_context", default=_CONTEXT)
 
 
 def _leaves(v) -> list:

@@ -33,6 +33,10 @@ Where the corners disagree on NaN-ness (a range that crosses a pole), the
 element may be anything and says so: an "any value" alternative, labelled.
 A tuple operand is one operand here, all its members at the same end; a
 complex operand moves both components to the same end.
+Downstream of a result the spec defines by a property (cholesky's factor:
+a "residual" expectation) no value is stated: characterized.downstream
+keeps the property where an op passes it through unchanged and offers
+"any value", labelled, elsewhere.
 """
 from __future__ import annotations
 
@@ -42,7 +46,7 @@ import numpy as np
 
 from ..spec.expectation import Alternative, Expectation
 from ..spec.types import from_bits, from_ordinals, nan_mask, ordinals
-from . import bilinear
+from . import bilinear, characterized
 
 MAX_RANGED = 4
 CROSSES = "any value: the range of an approximate input crosses NaN"
@@ -125,6 +129,9 @@ def carry(run_op, inst, inputs: list, outs: list, arrays: list | None = None) ->
     """`outs` (the op on the primary values, `arrays` when the caller has
     them) with the ranges of `inputs` carried into them; unchanged when no
     input is ranged.  Each run is the op on whole arrays."""
+    stated = characterized.downstream(run_op, inst, inputs, outs, arrays)   # values the spec defines by a property
+    if stated is not None:
+        return stated
     ranged = [i for i, v in enumerate(inputs) if is_ranged(v)]
     if not ranged:
         return outs

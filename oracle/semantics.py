@@ -106,7 +106,8 @@ def result_types(inst) -> list:
 
 # The modules that register rules, imported once on first use (they import
 # this module for the decorators).
-_EXECUTORS = ("elementwise", "data_movement", "accumulate", "statistical", "host", "program")
+_EXECUTORS = ("elementwise", "data_movement", "accumulate", "statistical", "host", "program", "decomposition",
+              "collective")
 _loaded = False
 
 

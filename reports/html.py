@@ -71,17 +71,21 @@ def _explained(doc: dict, failures: list) -> tuple[dict, str]:
             continue
         try:
             arrays = [np.asarray(v.array()).reshape(-1) for v in c.inputs]
-            n = c.expected[0].type.num_elements if len(c.expected) == 1 else None
+            n = c.expected[0].type.num_elements if len(c.expected) == 1 and c.grid is None else None
             at = {}   # element-wise shapes: the inputs at each mismatching element
             if arrays and all(a.size == n for a in arrays):
                 for m in by_id[c.id].get("mismatches", []):
                     if isinstance(m[0], int) and 0 <= m[0] < n:
                         at[m[0]] = ", ".join(f"%arg{k} = {show.element(a[m[0]])}" for k, a in enumerate(arrays))
+            per_process = c.grid is not None and c.grid.inputs   # a grid: every process's values, labelled
+            sets = [(f"{c.grid.process_label(i)}: ", ins, exps) for i, (ins, exps)
+                    in enumerate(zip(c.grid.inputs, c.grid.expected))] if per_process else [("", c.inputs, c.expected)]
             out[c.id] = {"at": at,
                 "program": _cut_program(c.mlir), "note": c.note,
-                "inputs": [f"%arg{k}: {v.type} {_values(v.array())}" for k, v in enumerate(c.inputs)],
-                "expected": [f"#{k}: {e.type.mlir} ({describe(e)}) {_values(e.array())}"
-                             for k, e in enumerate(c.expected)]}
+                "inputs": [f"{who}%arg{k}: {v.type} {_values(v.array())}"
+                           for who, ins, _ in sets for k, v in enumerate(ins)],
+                "expected": [f"{who}#{k}: {e.type.mlir} ({describe(e)}) {_values(e.array())}"
+                             for who, _, exps in sets for k, e in enumerate(exps)]}
         except Exception:   # a value this renderer cannot show: the verdict's part still is
             continue
     missing = len(ids - out.keys())

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import tempfile
 from collections import Counter
 from dataclasses import dataclass, field
@@ -35,7 +36,8 @@ from .spec.types import TensorType, from_bits
 from .suites import show
 from .suites.compare import compare
 from .suites.kinds import describe
-from .suites.records import Case, TensorValue
+from .suites.records import Case, GridData, TensorValue
+from .spec.grid import MAX_PROCESSES, SINGLE, Grid
 
 ORACLE = "oracle"
 
@@ -52,6 +54,7 @@ class OutputReport:
     detail: str
     max_ulp: float | None
     specials: Counter = field(default_factory=Counter)
+    process: int | None = None   # on a grid: the flattened id of the process whose output this is
 
 
 @dataclass
@@ -93,15 +96,20 @@ class Prepared:
     cost_why: str = ""           # why there is no cost: the encoded spec rejects the program, …
     legalized: dict = field(default_factory=dict)   # CHLO ops decomposed before judging {name: count}
     refusal: str = ""            # a user error (exit 2): not MLIR, no @main, …
+    grid: Grid = SINGLE          # the process grid it runs on: the module's mhlo.num_replicas/num_partitions,
+                                 # else --replicas/--partitions, else 1×1
+    manual: dict | None = None   # the mesh of @main's sdy.manual_computation (shard_map, pmap): per-process
+                                 # inputs and outputs are the shards its body takes and gives
 
 
 _PARSED: dict = {}   # in the job process: the oracle's parse of the last program, for `expectations`
 
 
-def prepare(data: bytes) -> Prepared:
+def prepare(data: bytes, grid: Grid | None = None) -> Prepared:
     """Read a program (runs in the isolated job process: MLIR's parser and
     the oracle's reader may die or recurse on a hostile program): its form,
-    the text for the backends, @main's types, and the oracle's cost."""
+    the text for the backends, @main's types, the process grid (`grid`:
+    the one asked for, None when none is) and the oracle's cost."""
     from .oracle.reading import SyntaxRejected, from_bytecode
     if data.startswith(MLIR_BYTECODE_MAGIC):
         try:
@@ -119,8 +127,8 @@ def prepare(data: bytes) -> Prepared:
             if module is None:
                 return Prepared("", "", [], [], refusal="is neither MLIR text, MLIR bytecode nor a serialized "
                                                         "jax.export Exported")
-            return prepare_module(module, data, "jax.export Exported.serialize()")
-    return _prepared(source, text, form, data)
+            return prepare_module(module, data, "jax.export Exported.serialize()", grid)
+    return _prepared(source, text, form, data, grid)
 
 
 def exported_module(data: bytes) -> bytes | None:
@@ -134,16 +142,16 @@ def exported_module(data: bytes) -> bytes | None:
         return None
 
 
-def prepare_module(module: bytes, data: bytes, form: str) -> "Prepared":
+def prepare_module(module: bytes, data: bytes, form: str, grid: Grid | None = None) -> "Prepared":
     from .oracle.reading import SyntaxRejected, from_bytecode
     try:
         text = from_bytecode(module)
     except SyntaxRejected as e:
         return Prepared("", "", [], [], refusal=str(e))
-    return _prepared(module, text, form, data)
+    return _prepared(module, text, form, data, grid)
 
 
-def _prepared(source, text: str, form: str, data: bytes) -> "Prepared":
+def _prepared(source, text: str, form: str, data: bytes, grid: Grid | None = None) -> "Prepared":
     """@main's types and the oracle's cost of a program read as `text`
     (backends) and `source` (the oracle); `data` keys the oracle's parse."""
     from .oracle.cost import program_cost
@@ -154,8 +162,18 @@ def _prepared(source, text: str, form: str, data: bytes) -> "Prepared":
     except (SyntaxRejected, VerifierRejected) as e:
         return Prepared(form, text, [], [], refusal=f"cannot read @main's signature: {e}")
     prep = Prepared(form, text, types, results)
+    stated = _stated_grid(text)
+    if isinstance(stated, str):
+        return Prepared(form, text, [], [], refusal=stated)
+    if stated is not None and grid is not None and stated != grid:
+        return Prepared(form, text, [], [], refusal=f"the module states a {stated} grid (mhlo.num_replicas × "
+                                                     f"mhlo.num_partitions); --replicas/--partitions ask for {grid}")
+    prep.grid = stated or grid or SINGLE
+    if prep.grid.size > MAX_PROCESSES:
+        return Prepared(form, text, [], [], refusal=f"a {prep.grid} grid is {prep.grid.size} processes; "
+                                                     f"run takes at most {MAX_PROCESSES}")
     try:
-        program = parse_program(source)
+        program = parse_program(source, prep.grid)
     except CannotJudge as e:
         prep.cost_why = f"cannot judge {e.op}: {e}"
         return prep
@@ -163,11 +181,58 @@ def _prepared(source, text: str, form: str, data: bytes) -> "Prepared":
         prep.cost_why = f"the encoded spec rejects the program: {e}"
         return prep
     prep.legalized = dict(program.legalized)
+    if program.manual is not None:   # shard_map / pmap: each process's inputs and outputs are its shards
+        prep.types, prep.results = [t for _, t in program.args], list(program.return_types)
+        prep.manual = program.manual
     _PARSED.clear()
-    _PARSED[hashlib.sha256(data).hexdigest()] = program
+    _PARSED[_key(data, prep.grid)] = program
     _PARSED["source"] = source
     prep.cost = program_cost(program)
     return prep
+
+
+def _key(data: bytes, grid: Grid) -> tuple:
+    return hashlib.sha256(data).hexdigest(), grid
+
+
+_GRID_ATTR = re.compile(r"\b(mhlo\.num_replicas|mhlo\.num_partitions)\s*=\s*([^:,}\s]+)")
+
+
+def _stated_grid(text: str):
+    """The grid the module's attributes state (`module attributes
+    {mhlo.num_partitions = 8 : i32, …}`: how JAX and XLA write it), None
+    when they state none, or a one-line refusal."""
+    head = text.split("func.func", 1)[0]
+    sizes = {}
+    for name, value in _GRID_ATTR.findall(head):
+        try:
+            sizes[name] = int(value)
+        except ValueError:
+            return f"module attribute {name} = {value} is not an integer"
+    if not sizes:
+        return None
+    try:
+        return Grid(sizes.get("mhlo.num_replicas", 1), sizes.get("mhlo.num_partitions", 1))
+    except ValueError as e:
+        return f"module attributes: {e}"
+
+
+def grid_expectations(data: bytes, grid: Grid, inputs: list) -> tuple[list | None, str]:
+    """Each process's expectations on a grid (`inputs`: per process, in
+    flattened id order), or None and why there are none (the isolated job
+    process, after `prepare`)."""
+    from .generators.expect import ProgramRejected, Unspecified
+    from .oracle.grid import execute_on_grid
+    program = _PARSED.get(_key(data, grid))
+    if program is None:
+        return None, "the program was not read for this grid"
+    try:
+        return execute_on_grid(program, grid, [list(x) for x in inputs]), ""
+    except ProgramRejected as e:   # CannotJudge too: processes that cannot meet at a collective
+        what = "the processes disagree" if getattr(e, "disagreement", False) else "the encoded spec rejects the program"
+        return None, f"{what}: {e}"
+    except Unspecified as e:
+        return None, f"the spec states no result for these inputs: {e}"
 
 
 def expectations(data: bytes, inputs: list) -> tuple[list[Expectation] | None, str]:
@@ -175,7 +240,7 @@ def expectations(data: bytes, inputs: list) -> tuple[list[Expectation] | None, s
     (runs in the isolated job process, after `prepare`)."""
     from .generators.expect import ProgramRejected, Unspecified, expected_outputs
     from .oracle.program import execute
-    program = _PARSED.get(hashlib.sha256(data).hexdigest())
+    program = _PARSED.get(_key(data, SINGLE))
     try:
         if program is not None:
             return execute(program, list(inputs)), ""
@@ -202,10 +267,58 @@ def random_inputs(types: list[TensorType], seed: int, special_fraction: float) -
     return [values.fill(t.element_type, tuple(t.shape), rng, special_fraction=special_fraction) for t in types]
 
 
+def random_grid_inputs(types: list[TensorType], seed: int, special_fraction: float, grid: Grid) -> list[list]:
+    """Each process's inputs (flattened id order) drawn from (seed, flattened id)."""
+    out = []
+    for i in range(grid.size):
+        rng = np.random.default_rng([seed, i])
+        out.append([values.fill(t.element_type, tuple(t.shape), rng, special_fraction=special_fraction)
+                    for t in types])
+    return out
+
+
+def npz_grid_inputs(path: str, types: list[TensorType], grid: Grid) -> list[list[np.ndarray]]:
+    """Each process's inputs from one .npz file: `arg<k>@<i>` is argument k
+    of the process of flattened id i (replica_id * num_partitions +
+    partition_id); a bare `arg<k>` (or `arr_<k>`) is argument k of every
+    process that has no `arg<k>@<i>` of its own.  Each array is checked as
+    `npz_inputs` checks one (shape, element type or raw bits); a name that
+    fits no argument or no process, or an argument a process lacks, is
+    one line (exit 2)."""
+    import zipfile
+    npz_inputs(path, [], check_only=True)
+    with zipfile.ZipFile(path) as z:
+        names = [i.filename[:-4] for i in z.infolist()]
+    per_name = re.compile(r"(arg\d+)@(\d+)")
+    for name in names:
+        m = per_name.fullmatch(name)
+        if m is not None:
+            k, i = int(m.group(1)[3:]), int(m.group(2))
+            if k >= len(types) or i >= grid.size:
+                raise InputError(f"--inputs {path}: {name} fits no " + ("argument of @main" if k >= len(types) else
+                                 f"process: the {grid} grid has flattened ids 0..{grid.size - 1}"))
+        elif not re.fullmatch(r"(arg|arr_)\d+", name) or int(re.sub(r"\D", "", name)) >= len(types):
+            raise InputError(f"--inputs {path}: array {name} matches no argument of @main ({len(types)} arguments; "
+                             "per process: arg<k>@<flattened id>)")
+    out = []
+    for i in range(grid.size):
+        picked = {}
+        for k in range(len(types)):
+            own = f"arg{k}@{i}"
+            shared = next((n for n in (f"arg{k}", f"arr_{k}") if n in names), None)
+            if own not in names and shared is None:
+                raise InputError(f"--inputs {path}: no array {own} (argument {k} of process {i}) nor arg{k} for "
+                                 "every process")
+            picked[k] = own if own in names else shared
+        out.append(npz_inputs(path, types, members=[picked[k] for k in range(len(types))]))
+    return out
+
+
 ZIP_MAGIC, NPY_MAGIC = b"PK\x03\x04", b"\x93NUMPY"
 
 
-def npz_inputs(path: str, types: list[TensorType]) -> list[np.ndarray]:
+def npz_inputs(path: str, types: list[TensorType], members: list[str] | None = None,
+               check_only: bool = False) -> list[np.ndarray]:
     """Inputs from an .npz file: `arg0`, `arg1`, … or numpy's `arr_0`, `arr_1`, …,
     each of @main's shape and element type exactly — or unsigned integers of
     the type's storage width, read as its raw bits (how bf16/f8 travel
@@ -227,20 +340,22 @@ def npz_inputs(path: str, types: list[TensorType]) -> list[np.ndarray]:
         raise InputError(f"--inputs {path}: not an .npz file (no zip archive)")
     try:
         with zipfile.ZipFile(path) as z:
-            members = {}
+            named = {}
             for info in z.infolist():
                 if not info.filename.endswith(".npy"):
                     raise InputError(f"--inputs {path}: member {info.filename!r} is not an array (.npy)")
-                members[info.filename[:-4]] = info
-            return _npz_members(path, z, members, types)
+                named[info.filename[:-4]] = info
+            if check_only:
+                return []
+            return _npz_members(path, z, named, types, members)
     except (zipfile.BadZipFile, EOFError, OSError, zlib.error) as e:
         raise InputError(f"--inputs {path}: a damaged .npz file ({type(e).__name__}: {e})") from None
 
 
-def _npz_members(path: str, z, members: dict, types: list[TensorType]) -> list[np.ndarray]:
+def _npz_members(path: str, z, members: dict, types: list[TensorType], chosen: list[str] | None = None) -> list:
     out = []
     for i, t in enumerate(types):
-        name = f"arg{i}" if f"arg{i}" in members else f"arr_{i}"
+        name = chosen[i] if chosen is not None else f"arg{i}" if f"arg{i}" in members else f"arr_{i}"
         info = members.get(name)
         if info is None:
             raise InputError(f"--inputs {path}: no array arg{i} (or arr_{i}) for argument {i} of type {t.mlir}")
@@ -269,7 +384,7 @@ def _npz_members(path: str, z, members: dict, types: list[TensorType]) -> list[n
         a = (a.reshape(shape[::-1]).T if fortran else a.reshape(shape)).copy()
         out.append(a if dtype == np.dtype(et.numpy) else from_bits(a, et))
     used = {f"arg{i}" for i in range(len(types))} | {f"arr_{i}" for i in range(len(types))}
-    extra = sorted(set(members) - used)
+    extra = sorted(set(members) - used) if chosen is None else []
     if extra:
         raise InputError(f"--inputs {path}: arrays {', '.join(extra)} match no argument of @main "
                          f"({len(types)} arguments)")
@@ -324,9 +439,15 @@ def judge_outputs(expected: list[Expectation], outputs: list, case: Case | None 
 
 
 def run_backends(text: str, inputs: list, types: list, backends: list[str], expected: list | None,
-                 timeout: float, flushed_for=None) -> list[BackendReport]:
-    """Each backend in its own worker, with the runner's isolation and verdicts."""
+                 timeout: float, flushed_for=None, grid: Grid = SINGLE) -> list[BackendReport]:
+    """Each backend in its own worker, with the runner's isolation and
+    verdicts.  On a grid of several processes `inputs` and `expected` are
+    per process (flattened id order), the backends run every process
+    (`Backend.run_grid`) and each output is held against its process's
+    expectation (`OutputReport.process`)."""
     from .runner import Runner
+    if grid.size > 1:
+        return _run_grid_backends(text, inputs, types, backends, expected, timeout, grid)
     tvs = [TensorValue.of(a, t) for a, t in zip(inputs, types)]
     case = Case(id="run/program/0", op="program", dtype=types[0].element_type.name if types else "none",
                 kind="value", mlir=text, inputs=tvs, expected=expected or [])
@@ -346,9 +467,45 @@ def run_backends(text: str, inputs: list, types: list, backends: list[str], expe
     return out
 
 
+def _run_grid_backends(text, inputs, types, backends, expected, timeout, grid: Grid) -> list[BackendReport]:
+    from .runner import Runner
+    per_tvs = [[TensorValue.of(a, t) for a, t in zip(per, types)] for per in inputs]
+    data = GridData(grid.num_replicas, grid.num_partitions, per_tvs, expected or [[] for _ in per_tvs])
+    case = Case(id="run/program/0", op="program", dtype=types[0].element_type.name if types else "none",
+                kind="value", mlir=text, inputs=[], expected=[], grid=data)
+    out = []
+    for name in backends:
+        if name == ORACLE:
+            continue
+        runner = Runner(name, run_timeout=timeout, keep_outputs=True)
+        [v] = runner.run([case])
+        outs = (runner.outputs or {}).get(case.id)
+        ran = expected is None and outs is not None
+        rep = BackendReport(name, "ran" if ran else v.verdict, "" if ran else v.detail, runner.describe or name)
+        if outs is not None and expected is not None and len(outs) == grid.size and \
+                all(len(o) == len(e) for o, e in zip(outs, expected)):
+            for i, (exp, got) in enumerate(zip(expected, outs)):
+                for r in judge_outputs(exp, got):
+                    r.process = i
+                    rep.outputs.append(r)
+        rep.raw = outs
+        out.append(rep)
+    return out
+
+
+def _process(i: int, grid: Grid) -> str:
+    r, p = divmod(i, grid.num_partitions)
+    return f"process {i} (replica {r}, partition {p})"
+
+
 def render(path: str, form: str, types: list, how: str, expected: list | None, why_none: str,
-           reports: list[BackendReport], oracle_asked: bool, need: str = "", legalized: dict | None = None) -> str:
+           reports: list[BackendReport], oracle_asked: bool, need: str = "", legalized: dict | None = None,
+           grid: Grid = SINGLE) -> str:
     lines = [f"program  {path} ({form}); @main({', '.join(t.mlir for t in types)})", f"inputs   {how}"]
+    if grid.size > 1:
+        lines.insert(1, f"grid     {grid.num_replicas} replica(s) × {grid.num_partitions} partition(s): {grid.size} "
+                        "processes, listed in flattened id order")
+        return _render_grid(lines, types, expected, why_none, reports, oracle_asked, need, legalized, grid)
     if legalized:
         lines.append("chlo     legalized into StableHLO before judging (jaxlib's chlo-legalize-to-stablehlo; "
                      "the interpreter runs the same decomposition, XLA keeps some as its own ops): "
@@ -381,6 +538,46 @@ def render(path: str, form: str, types: list, how: str, expected: list | None, w
     return "\n".join(lines)
 
 
+def _render_grid(lines, types, expected, why_none, reports, oracle_asked, need, legalized, grid: Grid) -> str:
+    """`render` for a grid: the oracle's outputs and each backend's verdict per process."""
+    if legalized:
+        lines.append("chlo     legalized into StableHLO before judging: "
+                     + ", ".join(f"{op} x{n}" for op, n in sorted(legalized.items())))
+    if expected is None:
+        lines.append(f"oracle   cannot judge: {why_none}" + (f" ({need})" if need else ""))
+    else:
+        lines.append(f"oracle   {len(expected[0]) if expected else 0} output(s) per process" + (f"; {need}" if need else ""))
+        for i, per in enumerate(expected):
+            lines.append(f"  {_process(i, grid)}")
+            for k, e in enumerate(per):
+                lines.append(f"    #{k} {e.type.mlir}: {describe(e)}" + (f" ({e.why})" if e.why else ""))
+                if oracle_asked:
+                    lines.append("        " + _short(e.array()))
+    for r in reports:
+        lines.append(f"{r.name}   {r.describe}" if r.describe and r.describe != r.name else r.name)
+        if not r.outputs:
+            lines.append(f"  {r.verdict.upper()}" + (f": {r.detail}" if r.detail else "")
+                         + (" (no verdict without the oracle's expectation)" if r.verdict == "ran" else ""))
+            if r.raw is not None and expected is None:
+                for i, per in enumerate(r.raw):
+                    lines.append(f"  {_process(i, grid)}")
+                    lines += [f"    #{k} " + _short(o) for k, o in enumerate(per)]
+            continue
+        shown = None
+        for o in r.outputs:
+            if o.process != shown:
+                shown = o.process
+                lines.append(f"  {_process(o.process, grid)}")
+            ulp = f"; max {o.max_ulp:g} ulp from the oracle's value" if o.max_ulp is not None else ""
+            lines.append(f"    #{o.index} {o.type.mlir}: {'agrees' if o.ok else 'DISAGREES'}{ulp}")
+            if not o.ok:
+                lines.append(f"        {o.detail}")
+                for kind, n in o.specials.items():
+                    what = "special values" if kind in SPECIAL_KINDS.values() else "cause"
+                    lines.append(f"        {what}: {kind} x{n}")
+    return "\n".join(lines)
+
+
 def _short(a) -> str:
     """An array on one line, cut to 3 elements per edge: suites/show.py's
     notation, as `explain` prints (NaN sign and payload, enough digits)."""
@@ -400,7 +597,7 @@ def default_oracle_memory() -> int:
     return min(DEFAULT_ORACLE_MEMORY, total // 2)
 
 
-def judge_isolated(jobs, data: bytes, inputs_for, *, timeout: float, memory: int) -> tuple:
+def judge_isolated(jobs, data: bytes, inputs_for, *, timeout: float, memory: int, grid: Grid | None = None) -> tuple:
     """Read the program and run the oracle in a job process of their own
     (shlo_conform/isolation.py): a parser that dies, a recursion past any
     stack, an allocation past `memory` or a run past `timeout` becomes one
@@ -410,24 +607,33 @@ def judge_isolated(jobs, data: bytes, inputs_for, *, timeout: float, memory: int
     from .isolation import Failure, default_startup_timeout
     from .oracle.cost import human_bytes
     reading = default_startup_timeout(timeout)   # the job process's start (imports) is in the reading's time
-    prep = jobs.call("shlo_conform.differential:prepare", data, timeout=reading)
+    prep = jobs.call("shlo_conform.differential:prepare", data, grid, timeout=reading)
     if isinstance(prep, Failure):   # the reader died: the backends may still read it
         sig = fallback_signature(data)
         if sig is None:
             raise InputError(f"cannot read the program: {_failure(prep, reading, memory)}")
         why = f"reading the program failed: {_failure(prep, reading, memory)}"
         prep = Prepared("text", data.decode(), *sig)
-        return prep, inputs_for(prep.types), None, why, ""
+        stated = _stated_grid(prep.text)
+        prep.grid = stated if isinstance(stated, Grid) else grid or SINGLE
+        return prep, inputs_for(prep.types, prep.grid), None, why, ""
     if prep.refusal:
         raise InputError(prep.refusal)
-    inputs = inputs_for(prep.types)
+    inputs = inputs_for(prep.types, prep.grid)
     if prep.cost is None:
         return prep, inputs, None, prep.cost_why, ""
-    need = f"needs {prep.cost.describe()}; budget {human_bytes(memory)}"
-    if prep.cost.peak > memory:
-        return prep, inputs, None, (f"the oracle would need {prep.cost.describe()}, past its budget of "
+    n = prep.grid.size   # every process holds its values at once
+    need = f"needs {prep.cost.describe()}" + (f" per process, {n} processes" if n > 1 else "") + \
+        f"; budget {human_bytes(memory)}"
+    if prep.cost.peak * n > memory:
+        return prep, inputs, None, (f"the oracle would need {prep.cost.describe()}"
+                                    + (f" for each of {n} processes" if n > 1 else "") + ", past its budget of "
                                     f"{human_bytes(memory)} (--oracle-memory raises it)"), ""
-    got = jobs.call("shlo_conform.differential:expectations", data, inputs, timeout=timeout, memory=memory)
+    if n > 1:
+        got = jobs.call("shlo_conform.differential:grid_expectations", data, prep.grid, inputs, timeout=timeout,
+                        memory=memory)
+    else:
+        got = jobs.call("shlo_conform.differential:expectations", data, inputs, timeout=timeout, memory=memory)
     if isinstance(got, Failure):
         return prep, inputs, None, _failure(got, timeout, memory), need
     expected, why = got
@@ -450,7 +656,7 @@ def _failure(f, timeout: float, memory: int) -> str:
 
 def run_command(path: str, backends: list[str], *, inputs_npz: str | None = None, seed: int | None = None,
                 special_fraction: float = 0.0, timeout: float = 60.0,
-                oracle_memory: int | None = None) -> tuple[str, int]:
+                oracle_memory: int | None = None, grid: Grid | None = None) -> tuple[str, int]:
     """The whole `run` command: (what to print, exit status).  Exit 1 when a
     backend disagrees with the oracle's expectation (or crashes, hangs or
     refuses a program the spec accepts); 2 when the oracle cannot judge
@@ -460,21 +666,24 @@ def run_command(path: str, backends: list[str], *, inputs_npz: str | None = None
     data = read_source(path)
     how = [""]
 
-    def inputs_for(types):
+    def inputs_for(types, on: Grid = SINGLE):
         if any(not isinstance(t, TensorType) for t in types):
             raise InputError("@main takes a non-tensor argument; run gives tensors only")
         if inputs_npz is not None:
-            how[0] = f"from {inputs_npz}"
-            return npz_inputs(inputs_npz, types)
+            how[0] = f"from {inputs_npz}" + (" (arg<k>@<flattened id> per process, arg<k> for all)" if on.size > 1
+                                             else "")
+            return npz_grid_inputs(inputs_npz, types, on) if on.size > 1 else npz_inputs(inputs_npz, types)
         s = 0 if seed is None else seed
-        how[0] = f"random, seed {s}" + (f", {special_fraction:g} special values" if special_fraction else "")
-        return random_inputs(types, s, special_fraction)
+        how[0] = f"random, seed {s}" + (f", {special_fraction:g} special values" if special_fraction else "") + \
+            (" (each process from (seed, its flattened id))" if on.size > 1 else "")
+        return random_grid_inputs(types, s, special_fraction, on) if on.size > 1 else \
+            random_inputs(types, s, special_fraction)
 
     memory = oracle_memory or default_oracle_memory()
     from .isolation import Failure, Jobs
     with tempfile.TemporaryDirectory(prefix="shlo-conform-") as tmp, Jobs(tmp, label="oracle") as jobs:
         prep, inputs, expected, why_none, need = judge_isolated(jobs, data, inputs_for, timeout=timeout,
-                                                                memory=memory)
+                                                                memory=memory, grid=grid)
 
         def flushed_for(case):   # the oracle on the flushed inputs, in the same isolated process
             from .suites.causes import flush_inputs
@@ -484,9 +693,13 @@ def run_command(path: str, backends: list[str], *, inputs_npz: str | None = None
             got = jobs.call("shlo_conform.differential:expectations", data, flushed, timeout=timeout, memory=memory)
             return None if isinstance(got, Failure) or got[0] is None else got[0]
 
-        reports = run_backends(prep.text, inputs, prep.types, backends, expected, timeout, flushed_for)
+        reports = run_backends(prep.text, inputs, prep.types, backends, expected, timeout, flushed_for, prep.grid)
+    if prep.manual:
+        how[0] += ("; each process's inputs and outputs are its shards: @main hands them to one manual "
+                   f"computation (shard_map / pmap; mesh {', '.join(f'{a}={n}' for a, n in prep.manual.items())}), "
+                   "run as its body on every process")
     out = render(path, prep.form, prep.types, how[0], expected, why_none, reports, ORACLE in backends, need,
-                 prep.legalized)
+                 prep.legalized, prep.grid)
     if expected is None:
         return out, 2
     return out, 0 if all(r.agrees for r in reports) else 1

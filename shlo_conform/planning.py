@@ -37,7 +37,7 @@ def _may_batch(c: Case) -> bool:
     rng, custom_call, …) and whose text shows none of `_STRUCTURE_ALONE`
     (the full test is `batching.merge`'s)."""
     s = _scoring(c)
-    return (c.kind != "invalid" and c.host is None and not (s is not None and s.alone)
+    return (c.kind != "invalid" and c.host is None and c.grid is None and not (s is not None and s.alone)
             and not any(w in c.mlir for w in _STRUCTURE_ALONE))
 
 
@@ -102,8 +102,15 @@ def plan(groups: list[list[Case]], batch: int) -> list[tuple[str, list[Case]]]:
 
 
 def group_by_program(cases: Iterable[Case]) -> list[list[Case]]:
-    """Cases sharing a program text, in order of first appearance."""
-    groups: dict[str, list[Case]] = {}
+    """Cases sharing a program text (and process grid: a program is
+    compiled for one), in order of first appearance."""
+    groups: dict = {}
     for c in cases:
-        groups.setdefault(c.mlir, []).append(c)
+        groups.setdefault((c.mlir, grid_of(c)), []).append(c)
     return list(groups.values())
+
+
+def grid_of(c: Case) -> tuple[int, int] | None:
+    """(num_replicas, num_partitions) of a case with a grid (it is compiled
+    with `compile_grid` and run on every process with `run_grid`), else None."""
+    return None if c.grid is None else (c.grid.num_replicas, c.grid.num_partitions)

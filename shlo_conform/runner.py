@@ -11,6 +11,10 @@ runner"), by topic in modules of their own:
   a run past its timeout is `timeout`, a death or a broken protocol
   (`backends.base.Crashed`) is `crash` — for the case in flight only; a
   fresh worker recompiles and the run goes on;
+* **grids** — a case with a process grid (`Case.grid`) is compiled with
+  `compile_grid` and run on every process at once with `run_grid`; its
+  outputs are judged process by process (judging.check_grid_outputs), and a
+  hang in any process is the case's `timeout`;
 * **classification** (here) — value case: `Rejected` → `rejected`,
   `Unsupported` or a `claims()` reason → `unsupported`, outputs judged
   (judging.py) → `pass` / `fail`; invalid case: `Rejected` → `rejected`
@@ -30,7 +34,7 @@ from typing import Callable
 
 from .isolation import STARTUP_FLOOR, Child, Died, Hung, compile_timeout_for, default_startup_timeout
 from .judging import _with_log, check_outputs
-from .planning import _Learned, group_by_program, needs_fresh_worker, plan
+from .planning import _Learned, grid_of, group_by_program, needs_fresh_worker, plan
 from .suites.records import Case, Verdict
 
 DEFAULT_RUN_TIMEOUT = 10.0
@@ -99,7 +103,7 @@ class Worker(Child):
         """(status, payload) of the worker's reply; `spent` is then the
         seconds the adapter itself took, where the reply says (compile, run)."""
         self.spent = 0.0
-        self.compiled += msg == "compile"
+        self.compiled += msg in ("compile", "compile_grid")
         reply = super().call(msg, arg, timeout)
         if len(reply) == 3:
             self.spent = reply[2]
@@ -298,7 +302,7 @@ class Runner:
         elapsed = time.monotonic() - t0
         with self._lock:   # a worker that died or hung: its whole time was the implementation's
             self.timing["calls"] += elapsed
-            self.timing["compile" if msg == "compile" else "run"] += \
+            self.timing["compile" if msg in ("compile", "compile_grid") else "run"] += \
                 elapsed if status in ("crash", "timeout") else w.spent
         if status in ("crash", "timeout"):
             w.kill()
@@ -343,7 +347,10 @@ class Runner:
                 t0 = time.monotonic()
                 with self._lock:
                     self.compiles += 1
-                status, payload = self._call(w, "compile", c.mlir, self.compile_timeout)
+                if c.grid is not None:   # compiled for its grid (planning.grid_of: one grid per group)
+                    status, payload = self._call(w, "compile_grid", (c.mlir, list(grid_of(c))), self.compile_timeout)
+                else:
+                    status, payload = self._call(w, "compile", c.mlir, self.compile_timeout)
                 if status in ("crash", "timeout"):
                     emit(self._verdict(c, status, f"while compiling: {payload}", time.monotonic() - t0))
                     continue
@@ -354,7 +361,10 @@ class Runner:
                 compiled = True
             t0 = time.monotonic()
             args = [(v.type, v.hex) for v in c.inputs]
-            if c.host is not None:   # a program that talks to the host: queues in, (outputs, log) back
+            if c.grid is not None:   # every process of the grid, each on its inputs (an invalid case: its own)
+                per = [[(v.type, v.hex) for v in vs] for vs in c.grid.inputs] or [args] * c.grid.size
+                status, payload = self._call(w, "run_grid", per, self.run_timeout)
+            elif c.host is not None:   # a program that talks to the host: queues in, (outputs, log) back
                 status, payload = self._call(w, "run_host", (args, c.host.to_json()), self.run_timeout)
             else:
                 status, payload = self._call(w, "run", args, self.run_timeout)

@@ -18,11 +18,17 @@ Messages, parent -> worker, each answered by exactly one reply:
                                       -> ("ok", ([ndarray, ...], [(stream, ndarray), ...])) | as "run":
                                          a program that talks to the host (suites.records.HostData's
                                          queues in; what outfeed/send wrote back: Backend.run_with_host)
+    ("compile_grid", (mlir, [num_replicas, num_partitions]))
+                                      -> as "compile": the program for every process of that grid
+                                         (`Backend.compile_grid`; an adapter without it: "unsupported")
+    ("run_grid", [[(type, hex), ...] per process])
+                                      -> ("ok", [[ndarray, ...] per process]) | as "run": every process
+                                         of the grid, flattened id order (`Backend.run_grid`)
     ("batches", None)                 -> ("ok", bool): does the adapter compile merged modules
                                          (`Backend.batches`, shlo_conform/batching.py)?
     ("stop", None)                    -> the worker exits
 
-Every reply to "compile", "run" and "run_host" carries a third element: the
+Every reply to "compile", "run", "run_host", "compile_grid" and "run_grid" carries a third element: the
 seconds spent inside the adapter's method (the runner's measure of its own
 share of the wall: what is not spent there is the harness's).
 
@@ -84,6 +90,20 @@ def serve(conn) -> None:
                 outs = backend.run(executable, inputs)
                 spent = time.perf_counter() - t0
                 reply = ("ok", [np.asarray(o) for o in outs])
+            elif msg == "compile_grid":
+                executable = None
+                mlir, (replicas, partitions) = arg
+                from .spec.grid import Grid
+                if not hasattr(backend, "compile_grid"):   # (Backend.compile_grid's default says why not)
+                    raise Unsupported(f"{backend.name} runs no process grid")
+                executable = backend.compile_grid(mlir, Grid(replicas, partitions))
+                reply = ("ok", None)
+            elif msg == "run_grid":
+                inputs = [[TensorValue(t, h).array() for t, h in per] for per in arg]
+                t0 = time.perf_counter()
+                outs = backend.run_grid(executable, inputs)
+                spent = time.perf_counter() - t0
+                reply = ("ok", [[np.asarray(o) for o in per] for per in outs])
             elif msg == "batches":
                 reply = ("ok", bool(getattr(backend, "batches", False)))
             elif msg == "host":
@@ -110,7 +130,7 @@ def serve(conn) -> None:
             tb = traceback.format_exc(limit=-3)
             print(tb, file=sys.stderr)
             reply = ("error", _error_text(e))
-        if msg in ("compile", "run", "run_host"):
+        if msg in ("compile", "run", "run_host", "compile_grid", "run_grid"):
             reply = (*reply, time.perf_counter() - t0 if spent is None else spent)
         try:
             conn.send(reply)

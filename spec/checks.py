@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 
 import z3
 
-from .dsl import Instance, OpSpec, is_symbolic
+from .dsl import Instance, OpSpec, concrete_grid, is_symbolic
 from .symbolic import (Skeleton, Symbolic, candidates, concrete_regions, concrete_value, constraint_exprs,
                        layout_options, region_layouts, symbolic_instance, tensors_in)
 from .types import ALL_TYPES, TensorType, TupleType
@@ -237,6 +237,10 @@ def structure_variants(spec: OpSpec, skel: Skeleton, ranks) -> list[dict]:
             for alt in dict.fromkeys((v + 1, v - 1, 0)):
                 if alt >= 0 and alt != v:
                     out.append({kind: {name: alt}})
+    for name, (rows, cols) in base.get("group_shapes", {}).items():   # a 2-D groups attribute's shape one off
+        for alt in ((rows, cols + 1), (rows + 1, cols), (rows, max(cols - 1, 0))):
+            if alt != (rows, cols):
+                out.append({"group_shapes": {name: alt}})
     for r in spec.results:   # a variadic result's last member of another element type
         other = next((t for t in r.types if t not in skel.operand_types), None)
         if r.name in base["result_counts"] and other is not None:
@@ -317,7 +321,8 @@ def _concretize(spec: OpSpec, sym: Symbolic, model: z3.ModelRef) -> Instance:
     return spec.instance({k: concrete_value(v, num) for k, v in inst.operands.items()},
                          {k: concrete_value(v, num) for k, v in inst.attributes.items()},
                          {k: concrete_value(v, num) for k, v in inst.results.items()},
-                         concrete_regions(inst.regions, num))
+                         concrete_regions(inst.regions, num),
+                         grid=concrete_grid(inst.grid, num))   # collectives: the solved grid
 
 
 

@@ -24,6 +24,7 @@ from typing import Any, Callable, ClassVar, Iterable, Sequence
 import z3
 
 from .exercise import Exercise
+from .grid import SINGLE as SINGLE_GRID
 from .types import (ALL_TYPES, BOOLEAN_TYPES, COMPLEX_TYPES, FLOAT_TYPES, INTEGER_TYPES,
                     SIGNED_TYPES, UNSIGNED_TYPES, ElementType, TensorType)
 
@@ -735,13 +736,22 @@ class Instance:
     """
 
     def __init__(self, spec: "OpSpec", operands: dict, attributes: dict, results: dict,
-                 regions: dict | None = None):
+                 regions: dict | None = None, grid=None):
         self.spec = spec
         self.operands = dict(operands)
         self.attributes = {a.name: a.default for a in spec.attributes}
         self.attributes.update(attributes)
         self.results = dict(results)
         self.regions = dict(regions or {})
+        # The process grid the program runs on (spec/grid.py): the collectives'
+        # constraints read it (all_reduce C2: "size(replica_groups)" is
+        # num_replicas or num_processes), so it is part of the instance, not of
+        # the op.  One process unless the program reader / generators say
+        # otherwise; in z3 mode a `grid.SymbolicGrid` (sizes are z3 integers).
+        if grid is None:
+            grid = symbolic_grid() if isinstance(spec.semantics, Collective) and _any_symbolic(
+                self.operands, self.attributes, self.results) else SINGLE_GRID
+        self.grid = grid
 
     def __getattr__(self, name: str):
         for table in ("operands", "attributes", "results", "regions"):
@@ -818,7 +828,7 @@ class OpSpec:
         return bool(self.regions or self.shape_from_program
                     or any(o.variadic or o.tuple_members or o.constant or o.rank is not None for o in self.operands)
                     or any(r.fixed_rank is not None or r.variadic for r in self.results)
-                    or any(isinstance(a.kind, I64ArrayAttr) for a in self.attributes)
+                    or any(isinstance(a.kind, (I64ArrayAttr, ReplicaGroupsAttr)) for a in self.attributes)
                     or not self.operands)
 
     @property
@@ -832,8 +842,8 @@ class OpSpec:
         raise KeyError(f"{self.mnemonic} has no constraint {label}")
 
     def instance(self, operands: dict, attributes: dict | None = None, results: dict | None = None,
-                 regions: dict | None = None) -> Instance:
-        return Instance(self, operands, attributes or {}, results or {}, regions)
+                 regions: dict | None = None, grid=None) -> Instance:
+        return Instance(self, operands, attributes or {}, results or {}, regions, grid)
 
     def violated(self, inst: Instance) -> list[str]:
         """Labels of the constraints a concrete instance breaks (in order)."""
@@ -1160,6 +1170,50 @@ class ControlFlow:
 
 
 @dataclass(frozen=True)
+class Decomposition:
+    """Semantics the seed states as a program of other StableHLO ops ("More
+    formally, this operation can be expressed as a decomposition to existing
+    StableHLO operations": batch_norm_inference, batch_norm_training,
+    batch_norm_grad).  Each op of the decomposition rounds as its own
+    section says, in the order written; where an op leaves something to
+    the implementation (reduce's schedule) the decomposition inherits it.
+    `fusable`: the decomposition states what is computed, not how it is
+    rounded — any step may instead be computed exactly or in a wider format
+    (fused), so each rounding step and each inexact constant may give
+    either neighbour of its exact value (oracle/decomposition.py, `Fused`);
+    False holds every step to its rounding as written.
+
+    `program(op, b, *operands) -> list`, one value per result, states the
+    decomposition as the seed writes it, line by line, on opaque values
+    (each with `.type`, a TensorType) through `b`, a builder the oracle
+    hands in (the spec never imports it):
+
+      b.constant(x, element_type)      a rank-0 constant: the exact real x
+                                       (int, Fraction, float) rounded to
+                                       nearest, ties to even, into the type —
+                                       how a literal `x : type` reads
+      b.broadcast_in_dim(v, dims, shape)
+      b.reduce(inputs, init_values, dimensions, body)
+                                       body: the mnemonic of the pairwise op
+                                       the seed's lambda applies ("add");
+                                       returns the list of results
+      b.<mnemonic>(*operands, **attributes)
+                                       any other op whose `infer` states its
+                                       results (add, sqrt, batch_norm_inference…);
+                                       one value, or a list for several results
+
+    The oracle (oracle/decomposition.py) runs the program through its own
+    walk, so every rounding, every reduction bound and every tolerance of an
+    approximate input propagates as in any program, and each op of the
+    decomposition is checked by its own constraints."""
+
+    composable: ClassVar[bool] = True   # a function of its operands' values alone
+
+    program: Callable
+    fusable: bool = False
+
+
+@dataclass(frozen=True)
 class SideEffect:
     """Semantics of an op that orders or performs side effects.
 
@@ -1225,3 +1279,261 @@ class Choices:
     options: dict = field(default_factory=dict)
     labels: dict = field(default_factory=dict)
     why: str = ""
+
+
+# --------------------------------------------------------------------------
+# Results the seed defines by a property (cholesky, triangular_solve)
+# --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Measured:
+    """What an op's `Characterized.criterion` finds of one result.
+
+    `value`: the measured quantity (a backward-error ratio); the property
+    holds where it is at most `threshold`.  `ok`: the verdict — False only
+    where the value is *provably* above the threshold (the criterion
+    computes an enclosure of it; `detail` shows it), or where a part of the
+    property without a ratio fails (a non-positive diagonal, a NaN).
+    `scored`: a bool mask of the result's elements the criterion reads
+    (None: all); the others are implementation-defined (cholesky's opposite
+    triangle), never judged, and left out of the ULP distances shown.
+    `low`, `high`: the enclosure of `value` (the criterion's own rounding
+    bounded), where the criterion computes one."""
+
+    value: float
+    threshold: float
+    ok: bool
+    detail: str = ""
+    scored: Any = None
+    low: float | None = None
+    high: float | None = None
+
+
+@dataclass(frozen=True)
+class Characterized:
+    """Semantics of ops whose result the seed defines by a property rather
+    than a value ("`result` is a Cholesky decomposition of `a`", "the
+    solution to op(a)·x = b"): any result with the property conforms, and
+    which one an implementation returns depends on its order of evaluation.
+
+    `criterion(op, operands, result) -> Measured`: the property every
+    correct result must have, with a stated bound (`operands` the operand
+    arrays in table order, `result` the op's one result as an array of its
+    type).  This is what judges.
+    `reference(op, *operands) -> array`: a result computed in high precision
+    and rounded into the result type — what the oracle shows as the value
+    and what ULP distances are measured from, never what judges.
+    `undefined(op, *operands) -> str | None`: why the seed makes the
+    behaviour undefined on these values (a matrix not Hermitian
+    positive-definite, a singular system), or None.  There every result
+    passes, labelled; the criterion is still reported as a known behaviour.
+    `condition(op, *operands) -> float`: the condition number of the
+    problem (shown with the expectation; None: not stated).
+    `statement`: the criterion in words, as reports print it.
+
+    The oracle states a "residual" expectation (oracle/characterized.py,
+    suites/kinds/residual.py) that records the op, its attributes and its
+    operands (`record`), so the judge can evaluate the criterion on a
+    backend's output without the oracle (`recall`)."""
+
+    composable: ClassVar[bool] = False   # its result is not a function of its operands: fuzz does not chain it
+
+    reference: Callable
+    criterion: Callable
+    undefined: Callable | None = None
+    condition: Callable | None = None
+    statement: str = ""
+
+    @staticmethod
+    def record(op: "Instance", operands: Sequence) -> dict:
+        """What the judge needs to evaluate the criterion again: the op's
+        mnemonic, its attributes (JSON values) and its operands as type + hex."""
+        from .types import tensor_to_hex
+        types = [op.operands[o.name] for o in op.spec.operands]
+        return {"op": op.spec.mnemonic,
+                "attributes": {k: (list(v) if isinstance(v, tuple) else v) for k, v in op.attributes.items()},
+                "operands": [{"type": t.mlir, "hex": tensor_to_hex(Characterized._typed(a, t), t)}
+                             for a, t in zip(operands, types)]}
+
+    @staticmethod
+    def _typed(a, t: TensorType):
+        """`a` as an array of `t`'s numpy type (ml_dtypes for the narrow formats)."""
+        import numpy as np
+        return np.asarray(a).astype(t.element_type.numpy, copy=False).reshape(tuple(int(d) for d in t.shape))
+
+    @staticmethod
+    def recall(record: dict, result_type: TensorType) -> tuple:
+        """(Instance, operand arrays) of a `record` and the result's type."""
+        from .ops import OPS
+        from .types import parse_type, tensor_from_hex
+        spec = OPS[record["op"]]
+        types = [parse_type(o["type"]) for o in record["operands"]]
+        arrays = [tensor_from_hex(o["hex"], t) for o, t in zip(record["operands"], types)]
+        attrs = {k: (tuple(v) if isinstance(v, list) else v) for k, v in record["attributes"].items()}
+        inst = spec.instance({o.name: t for o, t in zip(spec.operands, types)}, attrs,
+                             {spec.results[0].name: result_type})
+        return inst, arrays
+
+
+# --------------------------------------------------------------------------
+# The process grid: collectives and a process's position (seed "Parallel
+# execution", "Collective ops")
+# --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Collective:
+    """Semantics of a collective op: each process's results depend on the
+    operands of the other processes of its process group, so no rule on one
+    process's arrays can state them — the oracle runs every process of the
+    grid (oracle/grid.py) and exchanges operands within each group
+    (oracle/collective.py).
+
+    `groups(op, grid) -> list[list[ProcessId]]`: the `process_groups` the
+    op's section makes of the grid — the strategy its `channel_id` and
+    `use_global_device_ids` pick (spec/grid.py), applied to its
+    `replica_groups` — ValueError with the seed's reason where they are not
+    valid groups (a process twice, ids not covered): a program reported in
+    one line, never run into a hang.
+    `fn(op, grid, process, operands_at) -> list`: `process`'s results, one
+    per result, where `operands_at` is {ProcessId: [operand arrays]} for
+    every process of `process`'s group (numpy / ml_dtypes arrays of the
+    operands' types, in table order, variadic members flattened).  A result
+    is an array (data movement: bit-exact) or, for ops that combine values
+    (all_reduce, reduce_scatter: "for some binary tree `schedule`"), what
+    an `Accumulating.fn` returns — an object array of element answers or a
+    `bounds.Answers` — so the order of the cross-process combination, which
+    the seed leaves to the implementation, is bounded or enumerated as
+    reduce's is.  Pure: tests evaluate the seed's Examples through it with
+    hand-built `operands_at`."""
+
+    composable: ClassVar[bool] = False   # talks to other processes: not a function of its own operands
+
+    groups: Callable
+    fn: Callable
+    accumulating: bool = False   # results are Accumulating answers (see above), not arrays
+
+
+@dataclass(frozen=True)
+class Position:
+    """Semantics of replica_id / partition_id: the result is the running
+    process's position in the grid, not a function of any operand.
+    `fn(op, grid, process) -> list of arrays` (process: (replica_id,
+    partition_id))."""
+
+    composable: ClassVar[bool] = False   # depends on which process runs it
+
+    fn: Callable
+
+
+@dataclass(frozen=True)
+class UnitAttr(BoolAttr):
+    """A "constant of type `i1`" the pinned StableHLO spells as a unit
+    attribute, present for true and absent for false
+    (`use_global_device_ids`).  Written `name = unit` (the generic form of
+    a unit attribute); read from `unit` (the program reader's value of a
+    bare name) and from `true` / `false`.  Declare it `optional` with
+    `choices=(True,)`: a skeleton then holds True or leaves it out (None,
+    read as false), so a program never spells `= false`."""
+
+    def to_mlir(self, v) -> str:
+        return "unit" if v else "false"
+
+    def from_mlir(self, text: str) -> bool:
+        t = text.strip()
+        if t not in ("unit", "true", "false"):
+            raise ValueError(f"expected a unit attribute (or true/false), got {text!r}")
+        return t != "false"
+
+
+@dataclass(frozen=True)
+class ReplicaGroupsAttr:
+    """A "2-dimensional tensor constant of type `si64`" whose rows are
+    process groups (`replica_groups`, `source_target_pairs`), written as
+    the seed writes it, `dense<[[0, 1], [2, 3]]> : tensor<2x2xi64>` (the
+    pinned StableHLO's spelling too).  The value is a tuple of equal-length
+    rows (tuples of ints, or z3 integers in symbolic instances); the shape
+    (rows, columns) is structure, `Attribute.length` hints candidates as
+    (rows, columns) pairs.  `columns`: a width the kind fixes (None: any) —
+    kept only as a generator hint, since source_target_pairs' width 2 is a
+    constraint (C1) the program may break.  An empty attribute reads as no
+    rows: `dense<> : tensor<0x0xi64>`, or `tensor<0x2xi64>` for pairs."""
+
+    columns: int | None = None
+
+    def to_mlir(self, v) -> str:
+        rows = [tuple(r) for r in v]
+        cols = len(rows[0]) if rows else (self.columns or 0)
+        if not rows or cols == 0:
+            return f"dense<> : tensor<{len(rows)}x{cols}xi64>"
+        body = ", ".join("[" + ", ".join(str(x) for x in r) + "]" for r in rows)
+        return f"dense<[{body}]> : tensor<{len(rows)}x{cols}xi64>"
+
+    def from_mlir(self, text: str) -> tuple:
+        t = " ".join(text.split())
+        if not t.startswith("dense<"):
+            raise ValueError(f"expected dense<[[…]]> : tensor<RxCxi64>, got {text!r}")
+        dims = t[t.rindex("tensor<") + len("tensor<"):].rstrip(">").split("x")[:-1]
+        if len(dims) != 2:
+            raise ValueError(f"{t} is not a 2-dimensional tensor")
+        rows_n, cols = int(dims[0]), int(dims[1])
+        if rows_n * cols == 0:
+            return ()
+        vals, _ = _dense_ints(t)
+        return tuple(tuple(int(x) for x in vals[i * cols:(i + 1) * cols]) for i in range(rows_n))
+
+
+def groups_shape(v) -> tuple:
+    """(rows, columns) of a `ReplicaGroupsAttr` value (structure: concrete)."""
+    rows = list(v)
+    return (len(rows), len(rows[0]) if rows else 0)
+
+
+def groups_entries(v) -> list:
+    """Every entry of a `ReplicaGroupsAttr` value, row by row (the spec's
+    `replica_groups[i]` for i in `indices(replica_groups)`)."""
+    return [x for r in v for x in r]
+
+
+# z3 mode: the grid's sizes as unknowns.  `num_replicas` = r + 1 and
+# `num_partitions` = p + 1 for z3 integers r, p ≥ 0, so a solver that keeps
+# dims non-negative (proofs, generators' budgets) never meets an empty grid;
+# the names are fixed, so every copy of a symbolic instance (proofs rebuild
+# them with other results) shares the same grid.
+GRID_VARS = ("grid_replicas_minus_1", "grid_partitions_minus_1")
+
+
+def symbolic_grid():
+    from .grid import SymbolicGrid
+    r, p = (z3.Int(n) for n in GRID_VARS)
+    return SymbolicGrid(r + 1, p + 1)
+
+
+def grid_vars() -> list:
+    """The z3 integers behind `symbolic_grid()` (each ≥ 0)."""
+    return [z3.Int(n) for n in GRID_VARS]
+
+
+def concrete_grid(grid, num):
+    """A concrete `Grid` from a grid of `num`-evaluable sizes (a model's
+    `eval`); a concrete Grid as it is."""
+    from .grid import Grid, SymbolicGrid
+    if isinstance(grid, SymbolicGrid):
+        def n(x):
+            return int(num(x)) if is_symbolic(x) else int(x)
+        return Grid(n(grid.num_replicas), n(grid.num_partitions))
+    return grid
+
+
+def _any_symbolic(*tables) -> bool:
+    def sym(v):
+        if is_symbolic(v):
+            return True
+        if isinstance(v, TensorType):
+            return any(is_symbolic(d) for d in v.shape)
+        if isinstance(v, (list, tuple)):
+            return any(sym(x) for x in v)
+        return False
+    return any(sym(v) for t in tables for v in t.values())
+

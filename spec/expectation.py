@@ -10,7 +10,10 @@ Kinds today: "exact" (bits; NaN matches NaN unless `bit_exact`), "ulp"
 (within `tolerance_ulp` of the correctly rounded `bits`), "bounded" (each
 element inside [`lo`, `hi`]; `bits` nearest the exact result),
 "statistical" (the distribution tests in `statistical`; `bits` the oracle's
-own sample).  See each kind's module for its rule.
+own sample), "residual" (a property of the whole output — cholesky's
+backward error — stated in `residual` with the operands it is measured
+against; `bits` a reference computed in high precision, shown, never
+judged: suites/kinds/residual.py).  See each kind's module for its rule.
 
 Elements listed in `impl_defined` (flat row-major indices) may instead
 equal the same element of an `Alternative` — a whole tensor of bits, or
@@ -73,6 +76,7 @@ class Expectation:
     lo: Optional[np.ndarray] = field(default=None, metadata=BITS)   # "bounded": per-element bounds
     hi: Optional[np.ndarray] = field(default=None, metadata=BITS)
     statistical: Optional[dict] = field(default=None, metadata=OMIT_DEFAULT)   # "statistical": the tests
+    residual: Optional[dict] = field(default=None, metadata=OMIT_DEFAULT)   # "residual": the property and its inputs
 
     def __eq__(self, other) -> bool:
         if not isinstance(other, Expectation):

@@ -19,7 +19,8 @@ from typing import Iterator
 import z3
 
 from .dsl import (BoolAttr, EnumAttr, EnumListAttr, Function, I64ArrayAttr, I64MatrixAttr, Instance, IntAttr, OpSpec,
-                  is_symbolic)
+                  ReplicaGroupsAttr, grid_vars, is_symbolic, Collective, Position, symbolic_grid)
+from .grid import SymbolicGrid
 from .types import ElementType, TensorType, TupleType
 
 
@@ -52,6 +53,8 @@ class Skeleton:
                 return t.name
         if self.result_types:   # if/case: the predicate is i1, the program states what flows
             return self.result_types[0][1].name
+        if not self.operand_types:   # no operands (replica_id): the type its Outputs table fixes
+            return spec.results[0].types[0].name
         return self.operand_types[0].name
 
     def label(self) -> str:
@@ -218,6 +221,10 @@ def layout_options(spec: OpSpec, skel: Skeleton, ranks, limit: int = LAYOUT_LIMI
             c = a.lengths(inst)
             if len(c) > 1:
                 slots.append(("lengths", a.name, c))
+        elif isinstance(a.kind, ReplicaGroupsAttr):   # (rows, columns) of a 2-D groups attribute
+            c = a.lengths(inst)
+            if len(c) > 1:
+                slots.append(("group_shapes", a.name, c))
     for r in spec.results:
         if r.name in base.layout["result_ranks"]:
             c = r.ranks(inst)
@@ -286,6 +293,15 @@ def symbolic_instance(spec: OpSpec, skel: Skeleton, ranks, prefix: str = "",
                 attrs[a.name] = chosen[a.name]
         elif isinstance(a.kind, IntAttr) and not a.choices:
             attr_vars[a.name] = attrs[a.name] = z3.Int(f"{prefix}attr_{a.name}")
+        elif isinstance(a.kind, ReplicaGroupsAttr):   # rows × columns of process ids (collectives)
+            rows, cols = layout.get("group_shapes", {}).get(a.name, a.lengths(partial)[0])
+            chosen_layout.setdefault("group_shapes", {})[a.name] = (rows, cols)
+            grid_rows = tuple(tuple(z3.Int(f"{prefix}attr_{a.name}_{i}_{j}") for j in range(cols))
+                              for i in range(rows))
+            for i, row in enumerate(grid_rows):
+                for j, v in enumerate(row):
+                    attr_vars[f"{a.name}[{i}][{j}]"] = v
+            attrs[a.name] = grid_rows
         elif isinstance(a.kind, I64MatrixAttr):   # rows of (low, high)
             n = layout.get("lengths", {}).get(a.name, a.lengths(partial)[0])
             chosen_layout["lengths"][a.name] = n
@@ -356,12 +372,23 @@ def symbolic_instance(spec: OpSpec, skel: Skeleton, ranks, prefix: str = "",
             if mixed is not None and got:   # the last member of another element type
                 got = got[:-1] + [TensorType(got[-1].shape, mixed)]
         results[r.name] = _fresh(prefix, r.name, got)
-    inst = spec.instance(operands, attrs, results, regions)
+    on_grid = isinstance(spec.semantics, (Collective, Position))   # the grid is an unknown too (dsl.symbolic_grid)
+    inst = spec.instance(operands, attrs, results, regions, grid=symbolic_grid() if on_grid else None)
     if not full:
         return inst
     s = Symbolic(inst, attr_vars=attr_vars, inferred=inferred, layout=chosen_layout, attr_ranges=attr_ranges)
     s.dims = [d for t in s.tensors() for d in t.shape]
+    if isinstance(inst.grid, SymbolicGrid):
+        # The grid is an unknown of collectives (dsl.symbolic_grid: sizes r + 1, p + 1): r, p ≥ 0 with the
+        # dims (proofs), and at most GRID_RANGE[1] + 1 each where generators solve (budget: attr ranges).
+        for name, v in zip(("grid.num_replicas", "grid.num_partitions"), grid_vars()):
+            s.dims.append(v)
+            s.attr_vars[name] = v
+            s.attr_ranges[name] = GRID_RANGE
     return s
+
+
+GRID_RANGE = (0, 3)   # generators' grids: 1..4 replicas × 1..4 partitions (z3 holds size − 1)
 
 
 def concrete_regions(regions: dict, num) -> dict:

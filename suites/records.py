@@ -22,6 +22,13 @@ A case line:
                 [tensor]}, "log": [{"stream", "after", "expected"}]}: the
                 queues the host fills and the log outfeed/send must write
                 (`HostData`; oracle/host.py explains `after`)
+    grid        (optional, only for a program run on a process grid: collectives,
+                replica_id, partition_id) {"num_replicas", "num_partitions",
+                "inputs": [[tensor]] per process, "expected": [[Expectation]] per
+                process}, both lists in flattened id order (spec/grid.py); the
+                case's own `inputs` and `expected` are then empty (`GridData`).
+                An invalid case may carry the grid alone (the sizes, no per-process
+                lists): the grid its program is compiled for
 
 Reading a case validates it (`Case.from_json`): a damaged record is refused
 with the problem named, never handed to a backend whose verdict it would
@@ -95,9 +102,17 @@ class Case:
     note: str = ""
     provenance: dict = field(default_factory=dict)
     host: Optional["HostData"] = None
+    grid: Optional["GridData"] = None
 
     def input_arrays(self) -> list[np.ndarray]:
         return [v.array() for v in self.inputs]
+
+    def process_inputs(self) -> list[list[np.ndarray]]:
+        """Each process's input arrays (flattened id order); a case without
+        a grid is the one process of a 1×1 grid."""
+        if self.grid is None:
+            return [self.input_arrays()]
+        return [[v.array() for v in per] for per in self.grid.inputs]
 
     def to_json(self) -> str:
         d = {f.name: getattr(self, f.name) for f in fields(self)}
@@ -106,6 +121,10 @@ class Case:
             d.pop("host")
         else:
             d["host"] = self.host.to_json()
+        if self.grid is None:   # likewise: suites without grids keep their bytes
+            d.pop("grid")
+        else:
+            d["grid"] = self.grid.to_json()
         if self.kind == "invalid":  # value and survey cases carry expectations
             d.pop("expected")
         else:
@@ -129,7 +148,8 @@ class Case:
 # ---------------------------------------------------------------------------
 
 _FIELDS = {"id": str, "op": str, "dtype": str, "kind": str, "mlir": str, "inputs": list,
-           "expected": list, "violates": (str, type(None)), "note": str, "provenance": dict, "host": dict}
+           "expected": list, "violates": (str, type(None)), "note": str, "provenance": dict, "host": dict,
+           "grid": dict}
 _REQUIRED = ("id", "op", "dtype", "kind", "mlir", "inputs")
 _TENSOR_FIELDS = {"type", "hex"}
 _EXPECTATION_FIELDS = {"type", "hex", "alternatives"} | {f.name for f in fields(Expectation)} - {"bits"}
@@ -268,11 +288,19 @@ def check_record(d) -> dict:
     arg_types = [_check_tensor(v, f"input {k}") for k, v in enumerate(d["inputs"])]
     d["inputs"] = [TensorValue(**v) for v in d["inputs"]]
     d["expected"] = [_check_expectation(e, f"expected output {k}") for k, e in enumerate(d.get("expected", []))]
-    _check_signature(d["mlir"], arg_types, [e.type for e in d["expected"]] if kind != "invalid" else None)
+    if "grid" not in d or kind == "invalid":   # a grid's processes are checked one by one (GridData.check)
+        _check_signature(d["mlir"], arg_types, [e.type for e in d["expected"]] if kind != "invalid" else None)
     if "host" in d:
         if kind == "invalid":
             raise ValueError("an invalid case carries no 'host' data")
+        if "grid" in d:
+            raise ValueError("a case carries 'host' data or a 'grid', not both")
         d["host"] = HostData.check(d["host"])
+    if "grid" in d:
+        if kind != "invalid" and (d["inputs"] or d["expected"]):
+            raise ValueError("a case with a 'grid' keeps its inputs and expected outputs per process in the "
+                             "grid; its own 'inputs' and 'expected' must be empty")
+        d["grid"] = GridData.check(d["grid"], kind, d["mlir"])
     return d
 
 
@@ -324,6 +352,86 @@ class HostData:
     def queues(self) -> tuple[list, dict]:
         """(infeed arrays, {channel id: arrays}): what a backend's host gets."""
         return [v.array() for v in self.infeed], {k: [v.array() for v in vs] for k, vs in self.channels.items()}
+
+
+@dataclass
+class GridData:
+    """The process grid of a case (spec/grid.py): `num_replicas` ×
+    `num_partitions` processes, each with its own inputs and expected
+    outputs — `inputs[i]` ([TensorValue]) and `expected[i]` ([Expectation])
+    belong to the process of flattened id i.  An invalid case holds the
+    grid alone (both lists empty): the grid its program is compiled for."""
+
+    num_replicas: int
+    num_partitions: int
+    inputs: list = field(default_factory=list)     # per process: [TensorValue]
+    expected: list = field(default_factory=list)   # per process: [Expectation]
+
+    @property
+    def size(self) -> int:
+        return self.num_replicas * self.num_partitions
+
+    @property
+    def shape(self):
+        """The `spec.grid.Grid`."""
+        from ..spec.grid import Grid
+        return Grid(self.num_replicas, self.num_partitions)
+
+    def process_label(self, i: int) -> str:
+        """How verdicts and reports name the process of flattened id i."""
+        r, p = divmod(i, self.num_partitions)
+        return f"process {i} (replica {r}, partition {p})"
+
+    def to_json(self) -> dict:
+        return {"num_replicas": self.num_replicas, "num_partitions": self.num_partitions,
+                "inputs": [[asdict(v) for v in per] for per in self.inputs],
+                "expected": [[e.to_json() for e in per] for per in self.expected]}
+
+    @classmethod
+    def check(cls, d, kind: str, mlir: str) -> "GridData":
+        """The JSON form, validated as the rest of a case is: the grid's
+        sizes (ui32, at least 1, at most `spec.grid.MAX_PROCESSES`
+        processes), one input list and one expected list per process, each
+        agreeing with @main's signature."""
+        from ..spec.grid import MAX_PROCESSES
+        _check_fields(d, {"num_replicas": int, "num_partitions": int, "inputs": list, "expected": list},
+                      ("num_replicas", "num_partitions"), "'grid'")
+        for name in ("num_replicas", "num_partitions"):
+            v = d[name]
+            if isinstance(v, bool) or not 1 <= v < 2 ** 32:
+                raise ValueError(f"'grid': {name!r} must be a ui32 of at least 1, not {v!r}")
+        n = d["num_replicas"] * d["num_partitions"]
+        if n > MAX_PROCESSES:
+            raise ValueError(f"'grid': {d['num_replicas']}×{d['num_partitions']} is {n} processes; "
+                             f"a case runs on at most {MAX_PROCESSES}")
+        inputs, expected = d.get("inputs", []), d.get("expected", [])
+        if kind == "invalid":
+            if inputs or expected:
+                raise ValueError("'grid' of an invalid case holds no inputs or expected outputs")
+            return cls(d["num_replicas"], d["num_partitions"])
+        for what, lists in (("inputs", inputs), ("expected", expected)):
+            if len(lists) != n:
+                raise ValueError(f"'grid': {len(lists)} {what} lists for the {n} processes of a "
+                                 f"{d['num_replicas']}×{d['num_partitions']} grid")
+        per_inputs, per_expected, first = [], [], None
+        for i in range(n):
+            if not isinstance(inputs[i], list) or not isinstance(expected[i], list):
+                raise ValueError(f"'grid': the inputs and expected outputs of process {i} must be lists")
+            arg_types = [_check_tensor(v, f"grid process {i} input {k}") for k, v in enumerate(inputs[i])]
+            exps = [_check_expectation(e, f"grid process {i} expected output {k}") for k, e in enumerate(expected[i])]
+            types = (arg_types, [e.type for e in exps])
+            if first is None:
+                try:
+                    _check_signature(mlir, *types)
+                except ValueError as e:
+                    raise ValueError(f"grid process {i}: {e}") from None
+                first = types
+            elif types != first:   # one program for every process: one signature
+                which = "inputs" if types[0] != first[0] else "expected outputs"
+                raise ValueError(f"grid process {i}: its {which} have other types than process 0's")
+            per_inputs.append([TensorValue(**v) for v in inputs[i]])
+            per_expected.append(exps)
+        return cls(d["num_replicas"], d["num_partitions"], per_inputs, per_expected)
 
 
 def _check_signature(mlir: str, inputs: list, outputs: list | None) -> None:

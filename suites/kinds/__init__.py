@@ -33,6 +33,8 @@ class Kind:
 
     name: str = "?"
     element_wise: bool = True   # judged element by element (`matches`); else on the whole output (`judge`)
+    ulp_measures: bool = True   # is the ULP distance from `bits` a measure of accuracy?  ("residual": no — the
+                                # reference is one result among many correct ones; its distance is shown, not summarised)
 
     def describe(self, e: Expectation) -> str:
         return self.name

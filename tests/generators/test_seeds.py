@@ -18,8 +18,10 @@ crashes above ran them and found none there).  A smaller budget draws
 fewer values from the same seeded stream, so these are samples of other
 seeds' draws, not the suites those seeds write.  SEEDS are ones that
 crashed at this budget before the fixes (4: bitcast_convert; 5:
-dynamic_slice, dynamic_update_slice): every op gets two other draws, and
-the crashes found once stay covered.  The two root causes also have direct
+dynamic_slice, dynamic_update_slice): every op gets one other draw (the
+seeds alternate over the ops in name order, which keeps the test's share
+of `make test` small), and the ops that crashed get the seed that crashed
+them.  The two root causes also have direct
 tests below, which do not depend on a draw.
 """
 from __future__ import annotations
@@ -47,8 +49,14 @@ def small_budget(monkeypatch):
     monkeypatch.setattr(suite, "plan_for", lambda spec: dataclasses.replace(plan_for(spec), corners=False))
 
 
-@pytest.mark.parametrize("seed", SEEDS)
-@pytest.mark.parametrize("op", sorted(OPS))
+CRASHED = {"bitcast_convert": 4, "dynamic_slice": 5, "dynamic_update_slice": 5}
+
+
+def _draws() -> list[tuple[str, int]]:
+    return [(op, CRASHED.get(op, SEEDS[i % len(SEEDS)])) for i, op in enumerate(sorted(OPS))]
+
+
+@pytest.mark.parametrize("op, seed", _draws())
 def test_op_generates_with_other_seeds(small_budget, op, seed):
     cases, _ = suite.op_cases(OPS[op], seed)
     assert cases, f"{op}: no case at all with seed {seed}"

@@ -68,6 +68,14 @@ FINDINGS.update({op: ("the example prints no values and takes tokens as operands
                 "a host whose queues and log are stated by hand") for op in ("after_all", "infeed", "outfeed", "send", "recv")})
 
 
+# The collectives and the position ops: values printed per process (`// %operand@(0, 0): …`) on a grid.
+FINDINGS.update({op: ("the example prints values per process of a grid (`%operand@(0, 0)`) or none "
+                      "(replica_id, partition_id), which this one-process harness cannot run: "
+                      "tests/oracle/test_collective_semantics.py runs it on its grid")
+                 for op in ("all_gather", "all_reduce", "all_to_all", "collective_permute", "reduce_scatter",
+                            "replica_id", "partition_id")})
+
+
 # --------------------------------------------------------------------------
 # Reading the seeds
 # --------------------------------------------------------------------------

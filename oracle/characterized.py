@@ -1,0 +1,224 @@
+"""Execution of `Characterized` semantics (cholesky, triangular_solve): results the spec defines by a property.
+
+The seed says what the result *is* ("a Cholesky decomposition of a", "the
+solution to op(a)·x = b"), not which rounding of it an implementation must
+return.  The oracle states a "residual" expectation (suites/kinds/residual.py):
+
+* `bits`: the op's reference — the result computed in high precision and
+  rounded — which `run`, `explain` and reports show and measure ULP
+  distances from; it never judges;
+* `residual`: what the judge needs to evaluate the op's criterion on any
+  output without the oracle — the op, its attributes and operands (type +
+  hex, `Characterized.record`), the criterion in words, its threshold, the
+  reference's own measure (a check of the reference: the oracle refuses to
+  state a reference that fails its own criterion) and the problem's
+  condition number; and, where the seed makes the behaviour undefined on
+  these operands (a matrix not positive definite, a singular system), why:
+  every output then passes, labelled.
+
+Downstream of such a result (`downstream`, called by propagation.carry):
+an op whose operand is a residual-judged value computes on the oracle's
+reference, which a backend need not have returned, so its value is not
+stated by a value:
+
+* where the op passes the elements the criterion reads through unchanged,
+  in place (JAX's `select(info == 0, L, nan)` and `select(tril, ·, 0)`
+  after its LAPACK call), its result keeps the property — the same residual
+  expectation: the criterion is evaluated on what comes out.  Passing
+  through is observed, not assumed: the op runs twice more with that
+  operand replaced by two arrays of pseudo-random values, and the elements
+  the criterion reads must come out equal to them, in place;
+* where the op moves those elements in a way that restates the property
+  (`RESTATE`: a real cholesky factor transposed is the factor of the other
+  triangle — `jax.scipy.linalg.cholesky(lower=False)`), the restated
+  residual expectation;
+* anything else is "any value", labelled `DOWNSTREAM` (every element an
+  implementation-defined alternative without candidates, as
+  oracle/propagation.py labels a range crossing NaN), and so is everything
+  computed from such a value in turn.  Coarse, and said: an op that mixes
+  the factor into arithmetic (L·Lᴴ) states nothing about its result.
+
+A residual-judged op whose operand is itself approximate (a ranged value)
+is judged against the oracle's primary operand values, and says so in its
+`why`; the corners of propagation.py are not run for it.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..spec.dsl import Characterized
+from ..spec.expectation import Alternative, Expectation
+from ..spec.types import to_bits
+from .data_movement import bits_of
+from .semantics import on_arrays
+
+KIND = "residual"
+DOWNSTREAM = "any value: computed from a result the spec defines by a property (oracle/characterized.py)"
+PRIMARY = "the value computed on the oracle's reference"
+PASSED_THROUGH = "the property of {op}'s result, whose elements this {by} passes through unchanged"
+RANGED_OPERAND = ("an operand is approximate upstream: the property is judged against the oracle's primary "
+                  "(correctly rounded) operand values")
+
+
+def _significant(x: float, digits: int = 3) -> float:
+    """A measure as the suite stores it: 3 significant digits (BLAS kernels
+    differ in the last bits between machines; suites must not)."""
+    return float(f"{x:.{digits}g}")
+
+
+@on_arrays(Characterized)
+def run_characterized(sem: Characterized, inst, operands: list, results: list) -> list:
+    """The op's reference as `bits`, its criterion and operands as a "residual" expectation."""
+    who = inst.spec.mnemonic
+    if len(results) != 1:
+        raise ValueError(f"{who}: a Characterized op has one result ({len(results)} here)")
+    (t,) = results
+    reference = sem.reference(inst, *operands)
+    why = sem.undefined(inst, *operands) if sem.undefined is not None else None
+    measured = sem.criterion(inst, list(operands), reference)
+    if why is None and not measured.ok:
+        raise AssertionError(f"{who}: the oracle's reference fails the op's own criterion ({measured.detail})")
+    record = Characterized.record(inst, operands)
+    record.update(statement=sem.statement, threshold=measured.threshold, reference=_significant(measured.value))
+    if sem.condition is not None:
+        kappa = sem.condition(inst, *operands)
+        if kappa == kappa:   # not NaN (an empty batch)
+            record["condition"] = _significant(kappa) if np.isfinite(kappa) else "inf"
+    if why is not None:
+        record["undefined"] = why
+    return [Expectation(t, bits_of(reference, t, who), KIND, why=why or "", residual=record)]
+
+
+# --------------------------------------------------------------------------
+# Downstream of a residual-judged value (called by propagation.carry)
+# --------------------------------------------------------------------------
+
+def is_free(v) -> bool:
+    """Is `v` not stated by a value: a residual-judged result, or "any value" downstream of one?"""
+    if isinstance(v, tuple):
+        return any(is_free(m) for m in v)
+    return v.kind == KIND or any(a.label == DOWNSTREAM for a in v.alternatives)
+
+
+def any_value(o):
+    """`o` (the op on the reference) offered as "any value" at every element, labelled."""
+    if isinstance(o, tuple):
+        return tuple(any_value(m) for m in o)
+    every = list(range(int(o.type.num_elements)))
+    return Expectation(o.type, o.bits, "exact", impl_defined=every,
+                       alternatives=[Alternative(PRIMARY, o.bits), Alternative(DOWNSTREAM, None, every)],
+                       why="; ".join(w for w in (o.why, DOWNSTREAM) if w))
+
+
+def scored(e: Expectation) -> np.ndarray:
+    """The elements a residual expectation's criterion reads (bool mask of its shape)."""
+    inst, operands = Characterized.recall(e.residual, e.type)
+    m = inst.spec.semantics.criterion(inst, operands, e.array())
+    shape = tuple(int(d) for d in e.type.shape)
+    return np.ones(shape, dtype=bool) if m.scored is None else np.broadcast_to(m.scored, shape)
+
+
+def _markers(e: Expectation, seed: int) -> np.ndarray:
+    """Pseudo-random finite values of `e`'s type and shape (seeded: the oracle is deterministic)."""
+    et = e.type.element_type
+    shape = tuple(int(d) for d in e.type.shape)
+    rng = np.random.default_rng(seed)
+    x = rng.choice((-1.0, 1.0), size=shape) * 2.0 ** rng.integers(-4, 4, size=shape) * (1 + rng.integers(0, 8, size=shape) / 8)
+    if et.is_complex:
+        x = x + 1j * rng.choice((-1.0, 1.0), size=shape) * 2.0 ** rng.integers(-4, 4, size=shape)
+    return x.astype(et.numpy)
+
+
+def _passes_through(run_op, inst, arrays: list, i: int, r: Expectation, k: int, o: Expectation) -> bool:
+    """Does output `k` of the op hold operand `i` (a residual value `r`), in
+    place, at every element `r`'s criterion reads, whatever that operand holds?"""
+    if isinstance(o, tuple) or o.type != r.type:
+        return False
+    mask = scored(r).reshape(-1)
+    for seed in (1, 2):
+        m = _markers(r, seed)
+        trial = list(arrays)
+        trial[i] = m
+        try:
+            out = run_op(inst, trial)[k]
+        except Exception:   # the op states nothing on these values: no pass-through shown
+            return False
+        if isinstance(out, tuple):
+            return False
+        et = r.type.element_type
+        want = to_bits(m, et).reshape((mask.size, -1))
+        got = np.asarray(out.bits).reshape((mask.size, -1))
+        if not (want[mask] == got[mask]).all():
+            return False
+    return True
+
+
+def downstream(run_op, inst, inputs: list, outs: list, arrays: list | None) -> list | None:
+    """`outs` (the op on the primary values) restated where an input is a
+    residual-judged value or downstream of one (module docstring); None
+    where no input is and no output is residual-judged (nothing to do)."""
+    free = [i for i, v in enumerate(inputs) if is_free(v)]
+    if not free:
+        ranged = any(getattr(v, "kind", None) in ("ulp", "bounded") for v in inputs)
+        if ranged and any(not isinstance(o, tuple) and o.kind == KIND for o in outs):
+            for o in outs:
+                o.why = "; ".join(w for w in (o.why, RANGED_OPERAND) if w)
+            return outs
+        return None
+    primary = list(arrays) if arrays is not None else [_primary(v) for v in inputs]
+    residual = [i for i in free if not isinstance(inputs[i], tuple) and inputs[i].kind == KIND]
+    out = []
+    for k, o in enumerate(outs):
+        kept = None
+        if len(free) == 1 and residual:
+            r = inputs[residual[0]]
+            if _passes_through(run_op, inst, primary, residual[0], r, k, o):
+                by = f"{inst.spec.mnemonic}" if inst is not None else "op"
+                kept = Expectation(o.type, o.bits, KIND, residual=r.residual,
+                                   why="; ".join(w for w in (r.why, PASSED_THROUGH.format(op=r.residual["op"], by=by))
+                                                 if w))
+            elif inst is not None and not isinstance(o, tuple):
+                kept = _restated(inst, r, o)
+        out.append(kept if kept is not None else any_value(o))
+    return out
+
+
+RESTATED_BY = "{by} of {op}'s result: the property of {op} with {words}"
+
+
+def _cholesky_transposed(inst, record: dict, o: Expectation) -> tuple | None:
+    """A transpose swapping the last two dimensions (batch dimensions kept)
+    of a real cholesky result: Lᵀ is the upper factor of the same matrix
+    (A = L·Lᵀ = Uᵀ·U with U = Lᵀ), so the result has the property of
+    cholesky with `lower` flipped — on a Hermitian operand both triangles
+    define the same matrix, and on any other the behaviour is undefined
+    either way.  (A complex Lᵀ is not a factor: conj(Lᵀ) would be.)  What
+    `jax.scipy.linalg.cholesky(lower=False)` computes after LAPACK."""
+    perm = [int(d) for d in inst.attributes.get("permutation", ())]
+    r = len(perm)
+    if r < 2 or perm != list(range(r - 2)) + [r - 1, r - 2] or o.type.element_type.is_complex:
+        return None
+    lower = not record["attributes"].get("lower", False)
+    return {**record, "attributes": {**record["attributes"], "lower": lower}}, f"lower = {str(lower).lower()}"
+
+
+# (the op moving the elements, the residual-judged op) -> its restatement:
+# (inst, record, output) -> (the record the output is judged by, words) or None
+RESTATE = {("transpose", "cholesky"): _cholesky_transposed}
+
+
+def _restated(inst, r: Expectation, o: Expectation) -> Expectation | None:
+    """`o` (an op that moves the elements of the residual value `r`) as a
+    residual expectation of its own, where RESTATE knows the move."""
+    rule = RESTATE.get((inst.spec.mnemonic, r.residual["op"]))
+    got = rule(inst, r.residual, o) if rule is not None else None
+    if got is None:
+        return None
+    record, words = got
+    why = RESTATED_BY.format(by=inst.spec.mnemonic, op=r.residual["op"], words=words)
+    return Expectation(o.type, o.bits, KIND, residual=record, why="; ".join(w for w in (r.why, why) if w))
+
+
+def _primary(v):
+    return tuple(_primary(m) for m in v) if isinstance(v, tuple) else v.array()
+
