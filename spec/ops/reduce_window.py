@@ -426,6 +426,29 @@ CORNERS = tuple(Corner(c.note, c.ranks, scored(c.where), c.layout, c.max_dim) fo
 ))
 
 
+def _at_defaults(names):
+    """The attributes `names` at the values a left-out attribute means (`entries`), on a 2-d input."""
+    def where(op):
+        conds = [op.results["results"][0].shape[0] >= 1, op.results["results"][0].shape[1] >= 1]
+        for name in names:
+            for i in range(2):
+                conds += ([op.padding[i][0] == 0, op.padding[i][1] == 0] if name == "padding"
+                          else [getattr(op, name)[i] == ABSENT_ENTRY[name]])
+        return conds
+    return where
+
+
+_OPTIONAL = ("window_strides", "base_dilations", "window_dilations", "padding")
+# Programs as JAX and the pretty printer write them: attributes at their defaults left out (issue 25).
+ELIDED = (
+    Corner("defaults elided: window_strides, base_dilations, window_dilations and padding left out", (2, 0),
+           scored(_at_defaults(_OPTIONAL)), omit=_OPTIONAL),
+    Corner("defaults elided: padding and dilations left out, strides written", (2, 0),
+           scored(lambda op: _at_defaults(("base_dilations", "window_dilations", "padding"))(op)
+                  + [op.window_strides[0] >= 2]), omit=("base_dilations", "window_dilations", "padding")),
+)
+
+
 def built_corners(spec, skels, rng):
     """`jnp.cumsum` of an f32 vector exactly as JAX lowers it (a sum with
     init 0.0: window 5, padding [[4, 0]], unit strides and dilations)."""
@@ -456,5 +479,5 @@ SPEC = OpSpec(
     infer=infer,
     semantics=Accumulating(arrays),
     exercise=Exercise(corners=CORNERS, built_corners=built_corners, operand_values=init_values,
-                      survey_when=survey_reason),
+                      survey_when=survey_reason, elided=ELIDED),
 )

@@ -351,6 +351,16 @@ def _padded(op, i):
     return low + op.operand.shape[i] + high
 
 
+# Programs as JAX and the pretty printer write them: unit strides and zero padding left out (issue 25).
+ELIDED = (
+    Corner("defaults elided: window_strides and padding left out", (2, 2, 0),
+           _scored(lambda op: [op.window_strides[0] == 1, op.window_strides[1] == 1, op.padding[0][0] == 0,
+                               op.padding[0][1] == 0, op.padding[1][0] == 0, op.padding[1][1] == 0,
+                               op.window_dimensions[0] >= 2, op.source.shape[0] >= 1, op.source.shape[1] >= 1]),
+           omit=("window_strides", "padding")),
+)
+
+
 CORNERS = tuple(Corner(c.note, c.ranks, _scored(c.where), c.layout, c.max_dim) for c in (
     Corner("overlapping windows: an element selected by several windows", (2, 2, 0),
            lambda op: [op.window_strides[0] < op.window_dimensions[0], op.window_strides[1] < op.window_dimensions[1],
@@ -410,6 +420,6 @@ SPEC = OpSpec(
     infer=infer,
     semantics=Accumulating(arrays),
     exercise=Exercise(corners=CORNERS, built_corners=built_corners, operand_values=identity_init,
-                      survey_when=survey_reason),
+                      survey_when=survey_reason, elided=ELIDED),
     implied=('select_and_scatter_c1', 'select_and_scatter_c5')
 )

@@ -2,6 +2,14 @@
 
 The RFC also admits per-tensor quantized tensors; this suite encodes no
 quantized types, so `baseline_type(x)` is the type of x itself.
+
+Signed zeros (issue 25): tan(±0) = ±0 is *required*, and judged exactly.
+The seed says "For floats: `tan` from IEEE-754", and IEEE 754-2019's
+special values of tan (§9.2.1) give ±0 for ±0 exactly; the seed's
+Accuracy section ("does not provide guarantees about numerical accuracy")
+waives rounding error, and ±0 → ±0 rounds nothing.  So an expected real
+zero is met only by the zero of its sign (suites/kinds/ulp.py): the
+tolerance no longer lets +0 pass for -0.
 """
 import math
 

@@ -1,4 +1,13 @@
-"""tanh — element-wise hyperbolic tangent (spec section "tanh")."""
+"""tanh — element-wise hyperbolic tangent (spec section "tanh").
+
+Signed zeros (issue 25): tanh(±0) = ±0 is *required*, and judged exactly.
+The seed says "For floats: `tanh` from IEEE-754", and IEEE 754-2019's
+special values of tanh (§9.2.1) give ±0 for ±0 exactly; the seed's
+Accuracy section ("does not provide guarantees about numerical accuracy")
+waives rounding error, and ±0 → ±0 rounds nothing.  So an expected real
+zero is met only by the zero of its sign (suites/kinds/ulp.py): the
+tolerance no longer lets +0 pass for -0.
+"""
 import math
 
 import mpmath

@@ -1,0 +1,668 @@
+"""Mutation testing of the oracle against a stored suite (issue 25).
+
+    .venv/bin/python bench/mutation.py --ops sine,add          # per op: minutes
+    .venv/bin/python bench/mutation.py --all                   # make mutation: every op, the oracle's modules
+    options: --suite core|PATH  --seed 0  --sample N (per module; 0: all)  --modules a.py,b.py
+             --tests FILES|''  --grep REGEX  --timeout S  --json out.json  --list (the sample only)
+
+A suite is as good as the wrong implementations it catches.  A *mutant*
+is the oracle with one small break in its semantics code — an operator
+swapped, a comparison loosened, a constant moved by one, a branch dropped,
+two arguments swapped — made by cosmic-ray's operators (its mutation
+engine, `cosmic_ray.mutating.mutate_code`; "drop a branch" and "swap two
+arguments" are two operators of our own below, in the same plug-in form).
+Each mutant is scored as a backend on the op's cases of the suite, in a
+process forked for it: the mutated module is served from memory by an
+import hook (the working tree is never written), the project imported
+afresh, every case compiled, run and judged exactly as the runner
+classifies it (`Runner._compile_verdict` / `_run_verdict`).  A mutant is
+*killed* when any verdict differs from the unmutated oracle's — the
+verdict with the labels of the implementation-defined choices it reports,
+so a mutant that swaps negate's "wraps" and "saturates" is noticed.  A
+mutant that no longer imports, raises in the scorer or runs past --timeout
+is killed too: an implementation that crashes is noticed.  A survivor of
+the suite is then run against the unit tests that hold what one output
+value cannot show (--tests, `-k OP`): a failing test kills it, counted
+apart ("by tests").
+
+Survivors are classified:
+  * not reached — no case of the op executes the mutated line (a line
+    trace of the unmutated run; module-level code runs at import and
+    counts as reached);
+  * equivalent — declared with its reason in bench/mutation-equivalent.toml,
+    keyed by `mutant_key` (file, function, operator, the source line, its
+    rank among identical ones: stable while other lines change);
+  * gap — reached, not equivalent, and no verdict changed: what the suite
+    cannot yet tell apart.
+
+Sampling is deterministic: each module's candidate mutants are ranked by
+sha256(seed, key) and the first --sample taken, so two runs with one seed
+take the same mutants and adding code elsewhere leaves the rest of the
+sample alone; one mutant per site and operator family first (`+` has ten
+replacements: the seed picks one).  What is never mutated: docstrings and
+strings (cosmic-ray has no string operators), an op module's `exercise=`
+argument and structure hints with the definitions only they use (how
+generators pick inputs; no verdict reads them), and argument swaps of
+symmetric calls (`same_type`, `And` …).
+
+In --all mode every op module is mutated against its own op's cases, and
+each oracle/ and spec/ module in ORACLE_MODULES against the ops whose
+traced cases reach the mutated line (scored one op after another until a
+verdict changes).
+"""
+from __future__ import annotations
+
+import argparse
+import ast
+import functools
+import hashlib
+import json
+import os
+import pickle
+import re
+import select
+import signal
+import sys
+import time
+import tomllib
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+EQUIVALENT = ROOT / "bench" / "mutation-equivalent.toml"
+# Shared semantics code that --all mutates besides the op modules (each against the ops that reach it).
+ORACLE_MODULES = ("oracle/elementwise.py", "oracle/data_movement.py", "oracle/rounding.py", "oracle/fast.py",
+                  "oracle/accumulate.py", "oracle/program.py", "spec/annex_g.py", "spec/ieee.py")
+# cosmic-ray operators left out: NoOp changes nothing; VariableReplacer/Inserter need a named cause
+# and effect; RemoveDecorator and ExceptionReplacer break nothing a verdict can see but import order.
+SKIPPED_OPERATORS = ("core/NoOp", "core/RemoveDecorator", "core/ExceptionReplacer",
+                     "core/VariableReplacer", "core/VariableInserter")
+DEFAULT_SAMPLE = 40
+# Keyword arguments of an op's declarations that only generators read: `exercise=`, and the structure
+# hints (spec/dsl.py: "a wrong hint loses cases, never admits an invalid one").
+GENERATOR_KEYWORDS = ("exercise", "count", "length", "rank", "bodies")
+# Functions whose first two arguments commute (spec/dsl.py: "all of the same type", conjunction …):
+# SwapArguments makes no mutant of a call to them.
+SYMMETRIC = ("same_type", "same_types", "And", "Or", "max", "min", "z3.And", "z3.Or")
+
+
+# -- our two operators, in cosmic-ray's plug-in form --------------------------------------------------
+@functools.lru_cache(maxsize=1)
+def _operators():
+    """(name, operator instance) of every operator used: cosmic-ray's own
+    (its plug-in registry) and ours."""
+    import parso.python.tree as pt
+    from cosmic_ray import plugins
+    from cosmic_ray.operators.operator import Example, Operator
+
+    class DropBranch(Operator):
+        """`if c:` / `elif c:` → `if False:`: the branch is never taken."""
+
+        def mutation_positions(self, node):
+            p = node.parent
+            if p is not None and p.type == "if_stmt":
+                i = p.children.index(node)
+                if i > 0 and getattr(p.children[i - 1], "value", None) in ("if", "elif") \
+                        and getattr(node, "value", None) != "False":
+                    yield node.start_pos, node.end_pos
+
+        def mutate(self, node, index):
+            return pt.Keyword("False", node.start_pos, prefix=node.get_first_leaf().prefix)
+
+        @classmethod
+        def examples(cls):
+            return (Example("if x:\n    y\n", "if False:\n    y\n"),)
+
+    class SwapArguments(Operator):
+        """f(a, b, …) → f(b, a, …): the first two positional arguments swapped."""
+
+        def mutation_positions(self, node):
+            if node.type == "arglist" and node.parent is not None and node.parent.type == "trailer":
+                callee = node.parent.get_previous_sibling()
+                name = callee.get_code(include_prefix=False).lstrip(".") if callee is not None else ""
+                if name in SYMMETRIC:   # swapping their arguments changes nothing: no mutant
+                    return
+                args = [c for c in node.children if c.type != "operator"]
+                if len(args) >= 2 and all(a.type not in ("argument", "star_expr") for a in args[:2]) \
+                        and args[0].get_code(include_prefix=False) != args[1].get_code(include_prefix=False):
+                    yield node.start_pos, node.end_pos
+
+        def mutate(self, node, index):
+            kids = list(node.children)
+            pos = [i for i, c in enumerate(kids) if c.type != "operator"][:2]
+            a, b = kids[pos[0]], kids[pos[1]]
+            la, lb = a.get_first_leaf(), b.get_first_leaf()
+            la.prefix, lb.prefix = lb.prefix, la.prefix
+            kids[pos[0]], kids[pos[1]] = b, a
+            node.children = kids
+            return node
+
+        @classmethod
+        def examples(cls):
+            return (Example("f(a, b)", "f(b, a)"),)
+
+    out = []
+    for name in plugins.operator_names():
+        if name in SKIPPED_OPERATORS:
+            continue
+        cls = plugins.get_operator(name)
+        if not cls.arguments():
+            out.append((name, cls()))
+    out += [("shlo/DropBranch", DropBranch()), ("shlo/SwapArguments", SwapArguments())]
+    return out
+
+
+# -- enumeration and sampling ------------------------------------------------------------------------
+@dataclass
+class Mutant:
+    path: str            # relative to the repository root
+    operator: str
+    occurrence: int      # cosmic-ray's occurrence of `operator` in the module
+    line: int
+    end_line: int
+    col: int
+    function: str        # innermost enclosing def / lambda ('<module>' at module level)
+    source: str          # the line as written
+    mutated: str = ""    # the line(s) as the mutant has them
+    key: str = ""
+    ops: list = field(default_factory=list)   # ops it is scored against
+    status: str = ""     # killed | not reached | equivalent | gap | (skipped: no op reaches it)
+    by: str = ""         # what killed it, or why it is classified so
+    seconds: float = 0.0
+
+
+def _generator_only(tree: ast.Module) -> list[ast.AST]:
+    """The `exercise=` argument of the module's OpSpec and its structure
+    hints (GENERATOR_KEYWORDS), and the top-level definitions only they use
+    (how generators pick inputs: built corners, value pools),
+    transitively: no verdict reads them."""
+    spans = [k.value for k in ast.walk(tree) if isinstance(k, ast.keyword) and k.arg in GENERATOR_KEYWORDS]
+    defs = {}
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+            defs[node.name] = node
+        elif isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            defs[node.targets[0].id] = node
+    uses: dict[str, list[int]] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id in defs:
+            uses.setdefault(node.id, []).append(node.lineno)
+    inside = lambda ln: any(n.lineno <= ln <= n.end_lineno for n in spans)  # noqa: E731
+    changed = True
+    while changed:
+        changed = False
+        for name, node in defs.items():
+            if node not in spans and uses.get(name) and all(inside(ln) for ln in uses[name]) \
+                    and not name.startswith(("infer", "element")) and not re.search(r"_c\d+$", name):
+                spans.append(node)
+                changed = True
+    return spans
+
+
+def _excluded_lines(tree: ast.Module) -> set[int]:
+    """Lines never mutated: docstrings, and what only generators use (`_generator_only`)."""
+    out: set[int] = set()
+    for node in _generator_only(tree):
+        out.update(range(node.lineno, node.end_lineno + 1))
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.FunctionDef, ast.ClassDef, ast.AsyncFunctionDef)) and node.body \
+                and isinstance(node.body[0], ast.Expr) and isinstance(getattr(node.body[0], "value", None), ast.Constant) \
+                and isinstance(node.body[0].value.value, str):
+            out.update(range(node.body[0].lineno, node.body[0].end_lineno + 1))
+    return out
+
+
+def _functions(tree: ast.Module) -> list[tuple[tuple, tuple, str]]:
+    """((line, col) first, (line, col) past the end, name) of every def's body and every lambda."""
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            out.append(((node.body[0].lineno, 0), (node.end_lineno + 1, 0), node.name))
+        elif isinstance(node, ast.Lambda):
+            out.append(((node.lineno, node.col_offset), (node.end_lineno, node.end_col_offset), "<lambda>"))
+    return out
+
+
+def _enclosing(funcs, line: int, col: int = 0) -> str:
+    inner = [f for f in funcs if f[0] <= (line, col) < f[1]]
+    if not inner:
+        return "<module>"
+    return max(inner, key=lambda f: f[0])[2]
+
+
+def enumerate_mutants(rel: str) -> list[Mutant]:
+    """Every mutant cosmic-ray's operators (and ours) make of the module at `rel`."""
+    from cosmic_ray.ast import ast_nodes, get_ast
+    text = (ROOT / rel).read_text()
+    lines = text.splitlines()
+    tree = ast.parse(text)
+    skip, funcs = _excluded_lines(tree), _functions(tree)
+    out: list[Mutant] = []
+    nodes = list(ast_nodes(get_ast(text)))   # operators only read the tree: one parse for all of them
+    for name, operator in _operators():
+        occurrence = 0
+        for node in nodes:
+            for (l0, c0), (l1, _c1) in operator.mutation_positions(node):
+                if l0 not in skip:
+                    out.append(Mutant(rel, name, occurrence, l0, l1, c0, _enclosing(funcs, l0, c0),
+                                      lines[l0 - 1].strip()))
+                occurrence += 1
+    seen: dict[tuple, int] = {}
+    for m in out:
+        k = (m.path, m.operator, m.source)
+        n = seen[k] = seen.get(k, -1) + 1
+        m.key = mutant_key(m, n)
+    return out
+
+
+def mutant_key(m: Mutant, rank: int) -> str:
+    """A mutant's stable name: file, function, operator, the source line
+    and its rank among mutants of the same operator on identical lines."""
+    return f"{m.path} | {m.function} | {m.operator} | {m.source} | {rank}"
+
+
+def _family(operator: str) -> str:
+    """ReplaceBinaryOperator_Add_Sub → ReplaceBinaryOperator_Add: the replacements of one site."""
+    head, _, _ = operator.rpartition("_")
+    return head if operator.startswith(("core/ReplaceBinaryOperator_", "core/ReplaceComparisonOperator_",
+                                        "core/ReplaceUnaryOperator_")) else operator
+
+
+def sample(mutants: list[Mutant], n: int, seed: int) -> list[Mutant]:
+    """One mutant per site and operator family (`+` has ten replacements:
+    the seed picks one), then the first `n` by sha256(seed, key):
+    deterministic, and stable under additions elsewhere."""
+    def rank(m):
+        return hashlib.sha256(f"{seed}|{m.key}".encode()).hexdigest()
+    per_site: dict[tuple, Mutant] = {}
+    for m in mutants:
+        k = (m.path, m.line, m.col, _family(m.operator))
+        if k not in per_site or rank(m) < rank(per_site[k]):
+            per_site[k] = m
+    ranked = sorted(per_site.values(), key=rank)
+    chosen = ranked if n <= 0 else ranked[:n]
+    return sorted(chosen, key=lambda m: (m.path, m.line, m.col, m.operator, m.occurrence))
+
+
+def mutated_source(m: Mutant) -> str | None:
+    from cosmic_ray.mutating import mutate_code
+    op = dict(_operators())[m.operator]  # noqa: F841
+    return mutate_code((ROOT / m.path).read_text(), op, m.occurrence)
+
+
+# -- scoring in a forked child --------------------------------------------------------------------------
+PRELOAD = ("numpy", "mpmath", "flint", "gmpy2", "z3", "ml_dtypes", "scipy", "jax", "jaxlib.mlir.ir")
+
+
+def _install_hook(path: Path, source: str) -> None:
+    """Serve `source` for the module whose file is `path` (symlinks resolved)."""
+    import importlib.abc
+    import importlib.machinery
+    import importlib.util
+    target = os.path.realpath(path)
+
+    class Loader(importlib.abc.Loader):
+        def create_module(self, spec):
+            return None
+
+        def exec_module(self, module):
+            exec(compile(source, module.__spec__.origin, "exec"), module.__dict__)
+
+    class Finder(importlib.abc.MetaPathFinder):
+        def find_spec(self, name, paths, target_module=None):
+            for f in sys.meta_path:
+                if f is self or not hasattr(f, "find_spec"):
+                    continue
+                spec = f.find_spec(name, paths, target_module)
+                if spec is not None:
+                    if spec.origin and os.path.realpath(spec.origin) == target:
+                        return importlib.util.spec_from_file_location(
+                            name, spec.origin, loader=Loader(),
+                            submodule_search_locations=spec.submodule_search_locations)
+                    return spec
+            return None
+
+    sys.meta_path.insert(0, Finder())
+
+
+def _score(suite: str, ops: list[str], baseline: dict | None, trace: list[str] | None) -> dict:
+    """Verdicts of the oracle on the ops' cases ({case id: verdict}); with
+    `baseline`, stops at the first verdict that differs from it; with
+    `trace`, also the lines executed in those files."""
+    sys.path.insert(0, str(ROOT))
+    from shlo_conform.backends.base import Rejected, Unsupported
+    from shlo_conform.backends.oracle import OracleBackend
+    from shlo_conform.runner import Runner
+    from shlo_conform.spec.grid import Grid
+    from shlo_conform.suites.io import load_cases, suite_path
+    from shlo_conform.suites.records import HostData
+
+    backend, runner = OracleBackend(), Runner("oracle")
+    cases = load_cases(suite_path(suite), set(ops))
+    hit: dict[str, set] = {}
+    if trace:
+        wanted = {os.path.realpath(ROOT / t): t for t in trace}
+        known: dict[str, str | None] = {}
+
+        def local(frame, event, arg):
+            if event == "line":
+                hit.setdefault(known[frame.f_code.co_filename], set()).add(frame.f_lineno)
+            return local
+
+        def glob(frame, event, arg):
+            f = frame.f_code.co_filename
+            if f not in known:
+                known[f] = wanted.get(os.path.realpath(f))
+            if known[f] is None:
+                return None
+            hit.setdefault(known[f], set()).add(frame.f_lineno)
+            return local
+        import threading
+        sys.settrace(glob)
+        threading.settrace(glob)
+    out: dict[str, str] = {}
+    for c in cases:
+        try:
+            ex = backend.compile_grid(c.mlir, Grid(*c.grid.shape)) if c.grid is not None else backend.compile(c.mlir)
+        except (Rejected, Unsupported) as e:
+            st = "rejected" if isinstance(e, Rejected) else "unsupported"
+            v = runner._compile_verdict(c, st, str(e), 0).verdict
+        except Exception as e:
+            v = runner._compile_verdict(c, "error", repr(e), 0).verdict
+        else:
+            try:
+                if c.grid is not None:
+                    per = [[t.array() for t in vs] for vs in c.grid.inputs] or [[t.array() for t in c.inputs]] * c.grid.size
+                    res = backend.run_grid(ex, per)
+                elif c.host is not None:
+                    infeed, channels = HostData.check(c.host.to_json()).queues()
+                    from shlo_conform.backends.base import HostQueues
+                    res = backend.run_with_host(ex, [t.array() for t in c.inputs], HostQueues(infeed, channels))
+                else:
+                    res = backend.run(ex, [t.array() for t in c.inputs])
+                st = "ok"
+            except Rejected as e:
+                st, res = "rejected", str(e)
+            except Unsupported as e:
+                st, res = "unsupported", str(e)
+            except Exception as e:
+                st, res = "error", repr(e)
+            try:
+                got = runner._run_verdict(c, st, res, 0)
+                # the implementation-defined choices the report shows are part of what a mutant may change
+                v = got.verdict + "".join(f" [{label}]" for label in got.impl_defined or ())
+            except Exception as e:   # outputs the judge cannot even read
+                v = f"fail (judge raised {type(e).__name__})"
+        out[c.id] = v
+        if baseline is not None and baseline.get(c.id) != v:
+            break
+    if trace:
+        sys.settrace(None)
+    return {"verdicts": out, "lines": {k: sorted(v) for k, v in hit.items()}}
+
+
+def _in_child(fn, timeout: float):
+    """fn() in a forked child: ("ok", value) | ("error", text) | ("timeout", seconds)."""
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:   # the child: never returns
+        os.close(r)
+        try:
+            os.setpgid(0, 0)
+            payload = ("ok", fn())
+        except BaseException as e:
+            payload = ("error", f"{type(e).__name__}: {e}"[:300])
+        data = pickle.dumps(payload)
+        with os.fdopen(w, "wb") as f:
+            f.write(data)
+        os._exit(0)
+    os.close(w)
+    chunks, deadline = [], time.monotonic() + timeout
+    with os.fdopen(r, "rb") as f:
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                try:
+                    os.killpg(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+                os.waitpid(pid, 0)
+                return ("timeout", timeout)
+            ready, _, _ = select.select([f], [], [], min(left, 1.0))
+            if ready:
+                b = os.read(f.fileno(), 1 << 20)
+                if not b:
+                    break
+                chunks.append(b)
+    _, status = os.waitpid(pid, 0)
+    if not chunks:
+        return ("error", f"the scorer died (status {status})")
+    return pickle.loads(b"".join(chunks))
+
+
+# Unit tests that hold what one output value cannot show (alternatives' labels, the strict-weak-order
+# check, tolerances) and the whole-array claims against each op's fn: a survivor of the suite is run
+# against those of its op (`-k OP`), and a failing test kills it ("killed by tests").
+DEFAULT_TESTS = ("tests/spec/test_semantics_gaps.py", "tests/spec/test_generic.py")
+
+
+def _tests_runner(m: Mutant, source: str | None, files: list[str], op: str):
+    def fn():
+        if source is not None:
+            _install_hook(ROOT / m.path, source)
+        os.chdir(ROOT)
+        import io
+        import contextlib
+        import pytest
+        sink = io.StringIO()
+        with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
+            rc = pytest.main(["-q", "-x", "-p", "no:cacheprovider", "-p", "no:randomly", "-k", op, *files])
+        tail = [ln for ln in sink.getvalue().splitlines() if ln.startswith(("FAILED", "ERROR"))]
+        return int(rc), (tail[0] if tail else "")
+    return fn
+
+
+def _mutant_scorer(m: Mutant, source: str, suite: str, op: str, baseline: dict):
+    def fn():
+        _install_hook(ROOT / m.path, source)
+        return _score(suite, [op], baseline, None)["verdicts"]
+    return fn
+
+
+# -- the run --------------------------------------------------------------------------------------------
+def _equivalents() -> dict[str, str]:
+    if not EQUIVALENT.exists():
+        return {}
+    doc = tomllib.loads(EQUIVALENT.read_text())
+    return {e["mutant"]: e["reason"] for e in doc.get("equivalent", [])}
+
+
+def _reached(m: Mutant, lines: dict[str, list]) -> bool:
+    if m.function == "<module>":
+        return True   # runs at import
+    got = set(lines.get(m.path, ()))
+    return any(n in got for n in range(m.line, m.end_line + 1))
+
+
+def _diff_line(before: str, after: str, line: int) -> str:
+    a, b = before.splitlines(), after.splitlines()
+    d = len(b) - len(a)
+    return " / ".join(x.strip() for x in b[line - 1:line + max(0, d)]) if line - 1 < len(b) else ""
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    g = ap.add_mutually_exclusive_group(required=True)
+    g.add_argument("--ops", help="comma-separated ops: each op's module, scored on that op's cases")
+    g.add_argument("--all", action="store_true", help="every op module and ORACLE_MODULES")
+    ap.add_argument("--suite", default="core", help="a bundled suite name or a suite folder (default core)")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--sample", type=int, default=None,
+                    help=f"mutants per module (default {DEFAULT_SAMPLE} with --ops, 12 with --all; 0: all)")
+    ap.add_argument("--modules", default="", help="extra modules (paths from the root) scored on the --ops")
+    ap.add_argument("--timeout", type=float, default=None, help="seconds per mutant (default 5× the baseline + 30)")
+    ap.add_argument("--tests", default=",".join(DEFAULT_TESTS),
+                    help="test files run (-k OP) on a survivor of the suite; '' for the suite alone "
+                         "(default: %(default)s)")
+    ap.add_argument("--grep", help="only mutants whose source line matches this regular expression")
+    ap.add_argument("--json", help="write every mutant's record here")
+    ap.add_argument("--list", action="store_true", help="list the sample and stop")
+    a = ap.parse_args(argv)
+
+    # The project is never imported here: each scorer imports it afresh, the mutated module from memory.
+    spath = Path(a.suite).expanduser() if ("/" in a.suite or a.suite.startswith((".", "~"))) else ROOT / "suites" / a.suite
+    try:
+        manifest = json.loads((spath / "manifest.json").read_text())
+    except (OSError, ValueError) as e:
+        print(f"mutation: --suite {a.suite}: no readable manifest.json ({e})", file=sys.stderr)
+        return 2
+    suite_ops = sorted(manifest.get("counts", {}))
+    if a.all:
+        ops = [o for o in suite_ops if (ROOT / "spec" / "ops" / f"{o}.py").exists()]
+        extra = list(ORACLE_MODULES)
+        n = 12 if a.sample is None else a.sample
+    else:
+        ops = [o.strip() for o in a.ops.split(",") if o.strip()]
+        bad = [o for o in ops if o not in suite_ops or not (ROOT / "spec" / "ops" / f"{o}.py").exists()]
+        if bad:
+            print(f"mutation: --ops: {', '.join(bad)} not in the suite {a.suite} or without spec/ops/<op>.py",
+                  file=sys.stderr)
+            return 2
+        extra = [x.strip() for x in a.modules.split(",") if x.strip()]
+        missing = [x for x in extra if not (ROOT / x).is_file()]
+        if missing:
+            print(f"mutation: --modules: no such file {', '.join(missing)}", file=sys.stderr)
+            return 2
+        n = DEFAULT_SAMPLE if a.sample is None else a.sample
+    if os.environ.get("SHLO_MUTATION_NO_PRELOAD") is None:
+        for mod in PRELOAD:   # imported once here, shared by every forked scorer
+            __import__(mod)
+
+    t_start = time.monotonic()
+    own = {o: f"spec/ops/{o}.py" for o in ops}
+    plan: list[Mutant] = []
+    keep = (lambda m: re.search(a.grep, m.source) is not None) if a.grep else (lambda m: True)
+    for o in ops:
+        for m in sample([m for m in enumerate_mutants(own[o]) if keep(m)], n, a.seed):
+            m.ops = [o]
+            plan.append(m)
+    extra_mutants = [m for x in extra for m in sample([m for m in enumerate_mutants(x) if keep(m)], n, a.seed)]
+    if a.list:
+        for m in plan + extra_mutants:
+            print(f"{m.path}:{m.line} {m.operator} [{m.function}] {m.source}")
+        print(f"{len(plan) + len(extra_mutants)} mutants")
+        return 0
+
+    # Baselines: the unmutated oracle per op, with the lines its cases execute.
+    traced = sorted(set(own.values()) | set(extra))
+    base: dict[str, dict] = {}
+    for o in ops:
+        t0 = time.monotonic()
+        res = _in_child(lambda o=o: _score(a.suite, [o], None, traced), 3600)
+        if res[0] != "ok":
+            print(f"mutation: the unmutated oracle on {o} did not finish: {res[1]}", file=sys.stderr)
+            return 2
+        base[o] = dict(res[1], seconds=time.monotonic() - t0)
+    for m in extra_mutants:   # the ops whose cases reach the line, cheapest first
+        m.ops = sorted((o for o in ops if _reached(m, base[o]["lines"])), key=lambda o: base[o]["seconds"])
+        plan.append(m)
+
+    equivalent = _equivalents()
+    tests = [t for t in a.tests.split(",") if t.strip() and (ROOT / t.strip()).is_file()]
+    if tests:   # the unmutated tests must pass, or a failing one kills nothing (one run for every op)
+        kind, got = _in_child(_tests_runner(None, None, tests, " or ".join(ops)), 1800)
+        if kind != "ok" or got[0] not in (0, 5):
+            print(f"mutation: --tests fail on the unmutated code: {got}", file=sys.stderr)
+            return 2
+    for i, m in enumerate(plan, 1):
+        t0 = time.monotonic()
+        reached = [o for o in m.ops if _reached(m, base[o]["lines"])]
+        source = mutated_source(m)
+        if source is None:
+            m.status, m.by = "skipped", "cosmic-ray applied no mutation"
+        elif not reached:
+            m.mutated = _diff_line((ROOT / m.path).read_text(), source, m.line)
+            m.status, m.by = "not reached", "no case of " + (", ".join(m.ops) or "any op") + " executes the line"
+            for o in (m.ops if tests else ()):
+                kind, got = _in_child(_tests_runner(m, source, tests, o), 600)
+                if kind == "ok" and got[0] == 1:
+                    m.status, m.by = "killed", f"by tests (no case reaches it): {got[1] or 'a test failed'}"
+                    break
+        else:
+            m.mutated = _diff_line((ROOT / m.path).read_text(), source, m.line)
+            for o in reached:
+                timeout = a.timeout or 5 * base[o]["seconds"] + 30
+                kind, got = _in_child(_mutant_scorer(m, source, a.suite, o, base[o]["verdicts"]), timeout)
+                if kind == "timeout":
+                    m.status, m.by = "killed", f"{o}: timeout after {got:.0f} s"
+                elif kind == "error":
+                    m.status, m.by = "killed", f"{o}: the mutant raised {got}"
+                else:
+                    diff = [(k, base[o]["verdicts"].get(k), v) for k, v in got.items() if base[o]["verdicts"].get(k) != v]
+                    if diff:
+                        k, was, now = diff[0]
+                        m.status, m.by = "killed", f"{k}: {was} -> {now}"
+                if m.status:
+                    break
+            if not m.status and tests:
+                for o in reached:
+                    kind, got = _in_child(_tests_runner(m, source, tests, o), 600)
+                    if kind == "ok" and got[0] == 1:
+                        m.status, m.by = "killed", f"by tests: {got[1] or 'a test failed'}"
+                        break
+            if not m.status:
+                if m.key in equivalent:
+                    m.status, m.by = "equivalent", equivalent[m.key]
+                else:
+                    m.status, m.by = "gap", "reached by " + ", ".join(reached) + "; no verdict changed"
+        m.seconds = round(time.monotonic() - t0, 2)
+        print(f"[{i}/{len(plan)}] {m.status:<11} {m.path}:{m.line} {m.operator} ({m.seconds:.1f} s)",
+              file=sys.stderr, flush=True)
+    wall = time.monotonic() - t_start
+    _report(plan, ops, wall, a, base)
+    if a.json:
+        Path(a.json).parent.mkdir(parents=True, exist_ok=True)
+        Path(a.json).write_text(json.dumps({"suite": a.suite, "seed": a.seed, "sample": n, "seconds": round(wall, 1),
+                                            "mutants": [asdict(m) for m in plan]}, indent=1) + "\n")
+    return 0
+
+
+def _report(plan: list[Mutant], ops: list[str], wall: float, a, base) -> None:
+    rows: dict[str, dict] = {}
+    for m in plan:
+        who = m.ops[0] if m.path.startswith("spec/ops/") and m.ops else m.path
+        r = rows.setdefault(who, {"mutants": 0, "killed": 0, "equivalent": 0, "not reached": 0, "gap": 0,
+                                  "skipped": 0, "seconds": 0.0})
+        r["mutants"] += 1
+        r[m.status] += 1
+        r["tests"] = r.get("tests", 0) + (m.status == "killed" and m.by.startswith("by tests"))
+        r["seconds"] += m.seconds
+    print(f"mutation: suite {a.suite}, seed {a.seed}, {len(plan)} mutants, {wall:.0f} s")
+    print(f"{'op / module':<32} {'mutants':>7} {'killed':>6} {'(tests)':>7} {'equiv':>5} {'unreach':>7} {'gap':>4} "
+          f"{'s':>6}")
+    tot = {k: 0 for k in ("mutants", "killed", "tests", "equivalent", "not reached", "gap")}
+    for who, r in rows.items():
+        print(f"{who:<32} {r['mutants']:>7} {r['killed']:>6} {r['tests']:>7} {r['equivalent']:>5} "
+              f"{r['not reached']:>7} {r['gap']:>4} {r['seconds']:>6.0f}")
+        for k in tot:
+            tot[k] += r[k]
+    scored = tot["mutants"] - tot["equivalent"]
+    print(f"{'total':<32} {tot['mutants']:>7} {tot['killed']:>6} {tot['tests']:>7} {tot['equivalent']:>5} "
+          f"{tot['not reached']:>7} {tot['gap']:>4} {wall:>6.0f}")
+    print("(killed: any verdict or reported label changed, or by tests — the (tests) column; unreach: no case "
+          "executes the line)")
+    if scored:
+        print(f"score: {tot['killed']}/{scored} non-equivalent mutants killed ({100 * tot['killed'] / scored:.0f}%)")
+    surv = [m for m in plan if m.status in ("gap", "not reached", "equivalent")]
+    if surv:
+        print("survivors:")
+        for m in surv:
+            print(f"  {m.status:<11} {m.path}:{m.line} [{m.function}] {m.operator}\n"
+                  f"              {m.source}\n           -> {m.mutated or '(not run)'}")
+            if m.status == "equivalent":
+                print(f"              because: {m.by}")
+        print("  (key for bench/mutation-equivalent.toml: run with --json and read 'key')")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
