@@ -9,6 +9,7 @@
     shlo-conform report RESULTS.json [--html OUT] [--junit OUT]
     shlo-conform report --merge A.json B.json ... [--json OUT] [--html OUT] [--junit OUT]
     shlo-conform run PROGRAM --backend=a,b,oracle [--inputs FILE.npz | --random SEED] [--specials P]
+                     [--replicas N] [--partitions M]
     shlo-conform list [ops|backends|suites]
     shlo-conform accuracy --backend=a,b [--ops a,b] [--dtypes f16,f32] [--size N] [--json PATH] [--html PATH]
     shlo-conform export --out DIR [--suite NAME|DIR] [--ops a,b] [--dtypes f32,si8]
@@ -348,6 +349,8 @@ def _score_parser() -> _Parser:
                    help="earlier results.json: exit 0 unless a case fails that did not fail there")
     p.add_argument("--junit", type=_nonempty("--junit"),
                    help="also write JUnit XML here (one testcase per case, classname stablehlo.OP) for CI")
+    p.add_argument("--cluster", type=_nonempty("--cluster"), metavar="ADDRESS",
+                   help="a Dask scheduler (tcp://host:8786): the cases run as parcels on its workers")
     p.add_argument("--shard", type=_shard_arg, metavar="I/N",
                    help="run only shard I of N (1-based) of the selected cases, split by program (and by "
                         "--batch's merged modules) so that N machines with the same suite, selection and "
@@ -402,10 +405,11 @@ def cmd_score(argv: list[str]) -> int:
 
     progress = _Progress(len(cases))
     try:
-        doc = score(cases, a.backend, suite=suite_label, manifest=manifest, json_path=json_path,
-                    compile_timeout=compile_timeout, run_timeout=run_timeout, jobs=jobs, on_verdict=progress,
-                    batch=a.batch,
-                    suite_digest=digest, shard=shard_record)
+        with _engine(a.cluster) as engine:
+            doc = score(cases, a.backend, suite=suite_label, manifest=manifest, json_path=json_path,
+                        compile_timeout=compile_timeout, run_timeout=run_timeout, jobs=jobs, on_verdict=progress,
+                        batch=a.batch,
+                        suite_digest=digest, shard=shard_record, engine=engine)
     except (BackendLoadError, ResultsBusy, JournalMismatch) as e:
         progress.done()
         raise UsageError(str(e)) from None
@@ -579,6 +583,23 @@ def _indent(text: str, by: str = "    ") -> str:
     return "\n".join(by + line for line in text.splitlines())
 
 
+def _explain_values(kind: str, inputs: list, expected: list, by: str = "") -> None:
+    """`explain`'s inputs and expected outputs of one process (`by`: the indent)."""
+    print(f"{by}inputs:")
+    for i, v in enumerate(inputs):
+        print(f"{by}  %arg{i}: {v.type} =")
+        print(_indent(_show(v.array()), by + "      "))
+    if kind in ("value", "survey"):
+        print(f"{by}expected:" if kind == "value" else f"{by}known behaviours (survey: reported, not scored):")
+        for i, e in enumerate(expected):
+            from .suites.kinds import describe
+            print(f"{by}  #{i}: {e.type.mlir} ({describe(e)})" + (f" — {e.why}" if e.why else ""))
+            print(_indent(_show(e.array()), by + "      "))
+            if e.impl_defined:
+                print(f"{by}      implementation-defined at flat indices {e.impl_defined[:20]}: "
+                      + ", ".join(alt.label for alt in e.alternatives))
+
+
 def cmd_explain(argv: list[str]) -> int:
     p = _Parser(prog=f"{PROG} explain", description="Show one case, decoded; optionally run it on a backend.")
     p.add_argument("case_id")
@@ -609,21 +630,18 @@ def cmd_explain(argv: list[str]) -> int:
         print(f"violates  {c.violates} (must be rejected before execution)")
     if c.provenance:
         print("provenance  " + ", ".join(f"{k}={v}" for k, v in sorted(c.provenance.items())))
+    if c.grid is not None:
+        g = c.grid
+        print(f"grid  {g.num_replicas} replica(s) × {g.num_partitions} partition(s): {g.size} processes, "
+              "listed in flattened id order (replica_id * num_partitions + partition_id)")
     print("program:")
     print(_indent(c.mlir.rstrip()))
-    print("inputs:")
-    for i, v in enumerate(c.inputs):
-        print(f"  %arg{i}: {v.type} =")
-        print(_indent(_show(v.array()), "      "))
-    if c.kind in ("value", "survey"):
-        print("expected:" if c.kind == "value" else "known behaviours (survey: reported, not scored):")
-        for i, e in enumerate(c.expected):
-            from .suites.kinds import describe
-            print(f"  #{i}: {e.type.mlir} ({describe(e)})" + (f" — {e.why}" if e.why else ""))
-            print(_indent(_show(e.array()), "      "))
-            if e.impl_defined:
-                print(f"      implementation-defined at flat indices {e.impl_defined[:20]}: "
-                      + ", ".join(alt.label for alt in e.alternatives))
+    per_process = c.grid is not None and bool(c.grid.inputs)
+    for n, (inputs, expected) in enumerate(zip(c.grid.inputs, c.grid.expected) if per_process
+                                           else [(c.inputs, c.expected)]):
+        if per_process:
+            print(f"{c.grid.process_label(n)}:")
+        _explain_values(c.kind, inputs, expected, "  " if per_process else "")
     if not a.backend:
         return 0
 
@@ -636,9 +654,13 @@ def cmd_explain(argv: list[str]) -> int:
     print(f"backend {runner.describe or a.backend}:")
     outs = (runner.outputs or {}).get(c.id)
     if outs is not None:
-        for i, o in enumerate(outs):
-            print(f"  actual #{i}: dtype {np.asarray(o).dtype}, shape {tuple(np.shape(o))}")
-            print(_indent(_show(o), "      "))
+        for n, per in enumerate(outs if per_process else [outs]):
+            if per_process:
+                print(f"  {c.grid.process_label(n)}:")
+            for i, o in enumerate(per):
+                print(f"{'  ' if per_process else ''}  actual #{i}: dtype {np.asarray(o).dtype}, "
+                      f"shape {tuple(np.shape(o))}")
+                print(_indent(_show(o), "        " if per_process else "      "))
     print(f"verdict  {v.verdict}" + (f"   max ULP {v.max_ulp:g}" if v.max_ulp is not None else "")
           + (f" (over elements where ULP is the measure: {v.meaningful_ulp:g})"
              if v.meaningful_ulp is not None and v.meaningful_ulp != v.max_ulp else ""))
@@ -747,14 +769,21 @@ def cmd_run(argv: list[str]) -> int:
     p.add_argument("--oracle-memory", type=_size("--oracle-memory"), default=None, metavar="SIZE",
                    help="memory the oracle may use (e.g. 16G); a program that needs more is refused up front "
                         "with the figure; default 8G or half the machine's memory")
+    p.add_argument("--replicas", type=_bounded(int, 1, 2 ** 32 - 1, "--replicas"), default=None, metavar="N",
+                   help="run on a process grid of N replicas (default: the module's mhlo.num_replicas, else 1)")
+    p.add_argument("--partitions", type=_bounded(int, 1, 2 ** 32 - 1, "--partitions"), default=None, metavar="M",
+                   help="... and M partitions (default: the module's mhlo.num_partitions, else 1); on a grid, "
+                        "--inputs holds arg<k>@<flattened id> per process (arg<k>: every process)")
     a = p.parse_args(argv)
     from .differential import InputError, run_command
     from .runner import BackendLoadError
+    from .spec.grid import Grid
     backends = _backends(a.backend)
+    grid = Grid(a.replicas or 1, a.partitions or 1) if (a.replicas or a.partitions) else None
     try:
         text, rc = run_command(a.program, backends, inputs_npz=a.inputs, seed=a.random,
                                special_fraction=a.specials, timeout=a.timeout or RUN_PROGRAM_TIMEOUT,
-                               oracle_memory=a.oracle_memory)
+                               oracle_memory=a.oracle_memory, grid=grid)
     except InputError as e:
         raise UsageError(str(e)) from None
     except BackendLoadError as e:
@@ -799,8 +828,19 @@ def cmd_accuracy(argv: list[str]) -> int:
                    help="processes computing expectations (default 1)")
     p.add_argument("--json", type=_nonempty("--json"), help="results file (default out/accuracy.json)")
     p.add_argument("--html", type=_nonempty("--html"), help="also write an HTML page with plots here")
+    p.add_argument("--exhaustive", action="store_true",
+                   help="with --dtypes f32 and unary --ops: every one of the 2^32 inputs, streamed in chunks "
+                        "(a summary per chunk, checkpointed under --cache: an interrupted survey resumes)")
+    p.add_argument("--cluster", type=_nonempty("--cluster"), metavar="ADDRESS",
+                   help="a Dask scheduler (tcp://host:8786): chunks and backend runs go to its workers")
+    p.add_argument("--input-range", type=_pattern_range, default=None, help=argparse.SUPPRESS)  # tests: LO:HI
+    p.add_argument("--chunk", type=_chunk_size, default=None, help=argparse.SUPPRESS)   # patterns per unit
     a = p.parse_args(argv)
     backends = _backends(a.backend)
+    if a.exhaustive:
+        return _accuracy_exhaustive(a, backends)
+    if a.input_range or a.chunk:
+        raise UsageError("--input-range and --chunk go with --exhaustive")
     known = accuracy.float_ops()
     ops = _split(a.ops, "--ops") or list(known)
     bad = [o for o in ops if o not in known]
@@ -815,9 +855,10 @@ def cmd_accuracy(argv: list[str]) -> int:
     _distinct_outputs(("--json", json_path), ("--html", html_path))
     cache = _output_dir(a.cache, "--cache")
     log = (lambda m: print(m, file=sys.stderr, flush=True))
-    doc = accuracy.survey(backends, {o: known[o] for o in ops}, dtypes, a.size, a.seed, cache,
-                          jobs=min(a.jobs, os.cpu_count() or 1), regenerate=a.regenerate, log=log,
-                          timeout=a.timeout or accuracy.DEFAULT_ENTRY_TIMEOUT)
+    with _engine(a.cluster) as engine:
+        doc = accuracy.survey(backends, {o: known[o] for o in ops}, dtypes, a.size, a.seed, cache,
+                              jobs=min(a.jobs, os.cpu_count() or 1), regenerate=a.regenerate, log=log,
+                              timeout=a.timeout or accuracy.DEFAULT_ENTRY_TIMEOUT, engine=engine)
     print(accuracy.render(doc))
     json_path.write_text(json.dumps(doc, separators=(",", ":")) + "\n")
     print(f"results: {json_path}  ({', '.join(f'{k} {v} s' for k, v in doc['timing'].items())})")
@@ -825,6 +866,81 @@ def cmd_accuracy(argv: list[str]) -> int:
         from .reports import accuracy_html
         accuracy_html.write(doc, html_path)
         print(f"report: {html_path}")
+    return 0
+
+
+def _pattern_range(text: str) -> tuple[int, int]:
+    """An argparse type: `LO:HI`, bit patterns (decimal or 0x…), 0 <= LO < HI <= 2^32."""
+    try:
+        lo, hi = (int(x, 0) for x in text.split(":"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not LO:HI (e.g. 0x3f800000:0x3f810000)") from None
+    if not 0 <= lo < hi <= 1 << 32:
+        raise argparse.ArgumentTypeError(f"{text!r}: need 0 <= LO < HI <= 2^32")
+    return lo, hi
+
+
+def _chunk_size(text: str) -> int:
+    """An argparse type: patterns per exhaustive chunk, 1 to 2^28 (decimal or 0x…)."""
+    try:
+        n = int(text, 0)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not 1 <= n <= 1 << 28:
+        raise argparse.ArgumentTypeError(f"{text!r}: from 1 to 2^28")
+    return n
+
+
+class _engine:
+    """`with _engine(address) as engine`: a Dask client when --cluster names
+    a scheduler (shlo_conform/distributed.py), None otherwise — and then
+    nothing of the engine is imported."""
+
+    def __init__(self, address: str | None):
+        self.address, self.engine = address, None
+
+    def __enter__(self):
+        if self.address is None:
+            return None
+        from .distributed import ClusterError, connect
+        try:
+            self.engine = connect(self.address)
+        except ClusterError as e:
+            raise UsageError(str(e)) from None
+        return self.engine
+
+    def __exit__(self, *exc):
+        if self.engine is not None:
+            self.engine.close()
+
+
+def _accuracy_exhaustive(a, backends: list[str]) -> int:
+    """`accuracy --exhaustive` (shlo_conform/survey/streaming.py)."""
+    from . import survey as accuracy
+    from .survey import streaming
+    dtypes = _split(a.dtypes, "--dtypes") or []
+    if dtypes != ["f32"]:
+        raise UsageError("--exhaustive takes --dtypes f32 (every f32 input; the 8- and 16-bit types are "
+                         "exhaustive already, f64 has no end)")
+    known = accuracy.float_ops()
+    ops = _split(a.ops, "--ops")
+    if not ops:
+        raise UsageError("--exhaustive needs --ops: each unary op is 2^32 inputs")
+    bad = [o for o in ops if known.get(o) != 1]
+    if bad:
+        raise UsageError(f"--ops: {bad[0]!r} is not a unary float element-wise op of the spec; "
+                         f"unary: {', '.join(o for o, n in known.items() if n == 1)}")
+    lo, hi = a.input_range or (0, 1 << 32)
+    json_path = _output_path(a.json or "out/accuracy-exhaustive.json", "--json", ".json")
+    cache = _output_dir(a.cache, "--cache")
+    log = (lambda m: print(m, file=sys.stderr, flush=True))
+    with _engine(a.cluster) as engine:
+        doc = streaming.survey(backends, ops, "f32", cache, lo=lo, hi=hi, chunk=a.chunk or streaming.DEFAULT_CHUNK,
+                               jobs=min(a.jobs, os.cpu_count() or 1), engine=engine, log=log,
+                               timeout=a.timeout or accuracy.DEFAULT_ENTRY_TIMEOUT)
+    print(accuracy.render(doc))
+    json_path.write_text(json.dumps(doc, separators=(",", ":")) + "\n")
+    print(f"results: {json_path}  ({', '.join(f'{k} {v} s' for k, v in doc['timing'].items())})")
     return 0
 
 
@@ -843,6 +959,13 @@ def cmd_fuzz(argv: list[str]) -> int:
                    help="folder for the shrunk cases, one suite folder each (default out/fuzz)")
     p.add_argument("--timeout", type=_bounded(float, 0, MAX_TIMEOUT, "--timeout"), default=None,
                    help="seconds per run (compiles get twice as long); default 10 s")
+    p.add_argument("--campaigns", type=_bounded(int, 1, 1 << 16, "--campaigns"), default=None, metavar="N",
+                   help="N campaigns with distinct reproducible seeds (the first keeps --seed), each in a fresh "
+                        "process, their shrunk cases de-duplicated by cause (default 1; with --cluster: its workers)")
+    p.add_argument("--cluster", type=_nonempty("--cluster"), metavar="ADDRESS",
+                   help="a Dask scheduler (tcp://host:8786): the campaigns run on its workers")
+    p.add_argument("--max-programs", type=_bounded(int, 1, 1 << 40, "--max-programs"), default=None, metavar="N",
+                   help="stop each campaign after N programs (reproducible runs; default: the budget only)")
     a = p.parse_args(argv)
     from .runner import DEFAULT_RUN_TIMEOUT, BackendLoadError, check_backend_spec
     try:
@@ -858,10 +981,16 @@ def cmd_fuzz(argv: list[str]) -> int:
         if fuzzable(OPS[o]):
             raise UsageError(f"--ops: fuzz cannot place {o!r} in a program ({fuzzable(OPS[o])})")
     out = _output_dir(a.out, "--out")
-    from .fuzz import fuzz, stderr_log
+    from .fuzz import fuzz, fuzz_campaigns, stderr_log
     try:
-        summary = fuzz(a.backend, fuzzable_ops(ops), seed=a.seed, budget=a.budget, out=out,
-                       timeout=a.timeout or DEFAULT_RUN_TIMEOUT, log=stderr_log)
+        if a.campaigns is None and a.cluster is None:
+            summary = fuzz(a.backend, fuzzable_ops(ops), seed=a.seed, budget=a.budget, out=out,
+                           timeout=a.timeout or DEFAULT_RUN_TIMEOUT, max_programs=a.max_programs, log=stderr_log)
+        else:
+            with _engine(a.cluster) as engine:
+                summary = fuzz_campaigns(a.backend, fuzzable_ops(ops), seed=a.seed, campaigns=a.campaigns or 1,
+                                         budget=a.budget, out=out, timeout=a.timeout or DEFAULT_RUN_TIMEOUT,
+                                         max_programs=a.max_programs, engine=engine, log=stderr_log)
     except BackendLoadError as e:
         raise UsageError(str(e)) from None
     print(summary.line())

@@ -86,13 +86,16 @@ class Summary:
     found: list = field(default_factory=list)           # Found, one per distinct disagreement
     programs: list = field(default_factory=list)        # texts of the explored programs, in order (tests)
     seconds: float = 0.0
+    campaigns: list = field(default_factory=list)       # fuzz_campaigns: per campaign, its seed and counts
 
     def line(self) -> str:
         skipped = sum(self.skipped.values())
         why = ", ".join(f"{k} {v}" for k, v in sorted(self.skipped.items()))
         head = (f"fuzz: {self.tried} programs tried, {skipped} skipped" + (f" ({why})" if why else "")
                 + f", {self.disagreements} disagreements, {len(self.found)} shrunk case"
-                + ("s" if len(self.found) != 1 else "") + f" ({self.shrink_runs} runs shrinking) in {self.seconds:.0f} s")
+                + ("s" if len(self.found) != 1 else "") + f" ({self.shrink_runs} runs shrinking) in {self.seconds:.0f} s"
+                + (f" over {len(self.campaigns)} campaigns (seeds {', '.join(str(c['seed']) for c in self.campaigns)})"
+                   if self.campaigns else ""))
         return "\n".join([head] + [f"  {f.case.id}  {f.label[0]}: {f.label[1]}  ops {','.join(f.ops)}  -> {f.path}"
                                    for f in self.found])
 
@@ -244,15 +247,21 @@ class Fuzzer:
             if got[0] == label:
                 prog, case, detail = cut, got[1], got[2]
                 break
-        path = self.out / case.id.replace("/", "-")
-        manifest = {"suite": "fuzz", "suite_version": SUITE_VERSION, "spec_source": SPEC_SOURCE,
-                    "generator_version": GENERATOR_VERSION, "seed": self.seed,
-                    "fuzz": {"backend": self.backend, "verdict": label[0], "cause": label[1],
-                             "ops": prog.ops, "detail": detail[:500]}}
-        write_suite(path, manifest, [case])
+        path = _write_case(self.out, self.backend, self.seed, label, prog.ops, case, detail)
         self.summary.found.append(Found(label, prog.ops, case, path, detail))
         self.log(f"fuzz: shrunk to {len(prog.steps)} op(s) {','.join(prog.ops)}, "
                  f"{sum(int(np.prod(t.shape, dtype=np.int64)) for t in prog.args)} input elements: {case.id} -> {path}")
+
+
+def _write_case(out: Path, backend: str, seed: int, label: tuple, ops: list, case: Case, detail: str) -> Path:
+    """A shrunk disagreement as its own one-case suite under `out`."""
+    path = Path(out) / case.id.replace("/", "-")
+    manifest = {"suite": "fuzz", "suite_version": SUITE_VERSION, "spec_source": SPEC_SOURCE,
+                "generator_version": GENERATOR_VERSION, "seed": seed,
+                "fuzz": {"backend": backend, "verdict": label[0], "cause": label[1],
+                         "ops": list(ops), "detail": detail[:500]}}
+    write_suite(path, manifest, [case])
+    return path
 
 
 def fuzz(backend: str, ops: list[str], *, seed: int = 0, budget: float = 60.0, out: str | Path = "out/fuzz",
@@ -264,3 +273,86 @@ def fuzz(backend: str, ops: list[str], *, seed: int = 0, budget: float = 60.0, o
 
 def stderr_log(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
+
+
+# -- campaigns: several seeds at once, on an engine's workers or here ----------------------------------------
+
+def campaign(backend: str, ops: list[str], seed: int, budget: float, timeout: float,
+             max_programs: int | None) -> dict:
+    """One campaign, in a fresh process of its own (`run_campaign` puts it
+    there): the fuzz loop into a scratch folder, what it found returned as
+    data (an engine worker may not share the caller's disk)."""
+    import tempfile
+    with tempfile.TemporaryDirectory(prefix="shlo-conform-fuzz-") as tmp:
+        s = fuzz(backend, ops, seed=seed, budget=budget, out=tmp, timeout=timeout, max_programs=max_programs)
+    return {"seed": seed, "tried": s.tried, "shrink_runs": s.shrink_runs, "skipped": dict(s.skipped),
+            "disagreements": s.disagreements, "seconds": s.seconds, "programs": s.programs,
+            "found": [{"label": list(f.label), "ops": list(f.ops), "case": f.case.to_json(), "detail": f.detail}
+                      for f in s.found]}
+
+
+CAMPAIGN_SLACK = 120.0   # seconds past the budget before a campaign's process counts as hung (shrink, startup)
+
+
+def run_campaign(backend: str, ops: list[str], seed: int, budget: float, timeout: float,
+                 max_programs: int | None) -> dict:
+    """`campaign` in a fresh process of the isolation harness — where it
+    runs, an engine worker or here: z3's models depend on what the process
+    asked before (tests/fuzz/fixtures/fresh.py), so a fresh process draws
+    the programs a user's `shlo-conform fuzz --seed` draws, and a campaign
+    that brings its process down is reported, not the worker's death."""
+    from .isolation import Failure, call_isolated
+    r = call_isolated("shlo_conform.fuzz:campaign", backend, ops, seed, budget, timeout, max_programs,
+                      timeout=budget + CAMPAIGN_SLACK, label=f"fuzz-{seed}")
+    if isinstance(r, Failure):
+        return {"seed": seed, "failed": f"{r.kind}: {r.detail}"[:300], "tried": 0, "shrink_runs": 0, "skipped": {},
+                "disagreements": 0, "seconds": 0.0, "programs": [], "found": []}
+    return r
+
+
+def fuzz_campaigns(backend: str, ops: list[str], *, seed: int = 0, campaigns: int = 2, budget: float = 60.0,
+                   out: str | Path = "out/fuzz", timeout: float = 10.0, max_programs: int | None = None,
+                   engine=None, jobs: int = 1, log=None) -> Summary:
+    """`campaigns` fuzz campaigns with distinct, reproducible seeds
+    (`distributed.campaign_seed`: campaign 0 keeps `seed`), on `engine`'s
+    workers when given, else `jobs` at a time here; each campaign shrinks
+    each of its disagreements once.  Merged deterministically: the found
+    cases of all campaigns, smallest op set first (then campaign, then
+    order found), each kept unless a kept one has its label and an op set
+    contained in its own — the same dedupe rule a single campaign applies —
+    and written under `out`.  So the summary and the cases written do not
+    depend on where or in what order the campaigns ran."""
+    from .distributed import campaign_seed, ordered
+    items = [(backend, ops, campaign_seed(seed, k), budget, timeout, max_programs) for k in range(campaigns)]
+    log = log or (lambda m: None)
+    results = ordered(run_campaign, items, engine=engine, jobs=jobs,
+                      on_result=lambda i, r: log(f"fuzz: campaign {i} (seed {r['seed']}): {r['tried']} programs, "
+                                                 f"{r['disagreements']} disagreements, {len(r['found'])} shrunk"
+                                                 + (f"; failed: {r['failed']}" if r.get("failed") else "")))
+    return merge_campaigns(results, backend, Path(out))
+
+
+def merge_campaigns(results: list[dict], backend: str, out: Path) -> Summary:
+    """Campaign results (`campaign`'s dicts, in campaign order) as one
+    summary, their cases de-duplicated and written (`fuzz_campaigns`)."""
+    from .suites.records import Case
+    s = Summary()
+    s.campaigns = [{"seed": r["seed"], "tried": r["tried"], "disagreements": r["disagreements"],
+                    "found": len(r["found"]), **({"failed": r["failed"]} if r.get("failed") else {})} for r in results]
+    candidates = []
+    for k, r in enumerate(results):
+        s.tried += r["tried"]
+        s.shrink_runs += r["shrink_runs"]
+        s.skipped.update(r["skipped"])
+        s.disagreements += r["disagreements"]
+        s.programs += r["programs"]
+        s.seconds = max(s.seconds, r["seconds"])
+        candidates += [(len(f["ops"]), k, j, f) for j, f in enumerate(r["found"])]
+    for _, k, _, f in sorted(candidates, key=lambda t: t[:3]):
+        label, fops = tuple(f["label"]), list(f["ops"])
+        if any(g.label == label and set(g.ops) <= set(fops) for g in s.found):
+            continue   # explained by a kept case with fewer or the same ops
+        case = Case.from_json(f["case"])
+        path = _write_case(out, backend, results[k]["seed"], label, fops, case, f["detail"])
+        s.found.append(Found(label, fops, case, path, f["detail"]))
+    return s

@@ -157,18 +157,21 @@ def expectations(op: str, arity: int, dtype: str, size: int, seed: int, cache_di
 
 
 def build(selection: list, size: int, seed: int, cache_dir: Path, jobs: int = 1, regenerate: bool = False,
-          log=None) -> list:
+          log=None, engine=None) -> list:
     """The entries of `selection` [(op, arity, dtype)], in its order: fresh
     cached ones loaded, the others computed in chunks of CHUNK elements and
     written.  With jobs > 1 the chunks of every entry go to one pool of
     processes, up to AHEAD entries ahead, so the workers stay busy while the
     parent draws the next entry's inputs and assembles and saves the last
-    one (a pool per entry idled at every entry's end and start).  An entry's
+    one (a pool per entry idled at every entry's end and start).  With an
+    `engine` (shlo_conform/distributed.py, `--cluster`) the chunks go to its
+    workers instead; entries are assembled here in chunk order either way.  An entry's
     `oracle_seconds` is the wall from its inputs to its last chunk, so
     entries in flight together overlap."""
     out: list = [None] * len(selection)
     pending: deque = deque()
-    pool = ProcessPoolExecutor(jobs) if jobs > 1 else None
+    own = engine is None and jobs > 1
+    pool = engine if engine is not None else ProcessPoolExecutor(jobs) if own else None
 
     def finish(i, op, dtype, key, inputs, t0, parts):
         results = [f.result() for f in parts]
@@ -207,6 +210,6 @@ def build(selection: list, size: int, seed: int, cache_dir: Path, jobs: int = 1,
         while pending:
             finish(*pending.popleft())
     finally:
-        if pool is not None:
+        if own:
             pool.shutdown(cancel_futures=True)
     return out

@@ -34,16 +34,14 @@ def _show(bits, et) -> str:
     return show.element(from_bits(np.asarray([bits]), et)[0], et)
 
 
-def measure(entry: CacheEntry, actual: np.ndarray) -> dict:
-    """Statistics of `actual` (bits, `to_bits` layout) against the entry
-    (module docstring).  Each disagreeing element gets the conformance
-    suite's cause (suites/causes.py `cause_codes`, input flush included:
-    `_input_flushes`); those of `SPECIAL_CAUSES` are counted apart, every
-    other element gives its ULP error.  Complex elements are judged per
-    component: the element's error is its worse component's, its cause the
-    earliest of its differing components'."""
-    from ..spec.accuracy import tolerance_ulp
+def judge(entry: CacheEntry, actual: np.ndarray) -> dict:
+    """Per element, what `measure` counts (its docstring): `elem_ulp` (the
+    element's ULP error, 0 where an alternative was chosen), `acc` (the
+    elements whose ULP error is measured), `free`, `special` (cause -> mask),
+    `flushed_in` (input flushes).  One rule for the sampled survey and the
+    exhaustive one's chunk summaries (survey/streaming.py)."""
     from ..suites.causes import CAUSES, cause_codes
+    from ..spec.accuracy import tolerance_ulp
     et = _et(entry.dtype)
     c = et.component if et.is_complex else et
     fmt = c.format
@@ -72,6 +70,23 @@ def measure(entry: CacheEntry, actual: np.ndarray) -> dict:
     for k in SPECIAL_CAUSES:
         taken |= special[k]
     acc = ~taken | chosen   # chosen alternatives count as correctly rounded
+    return {"elem_ulp": elem_ulp, "acc": acc, "free": free, "special": special, "flushed_in": flushed_in,
+            "tolerance_ulp": tol}
+
+
+def measure(entry: CacheEntry, actual: np.ndarray) -> dict:
+    """Statistics of `actual` (bits, `to_bits` layout) against the entry
+    (module docstring).  Each disagreeing element gets the conformance
+    suite's cause (suites/causes.py `cause_codes`, input flush included:
+    `_input_flushes`); those of `SPECIAL_CAUSES` are counted apart, every
+    other element gives its ULP error.  Complex elements are judged per
+    component: the element's error is its worse component's, its cause the
+    earliest of its differing components'."""
+    et = _et(entry.dtype)
+    n = entry.expected.shape[0]
+    j = judge(entry, actual)
+    elem_ulp, acc, free, special, flushed_in, tol = (j["elem_ulp"], j["acc"], j["free"], j["special"],
+                                                     j["flushed_in"], j["tolerance_ulp"])
     u = elem_ulp[acc]
     doc = {
         "n": int(n), "measured": int(acc.sum()), "free": int(free.sum()),

@@ -71,17 +71,14 @@ def run_backend(backend_name: str, entries: list, paths: list, log=None,
     `timeout`, its process group killed — and the survey goes on in a fresh
     process.  A backend that does not load is every entry's error."""
     import tempfile
-    from ..isolation import Failure, Jobs
+    from ..isolation import Jobs
     rows: list = []
     with tempfile.TemporaryDirectory(prefix="shlo-conform-") as tmp, Jobs(tmp, label=backend_name) as jobs:
         for e, path in zip(entries, paths):
             base = {"op": e.op, "dtype": e.dtype, "backend": backend_name}
-            r = jobs.call("shlo_conform.survey:survey_entry", backend_name, str(path), timeout=timeout)
-            if isinstance(r, Failure):
-                why = {"crash": "the backend's process died", "timeout": f"no answer in {timeout:g} s"}.get(r.kind, r.kind)
-                r = {**base, "status": r.kind if r.kind in ("crash", "timeout") else "error",
-                     "detail": f"{why}: {r.detail}"[:300], "seconds": 0.0}
-            elif r.get("status") == "load error":
+            r = _failure_row(jobs.call("shlo_conform.survey:survey_entry", backend_name, str(path), timeout=timeout),
+                             base, timeout)
+            if r.get("status") == "load error":
                 rows += [{**{"op": x.op, "dtype": x.dtype, "backend": backend_name}, "status": "error",
                           "detail": f"the backend did not load: {r['detail']}", "seconds": 0.0}
                          for x in entries[len(rows):]]
@@ -90,6 +87,35 @@ def run_backend(backend_name: str, entries: list, paths: list, log=None,
             if log:
                 log(f"{backend_name}: {r['op']} {r['dtype']}: {r['status']} ({r['seconds']:.1f} s)")
     return rows
+
+
+def _failure_row(r, base: dict, timeout: float) -> dict:
+    """A job's answer as a row: an isolation `Failure` becomes `crash`,
+    `timeout` or `error` with one line."""
+    from ..isolation import Failure
+    if isinstance(r, Failure):
+        why = {"crash": "the backend's process died", "timeout": f"no answer in {timeout:g} s"}.get(r.kind, r.kind)
+        return {**base, "status": r.kind if r.kind in ("crash", "timeout") else "error",
+                "detail": f"{why}: {r.detail}"[:300], "seconds": 0.0}
+    return r
+
+
+def engine_entry(backend_name: str, entry: CacheEntry, timeout: float) -> dict:
+    """One entry on a backend in an engine worker (`--cluster`): the entry
+    travels with the unit (the worker may not share our disk), is written to
+    the worker's own temporary file and run by `survey_entry` in the
+    worker thread's isolated job process (distributed.worker_jobs)."""
+    import tempfile
+    from ..distributed import worker_jobs
+    base = {"op": entry.op, "dtype": entry.dtype, "backend": backend_name}
+    with tempfile.TemporaryDirectory(prefix="shlo-conform-entry-") as tmp:
+        path = Path(tmp) / "entry.npz"
+        entry.save(path)
+        r = _failure_row(worker_jobs(f"backend-{backend_name}").call("shlo_conform.survey:survey_entry", backend_name,
+                                                                    str(path), timeout=timeout), base, timeout)
+    if r.get("status") == "load error":
+        r = {**base, "status": "error", "detail": f"the backend did not load: {r['detail']}", "seconds": 0.0}
+    return r
 
 
 def _line(r: dict) -> str:
@@ -108,18 +134,26 @@ def render(doc: dict) -> str:
 
 
 def survey(backends: list, ops: dict, dtypes: list, size: int, seed: int, cache_dir: Path,
-           jobs: int = 1, regenerate: bool = False, log=None, timeout: float = DEFAULT_ENTRY_TIMEOUT) -> dict:
-    """The whole survey: expectations (cached), then each backend."""
+           jobs: int = 1, regenerate: bool = False, log=None, timeout: float = DEFAULT_ENTRY_TIMEOUT,
+           engine=None) -> dict:
+    """The whole survey: expectations (cached), then each backend.  With an
+    `engine` (`--cluster`) the oracle's chunks and each backend's entries
+    are units on its workers; rows come back in selection order."""
     t0 = time.perf_counter()
     selection = [(op, arity, d) for op, arity in ops.items() for d in dtypes
                  if accepts(op, arity, d)]   # complex types: the ops the spec defines on them
-    entries = build(selection, size, seed, cache_dir, jobs, regenerate, log)
+    entries = build(selection, size, seed, cache_dir, jobs, regenerate, log, engine=engine)
     paths = [entry_path(cache_dir, op, d) for op, _, d in selection]
     t_oracle = time.perf_counter() - t0
     rows, timing = [], {"expectations_s": round(t_oracle, 2)}
     for b in backends:
         t1 = time.perf_counter()
-        rows += run_backend(b, entries, paths, log, timeout)
+        if engine is not None:
+            from ..distributed import ordered
+            rows += ordered(engine_entry, [(b, e, timeout) for e in entries], engine=engine,
+                            on_result=lambda i, r: log and log(f"{b}: {r['op']} {r['dtype']}: {r['status']}"))
+        else:
+            rows += run_backend(b, entries, paths, log, timeout)
         timing[f"backend_{b}_s"] = round(time.perf_counter() - t1, 2)
     return {"kind": "accuracy-survey", "format_version": FORMAT_VERSION, "seed": seed, "size": size,
             "backends": backends, "ops": list(ops), "dtypes": dtypes, "timing": timing,
