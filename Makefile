@@ -7,7 +7,7 @@ STAMP   := $(VENV)/.installed
 BACKEND ?= xla
 OUTDIR  ?= out
 
-.PHONY: conform test check-spec bench accuracy clean
+.PHONY: conform test test-long check-spec bench accuracy clean
 
 $(STAMP): requirements.lock pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -29,7 +29,11 @@ conform: $(STAMP)
 	exit $$rc
 
 test: $(STAMP)
-	$(BIN)/python -m pytest -q -p no:cacheprovider -n auto --dist loadgroup tests
+	$(BIN)/python -m pytest -q -p no:cacheprovider -n auto --dist loadgroup -m "not long" tests
+
+# The tests marked `long` (pyproject.toml): CI runs them after `make test`.
+test-long: $(STAMP)
+	$(BIN)/python -m pytest -q -p no:cacheprovider -n auto --dist loadgroup -m long tests
 
 check-spec: $(STAMP)
 	$(BIN)/shlo-conform check-spec --verifier
@@ -49,6 +53,17 @@ bench-scoring: $(STAMP)
 # The accuracy survey (docs/accuracy-survey.md): expectations cached in $(OUTDIR)/accuracy-cache.
 accuracy: $(STAMP)
 	$(BIN)/shlo-conform accuracy --backend=$(BACKEND) --json $(OUTDIR)/accuracy-$(BACKEND).json --html $(OUTDIR)/accuracy-$(BACKEND).html
+
+# Mutation testing (bench/mutation.py, issue 25): every op module and the oracle's shared modules,
+# a deterministic sample per module (SEED, SAMPLE), each mutant scored as a backend on SUITE; long
+# (hours on two cores), not part of `make test`.  While writing an op:
+#   .venv/bin/python bench/mutation.py --ops sine,add
+SEED   ?= 0
+SAMPLE ?= 12
+SUITE  ?= core
+.PHONY: mutation
+mutation: $(STAMP)
+	$(BIN)/python bench/mutation.py --all --suite $(SUITE) --seed $(SEED) --sample $(SAMPLE) --json $(OUTDIR)/mutation.json
 
 clean:
 	rm -rf $(VENV) $(OUTDIR)

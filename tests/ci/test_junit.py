@@ -44,7 +44,7 @@ def toy_cases():
 EXPECTED = {"tests": 8, "failures": 2, "errors": 2, "skipped": 2}
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def toy_run(tmp_path_factory):
     d = tmp_path_factory.mktemp("junit")
     write_suite(d / "suite", {"suite": "toy", "seed": 0}, toy_cases())

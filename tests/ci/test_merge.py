@@ -26,7 +26,7 @@ def one_line_error(code, err, *words):
         assert w in lines[0], lines[0]
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def runs(tmp_path_factory):
     """Shards 1/3, 2/3, 3/3 and one unsharded run of OPS on the oracle."""
     d = tmp_path_factory.mktemp("shards")

@@ -18,7 +18,7 @@ from shlo_conform.suites.io import CORE, load_cases
 from shlo_conform.suites.records import Case
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def core():
     return load_cases(CORE)
 

@@ -19,7 +19,7 @@ pytestmark = pytest.mark.xdist_group("core_reproducible")
 OPS = ["add", "convert", "sine", "compare", "divide", "pad", "scatter", "tuple"]
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def regenerated(tmp_path_factory):
     seed = json.loads((CORE / "manifest.json").read_text())["seed"]
     out = tmp_path_factory.mktemp("core")

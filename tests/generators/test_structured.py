@@ -29,7 +29,7 @@ STRUCTURED = ["transpose", "pad", "slice", "dynamic_slice", "concatenate", "tupl
               "constant", "iota", "scatter"]
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def cases():
     out = {}
     for name in STRUCTURED:

@@ -8,6 +8,7 @@ from shlo_conform.spec.dsl import ANY, Elementwise, OpSpec, Operand, Result, sam
 from shlo_conform.spec.ops import OPS
 
 
+@pytest.mark.long   # ~10 CPU-minutes over 95 ops (gather, scatter, convolution and the collectives' symbolic grids most)
 @pytest.mark.parametrize("name", sorted(OPS))
 def test_check_spec_passes(name):
     """Satisfiable for every declared element type, inference sound and
