@@ -14,7 +14,8 @@ from shlo_conform.suites.io import CORE
 
 # One worker builds the regenerated suite (pytest-xdist, --dist loadgroup): a
 # module fixture is built by every worker that runs one of its tests.
-pytestmark = pytest.mark.xdist_group("core_reproducible")
+pytestmark = [pytest.mark.xdist_group("core_reproducible"),
+              pytest.mark.long]   # regenerating 8 ops costs ~110 s of CPU (scatter alone 55 s): make test-long
 
 OPS = ["add", "convert", "sine", "compare", "divide", "pad", "scatter", "tuple"]
 

@@ -23,7 +23,8 @@ from shlo_conform.spec.types import ELEMENT_TYPES, TensorType
 from tests.generators.stand_ins import zeros_expected
 
 # One worker builds `cases` (pytest-xdist, --dist loadgroup).
-pytestmark = pytest.mark.xdist_group("structured")
+pytestmark = [pytest.mark.xdist_group("structured"),
+              pytest.mark.long]   # generating 10 structured ops costs ~115 s of CPU: make test-long
 
 STRUCTURED = ["transpose", "pad", "slice", "dynamic_slice", "concatenate", "tuple", "get_tuple_element",
               "constant", "iota", "scatter"]
