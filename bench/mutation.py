@@ -4,6 +4,8 @@
     .venv/bin/python bench/mutation.py --all                   # make mutation: every op, the oracle's modules
     options: --suite core|PATH  --seed 0  --sample N (per module; 0: all)  --modules a.py,b.py
              --tests FILES|''  --grep REGEX  --timeout S  --json out.json  --list (the sample only)
+    With --json, each finished mutant is appended to out.json.journal: an interrupted
+    run given the same arguments resumes from it.
 
 A suite is as good as the wrong implementations it catches.  A *mutant*
 is the oracle with one small break in its semantics code — an operator
@@ -574,7 +576,10 @@ def main(argv=None) -> int:
         if kind != "ok" or got[0] not in (0, 5):
             print(f"mutation: --tests fail on the unmutated code: {got}", file=sys.stderr)
             return 2
+    journal = _Journal(a) if a.json else None
     for i, m in enumerate(plan, 1):
+        if journal and journal.restore(m):
+            continue
         t0 = time.monotonic()
         reached = [o for o in m.ops if _reached(m, base[o]["lines"])]
         source = mutated_source(m)
@@ -618,6 +623,8 @@ def main(argv=None) -> int:
         m.seconds = round(time.monotonic() - t0, 2)
         print(f"[{i}/{len(plan)}] {m.status:<11} {m.path}:{m.line} {m.operator} ({m.seconds:.1f} s)",
               file=sys.stderr, flush=True)
+        if journal:
+            journal.add(m)
     wall = time.monotonic() - t_start
     _report(plan, ops, wall, a, base)
     if a.json:
@@ -625,6 +632,40 @@ def main(argv=None) -> int:
         Path(a.json).write_text(json.dumps({"suite": a.suite, "seed": a.seed, "sample": n, "seconds": round(wall, 1),
                                             "mutants": [asdict(m) for m in plan]}, indent=1) + "\n")
     return 0
+
+
+class _Journal:
+    """Each finished mutant's record, appended as it ends (`<json>.journal`),
+    so a run of hours that is interrupted resumes where it stopped: a rerun
+    with the same suite, seed and sample restores the journaled mutants
+    (same key, same source line) instead of scoring them again."""
+
+    def __init__(self, a) -> None:
+        self.path = Path(a.json + ".journal")
+        head = {"suite": a.suite, "seed": a.seed, "sample": a.sample, "tests": a.tests, "grep": a.grep}
+        self.done: dict[str, dict] = {}
+        lines = self.path.read_text().splitlines() if self.path.exists() else []
+        if lines and json.loads(lines[0]) == head:
+            for ln in lines[1:]:
+                try:
+                    r = json.loads(ln)
+                except ValueError:   # a line cut by the interruption
+                    continue
+                self.done[r["key"] + "\0" + r["source"]] = r
+        else:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self.path.write_text(json.dumps(head) + "\n")
+
+    def restore(self, m: Mutant) -> bool:
+        r = self.done.get(m.key + "\0" + m.source)
+        if r is None:
+            return False
+        m.status, m.by, m.mutated, m.seconds = r["status"], r["by"], r["mutated"], r["seconds"]
+        return True
+
+    def add(self, m: Mutant) -> None:
+        with self.path.open("a") as f:
+            f.write(json.dumps(asdict(m)) + "\n")
 
 
 def _report(plan: list[Mutant], ops: list[str], wall: float, a, base) -> None:
