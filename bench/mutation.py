@@ -20,7 +20,9 @@ afresh, every case compiled, run and judged exactly as the runner
 classifies it (`Runner._compile_verdict` / `_run_verdict`).  A mutant is
 *killed* when any verdict differs from the unmutated oracle's — the
 verdict with the labels of the implementation-defined choices it reports,
-so a mutant that swaps negate's "wraps" and "saturates" is noticed.  A
+so a mutant that swaps negate's "wraps" and "saturates" is noticed; for a
+rejection, with the constraint the oracle names (`violates <op>_c<N>`), so
+one that moves a rejection from one constraint to another is too.  A
 mutant that no longer imports, raises in the scorer or runs past --timeout
 is killed too: an implementation that crashes is noticed.  A survivor of
 the suite is then run against the unit tests that hold what one output
@@ -327,6 +329,9 @@ def _install_hook(path: Path, source: str) -> None:
     sys.meta_path.insert(0, Finder())
 
 
+CONSTRAINT_ID = re.compile(r"\bviolates ([a-z_0-9]+_c\d+)\b")
+
+
 def _score(suite: str, ops: list[str], baseline: dict | None, trace: list[str] | None) -> dict:
     """Verdicts of the oracle on the ops' cases ({case id: verdict}); with
     `baseline`, stops at the first verdict that differs from it; with
@@ -368,7 +373,10 @@ def _score(suite: str, ops: list[str], baseline: dict | None, trace: list[str] |
             ex = backend.compile_grid(c.mlir, Grid(*c.grid.shape)) if c.grid is not None else backend.compile(c.mlir)
         except (Rejected, Unsupported) as e:
             st = "rejected" if isinstance(e, Rejected) else "unsupported"
-            v = runner._compile_verdict(c, st, str(e), 0).verdict
+            # which constraint the oracle names is part of the verdict: a mutant that moves a rejection
+            # to another constraint (or makes one constraint the other's) is noticed
+            named = sorted(set(CONSTRAINT_ID.findall(str(e)))) if st == "rejected" else []
+            v = runner._compile_verdict(c, st, str(e), 0).verdict + "".join(f" [{k}]" for k in named)
         except Exception as e:
             v = runner._compile_verdict(c, "error", repr(e), 0).verdict
         else:
@@ -448,6 +456,13 @@ def _in_child(fn, timeout: float):
 DEFAULT_TESTS = ("tests/spec/test_semantics_gaps.py", "tests/spec/test_generic.py")
 
 
+def _select(expr: str) -> list[str]:
+    """`-k` for the ops of `expr` ("sine" or "sine or add"); none where an op is
+    a word of pytest's -k grammar (the ops `and`, `or`, `not`): the files run whole."""
+    words = expr.split(" or ")
+    return [] if any(w in ("and", "or", "not") for w in words) else ["-k", expr]
+
+
 def _tests_runner(m: Mutant, source: str | None, files: list[str], op: str):
     def fn():
         if source is not None:
@@ -458,7 +473,7 @@ def _tests_runner(m: Mutant, source: str | None, files: list[str], op: str):
         import pytest
         sink = io.StringIO()
         with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
-            rc = pytest.main(["-q", "-x", "-p", "no:cacheprovider", "-p", "no:randomly", "-k", op, *files])
+            rc = pytest.main(["-q", "-x", "-p", "no:cacheprovider", "-p", "no:randomly", *_select(op), *files])
         tail = [ln for ln in sink.getvalue().splitlines() if ln.startswith(("FAILED", "ERROR"))]
         return int(rc), (tail[0] if tail else "")
     return fn

@@ -13,6 +13,7 @@ import pytest
 GROUPED_FIXTURES = ("small_suite",)
 
 
+@pytest.hookimpl(tryfirst=True)   # before xdist's own hook reads the groups into the node ids
 def pytest_collection_modifyitems(items):
     for item in items:
         for name in GROUPED_FIXTURES:

@@ -675,6 +675,34 @@ CORNERS = _permutation_corners() + (
 )
 
 
+
+_OPTIONAL = ("window_strides", "padding", "lhs_dilation", "rhs_dilation", "window_reversal")
+_DEFAULT_ENTRY = {"window_strides": 1, "lhs_dilation": 1, "rhs_dilation": 1, "window_reversal": 0}
+
+
+def _at_defaults(names, spatial: int):
+    """The attributes `names` at the values a left-out attribute means (`window_strides(op)` and its
+    neighbours above), on `spatial` spatial dimensions, with a nonempty result."""
+    def where(op):
+        conds = _nonempty(op)
+        for name in names:
+            for s in range(spatial):
+                conds += ([op.padding[s][0] == 0, op.padding[s][1] == 0] if name == "padding"
+                          else [getattr(op, name)[s] == _DEFAULT_ENTRY[name]])
+        return conds
+    return where
+
+
+# Programs as JAX and the pretty printer write them: attributes at their defaults left out (issue 25).
+_SOME = ("lhs_dilation", "rhs_dilation", "window_reversal")
+ELIDED = (
+    Corner("defaults elided: window_strides, padding, lhs_dilation, rhs_dilation and window_reversal left out",
+           (3, 3), lambda op: _at_defaults(_OPTIONAL, 1)(op) + [_sp(op)[1] >= 2], omit=_OPTIONAL),
+    Corner("defaults elided: dilations and reversal left out, strides and padding written (2-D)", (4, 4),
+           lambda op: _at_defaults(_SOME, 2)(op) + [op.window_strides[0] >= 2, op.padding[1][0] >= 1],
+           omit=_SOME),
+)
+
 def _built_corners(spec, skels, rng):
     """precision_config HIGHEST on f32 (the skeletons keep [DEFAULT, DEFAULT]
     on every type but i1: a covering set), by hand: a 1-D convolution
@@ -734,6 +762,6 @@ SPEC = OpSpec(
     infer=infer,
     semantics=Accumulating(arrays, working=working_bytes, bilinear=("lhs", "rhs"), bilinear_form=bilinear_form),
     groups=(ConvDimensionsGroup(GROUP, "stablehlo.conv", FIELDS),),
-    exercise=Exercise(corners=CORNERS, built_corners=_built_corners),
+    exercise=Exercise(corners=CORNERS, built_corners=_built_corners, elided=ELIDED),
     check_ranks=(3,),   # C4, C7, C9, C13, C18, C20: the spatial rules need N - 2 ≥ 1
 )

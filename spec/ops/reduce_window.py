@@ -329,7 +329,7 @@ def _whole(op, inputs, inits, types, tables, wd, out_shape):
     r = len(out_shape)
     P = int(np.prod(out_shape, dtype=np.int64))
     Wn = int(np.prod([int(x) for x in wd], dtype=np.int64))
-    if P == 0 or Wn == 0 or inputs[0].size == 0:   # no windows, empty ones, or no input: nothing to gain
+    if P == 0 or inputs[0].size == 0:   # no windows, or no input (windows of padding only): nothing to gain
         return None
     # flat input index of (output position, window position), -1 at padding and holes
     src = np.zeros((P, Wn), dtype=np.int64)

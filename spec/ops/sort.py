@@ -305,12 +305,12 @@ def _key_tree(block, key: str, side: int, values: dict):
             return None
         return _Node(("const", v.type.mlir, np.asarray(v.bits).tobytes()), inst=v)
     step = next((s for s in block.steps if key in s.results), None)
-    if step is None or step.call is not None or step.regions or step.inst is None:
+    if step is None or step.inst is None:   # an argument of no side, or a func.call (no Instance)
         return None
     mnemonic = step.inst.spec.mnemonic
     if mnemonic == "constant":
         return _key_tree(block, step.operands[0], side, values)
-    if mnemonic not in _KEY_OPS or len(step.results) != 1:
+    if mnemonic not in _KEY_OPS:   # compare and select: one result each, no regions
         return None
     children = tuple(_key_tree(block, o, side, values) for o in step.operands)
     if any(c is None for c in children):
@@ -329,8 +329,7 @@ def key_comparison(fn):
     values = dict(getattr(block, "constants", {}) or {})
     values.update(getattr(block, "bound", {}) or {})
     step = next((s for s in block.steps if block.returns[0] in s.results), None)
-    if (step is None or step.inst is None or step.call is not None or step.regions
-            or step.inst.spec.mnemonic != "compare"):
+    if step is None or step.inst is None or step.inst.spec.mnemonic != "compare":   # inst None: a func.call
         return None
     direction = step.inst.comparison_direction
     if direction not in ("LT", "GT"):

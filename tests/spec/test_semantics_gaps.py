@@ -17,6 +17,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
+from shlo_conform.generators import expect
 from shlo_conform.spec.dsl import ImplDefined, LoopLimit
 from shlo_conform.spec.expectation import Expectation
 from shlo_conform.spec.ops import OPS
@@ -135,6 +136,201 @@ def test_sort_strict_weak_order_matches_the_definition():
     assert alone == {"irreflexive", "transitive", "incomparability transitive"}
 
 
+def _formal_by_permutations(c):
+    """The seed's sentence read for every permutation o of the row: for all
+    positions p < q, `compare(o_p, o_q) = compare(o_q, o_p) = false` or
+    `compare(o_p, o_q) = true`.  Per position the elements some valid order
+    puts there, and the least valid order; None when none is valid."""
+    n = len(c)
+    valid = [o for o in itertools.permutations(range(n))
+             if all(c[o[p]][o[q]] or not c[o[q]][o[p]] for p in range(n) for q in range(p + 1, n))]
+    if not valid:
+        return None
+    return [{o[p] for o in valid} for p in range(n)], list(min(valid))
+
+
+def test_sort_formal_positions_match_the_seeds_sentence():
+    """formal_positions (a walk over subsets) against every permutation:
+    all relations on 3 elements, and seeded rows of 4–6 elements compared
+    by `le` (reflexive on repeated keys), by `lt` with NaNs, and at random
+    (mostly cyclic: no valid order)."""
+    rels = [np.array(bits, dtype=bool).reshape(3, 3) for bits in itertools.product([False, True], repeat=9)]
+    rng = np.random.default_rng(2025)
+    for n in (4, 5, 6):
+        for _ in range(40):
+            keys = rng.integers(0, 3, n)
+            rels.append(keys[:, None] <= keys[None, :])
+            x = np.where(rng.random(n) < 0.3, np.nan, rng.integers(0, 4, n).astype(float))
+            with np.errstate(invalid="ignore"):
+                rels.append(x[:, None] < x[None, :])
+            rels.append(rng.random((n, n)) < 0.3)
+    seen = {"none": 0, "several": 0}
+    for c in rels:
+        want = _formal_by_permutations(c.tolist())
+        got = sort.formal_positions(c)
+        if want is None:
+            assert got is None, c.astype(int)
+            seen["none"] += 1
+            continue
+        assert got is not None, c.astype(int)
+        allowed, order = got
+        assert [set(a) for a in allowed] == want[0] and list(order) == want[1], c.astype(int)
+        seen["several"] += any(len(a) > 1 for a in want[0])
+    assert seen["none"] >= 30 and seen["several"] >= 200, seen
+
+
+SORT_PROGRAM = """func.func @main(%k: tensor<{n}x{kt}>, %p: tensor<{n}xi32>) -> (tensor<{n}x{kt}>, tensor<{n}xi32>) {{
+  %r:2 = "stablehlo.sort"(%k, %p) ({{
+  ^bb0(%a: tensor<{kt}>, %b: tensor<{kt}>, %c: tensor<i32>, %d: tensor<i32>):
+    %x = stablehlo.compare {direction}, {lhs}, {rhs}{ctype} : (tensor<{kt}>, tensor<{kt}>) -> tensor<i1>
+    stablehlo.return %x : tensor<i1>
+  }}) {{dimension = 0 : i64, is_stable = {stable}}} : (tensor<{n}x{kt}>, tensor<{n}xi32>) -> (tensor<{n}x{kt}>, tensor<{n}xi32>)
+  func.return %r#0, %r#1 : tensor<{n}x{kt}>, tensor<{n}xi32>
+}}"""
+
+
+def _allowed_per_position(e, n) -> list[set]:
+    """Per element (of n), the bit patterns (bytes) an expectation accepts:
+    the primary and each alternative at the positions it covers."""
+    def rows(bits):
+        return [r.tobytes() for r in np.asarray(bits).reshape(n, -1)]
+    out = [{b} for b in rows(e.bits)]
+    for alt in e.alternatives:
+        if alt.bits is not None:
+            alt_rows = rows(alt.bits)
+            for i in e.impl_defined:
+                out[i].add(alt_rows[i])
+    return out
+
+
+@pytest.mark.parametrize("kt, keys, direction, flipped, ctype", [
+    ("f32", [1.0, 0.0, 2.0, -0.0, 1.0, 3.0, 2.0, 2.0, -1.5], "LT", False, ""),        # ±0: a tie of two bit patterns
+    ("f32", [1.0, 0.0, 2.0, -0.0, 1.0, 3.0, 2.0, 2.0, -1.5], "LT", False, ", TOTALORDER"),   # -0 before +0
+    ("i32", [5, -2, 5, 7, 7, 7, 0, -2, 1], "GT", False, ""),
+    ("i32", [5, -2, 5, 7, 7, 7, 0, -2, 1], "LT", True, ""),                               # compare(LT, b, a): GT
+    ("complex<f32>", [1 + 1j, complex(0.0, 1), complex(-0.0, 1), 1 - 1j, 1 + 1j, 2j, complex(-0.0, 1)],
+     "LT", False, ""),
+])
+@pytest.mark.parametrize("stable", [True, False])
+def test_sort_keyed_rows_against_pythons_sorted(kt, keys, direction, flipped, ctype, stable):
+    """A comparator that compares one key (the keyed route: rows sorted by
+    numpy's argsort of `_sortable` keys, ties as runs) against Python's
+    stable `sorted` by hand-written keys: the stable order exactly; unstable,
+    at each position, every payload and key whose key ties with the
+    primary's — runs of one, two and three, and ties of different bits."""
+    n = len(keys)
+    et = parse_type(f"tensor<{kt}>").element_type
+    karr = np.array(keys, dtype=et.numpy)
+    pay = np.arange(10, 10 + n, dtype=np.int32)
+    lhs, rhs = ("%b", "%a") if flipped else ("%a", "%b")
+    text = SORT_PROGRAM.format(n=n, kt=kt, direction=direction, lhs=lhs, rhs=rhs, ctype=ctype,
+                               stable="true" if stable else "false")
+    descending = (direction == "GT") != flipped
+
+    def key(i):
+        v = keys[i]
+        if ctype:   # TOTALORDER on f32 without NaNs: -0 before +0
+            return (v, math.copysign(1, v))
+        return (v.real, v.imag) if isinstance(v, complex) else v
+    order = sorted(range(n), key=key, reverse=False)
+    if descending:   # stable descending: equal keys keep input order
+        order = sorted(range(n), key=lambda i: tuple(-x for x in key(i)) if isinstance(key(i), tuple) else -key(i))
+    ek, ep = expect.expected_outputs(text, [karr, pay])
+    assert ep.array().tolist() == [int(pay[i]) for i in order]
+    allowed_k, allowed_p = _allowed_per_position(ek, n), _allowed_per_position(ep, n)
+    kbits = [r.tobytes() for r in to_bits(karr, et).reshape(n, -1)]
+    pbits = [r.tobytes() for r in pay.view(np.uint32).reshape(n, -1)]
+    for p, i in enumerate(order):
+        tied = [j for j in range(n) if key(j) == key(i)] if not stable else [i]
+        assert allowed_p[p] == {pbits[j] for j in tied}, (p, tied)
+        assert allowed_k[p] == {kbits[j] for j in tied}, (p, tied)
+    assert (not stable and any(len(a) > 1 for a in allowed_p)) or (stable and not ep.impl_defined)
+
+
+def _sort_instance(n, et, call, stable):
+    """A rank-1 sort of n elements of `et` by a Python comparator (the pairwise route)."""
+    from shlo_conform.spec.dsl import Function
+    from shlo_conform.spec.types import I1
+    s = TensorType((), et)
+    fn = Function((s, s), (TensorType((), I1),), "custom", lambda a, b: [np.bool_(call(a, b))])
+    spec = OPS["sort"]
+    t = TensorType((n,), et)
+    return spec.instance({"inputs": [t]}, {"dimension": 0, "is_stable": stable}, {"results": [t]},
+                         {"comparator": fn})
+
+
+def test_sort_stable_order_is_pythons_stable_sort():
+    """`_stable_order` (a comparator that is a strict weak order, pair by
+    pair) against Python's stable `sorted` by key, on rows with repeated keys."""
+    rng = np.random.default_rng(187)
+    for n in (2, 5, 9, 17):
+        for _ in range(30):
+            keys = rng.integers(0, 4, n)
+            c = keys[:, None] < keys[None, :]
+            assert sort._stable_order(c) == sorted(range(n), key=lambda i: keys[i])
+
+
+def test_sort_formal_condition_is_offered_up_to_max_formal_row():
+    """Rows of up to MAX_FORMAL_ROW elements that no strict weak order sorts
+    get the formal condition's per-position values; longer rows only "any
+    value" (the walk over subsets is 2^n); a row of MAX_FORMAL_ROW with no
+    valid order says so."""
+    m = sort.MAX_FORMAL_ROW
+    assert m == 12   # the documented limit (spec/ops/sort.py)
+    for n, formal in ((m, True), (m + 1, False)):
+        x = np.array([i % 3 for i in range(n)], np.int32)      # `le`: reflexive on repeated keys
+        [out] = sort.arrays(_sort_instance(n, SI32, lambda a, b: a <= b, True), x)
+        labels = {lab for labs in out.labels.values() for lab in labs}
+        assert any(lab.startswith("formal condition: element #") for lab in labels) == formal, (n, labels)
+        assert "any value: the comparator is not a strict weak order on this row" in labels
+    x = np.array([i % 3 for i in range(m)], np.int32)           # rock-paper-scissors: no order at all
+    [out] = sort.arrays(_sort_instance(m, SI32, lambda a, b: (int(b) - int(a)) % 3 == 1, True), x)
+    assert out.labels == {i: ["any value: no order meets the formal condition"] for i in range(m)}
+
+
+KEYED_PROGRAMS = {
+    "lt": "%x = stablehlo.compare LT, %a, %b : (tensor<f32>, tensor<f32>) -> tensor<i1>",
+    "flipped": "%x = stablehlo.compare LT, %b, %a : (tensor<f32>, tensor<f32>) -> tensor<i1>",
+    # a key through select and a value captured from the function (min(element, %t))
+    "captured": ("%pa = stablehlo.compare GT, %a, %t : (tensor<f32>, tensor<f32>) -> tensor<i1>\n"
+                 "    %ka = stablehlo.select %pa, %t, %a : tensor<i1>, tensor<f32>\n"
+                 "    %pb = stablehlo.compare GT, %b, %t : (tensor<f32>, tensor<f32>) -> tensor<i1>\n"
+                 "    %kb = stablehlo.select %pb, %t, %b : tensor<i1>, tensor<f32>\n"
+                 "    %x = stablehlo.compare LT, %ka, %kb : (tensor<f32>, tensor<f32>) -> tensor<i1>"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(KEYED_PROGRAMS))
+def test_sort_comparators_of_one_key_are_recognised(name, monkeypatch):
+    """`key_comparison` recognises a comparator that compares one key of each
+    element — a plain compare, one with its arguments flipped, a key built
+    by select from a value the region captures — and the row sorted by
+    those keys is Python's stable sort by the same key; unstable ties are
+    labelled "ties reordered"."""
+    text = ("func.func @main(%k: tensor<6xf32>, %t: tensor<f32>) -> tensor<6xf32> {\n"
+            "  %r = \"stablehlo.sort\"(%k) ({\n"
+            "  ^bb0(%a: tensor<f32>, %b: tensor<f32>):\n"
+            f"    {KEYED_PROGRAMS[name]}\n"
+            "    stablehlo.return %x : tensor<i1>\n"
+            "  }) {dimension = 0 : i64, is_stable = STABLE} : (tensor<6xf32>) -> tensor<6xf32>\n"
+            "  func.return %r : tensor<6xf32>\n}")
+    seen = []
+    real = sort.key_comparison
+    monkeypatch.setattr(sort, "key_comparison", lambda fn: seen.append(real(fn)) or seen[-1])
+    x = np.array([3e-30, 2.0, 1e-30, 5.0, 2e-30, 4.0], np.float32)
+    t = np.float32(4.0)
+    key = {"lt": lambda v: v, "flipped": lambda v: -v, "captured": lambda v: min(v, t)}[name]
+    want = sorted(range(6), key=lambda i: key(x[i]))
+    [e] = expect.expected_outputs(text.replace("STABLE", "true"), [x, np.asarray(t)])
+    assert seen and seen[-1] is not None and seen[-1][1] == ("GT" if name == "flipped" else "LT")
+    assert e.array().tolist() == x[want].tolist()
+    [e] = expect.expected_outputs(text.replace("STABLE", "false"), [x, np.asarray(t)])
+    tied = name == "captured"     # 5.0 and 4.0 both key 4.0
+    assert bool(e.impl_defined) == tied
+    assert [a.label for a in e.alternatives[:1]] == (["primary value"] if tied else [])
+    assert all(a.label.startswith("ties reordered: tied element #") for a in e.alternatives[1:])
+
+
 # -- while: the oracle's iteration limit --------------------------------------------------------------------
 def _counting_loop(limit: int):
     """cond: counter < limit; body: counter + 1 (plain Python, counted by hand)."""
@@ -242,35 +438,123 @@ def test_power_exact_rule_finds_every_dyadic_power_on_a_grid():
 
 
 # -- programs with defaulted attributes left out (Exercise.elided) -------------------------------------------
-@pytest.mark.parametrize("mnemonic, omitted", [
-    ("reduce_window", ("window_strides", "base_dilations", "window_dilations", "padding")),
-    ("select_and_scatter", ("window_strides", "padding")),
+@pytest.mark.parametrize("mnemonic, omitted, marker, spatial", [
+    ("reduce_window", ("window_strides", "base_dilations", "window_dilations", "padding"), "}) {", 0),
+    ("select_and_scatter", ("window_strides", "padding"), "}) {", 0),
+    ("convolution", ("window_strides", "padding", "lhs_dilation", "rhs_dilation", "window_reversal"),
+     '"stablehlo.convolution"(%arg0, %arg1) {', 2),
 ])
-def test_reduce_window_and_select_and_scatter_elided_programs(mnemonic, omitted):
+def test_reduce_window_select_and_scatter_convolution_elided_programs(mnemonic, omitted, marker, spatial):
     """The elided case leaves its attributes out, and the oracle reads the
     left-out attributes as the seed's defaults: the same expectation as the
-    program that writes the defaults (ones, zero padding) out."""
-    from shlo_conform.generators import emit, expect, suite
+    program that writes the defaults (ones, zero padding, no reversal) out —
+    one entry per axis of the input (windowed ops) or per spatial dimension
+    (convolution: rank - 2)."""
+    import re
+    from shlo_conform.generators import expect, suite
     from shlo_conform.generators.skeleton import enumerate_skeletons
     from tests.generators.stand_ins import zeros_expected
     spec = OPS[mnemonic]
     got = suite._elided_cases(spec, enumerate_skeletons(spec), 0, zeros_expected)
-    assert got and got[0].note.startswith("defaults elided")
-    for c in got:
-        attrs = c.mlir.split("}) {", 1)[1].split("} :", 1)[0]
-        assert "window_dimensions" in attrs
+    assert len(got) == len(spec.exercise.elided) and got[0].note.startswith("defaults elided")
     first = got[0]
-    attrs = first.mlir.split("}) {", 1)[1].split("} :", 1)[0]
+    attrs = first.mlir.split(marker, 1)[1].split("} :", 1)[0]
     assert not any(name in attrs for name in omitted)
-    import re
-    rank = len(re.match(r"((?:\d+x)*)", first.mlir.split("%arg0: tensor<", 1)[1]).group(1).split("x")) - 1
-    ones = ", ".join(["1"] * rank)
-    spelled = {"window_strides": f"window_strides = array<i64: {ones}>",
-               "base_dilations": f"base_dilations = array<i64: {ones}>",
-               "window_dilations": f"window_dilations = array<i64: {ones}>",
-               "padding": f"padding = dense<[{', '.join(['[0, 0]'] * rank)}]> : tensor<{rank}x2xi64>"}
-    explicit = first.mlir.replace("}) {" + attrs, "}) {" + ", ".join([attrs] + [spelled[n] for n in omitted]))
+    if mnemonic != "convolution":
+        assert all("window_dimensions" in c.mlir.split(marker, 1)[1] for c in got)
+    n = len(re.match(r"((?:\d+x)*)", first.mlir.split("%arg0: tensor<", 1)[1]).group(1).split("x")) - 1 - spatial
+    ones = ", ".join(["1"] * n)
+    spelled = {name: f"{name} = array<i64: {ones}>"
+               for name in ("window_strides", "base_dilations", "window_dilations", "lhs_dilation", "rhs_dilation")}
+    spelled["padding"] = f"padding = dense<[{', '.join(['[0, 0]'] * n)}]> : tensor<{n}x2xi64>"
+    spelled["window_reversal"] = f"window_reversal = array<i1: {', '.join(['false'] * n)}>"
+    explicit = first.mlir.replace(marker + attrs, marker + ", ".join([spelled[k] for k in omitted] + [attrs]))
     assert explicit != first.mlir
     inputs = [v.array() for v in first.inputs]
     a, b = expect.expected_outputs(first.mlir, inputs), expect.expected_outputs(explicit, inputs)
     assert [e.to_json() for e in a] == [e.to_json() for e in b]
+    # and a wrong spelled-out value would show: the defaults are what the expectation rests on
+    if mnemonic == "convolution":
+        off = explicit.replace(spelled["window_reversal"], spelled["window_reversal"].replace("false", "true", 1))
+        assert [e.to_json() for e in expect.expected_outputs(off, inputs)] != [e.to_json() for e in a]
+
+
+# -- reduce_window: attribute arrays of the wrong length; the whole-array route --------------------------------
+from shlo_conform.spec.dsl import Function  # noqa: E402
+from shlo_conform.spec.ops import reduce_window  # noqa: E402
+
+RW = OPS["reduce_window"]
+
+
+def _adder_si32():
+    s = TensorType((), SI32)
+    return Function((s, s), (s,), "add", lambda a, b: [np.asarray(a + b).astype(np.int32)], ("add",))
+
+
+def _rw(shape, result, **attrs):
+    ops = {"inputs": [TensorType(tuple(shape), SI32)], "init_values": [TensorType((), SI32)]}
+    full = {"window_dimensions": None, "window_strides": None, "base_dilations": None, "window_dilations": None,
+            "padding": None}
+    full.update(attrs)
+    return RW.instance(ops, full, {"results": [TensorType(tuple(result), SI32)]}, {"body": _adder_si32()})
+
+
+@pytest.mark.parametrize("name, short, result, label", [
+    ("window_dimensions", (2,), (2, 4), "reduce_window_c4"),     # the missing axis: a window of 1
+    ("window_strides", (1,), (2, 2), "reduce_window_c6"),
+    ("base_dilations", (1,), (2, 2), "reduce_window_c8"),
+    ("window_dilations", (1,), (2, 2), "reduce_window_c10"),
+    ("padding", ((0, 0),), (2, 2), "reduce_window_c12"),
+])
+def test_reduce_window_short_attribute_breaks_its_size_constraint_alone(name, short, result, label):
+    """A 3x4 input, window [2, 3], every other attribute written as its
+    identity: result 2x2 by hand, valid.  Cut one array attribute to one
+    entry: its size constraint (one entry per axis) fails, and no other —
+    the absent entry is read as its identity where C15 counts windows
+    (window 1, stride 1, dilations 1, no padding), so the result shape
+    written by hand for that reading still holds."""
+    full = {"window_dimensions": (2, 3), "window_strides": (1, 1), "base_dilations": (1, 1),
+            "window_dilations": (1, 1), "padding": ((0, 0), (0, 0))}
+    assert RW.violated(_rw((3, 4), (2, 2), **full)) == []
+    assert RW.violated(_rw((3, 4), result, **dict(full, **{name: short}))) == [label]
+
+
+def _windows_by_hand(x, wd, ws, bd, wdil, pad):
+    """Sum of every window, by the seed's formulas written with numpy: the
+    input spread by base dilation, padded with zeros, windows of `wd`
+    elements `wdil` apart, `ws` apart."""
+    dil = np.zeros([(n - 1) * b + 1 for n, b in zip(x.shape, bd)], dtype=np.int64)
+    dil[tuple(slice(None, None, b) for b in bd)] = x
+    padded = np.pad(dil, pad)
+    span = [(w - 1) * d + 1 for w, d in zip(wd, wdil)]
+    out_shape = [(p - s) // st + 1 for p, s, st in zip(padded.shape, span, ws)]
+    out = np.zeros(out_shape, dtype=np.int64)
+    for o in np.ndindex(*out_shape):
+        sl = tuple(slice(oi * st, oi * st + s, d) for oi, st, s, d in zip(o, ws, span, wdil))
+        out[o] = padded[sl].sum()
+    return out
+
+
+def test_reduce_window_whole_array_route_serves_nonempty_windows(monkeypatch):
+    """With a neutral init (0 for add), every window at once (`_whole`, the
+    route that makes model-sized pooling affordable) serves a strided,
+    dilated, padded window and agrees with the sums written by hand; a
+    result with no element is left to the per-element route (None)."""
+    served = []
+    real = reduce_window._whole
+    monkeypatch.setattr(reduce_window, "_whole", lambda *a: served.append(real(*a)) or served[-1])
+    x = np.arange(1, 21, dtype=np.int32).reshape(4, 5)
+    attrs = {"window_dimensions": (2, 3), "window_strides": (2, 1), "base_dilations": (1, 2),
+             "window_dilations": (1, 2), "padding": ((1, 0), (0, 2))}
+    want = _windows_by_hand(x, (2, 3), (2, 1), (1, 2), (1, 2), ((1, 0), (0, 2)))
+    [got] = reduce_window.arrays(_rw(x.shape, want.shape, **attrs), x, np.int32(0))
+    assert served and served[-1] is not None
+    assert np.asarray(got).astype(np.int64).tolist() == want.tolist()
+    served.clear()
+    empty = np.zeros((0, 5), np.int32)
+    [got] = reduce_window.arrays(_rw((0, 5), (0, 5), window_dimensions=(1, 1)), empty, np.int32(0))
+    assert np.asarray(got).shape == (0, 5) and served == [None]
+    served.clear()     # windows of padding only: no input element to gather
+    [got] = reduce_window.arrays(_rw((0, 5), (2, 5), window_dimensions=(1, 1), padding=((1, 1), (0, 0))), empty,
+                                 np.int32(0))
+    assert np.asarray(got).tolist() == [[0] * 5] * 2 and served == [None]
