@@ -57,9 +57,19 @@ def corner_instances(spec: OpSpec, skels: list[Skeleton], rng):
         for note, skel, inst in spec.exercise.built_corners(spec, skels, rng):
             if not spec.violated(inst) and not spec.types_outside_tables(inst):
                 yield note, skel, inst
+    for corner, skel, inst, _ in solved(spec, corners(spec), skels, rng):
+        yield corner.note, skel, inst
+
+
+def solved(spec: OpSpec, wanted, skels: list[Skeleton], rng, keep=None):
+    """(corner, skeleton, instance, kept) per corner of `wanted` that a solve
+    reaches within three skeletons, taken in turn from one permutation of
+    `skels` (so corners land on different element types).  `keep(instance)`
+    (default: the instance itself) may refuse a solved instance with None —
+    the next skeleton is tried then — and what it returns is yielded."""
     order = [int(i) for i in rng.permutation(len(skels))]
     k = 0
-    for corner in corners(spec):
+    for corner in wanted:
         for attempt in range(3):
             skel = skels[order[k % len(skels)]]
             k += 1
@@ -73,6 +83,7 @@ def corner_instances(spec: OpSpec, skels: list[Skeleton], rng):
             got = solve.solve_shapes(spec, skel, corner.ranks, rng, 1, zero_prob=0.0, extra=extra,
                                      layout=corner.layout, max_dim=max_dim,
                                      max_elements=max(solve.MAX_ELEMENTS, corner.max_dim or 0))
-            if got:
-                yield corner.note, skel, got[0]
+            kept = got[0] if got and keep is None else (keep(got[0]) if got else None)
+            if kept is not None:
+                yield corner, skel, got[0], kept
                 break

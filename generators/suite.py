@@ -400,26 +400,11 @@ def _elided_cases(spec: OpSpec, skels: list[Skeleton], seed: int, expect_fn) -> 
     if not spec.exercise.elided or not skels:
         return []
     rng = np.random.default_rng([seed, zlib.crc32(spec.mnemonic.encode()), zlib.crc32(b"elided")])
-    order = [int(i) for i in rng.permutation(len(skels))]
-    out, k = [], 0
-    for corner in spec.exercise.elided:
-        for _ in range(3):
-            skel = skels[order[k % len(skels)]]
-            k += 1
-
-            def extra(sym, where=corner.where):
-                try:
-                    return where(sym.inst)
-                except (AttributeError, IndexError, KeyError, TypeError):
-                    return [False]
-            got = solve.solve_shapes(spec, skel, corner.ranks, rng, 1, zero_prob=0.0, extra=extra,
-                                     layout=corner.layout, max_dim=corner.max_dim or solve.MAX_DIM)
-            vals = _try_values(spec, got[0], rng) if got else None
-            if vals is not None:
-                args, consts = vals
-                out.append(_case(spec, skel, got[0], args, "value", seed, corner.note, expect_fn, constants=consts,
-                                 omit=corner.omit))
-                break
+    out = []
+    for corner, skel, inst, (args, consts) in corners.solved(spec, spec.exercise.elided, skels, rng,
+                                                            keep=lambda inst: _try_values(spec, inst, rng)):
+        out.append(_case(spec, skel, inst, args, "value", seed, corner.note, expect_fn, constants=consts,
+                         omit=corner.omit))
     return out
 
 

@@ -501,11 +501,20 @@ def _process(i: int, grid: Grid) -> str:
 def render(path: str, form: str, types: list, how: str, expected: list | None, why_none: str,
            reports: list[BackendReport], oracle_asked: bool, need: str = "", legalized: dict | None = None,
            grid: Grid = SINGLE) -> str:
+    """`run`'s text.  On a grid, `expected` and each report's raw outputs
+    hold one list per process and each process is headed and indented
+    under the line that owns it; one process is the same text without the
+    headings."""
     lines = [f"program  {path} ({form}); @main({', '.join(t.mlir for t in types)})", f"inputs   {how}"]
-    if grid.size > 1:
+    many = grid.size > 1
+    if many:
         lines.insert(1, f"grid     {grid.num_replicas} replica(s) × {grid.num_partitions} partition(s): {grid.size} "
                         "processes, listed in flattened id order")
-        return _render_grid(lines, types, expected, why_none, reports, oracle_asked, need, legalized, grid)
+    pad = "  " if many else ""
+
+    def head(i: int) -> list:
+        return [f"  {_process(i, grid)}"] if many else []
+
     if legalized:
         lines.append("chlo     legalized into StableHLO before judging (jaxlib's chlo-legalize-to-stablehlo; "
                      "the interpreter runs the same decomposition, XLA keeps some as its own ops): "
@@ -513,68 +522,37 @@ def render(path: str, form: str, types: list, how: str, expected: list | None, w
     if expected is None:
         lines.append(f"oracle   cannot judge: {why_none}" + (f" ({need})" if need else ""))
     else:
-        lines.append(f"oracle   {len(expected)} output(s)" + (f"; {need}" if need else ""))
-        for k, e in enumerate(expected):
-            lines.append(f"  #{k} {e.type.mlir}: {describe(e)}" + (f" ({e.why})" if e.why else ""))
-            if oracle_asked:
-                lines.append("      " + _short(e.array()))
-    for r in reports:
-        lines.append(f"{r.name}   {r.describe}" if r.describe and r.describe != r.name else r.name)
-        if not r.outputs:
-            lines.append(f"  {r.verdict.upper()}" + (f": {r.detail}" if r.detail else "")
-                         + (" (no verdict without the oracle's expectation)" if r.verdict == "ran" else ""))
-            if r.raw is not None and expected is None:
-                lines += [f"  #{k} " + _short(o) for k, o in enumerate(r.raw)]
-            continue
-        for o in r.outputs:
-            ulp = f"; max {o.max_ulp:g} ulp from the oracle's value" if o.max_ulp is not None else ""
-            head = f"  #{o.index} {o.type.mlir}: {'agrees' if o.ok else 'DISAGREES'}{ulp}"
-            lines.append(head)
-            if not o.ok:
-                lines.append(f"      {o.detail}")
-                for kind, n in o.specials.items():
-                    what = "special values" if kind in SPECIAL_KINDS.values() else "cause"
-                    lines.append(f"      {what}: {kind} x{n}")
-    return "\n".join(lines)
-
-
-def _render_grid(lines, types, expected, why_none, reports, oracle_asked, need, legalized, grid: Grid) -> str:
-    """`render` for a grid: the oracle's outputs and each backend's verdict per process."""
-    if legalized:
-        lines.append("chlo     legalized into StableHLO before judging: "
-                     + ", ".join(f"{op} x{n}" for op, n in sorted(legalized.items())))
-    if expected is None:
-        lines.append(f"oracle   cannot judge: {why_none}" + (f" ({need})" if need else ""))
-    else:
-        lines.append(f"oracle   {len(expected[0]) if expected else 0} output(s) per process" + (f"; {need}" if need else ""))
-        for i, per in enumerate(expected):
-            lines.append(f"  {_process(i, grid)}")
+        per_process = expected if many else [expected]
+        lines.append(f"oracle   {len(per_process[0]) if per_process else 0} output(s)"
+                     + (" per process" if many else "") + (f"; {need}" if need else ""))
+        for i, per in enumerate(per_process):
+            lines += head(i)
             for k, e in enumerate(per):
-                lines.append(f"    #{k} {e.type.mlir}: {describe(e)}" + (f" ({e.why})" if e.why else ""))
+                lines.append(f"{pad}  #{k} {e.type.mlir}: {describe(e)}" + (f" ({e.why})" if e.why else ""))
                 if oracle_asked:
-                    lines.append("        " + _short(e.array()))
+                    lines.append(f"{pad}      " + _short(e.array()))
     for r in reports:
         lines.append(f"{r.name}   {r.describe}" if r.describe and r.describe != r.name else r.name)
         if not r.outputs:
             lines.append(f"  {r.verdict.upper()}" + (f": {r.detail}" if r.detail else "")
                          + (" (no verdict without the oracle's expectation)" if r.verdict == "ran" else ""))
             if r.raw is not None and expected is None:
-                for i, per in enumerate(r.raw):
-                    lines.append(f"  {_process(i, grid)}")
-                    lines += [f"    #{k} " + _short(o) for k, o in enumerate(per)]
+                for i, per in enumerate(r.raw if many else [r.raw]):
+                    lines += head(i)
+                    lines += [f"{pad}  #{k} " + _short(o) for k, o in enumerate(per)]
             continue
         shown = None
         for o in r.outputs:
-            if o.process != shown:
+            if many and o.process != shown:
                 shown = o.process
-                lines.append(f"  {_process(o.process, grid)}")
+                lines += head(o.process)
             ulp = f"; max {o.max_ulp:g} ulp from the oracle's value" if o.max_ulp is not None else ""
-            lines.append(f"    #{o.index} {o.type.mlir}: {'agrees' if o.ok else 'DISAGREES'}{ulp}")
+            lines.append(f"{pad}  #{o.index} {o.type.mlir}: {'agrees' if o.ok else 'DISAGREES'}{ulp}")
             if not o.ok:
-                lines.append(f"        {o.detail}")
+                lines.append(f"{pad}      {o.detail}")
                 for kind, n in o.specials.items():
                     what = "special values" if kind in SPECIAL_KINDS.values() else "cause"
-                    lines.append(f"        {what}: {kind} x{n}")
+                    lines.append(f"{pad}      {what}: {kind} x{n}")
     return "\n".join(lines)
 
 

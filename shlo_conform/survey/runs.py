@@ -45,18 +45,24 @@ def _run_one(backend, backend_name: str, describe: str, entry: CacheEntry) -> di
 _LOADED: dict = {}   # in a survey's job process: backend name -> (adapter, describe), loaded once
 
 
-def survey_entry(backend_name: str, path: str) -> dict:
-    """One cached entry on a backend (runs in the backend's isolated job
-    process, shlo_conform/isolation.py): the adapter is loaded at the first
-    entry and kept for the next ones."""
+def loaded(backend_name: str) -> tuple:
+    """(adapter, describe) of a backend in this job process: loaded at its
+    first use and kept for the next entries and chunks; raises as
+    `load_backend` does."""
     from ..backends.base import load_backend
     if backend_name not in _LOADED:
-        try:
-            backend = load_backend(backend_name)
-            _LOADED[backend_name] = (backend, backend.describe())
-        except Exception as ex:
-            return {"status": "load error", "detail": f"{type(ex).__name__}: {ex}"[:300]}
-    backend, describe = _LOADED[backend_name]
+        backend = load_backend(backend_name)
+        _LOADED[backend_name] = (backend, backend.describe())
+    return _LOADED[backend_name]
+
+
+def survey_entry(backend_name: str, path: str) -> dict:
+    """One cached entry on a backend (runs in the backend's isolated job
+    process, shlo_conform/isolation.py)."""
+    try:
+        backend, describe = loaded(backend_name)
+    except Exception as ex:
+        return {"status": "load error", "detail": f"{type(ex).__name__}: {ex}"[:300]}
     return _run_one(backend, backend_name, describe, CacheEntry.load(Path(path)))
 
 

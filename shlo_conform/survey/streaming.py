@@ -113,16 +113,13 @@ def backend_chunk(backend_name: str, op: str, dtype: str, lo: int, hi: int) -> d
     """The backend's output bits on patterns [lo, hi) (runs in a job process
     of the isolation harness: survey.runs keeps the loaded adapter, the
     executable is kept per chunk length)."""
-    from ..backends.base import Rejected, Unsupported, load_backend
+    from ..backends.base import Rejected, Unsupported
     from ..spec.types import from_bits, to_bits
-    from .runs import _LOADED
-    if backend_name not in _LOADED:
-        try:
-            backend = load_backend(backend_name)
-            _LOADED[backend_name] = (backend, backend.describe())
-        except Exception as ex:
-            return {"status": "error", "detail": f"the backend did not load: {type(ex).__name__}: {ex}"[:300]}
-    backend, describe = _LOADED[backend_name]
+    from .runs import loaded
+    try:
+        backend, describe = loaded(backend_name)
+    except Exception as ex:
+        return {"status": "error", "detail": f"the backend did not load: {type(ex).__name__}: {ex}"[:300]}
     et = _et(dtype)
     n = hi - lo
     try:

@@ -23,6 +23,7 @@ def _cases(path):
 
 # --- determinism -------------------------------------------------------------
 
+@pytest.mark.long   # suites/core's own reproducibility (test_core_reproducible, also long) is the stronger check
 def test_same_seed_same_bytes(tmp_path, small_suite, expect_fn):
     base, ops = small_suite
     again = tmp_path / "again"

@@ -96,6 +96,7 @@ def test_redundant_constraint_is_reported_with_its_core():
     assert any("fake_c2 redundant" in n for n in rep.notes)
 
 
+@pytest.mark.long   # make check-spec (CI) proves the same for every op
 def test_encoded_constraints_are_all_independent():
     res = checks.run_ops(["clamp", "compare", "reduce_precision"])
     for r in res:

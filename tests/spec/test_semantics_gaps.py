@@ -558,3 +558,32 @@ def test_reduce_window_whole_array_route_serves_nonempty_windows(monkeypatch):
     [got] = reduce_window.arrays(_rw((0, 5), (2, 5), window_dimensions=(1, 1), padding=((1, 1), (0, 0))), empty,
                                  np.int32(0))
     assert np.asarray(got).tolist() == [[0] * 5] * 2 and served == [None]
+
+
+RW_F32 = """func.func @main(%x: tensor<6x7xf32>, %z: tensor<f32>) -> tensor<5x3xf32> {
+  %r = "stablehlo.reduce_window"(%x, %z) ({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %s = stablehlo.add %a, %b : tensor<f32>
+    stablehlo.return %s : tensor<f32>
+  }) {window_dimensions = array<i64: 2, 3>, window_strides = array<i64: 1, 2>} : (tensor<6x7xf32>, tensor<f32>) -> tensor<5x3xf32>
+  func.return %r : tensor<5x3xf32>
+}"""
+
+
+def test_reduce_window_whole_array_route_in_pieces_states_what_one_piece_does(monkeypatch):
+    """Past WHOLE_CHUNK leaves (2^22: model-sized pooling) the windows are
+    gathered in pieces and their records combined; with the limit set to a
+    few leaves, a sum of f32 windows (rounded sums: each element bounded,
+    some left to the per-element answer) states exactly what the one-piece
+    route states, and an i32 sum is the hand-computed one."""
+    rng = np.random.default_rng(272)
+    x = (rng.standard_normal((6, 7)) * 10.0 ** rng.integers(-3, 4, (6, 7))).astype(np.float32)
+    inputs = [x, np.float32(0.0)]
+    whole = [e.to_json() for e in expect.expected_outputs(RW_F32, inputs)]
+    monkeypatch.setattr(reduce_window, "WHOLE_CHUNK", 7)
+    pieces = [e.to_json() for e in expect.expected_outputs(RW_F32, inputs)]
+    assert pieces == whole
+    xi = np.arange(1, 43, dtype=np.int32).reshape(6, 7)
+    want = _windows_by_hand(xi, (2, 3), (1, 2), (1, 1), (1, 1), ((0, 0), (0, 0)))
+    got = expect.expected_outputs(RW_F32.replace("f32", "i32"), [xi, np.int32(0)])
+    assert got[0].array().astype(np.int64).tolist() == want.tolist()
