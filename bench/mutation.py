@@ -339,6 +339,7 @@ def _score(suite: str, ops: list[str], baseline: dict | None, trace: list[str] |
     sys.path.insert(0, str(ROOT))
     from shlo_conform.backends.base import Rejected, Unsupported
     from shlo_conform.backends.oracle import OracleBackend
+    from shlo_conform.planning import grid_of
     from shlo_conform.runner import Runner
     from shlo_conform.spec.grid import Grid
     from shlo_conform.suites.io import load_cases, suite_path
@@ -370,7 +371,7 @@ def _score(suite: str, ops: list[str], baseline: dict | None, trace: list[str] |
     out: dict[str, str] = {}
     for c in cases:
         try:
-            ex = backend.compile_grid(c.mlir, Grid(*c.grid.shape)) if c.grid is not None else backend.compile(c.mlir)
+            ex = backend.compile_grid(c.mlir, Grid(*grid_of(c))) if c.grid is not None else backend.compile(c.mlir)
         except (Rejected, Unsupported) as e:
             st = "rejected" if isinstance(e, Rejected) else "unsupported"
             # which constraint the oracle names is part of the verdict: a mutant that moves a rejection

@@ -60,3 +60,21 @@ def test_bad_input_is_one_line_and_exit_2():
     p = subprocess.run([sys.executable, str(ROOT / "bench" / "mutation.py"), "--ops", "no_such_op", "--list"],
                        capture_output=True, text=True, env={"SHLO_MUTATION_NO_PRELOAD": "1", "PATH": ""})
     assert p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1 and "no_such_op" in p.stderr
+
+
+def test_the_unmutated_oracle_scores_conformant_on_grids_and_host_programs():
+    """The baseline every mutant is compared with: the oracle scored as a
+    backend passes its own value cases and rejects its invalid ones — on a
+    process grid (replica_id, all_reduce: compile_grid / run_grid, each
+    process on its inputs), with host queues (infeed) and plainly (add).
+    A scorer that fails them all (it once built the grid wrongly) would
+    hide every collective's mutants as "not reached"."""
+    from shlo_conform.suites.io import load_cases, suite_path
+    ops = ["replica_id", "all_reduce", "infeed", "add"]
+    got = mutation._score("core", ops, None, ["spec/ops/all_reduce.py"])
+    kinds = {c.id: c.kind for c in load_cases(suite_path("core"), set(ops))}
+    assert set(got["verdicts"]) == set(kinds)
+    for cid, v in got["verdicts"].items():
+        want = "rejected" if kinds[cid] == "invalid" else ("pass", "survey")
+        assert v.split(" [")[0] in (want if isinstance(want, tuple) else (want,)), (cid, v)
+    assert got["lines"].get("spec/ops/all_reduce.py")
