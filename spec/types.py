@@ -450,7 +450,9 @@ def ulp_distance(a_bits: int, b_bits: int, fmt: FloatFormat) -> float:
 def exact_values(array: np.ndarray, et: ElementType) -> list:
     """Flat row-major list of exact Python values: bool, int, float (every
     spec float format is a subset of binary64, so the f64 widening is exact,
-    ±0/±inf/NaN included) or complex — what semantics compute with."""
+    ±0/±inf/NaN included: a NaN keeps its sign, its signaling bit and its
+    payload, left-aligned — `widen_nans`) or complex — what semantics
+    compute with."""
     a = np.asarray(array).reshape(-1)
     if et.is_bool:
         return [bool(v) for v in a.astype(np.bool_).tolist()]
@@ -458,7 +460,26 @@ def exact_values(array: np.ndarray, et: ElementType) -> list:
         return [int(v) for v in a.astype(np.int64 if et.is_signed or et.bits < 64 else np.uint64).tolist()]
     if et.is_complex:
         return [complex(v) for v in a.astype(np.complex128).tolist()]
-    return [float(v) for v in a.astype(np.float64).tolist()]
+    return [float(v) for v in widen_nans(a, a.astype(np.float64), et).tolist()]
+
+
+def widen_nans(a: np.ndarray, wide: np.ndarray, et: ElementType) -> np.ndarray:
+    """`wide` (a's float64 widening) with a's NaNs widened bit for bit:
+    sign, then the trailing significand left-aligned in binary64's.  The
+    casts do not: numpy's and ml_dtypes' quiet a signaling NaN (f32, bf16,
+    f8E5M2), and ml_dtypes' drop an f8E5M2 payload — which moves a NaN in
+    IEEE totalOrder (compare's TOTALORDER).  f8E4M3FN's one NaN per sign has
+    no payload to keep."""
+    fmt = et.format
+    nan = np.isnan(wide)
+    if et.bits >= 64 or not fmt.has_inf or not nan.any():
+        return wide
+    b = np.asarray(to_bits(a[nan], et)).astype(np.uint64)
+    sign = (b & np.uint64(fmt.sign_mask)) != 0
+    mant = (b & np.uint64(fmt.mantissa_mask)) << np.uint64(52 - fmt.mantissa_bits)
+    out = wide.copy()
+    out[nan] = ((np.uint64(0x7FF) << np.uint64(52)) | mant | (sign.astype(np.uint64) << np.uint64(63))).view(np.float64)
+    return out
 
 
 def nan_mask(bits: np.ndarray, fmt: FloatFormat) -> np.ndarray:

@@ -134,12 +134,17 @@ def _widened(x, et) -> np.ndarray:
 
 
 def total_order_keys(x) -> np.ndarray:
-    """`ieee.total_order_key` of every element, as int64: x's binary64
-    widening read as sign and magnitude (-NaN < -inf < … < -0 < +0 < … <
-    +inf < +NaN)."""
-    bits = np.asarray(x).astype(np.float64).view(np.uint64)
-    mag = (bits & np.uint64((1 << 63) - 1)).astype(np.int64)
-    return np.where(bits >> np.uint64(63) != 0, -mag - 1, mag)
+    """`ieee.total_order_key` of every element, as int64, read from x's own
+    bits as sign and magnitude (-NaN < -inf < … < -0 < +0 < … < +inf < +NaN;
+    NaNs of one sign: signaling below quiet, then by payload — the quiet
+    bit leads the trailing significand).  Not through binary64: numpy's
+    widening quiets the signaling NaNs of f32, bf16 and f8E5M2, and a
+    quieted one would order above the quiet NaNs it precedes."""
+    x = np.asarray(x)
+    n = 8 * x.dtype.itemsize
+    u = x.view(np.dtype(f"u{x.dtype.itemsize}")).astype(np.uint64)
+    mag = (u & np.uint64((1 << (n - 1)) - 1)).astype(np.int64)
+    return np.where(u >> np.uint64(n - 1) != 0, -mag - 1, mag)
 
 
 def arrays(op, lhs, rhs):
@@ -159,7 +164,7 @@ def arrays(op, lhs, rhs):
         return _ordered_arrays(strict, a.real, b.real) | (re_eq & _ordered_arrays(direction, a.imag, b.imag))
     a, b = _widened(lhs, et), _widened(rhs, et)
     if et.is_float and compare_type == "TOTALORDER":
-        ka, kb = total_order_keys(a), total_order_keys(b)
+        ka, kb = total_order_keys(lhs), total_order_keys(rhs)   # the operands' own bits (their format's order)
         by_key = _ordered_arrays(direction, ka, kb)
         qeq = a == b
         le, ge = ka <= kb, kb <= ka

@@ -188,23 +188,43 @@ def test_a_flipped_direction_is_caught():
     assert mismatches(wrong, et, "GE", "TOTALORDER", lhs, rhs)
 
 
-def test_totalorder_keys_from_the_narrow_bits_are_caught():
-    """fn orders f32 NaNs by their binary64 widening, where a signaling NaN
-    has come out quiet: keys taken from the f32 bits themselves order a
-    signaling NaN below a quiet one, and the check sees the difference."""
-    def narrow_keys(op, a, b):
+def test_totalorder_keys_through_binary64_are_caught():
+    """numpy's widening to binary64 quiets a signaling NaN (f32, bf16,
+    f8E5M2), so keys read from the widened bits order it above the quiet
+    NaNs it precedes; the check sees the difference (this was the claim's
+    and fn's own mistake until stop 28: both read widened values)."""
+    def widened_keys(op, a, b):
         if op.compare_type != "TOTALORDER":
             return cmp.arrays(op, a, b)
         def key(x):
-            bits = np.asarray(x).view(np.uint32).astype(np.int64)
-            mag = bits & 0x7FFFFFFF
-            return np.where(bits >> 31 != 0, -mag - 1, mag)
-        ka, kb = key(a), key(b)
-        by_key = cmp._ordered_arrays(op.comparison_direction, ka, kb)
+            with np.errstate(invalid="ignore"):
+                bits = np.asarray(x).astype(np.float64).view(np.uint64)
+            mag = (bits & np.uint64((1 << 63) - 1)).astype(np.int64)
+            return np.where(bits >> np.uint64(63) != 0, -mag - 1, mag)
+        by_key = cmp._ordered_arrays(op.comparison_direction, key(a), key(b))
         return by_key, np.zeros(by_key.shape, dtype=bool)
     et = element_type("f32")
     lhs, rhs = _wide_pairs(et, np.random.default_rng(2), 100)
-    assert mismatches(narrow_keys, et, "LT", "TOTALORDER", lhs, rhs)
+    assert mismatches(widened_keys, et, "LT", "TOTALORDER", lhs, rhs)
+
+
+@pytest.mark.parametrize("name, snan, qnan", [
+    ("f32", 0x7F800001, 0x7FC00000), ("bf16", 0x7F81, 0x7FC0), ("f16", 0x7C01, 0x7E00),
+    ("f8E5M2", 0x7D, 0x7E), ("f64", 0x7FF0000000000001, 0x7FF8000000000000),
+])
+def test_totalorder_puts_signaling_nans_below_quiet_ones(name, snan, qnan):
+    """IEEE 754-2019 §5.10 (d)(3): for +NaN signaling orders below quiet,
+    the reverse for -NaN.  By hand: LT on (s, q), (q, s), (-q, -s), (-s, -q)
+    is true, false, true, false — in the claim (whole arrays) and in fn."""
+    et = element_type(name)
+    sign = et.format.sign_mask
+    lhs = from_bits(np.array([snan, qnan, qnan | sign, snan | sign], dtype=et.bits_dtype), et)
+    rhs = from_bits(np.array([qnan, snan, snan | sign, qnan | sign], dtype=et.bits_dtype), et)
+    op = _inst(et, "LT", "TOTALORDER")
+    by_key, _ = cmp.arrays(op, lhs, rhs)
+    assert by_key.tolist() == [True, False, True, False]
+    got = [cmp.element(op, a, b) for a, b in zip(exact_values(lhs, et), exact_values(rhs, et))]
+    assert [g.primary if isinstance(g, ImplDefined) else g for g in got] == [True, False, True, False]
 
 
 def test_signed_zeros_told_apart_are_caught():
