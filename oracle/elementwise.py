@@ -359,6 +359,9 @@ def _vector_pass(g, part: list, vals: list, et: ElementType) -> tuple[np.ndarray
     bits = np.zeros(n, dtype=et.bits_dtype)
     done = np.zeros(n, dtype=bool)
     generic = np.asarray(g.where(*vals), dtype=bool)
+    if g.nan is not None and n:   # fn's NaNs outside f's domain: the bits resolve gives math.nan
+        nan = np.asarray(g.nan(*vals), dtype=bool) & ~generic
+        bits[nan], done[nan] = resolve(float("nan"), et).options[0][1], True
     if n and generic.all():   # the usual case: whole arrays, no gathers or scatters
         if g.ieee is not None:
             done, rounded = fast.ieee(g.ieee, part, et, g.exact)

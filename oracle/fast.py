@@ -30,10 +30,24 @@ The bound E, and why it holds:
   does the same on a smaller sample and fails if any error reaches E/16.
 * The relative bound means nothing where float64 itself is not normal, so
   elements whose y is not finite, is zero, or is below 2^-1000 in magnitude
-  are never decided here.  Where it holds, y has the true value's sign, so
+  are not decided by it.  Where it holds, y has the true value's sign, so
   an underflow to ±0 or an overflow to ±inf in the target format is decided
   like any value (ends equal, signs equal); f8E4M3FN's overflow (NaN) is
   left to round_bits.
+* Beyond the working format's range: y = ±inf means the function overflowed
+  float64 (the same sources state their error on results in range, so a
+  true value below 2^1024·(1 − 2^-40) comes out finite) — the true value
+  is past every target format's largest finite value and rounds to ±inf,
+  y's sign; 0 < |y| < 2^-1000 or y = ±0 means it underflowed (a few ULP of
+  2^-1074 from the true value, or an exact zero of C99 Annex F's sign) —
+  the true value is far below half the target's smallest subnormal and
+  rounds to the zero of y's sign.  Only where every argument is finite and
+  nonzero: a zero or infinite argument's result is a special value the
+  op's module states (sin(-0) = -0 is the module's, not numpy's, to say).  So exp, expm1, logistic, power and the
+  rest decide their overflowing and underflowing arguments here, not one by
+  one in the rigorous path (tests/oracle/test_fast.py holds every decision
+  against arb; for f64 results the same holds one format up, in long
+  double).  NaN y is never decided.
 
 Cost of E: an element is handed on only when y lies within |y|·E of a
 rounding boundary of the target format, about 2^-15 of random f32 inputs
@@ -130,16 +144,23 @@ def round_fast(v: np.ndarray, fmt: FloatFormat) -> np.ndarray:
     return np.copysign(r, v)
 
 
-def decide(y: np.ndarray, fmt: FloatFormat) -> tuple[np.ndarray, np.ndarray]:
+def decide(y: np.ndarray, fmt: FloatFormat, args: list | None = None) -> tuple[np.ndarray, np.ndarray]:
     """(decided mask, rounded values as float64) for approximations y (in
     the working dtype of `fmt`) of the true values, each known to within
     |y|·bound.  Both ends keep y's sign wherever y is trusted (|y| >= tiny),
-    so the ends' equality decides and ±0 ends cannot meet."""
+    so the ends' equality decides and ±0 ends cannot meet.  Given the
+    arguments, also where the working format overflowed or underflowed and
+    every argument is finite and nonzero (module docstring: those zeros
+    and infinities are the rounding of a nonzero true value, not a special
+    value the op's module states)."""
     _, bound, tiny = working(fmt)
     with np.errstate(invalid="ignore", over="ignore"):
         a = np.abs(y)
         trusted = a >= tiny
         trusted &= a < np.inf
+        beyond = ~trusted & ~np.isnan(y)   # the working format overflowed or underflowed (below)
+        for arg in (args if args is not None else [np.zeros(np.shape(y))]):
+            beyond &= np.isfinite(arg) & (np.asarray(arg) != 0)
         # |y| times a power of two: exact, except below float64's smallest
         # normal (|y| < 2^-982), where it is within 2^-35 of itself — far
         # inside the bound's safety factor
@@ -148,6 +169,10 @@ def decide(y: np.ndarray, fmt: FloatFormat) -> tuple[np.ndarray, np.ndarray]:
         hi = round_fast(np.add(y, d, out=d), fmt)
         ok = agree(lo, hi, fmt)
         ok &= trusted
+        if beyond.any():
+            over = beyond & np.isinf(y)
+            lo = np.where(beyond, np.where(over, y, np.copysign(0.0, y)).astype(lo.dtype), lo)
+            ok |= beyond & (~over if not fmt.has_inf else True)   # f8E4M3FN's overflow is NaN: round_bits
     return ok, lo
 
 
@@ -168,7 +193,7 @@ def evaluate(f, args: list, fmt: FloatFormat) -> tuple[np.ndarray, np.ndarray]:
     with np.errstate(all="ignore"):
         cols = [np.asarray(a, dtype=dtype) for a in args]
         y = np.asarray(TABLE[f].numpy(*cols), dtype=dtype)
-    ok, r = decide(y, fmt)
+    ok, r = decide(y, fmt, cols)
     if fmt == F64 and TABLE[f].mpfr is not None and not ok.all():
         mpfr_correct(f, [np.asarray(a, dtype=np.float64) for a in args], ok, r)
     return ok, r

@@ -124,7 +124,7 @@ def check(f, fmt: FloatFormat, cols: list) -> CheckResult:
     normal = np.isfinite(y) & (np.abs(y) >= tiny) & np.isfinite(ref_lo)
     worst = float(rel[normal].max()) if normal.any() else 0.0
     bound = fast.working(fmt)[1]
-    ok, r = fast.decide(y, fmt)
+    ok, r = fast.decide(y, fmt, [np.asarray(c, dtype=dtype) for c in cols])
     with np.errstate(all="ignore"):
         lo, hi = fast.round_to_format(ref_lo, fmt), fast.round_to_format(ref_hi, fmt)
     known = np.isfinite(ref_lo) & fast.agree(lo, hi, fmt)

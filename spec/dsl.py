@@ -959,7 +959,11 @@ class Generic:
     zeros or NaNs: implementation-defined), the array holds its primary
     value and fn states the element; or None: no claim about this instance.
     Served by `oracle.fast.whole`; tests/spec/test_compare_whole.py checks
-    compare's against fn."""
+    compare's against fn.
+    With `nan` (beside f), the claim is that fn answers a NaN (math.nan:
+    log of a negative number) wherever `nan(*operands)` holds, so the
+    oracle states those elements as whole arrays too (an exhaustive f32
+    survey of log meets 2^31 of them); test_generic.py checks it alike."""
 
     f: Callable | None
     where: Callable | None = None  # required with f or ieee
@@ -968,6 +972,7 @@ class Generic:
     exact: bool = False            # ieee never rounds, and numpy's zeros carry IEEE's sign (ceil(-0.5) = -0): zero results count
     integer: Callable | None = None  # integer arrays -> fn's results, or (results, mask of elements declined)
     whole: Callable | None = None    # (op, *operand arrays) -> fn's results, or (results, declined), or None
+    nan: Callable | None = None      # with f: operands -> where fn answers a NaN (outside f's domain)
 
     def arguments(self, *operands) -> tuple:
         return tuple(self.args(*operands)) if self.args is not None else operands

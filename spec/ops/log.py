@@ -42,12 +42,17 @@ def _generic_log(x):
     return np.isfinite(x) & (x > 0) & (x != 1)
 
 
+def _nan_domain(x):
+    """Where `element` answers NaN: x < 0 (and -inf) — stated on whole arrays too."""
+    return ~np.isnan(x) & (x < 0)
+
+
 SPEC = OpSpec(
     mnemonic="log",
     operands=(Operand("operand", FLOAT + COMPLEX),),
     results=(Result("result", FLOAT + COMPLEX),),
     constraints=(log_c1,),
     infer=infer,
-    semantics=Elementwise(element, accuracy="approx", generic=Generic(mpmath.log, _generic_log)),
+    semantics=Elementwise(element, accuracy="approx", generic=Generic(mpmath.log, _generic_log, nan=_nan_domain)),
     exercise=Exercise(hard_floats=samples.near_one),
 )

@@ -45,12 +45,18 @@ def _generic_log1p(x):
     return np.isfinite(x) & (x > -1) & (x != 0)
 
 
+def _nan_domain(x):
+    """Where `element` answers NaN: x < -1 (and -inf) — stated on whole arrays too."""
+    return ~np.isnan(x) & (x < -1)
+
+
 SPEC = OpSpec(
     mnemonic="log_plus_one",
     operands=(Operand("operand", FLOAT + COMPLEX),),
     results=(Result("result", FLOAT + COMPLEX),),
     constraints=(log_plus_one_c1,),
     infer=infer,
-    semantics=Elementwise(element, accuracy="approx", generic=Generic(mpmath.log1p, _generic_log1p)),
+    semantics=Elementwise(element, accuracy="approx",
+                          generic=Generic(mpmath.log1p, _generic_log1p, nan=_nan_domain)),
     exercise=Exercise(hard_floats=samples.log1p_edges),
 )

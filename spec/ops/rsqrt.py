@@ -30,12 +30,17 @@ def _positive(x):
     return np.isfinite(x) & (x > 0)
 
 
+def _nan_domain(x):
+    """Where `element` answers NaN: x < 0 (and -inf) — stated on whole arrays too."""
+    return ~np.isnan(x) & (x < 0)
+
+
 SPEC = OpSpec(
     mnemonic="rsqrt",
     operands=(Operand("operand", FLOAT + COMPLEX),),
     results=(Result("result", FLOAT + COMPLEX),),
     constraints=(rsqrt_c1,),
     infer=infer,
-    semantics=Elementwise(element, accuracy="approx", generic=Generic(ieee._rsqrt, _positive)),
+    semantics=Elementwise(element, accuracy="approx", generic=Generic(ieee._rsqrt, _positive, nan=_nan_domain)),
     exercise=Exercise(hard_floats=samples.roots),
 )

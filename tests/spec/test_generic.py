@@ -59,6 +59,12 @@ def test_generic_claim_matches_fn(mnemonic):
                     for i, c in enumerate(cols)]
         mask = np.asarray(sem.generic.where(*cols), dtype=bool)
         assert mask.any() and not mask.all(), name
+        if sem.generic.nan is not None:   # the NaNs fn makes outside f's domain
+            nan = np.asarray(sem.generic.nan(*cols), dtype=bool)
+            assert nan.any() and not (nan & mask).any(), name
+            for j in np.flatnonzero(nan).tolist():
+                got = sem.fn(inst, *[float(c[j]) for c in cols])
+                assert isinstance(got, float) and math.isnan(got), (name, [float(c[j]) for c in cols], got)
         idx = np.flatnonzero(mask)
         want = [np.asarray(a, dtype=np.float64) for a in sem.generic.arguments(*[c[idx] for c in cols])]
         for n, j in enumerate(idx.tolist()):
