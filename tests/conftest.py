@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-GROUPED_FIXTURES = ("small_suite",)
+GROUPED_FIXTURES = ("small_suite", "runs")   # runs: tests/ci/test_merge.py's sharded runs
 
 
 @pytest.hookimpl(tryfirst=True)   # before xdist's own hook reads the groups into the node ids

@@ -74,6 +74,7 @@ def test_malformed_findings_file_is_refused(tmp_path):
         verifier.load_findings(p)
 
 
+@pytest.mark.long   # make check-spec --verifier (CI) runs the same command on every op
 def test_cli_verifier_on_compare_exits_0_and_writes_the_table(tmp_path, capsys):
     out = tmp_path / "cs.json"
     rc = main(["check-spec", "--ops", "compare", "--verifier", "--json", str(out)])

@@ -49,6 +49,7 @@ def _files():
                 yield f
 
 
+@pytest.mark.long   # a layout check of every module (jedi, ~15 s): make test-long, which CI runs
 def test_every_import_of_ours_resolves_in_jedi():
     project = jedi.Project(str(ROOT))
     unresolved, total = [], 0
