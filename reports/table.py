@@ -91,4 +91,5 @@ def render(doc: dict) -> str:
         summary += f"; wall time {seconds:.1f} s"
     out.append(summary)
     out += [f"diagnosis: {d}" for d in doc.get("diagnoses", [])]
+    out += [f"backend note: {n}" for n in doc.get("backend_notes", [])]
     return "\n".join(out)

@@ -125,6 +125,9 @@ def merge(docs: list[tuple[str, dict]]) -> tuple[dict, list[str]]:
                               timeouts=base.get("timeouts"))
     if any(d.get("compiles") is not None for _, d in docs):
         merged["compiles"] = sum(d.get("compiles") or 0 for _, d in docs)
+    notes = sorted({n for _, d in docs for n in d.get("backend_notes", [])})
+    if notes:   # what the adapter said in any shard
+        merged["backend_notes"] = notes
     digest = next((x for x in map(_suite_digest, (d for _, d in docs)) if x), None)
     timeouts = base.get("timeouts") or {}
     if digest and "compile" in timeouts and "run" in timeouts:  # what `report --merge` of merges compares

@@ -110,6 +110,33 @@ class Worker(Child):
         return reply[:2]
 
 
+NOTE = "shlo-conform: "   # how an adapter's line for the user starts in its worker's log (stderr)
+MAX_NOTES = 20
+
+
+def backend_notes(log_dir: str, notes: list[str]) -> list[str]:
+    """`notes` and the distinct lines under NOTE in the logs of `log_dir`
+    (workers' stderr), at most MAX_NOTES: what an adapter tells the user
+    during a run (the command adapter: a protocol violation and the retry it
+    caused) reaches the results and the reports, not only a log in a
+    temporary folder."""
+    out = list(notes)
+    try:
+        names = sorted(os.listdir(log_dir))
+    except OSError:
+        return out
+    for name in names:
+        try:
+            with open(os.path.join(log_dir, name), errors="replace") as f:
+                for line in f:
+                    line = line.strip()
+                    if line.startswith(NOTE) and line[len(NOTE):] not in out and len(out) < MAX_NOTES:
+                        out.append(line[len(NOTE):])
+        except OSError:
+            continue
+    return out
+
+
 class Runner:
     """Runs cases on one backend in `jobs` worker processes; calls
     `on_verdict(verdict)` (under a lock) as each case is decided.  Worker
@@ -146,6 +173,7 @@ class Runner:
         self._claims: dict[tuple[str, str], str | None] = {}
         self._workers: list[Worker] = []
         self._errors: list[BaseException] = []
+        self.notes: list[str] = []   # lines an adapter wrote to its workers' logs under NOTE (backend_notes)
 
     # -- public -----------------------------------------------------------
     def run(self, cases: list[Case]) -> list[Verdict]:
@@ -215,6 +243,7 @@ class Runner:
             finally:
                 if zygote is not None:
                     zygote.close()
+                self.notes = backend_notes(log_dir, self.notes)
         if self._errors:
             raise self._errors[0]
         return sorted(got.values(), key=lambda v: order[v.id])

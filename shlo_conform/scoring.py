@@ -66,6 +66,8 @@ def score(cases: list[Case], backend: str, *, suite: str, manifest: dict, json_p
             doc["compiles"] = runner.compiles
             doc["timing"] = timing_breakdown(runner, t_run, time.monotonic() - t0)
             doc["run_key"] = key
+            if runner.notes:
+                doc["backend_notes"] = list(runner.notes)
             if shard is not None:  # `--shard I/N`: which part of a split this is (shard.record)
                 doc["shard"] = shard
             write_text_atomic(json_path, json.dumps(doc, indent=1) + "\n")
@@ -118,7 +120,7 @@ def score_parcel(backend: str, cases: list[Case], compile_timeout: float, run_ti
                     startup_timeout=startup_timeout, batch=batch)
     verdicts = runner.run(cases)
     return {"verdicts": verdicts, "describe": runner.describe, "compiles": runner.compiles,
-            "timing": dict(runner.timing), "batches": dict(runner.batches)}
+            "timing": dict(runner.timing), "batches": dict(runner.batches), "notes": list(runner.notes)}
 
 
 class EngineRunner:
@@ -136,6 +138,7 @@ class EngineRunner:
         self.describe, self.compiles, self.workers = None, 0, 0
         self.timing = {"startup": 0.0, "calls": 0.0, "judge": 0.0, "compile": 0.0, "run": 0.0}
         self.batches = {"batches": 0, "cases": 0, "fallbacks": 0, "rerun": 0}
+        self.notes: list[str] = []
 
     def run(self, cases: list[Case]) -> list[Verdict]:
         from .distributed import ordered
@@ -156,6 +159,7 @@ class EngineRunner:
                 self.timing[k] = self.timing.get(k, 0.0) + v
             for k, v in r["batches"].items():
                 self.batches[k] = self.batches.get(k, 0) + v
+            self.notes = sorted(set(self.notes) | set(r.get("notes", [])))   # parcels finish in any order
             for v in r["verdicts"]:
                 if self.on_verdict:
                     self.on_verdict(v)

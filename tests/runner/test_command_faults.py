@@ -276,3 +276,24 @@ def test_stderr_floods_are_capped_and_harmless(tmp_path, clean):
     got = verdicts(command(f"--stderr-flood={3 << 20}"), log_dir=str(logs))
     assert {k: v.verdict for k, v in got.items()} == clean
     assert max(f.stat().st_size for f in logs.iterdir()) < (2 << 20) + 200
+
+
+def test_a_protocol_violation_reaches_the_results_and_the_table(tmp_path, clean):
+    """The violation that the adapter works around (an extra reply line: the
+    request in flight retried on a fresh process) is said in the results
+    (`backend_notes`) and the terminal table, not only in a worker log in a
+    temporary folder; every verdict is still a clean run's."""
+    import json as _json
+    from shlo_conform.reports import table
+    from shlo_conform.scoring import score
+    from shlo_conform.suites.results import check_results
+    doc = score(CASES, command("--extra-line-on=3", f"--once={tmp_path / 'once'}"), suite="faults",
+                manifest={"suite": "faults"}, json_path=tmp_path / "r.json", compile_timeout=20, run_timeout=10,
+                jobs=1)
+    assert (tmp_path / "once").exists()
+    assert {v["id"]: v["verdict"] for v in doc["verdicts"]} == clean
+    [note] = doc["backend_notes"]
+    assert note.startswith("command backend: protocol violation by")
+    assert "protocol violation" in note and "tried again on a fresh process" in note
+    check_results(_json.loads((tmp_path / "r.json").read_text()))
+    assert f"backend note: {note}" in table.render(doc)
