@@ -171,7 +171,8 @@ def test_ctrl_c_keeps_the_journal_and_the_same_command_resumes(tmp_path):
     write_suite(d, {"suite": "hang"}, [done, hang])  # add.jsonl runs before custom_call.jsonl
     out = tmp_path / "r.json"
     journals = lambda: list(tmp_path.glob("r.json.*.journal"))  # noqa: E731
-    argv = [str(SCRIPT), "--backend", BACKEND, "--suite", str(d), "--json", str(out), "--timeout", "4"]
+    # the hang must still be in flight when SIGINT comes, on a loaded machine too; the resumed run waits it out
+    argv = [str(SCRIPT), "--backend", BACKEND, "--suite", str(d), "--json", str(out), "--timeout", "12"]
     p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline and not (journals() and done.id in journals()[0].read_text()):
@@ -321,7 +322,8 @@ def test_a_second_run_on_the_same_results_file_is_refused(tmp_path):
     hang = toy.value_case("custom_call", "tensor<2xi8>", [1, 1], [1, 1], [2, 2], target="hang")
     write_suite(d, {"suite": "hang"}, [hang])
     out = tmp_path / "r.json"
-    argv = [str(SCRIPT), "--backend", BACKEND, "--suite", str(d), "--json", str(out), "--timeout", "30"]
+    # the first run's hang outlasts the second run however loaded the machine (SIGINT ends it, not the timeout)
+    argv = [str(SCRIPT), "--backend", BACKEND, "--suite", str(d), "--json", str(out), "--timeout", "600"]
     first = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         deadline = time.monotonic() + 30
