@@ -409,6 +409,7 @@ def _score(suite: str, ops: list[str], baseline: dict | None, trace: list[str] |
             break
     if trace:
         sys.settrace(None)
+        threading.settrace(None)   # threads started later (a test's runner threads) are not traced
     return {"verdicts": out, "lines": {k: sorted(v) for k, v in hit.items()}}
 
 
