@@ -57,7 +57,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..spec.types import F16, F32, F64, FloatFormat
+from ..spec.types import F16, F32, F64, FloatFormat, long_double_exact
 from .real_functions import TABLE
 
 FAST_REL_ERROR = 2.0 ** -40
@@ -79,7 +79,7 @@ def working(fmt: FloatFormat):
     evaluation for results in `fmt`, or None where no wider format serves."""
     if fmt.precision <= 24 and fmt.emax <= 127:
         return np.float64, FAST_REL_ERROR, _TINY
-    if fmt == F64 and _LD_OK:
+    if fmt == F64 and _LD_OK and long_double_exact():   # 64 bits in effect now (spec.types)
         return np.longdouble, LD_REL_ERROR, _LD_TINY
     return None
 
@@ -189,11 +189,15 @@ def evaluate(f, args: list, fmt: FloatFormat) -> tuple[np.ndarray, np.ndarray]:
     float64, meaningful where decided, exactly representable in `fmt`).
     For f64 results, the elements the long double pass leaves (1 in 20 or
     so) are rounded by MPFR where f has an `mpfr` form (mpfr_correct)."""
-    dtype = working(fmt)[0]
-    with np.errstate(all="ignore"):
-        cols = [np.asarray(a, dtype=dtype) for a in args]
-        y = np.asarray(TABLE[f].numpy(*cols), dtype=dtype)
-    ok, r = decide(y, fmt, cols)
+    w = working(fmt)
+    if w is None:   # no working format now (f64: long double without its 64 bits): MPFR alone, or nothing
+        n = len(np.asarray(args[0]))
+        ok, r = np.zeros(n, dtype=bool), np.zeros(n)
+    else:
+        with np.errstate(all="ignore"):
+            cols = [np.asarray(a, dtype=w[0]) for a in args]
+            y = np.asarray(TABLE[f].numpy(*cols), dtype=w[0])
+        ok, r = decide(y, fmt, cols)
     if fmt == F64 and TABLE[f].mpfr is not None and not ok.all():
         mpfr_correct(f, [np.asarray(a, dtype=np.float64) for a in args], ok, r)
     return ok, r

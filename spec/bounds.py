@@ -74,23 +74,22 @@ from typing import Callable, Optional
 import numpy as np
 
 from .dsl import Range
-from .types import ElementType, FloatFormat
+from .types import ElementType, FloatFormat, long_double_exact
 
 RANGE, VALUE, OVER, ELEMENT = 0, 1, 2, 3
 FSUM_CHUNK = 1 << 20            # stage 2 gathers at most this many terms at once
 
-_LD_OK = np.finfo(np.longdouble).nmant >= 63 and (
-    (np.longdouble(1) + np.ldexp(np.longdouble(1), -63)) - np.longdouble(1) == np.ldexp(np.longdouble(1), -63))
 
 
 def working(fmt: FloatFormat):
     """The float type whole-array enclosures of `fmt` results are computed
     in: float64 for formats narrower than f64 (products exact), long double
-    (64-bit significand, checked at import) for f64, else None (no
-    whole-array route: the per-element one states everything)."""
+    (64-bit significand, checked at each use: `types.long_double_exact`) for
+    f64, else None (no whole-array route: the per-element one states
+    everything)."""
     if fmt.precision <= 24 and fmt.emax <= 127:
         return np.float64
-    if fmt.precision == 53 and _LD_OK:
+    if fmt.precision == 53 and long_double_exact():
         return np.longdouble
     return None
 

@@ -100,7 +100,7 @@ from functools import lru_cache
 import numpy as np
 
 from .bounds import bracket
-from .types import FloatFormat
+from .types import FloatFormat, long_double_exact
 
 SQRT2_UP = Fraction(99, 70)          # ≥ √2
 DIRECT_MAX = 64                      # a direct evaluation of the whole sum is in the family up to this length
@@ -653,11 +653,13 @@ def result_dims(fft_type: str, lengths: tuple) -> tuple:
 
 
 def _working_types(fmt: FloatFormat) -> list:
+    ld = LD_OK and long_double_exact()   # the 64-bit significand in effect now (spec.types)
     if fmt.precision <= 24:
-        return [np.float64] + ([np.longdouble] if LD_OK else [])
-    if fmt.precision == 53 and LD_OK:
+        return [np.float64] + ([np.longdouble] if ld else [])
+    if fmt.precision == 53 and ld:
         return [np.longdouble]
-    raise ValueError(f"no working type for {fmt.name}")
+    raise ValueError(f"no working type for {fmt.name}: long double arithmetic does not carry 64 bits in this "
+                     "process now (the x87 precision control?)")
 
 
 def _complex_of(W):

@@ -146,6 +146,22 @@ class FloatFormat:
         return _pow2(e - self.mantissa_bits)
 
 
+def long_double_exact() -> bool:
+    """Whether long double arithmetic carries a 64-bit significand here and
+    now.  On x86-64 it is the x87 80-bit format — unless something in this
+    process set the x87 precision control to 53 (or 24) bits, which rounds
+    every long double operation to that while `np.finfo` still says 64: a
+    test run found one that did, and the oracle's long double routes (f64
+    results, f64 fft, f64 dot products and residuals) then state bounds that
+    do not hold.  The control word is per thread and any library may set
+    it, so the routes ask at each use (a few scalar operations)."""
+    if np.finfo(np.longdouble).nmant < 63:
+        return False
+    one = np.longdouble(1)
+    tiny = np.ldexp(one, -63)
+    return bool((one + tiny) - one == tiny)
+
+
 def _pow2(e: int) -> Fraction:
     return Fraction(1 << e) if e >= 0 else Fraction(1, 1 << -e)
 

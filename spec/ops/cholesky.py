@@ -92,6 +92,7 @@ import numpy as np
 from ..dsl import (COMPLEX, FLOAT, Attribute, BoolAttr, Characterized, Measured, Operand, OpSpec, Result, dim, rank,
                    same_type)
 from ..exercise import Exercise
+from ..types import long_double_exact
 
 LAPACK_THRESHOLD = 30.0
 MP_LIMIT = 200_000   # scalar multiply-adds the reference does in mpmath; past it, the working format
@@ -155,7 +156,7 @@ def working(et):
     double for f64 where the platform has one, else float64."""
     if component(et).format.precision <= 24:
         return np.float64, 2.0 ** -53
-    if np.finfo(np.longdouble).nmant >= 63:
+    if long_double_exact():   # spec.types: the 64-bit significand, in effect right now
         return np.longdouble, 2.0 ** -(np.finfo(np.longdouble).nmant + 1)
     return np.float64, 2.0 ** -53
 
