@@ -40,7 +40,12 @@ def _long_double_kept(request):
     the tests after it on the same worker see the machine as it is
     (tests/oracle/test_x87_precision.py: the oracle declines its long double
     routes then; a whole run once left one worker so)."""
+    import signal
     yield
+    if signal.getsignal(signal.SIGINT) is not signal.default_int_handler:   # inherited by every child after it
+        import warnings
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        warnings.warn(f"{request.node.nodeid} left SIGINT handled otherwise in this process; restored")
     from shlo_conform.spec.types import long_double_exact
     if not long_double_exact():
         import warnings

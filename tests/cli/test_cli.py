@@ -161,6 +161,13 @@ def test_list_backends(capsys):
     assert code == 0 and {"oracle", "xla", "interpreter", "iree", "command"} <= set(out.split())
 
 
+def _default_sigint():
+    """In the child before exec: Ctrl-C's default action (a pytest worker may ignore SIGINT, and an
+    ignored signal stays ignored across exec)."""
+    import signal
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def test_ctrl_c_keeps_the_journal_and_the_same_command_resumes(tmp_path):
     import signal
     import time
@@ -173,7 +180,8 @@ def test_ctrl_c_keeps_the_journal_and_the_same_command_resumes(tmp_path):
     journals = lambda: list(tmp_path.glob("r.json.*.journal"))  # noqa: E731
     # the hang must still be in flight when SIGINT comes, on a loaded machine too; the resumed run waits it out
     argv = [str(SCRIPT), "--backend", BACKEND, "--suite", str(d), "--json", str(out), "--timeout", "12"]
-    p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         preexec_fn=_default_sigint)
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline and not (journals() and done.id in journals()[0].read_text()):
         time.sleep(0.05)
@@ -324,7 +332,8 @@ def test_a_second_run_on_the_same_results_file_is_refused(tmp_path):
     out = tmp_path / "r.json"
     # the first run's hang outlasts the second run however loaded the machine (SIGINT ends it, not the timeout)
     argv = [str(SCRIPT), "--backend", BACKEND, "--suite", str(d), "--json", str(out), "--timeout", "600"]
-    first = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    first = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         preexec_fn=_default_sigint)
     try:
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline and not Path(f"{out}.lock").exists():
