@@ -43,8 +43,8 @@ The bound E, and why it holds:
   the true value is far below half the target's smallest subnormal and
   rounds to the zero of y's sign.  Only where every argument is finite and
   nonzero: a zero or infinite argument's result is a special value the
-  op's module states (sin(-0) = -0 is the module's, not numpy's, to say).  So exp, expm1, logistic, power and the
-  rest decide their overflowing and underflowing arguments here, not one by
+  op's module states (sin(-0) = -0 is the module's, not numpy's, to say).
+  So exp, expm1, logistic, power and the rest decide their overflowing and underflowing arguments here, not one by
   one in the rigorous path (tests/oracle/test_fast.py holds every decision
   against arb; for f64 results the same holds one format up, in long
   double).  NaN y is never decided.
@@ -158,8 +158,9 @@ def decide(y: np.ndarray, fmt: FloatFormat, args: list | None = None) -> tuple[n
         a = np.abs(y)
         trusted = a >= tiny
         trusted &= a < np.inf
-        beyond = ~trusted & ~np.isnan(y)   # the working format overflowed or underflowed (below)
-        for arg in (args if args is not None else [np.zeros(np.shape(y))]):
+        # the working format overflowed or underflowed (module docstring), for finite nonzero arguments
+        beyond = ~trusted & ~np.isnan(y) & (args is not None)
+        for arg in args or ():
             beyond &= np.isfinite(arg) & (np.asarray(arg) != 0)
         # |y| times a power of two: exact, except below float64's smallest
         # normal (|y| < 2^-982), where it is within 2^-35 of itself — far
