@@ -84,10 +84,13 @@ SKIPPED_OPERATORS = ("core/NoOp", "core/RemoveDecorator", "core/ExceptionReplace
 DEFAULT_SAMPLE = 40
 # Keyword arguments of an op's declarations that only generators read: `exercise=`, and the structure
 # hints (spec/dsl.py: "a wrong hint loses cases, never admits an invalid one").
-GENERATOR_KEYWORDS = ("exercise", "count", "length", "rank", "bodies")
-# Functions whose first two arguments commute (spec/dsl.py: "all of the same type", conjunction …):
-# SwapArguments makes no mutant of a call to them.
-SYMMETRIC = ("same_type", "same_types", "And", "Or", "max", "min", "z3.And", "z3.Or")
+# `choices=` too: the values a generator (and the z3 checker's enumeration) draws an attribute from.
+GENERATOR_KEYWORDS = ("exercise", "count", "length", "rank", "bodies", "choices")
+# Functions whose first two arguments commute (spec/dsl.py: "all of the same type", conjunction; IEEE
+# addition and multiplication, Annex G's complex product): SwapArguments makes no mutant of a call to
+# them.  tests/bench/test_mutation_tool.py checks each on operands that would tell.
+SYMMETRIC = ("same_type", "same_types", "same_shape", "same_element_type", "same_value_type", "And", "Or",
+             "max", "min", "z3.And", "z3.Or", "addition", "multiplication", "cmul")
 
 
 # -- our two operators, in cosmic-ray's plug-in form --------------------------------------------------
@@ -203,6 +206,25 @@ def _generator_only(tree: ast.Module) -> list[ast.AST]:
     return spans
 
 
+def _annotations(tree: ast.Module) -> list[ast.AST]:
+    """Type annotations, where the module postpones them (`from __future__
+    import annotations`: they are strings nobody evaluates, so `X | None` →
+    `X - None` changes nothing)."""
+    postponed = any(isinstance(n, ast.ImportFrom) and n.module == "__future__"
+                    and any(a.name == "annotations" for a in n.names) for n in tree.body)
+    if not postponed:
+        return []
+    out: list[ast.AST] = []
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            out += [a.annotation for a in node.args.posonlyargs + node.args.args + node.args.kwonlyargs
+                    + [node.args.vararg, node.args.kwarg] if a is not None and a.annotation is not None]
+            out += [node.returns] if node.returns is not None else []
+        elif isinstance(node, ast.AnnAssign):
+            out.append(node.annotation)
+    return out
+
+
 def _excluded_lines(tree: ast.Module) -> set[int]:
     """Lines never mutated: docstrings, and what only generators use (`_generator_only`)."""
     out: set[int] = set()
@@ -241,13 +263,15 @@ def enumerate_mutants(rel: str) -> list[Mutant]:
     lines = text.splitlines()
     tree = ast.parse(text)
     skip, funcs = _excluded_lines(tree), _functions(tree)
+    # annotation spans, as (line, col) pairs: cosmic-ray's columns are 0-based like ast's
+    notes = [((a.lineno, a.col_offset), (a.end_lineno, a.end_col_offset)) for a in _annotations(tree)]
     out: list[Mutant] = []
     nodes = list(ast_nodes(get_ast(text)))   # operators only read the tree: one parse for all of them
     for name, operator in _operators():
         occurrence = 0
         for node in nodes:
             for (l0, c0), (l1, _c1) in operator.mutation_positions(node):
-                if l0 not in skip:
+                if l0 not in skip and not any(a <= (l0, c0) < b for a, b in notes):
                     out.append(Mutant(rel, name, occurrence, l0, l1, c0, _enclosing(funcs, l0, c0),
                                       lines[l0 - 1].strip()))
                 occurrence += 1
@@ -481,6 +505,58 @@ def _tests_runner(m: Mutant, source: str | None, files: list[str], op: str):
     return fn
 
 
+def _check_spec_runner(m: Mutant | None, source: str | None, op: str):
+    """`shlo-conform check-spec --ops OP` with the mutant in place: the z3
+    reading of the op's constraints (consistent, each independent, solvable
+    for valid and invalid programs), their traceability to the seed, and
+    an invalid case of the suite for each.  A constraint mutated into one
+    that is always false, or no longer independent, fails it."""
+    def fn():
+        if source is not None:
+            _install_hook(ROOT / m.path, source)
+        sys.path.insert(0, str(ROOT))
+        os.chdir(ROOT)
+        import io
+        import contextlib
+        from shlo_conform.cli import main as cli
+        sink = io.StringIO()
+        with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
+            rc = cli(["check-spec", "--ops", op])
+        bad = [ln.strip() for ln in sink.getvalue().splitlines() if re.search(r"FAIL|MISSING|not independent|unsat", ln)]
+        return int(rc), (bad[0][:200] if bad else "")
+    return fn
+
+
+def _regenerator(m: Mutant | None, source: str | None, op: str, seed: int):
+    """The op's cases regenerated (`shlo-conform generate` for that op, the
+    suite's seed) with the mutant in place: {case id: sha256 of its line}.
+    The committed suites/core is what the generator writes
+    (tests/generators/test_core_reproducible.py), so a mutant that changes
+    any generated program, input or expectation is one a regenerated suite
+    shows — counted apart from verdicts ("by regeneration")."""
+    def fn():
+        if source is not None:
+            _install_hook(ROOT / m.path, source)
+        sys.path.insert(0, str(ROOT))
+        import io
+        import contextlib
+        import tempfile
+        from shlo_conform.generators import suite
+        with tempfile.TemporaryDirectory() as d, contextlib.redirect_stdout(io.StringIO()), \
+                contextlib.redirect_stderr(io.StringIO()):
+            suite.build(Path(d), seed, [op])
+            return _case_digests((Path(d) / f"{op}.jsonl").read_text())
+    return fn
+
+
+def _case_digests(text: str) -> dict[str, str]:
+    out = {}
+    for ln in text.splitlines():
+        if ln.strip():
+            out[json.loads(ln).get("id", str(len(out)))] = hashlib.sha256(ln.encode()).hexdigest()
+    return out
+
+
 def _mutant_scorer(m: Mutant, source: str, suite: str, op: str, baseline: dict):
     def fn():
         _install_hook(ROOT / m.path, source)
@@ -524,6 +600,10 @@ def main(argv=None) -> int:
                     help="test files run (-k OP) on a survivor of the suite; '' for the suite alone "
                          "(default: %(default)s)")
     ap.add_argument("--grep", help="only mutants whose source line matches this regular expression")
+    ap.add_argument("--only", help="only the survivors listed in this report (the text this command prints, "
+                                   "e.g. docs/mutation-full-run.txt): rescoring them after a change")
+    ap.add_argument("--no-later", dest="later", action="store_false",
+                    help="stop at the suite and the tests: no check-spec, no regeneration stage")
     ap.add_argument("--json", help="write every mutant's record here")
     ap.add_argument("--list", action="store_true", help="list the sample and stop")
     a = ap.parse_args(argv)
@@ -553,6 +633,11 @@ def main(argv=None) -> int:
             print(f"mutation: --modules: no such file {', '.join(missing)}", file=sys.stderr)
             return 2
         n = DEFAULT_SAMPLE if a.sample is None else a.sample
+    try:
+        only = _only(a.only) if a.only else None
+    except ValueError as e:
+        print(f"mutation: {e}", file=sys.stderr)
+        return 2
     if os.environ.get("SHLO_MUTATION_NO_PRELOAD") is None:
         for mod in PRELOAD:   # imported once here, shared by every forked scorer
             __import__(mod)
@@ -561,6 +646,9 @@ def main(argv=None) -> int:
     own = {o: f"spec/ops/{o}.py" for o in ops}
     plan: list[Mutant] = []
     keep = (lambda m: re.search(a.grep, m.source) is not None) if a.grep else (lambda m: True)
+    if only is not None:   # the listed survivors, wherever a sample of today's code would rank them
+        keep = (lambda k: lambda m: k(m) and (m.path, m.operator, m.source) in only)(keep)
+        n = 0
     for o in ops:
         for m in sample([m for m in enumerate_mutants(own[o]) if keep(m)], n, a.seed):
             m.ops = [o]
@@ -594,6 +682,7 @@ def main(argv=None) -> int:
             print(f"mutation: --tests fail on the unmutated code: {got}", file=sys.stderr)
             return 2
     journal = _Journal(a) if a.json else None
+    regen = _Regeneration(a.suite, manifest) if a.later else None
     for i, m in enumerate(plan, 1):
         if journal and journal.restore(m):
             continue
@@ -610,6 +699,11 @@ def main(argv=None) -> int:
                 if kind == "ok" and got[0] == 1:
                     m.status, m.by = "killed", f"by tests (no case reaches it): {got[1] or 'a test failed'}"
                     break
+            if m.status == "not reached":
+                m.status = ""
+                _later_stages(m, source, m.ops, a, regen)
+                if not m.status:
+                    m.status, m.by = "not reached", "no case of " + (", ".join(m.ops) or "any op") + " executes the line"
         else:
             m.mutated = _diff_line((ROOT / m.path).read_text(), source, m.line)
             for o in reached:
@@ -633,6 +727,8 @@ def main(argv=None) -> int:
                         m.status, m.by = "killed", f"by tests: {got[1] or 'a test failed'}"
                         break
             if not m.status:
+                _later_stages(m, source, reached, a, regen)
+            if not m.status:
                 if m.key in equivalent:
                     m.status, m.by = "equivalent", equivalent[m.key]
                 else:
@@ -651,6 +747,77 @@ def main(argv=None) -> int:
     return 0
 
 
+def _later_stages(m: Mutant, source: str, ops: list[str], a, regen: "_Regeneration | None") -> None:
+    """What a survivor of the suite and the tests meets next: the op's
+    check-spec (the z3 reading of its constraints), then the op's cases
+    regenerated from the suite's seed (`_regenerator`)."""
+    if regen is None:
+        return
+    for o in ops:
+        kind, got = _in_child(_check_spec_runner(m, source, o), 600)
+        if kind != "ok" or got[0] != 0:
+            m.status, m.by = "killed", f"by check-spec --ops {o}: {got[1] if kind == 'ok' else got}"[:300]
+            return
+    for o in ops:
+        base = regen.baseline(o)
+        if base is None:
+            continue
+        kind, got = _in_child(_regenerator(m, source, o, regen.seed), regen.timeout(o))
+        if kind != "ok":
+            m.status, m.by = "killed", f"by regeneration of {o}: the generator {kind}: {got}"[:300]
+            return
+        changed = sorted(k for k in set(base) | set(got) if base.get(k) != got.get(k))
+        if changed:
+            m.status, m.by = "killed", f"by regeneration of {o}: {len(changed)} case(s) differ, first {changed[0]}"
+            return
+
+
+class _Regeneration:
+    """Per op, the unmutated regeneration (built once, when first needed),
+    checked against the committed suite: an op whose regeneration already
+    differs from what is committed kills nothing by regeneration."""
+
+    def __init__(self, suite: str, manifest: dict) -> None:
+        self.seed = manifest.get("seed")
+        self.dir = ROOT / "suites" / suite if "/" not in suite else Path(suite)
+        self.ok = suite == "core" and isinstance(self.seed, int)
+        self.cache: dict[str, tuple[dict | None, float]] = {}
+
+    def baseline(self, op: str) -> dict | None:
+        if not self.ok:
+            return None
+        if op not in self.cache:
+            t0 = time.monotonic()
+            kind, got = _in_child(_regenerator(None, None, op, self.seed), 3600)
+            committed = _case_digests((self.dir / f"{op}.jsonl").read_text())
+            fresh = kind == "ok" and got == committed
+            if not fresh:
+                print(f"mutation: {op}: the unmutated regeneration differs from suites/{self.dir.name}: "
+                      f"no kill by regeneration for it", file=sys.stderr)
+            self.cache[op] = (got if fresh else None, time.monotonic() - t0)
+        return self.cache[op][0]
+
+    def timeout(self, op: str) -> float:
+        return 5 * self.cache[op][1] + 60
+
+
+def _only(path: str) -> set[tuple[str, str, str]]:
+    """(file, operator, source line) of the survivors a report lists."""
+    try:
+        lines = Path(path).read_text().splitlines()
+    except OSError as e:
+        raise ValueError(f"--only {path}: {e.strerror}") from None
+    head = re.compile(r"^  (?:gap|not reached|equivalent)\s+(\S+?):\d+ \[[^\]]*\] (\S+)$")
+    out = set()
+    for i, ln in enumerate(lines):
+        g = head.match(ln)
+        if g and i + 1 < len(lines):
+            out.add((g.group(1), g.group(2), lines[i + 1].strip()))
+    if not out:
+        raise ValueError(f"--only {path}: no survivors listed in it (a report of this command)")
+    return out
+
+
 class _Journal:
     """Each finished mutant's record, appended as it ends (`<json>.journal`),
     so a run of hours that is interrupted resumes where it stopped: a rerun
@@ -659,7 +826,8 @@ class _Journal:
 
     def __init__(self, a) -> None:
         self.path = Path(a.json + ".journal")
-        head = {"suite": a.suite, "seed": a.seed, "sample": a.sample, "tests": a.tests, "grep": a.grep}
+        head = {"suite": a.suite, "seed": a.seed, "sample": a.sample, "tests": a.tests, "grep": a.grep,
+                "only": a.only, "later": a.later}
         self.done: dict[str, dict] = {}
         lines = self.path.read_text().splitlines() if self.path.exists() else []
         if lines and json.loads(lines[0]) == head:
@@ -693,24 +861,26 @@ def _report(plan: list[Mutant], ops: list[str], wall: float, a, base) -> None:
                                   "skipped": 0, "seconds": 0.0})
         r["mutants"] += 1
         r[m.status] += 1
-        r["tests"] = r.get("tests", 0) + (m.status == "killed" and m.by.startswith("by tests"))
+        for col, prefix in (("tests", "by tests"), ("spec", "by check-spec"), ("regen", "by regeneration")):
+            r[col] = r.get(col, 0) + (m.status == "killed" and m.by.startswith(prefix))
         r["seconds"] += m.seconds
     print(f"mutation: suite {a.suite}, seed {a.seed}, {len(plan)} mutants, {wall:.0f} s")
-    print(f"{'op / module':<32} {'mutants':>7} {'killed':>6} {'(tests)':>7} {'equiv':>5} {'unreach':>7} {'gap':>4} "
-          f"{'s':>6}")
-    tot = {k: 0 for k in ("mutants", "killed", "tests", "equivalent", "not reached", "gap")}
+    cols = ("mutants", "killed", "tests", "spec", "regen", "equivalent", "not reached", "gap")
+    heads = ("mutants", "killed", "(tests", "spec", "regen)", "equiv", "unreach", "gap")
+    print(f"{'op / module':<32} " + " ".join(f"{h:>7}" for h in heads) + f" {'s':>6}")
+    tot = {k: 0 for k in cols}
     for who, r in rows.items():
-        print(f"{who:<32} {r['mutants']:>7} {r['killed']:>6} {r['tests']:>7} {r['equivalent']:>5} "
-              f"{r['not reached']:>7} {r['gap']:>4} {r['seconds']:>6.0f}")
+        print(f"{who:<32} " + " ".join(f"{r[k]:>7}" for k in cols) + f" {r['seconds']:>6.0f}")
         for k in tot:
             tot[k] += r[k]
     scored = tot["mutants"] - tot["equivalent"]
-    print(f"{'total':<32} {tot['mutants']:>7} {tot['killed']:>6} {tot['tests']:>7} {tot['equivalent']:>5} "
-          f"{tot['not reached']:>7} {tot['gap']:>4} {wall:>6.0f}")
-    print("(killed: any verdict or reported label changed, or by tests — the (tests) column; unreach: no case "
-          "executes the line)")
+    print(f"{'total':<32} " + " ".join(f"{tot[k]:>7}" for k in cols) + f" {wall:>6.0f}")
+    print("(killed: any verdict or reported label changed, or — the columns in brackets — by the op's unit tests, "
+          "its check-spec, or its cases regenerated; unreach: no case executes the line)")
     if scored:
-        print(f"score: {tot['killed']}/{scored} non-equivalent mutants killed ({100 * tot['killed'] / scored:.0f}%)")
+        suite_only = tot["killed"] - tot["tests"] - tot["spec"] - tot["regen"]
+        print(f"score: {tot['killed']}/{scored} non-equivalent mutants killed ({100 * tot['killed'] / scored:.0f}%); "
+              f"by verdicts alone {suite_only}/{scored} ({100 * suite_only / scored:.0f}%)")
     surv = [m for m in plan if m.status in ("gap", "not reached", "equivalent")]
     if surv:
         print("survivors:")

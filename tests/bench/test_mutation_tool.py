@@ -78,3 +78,71 @@ def test_the_unmutated_oracle_scores_conformant_on_grids_and_host_programs():
         want = "rejected" if kinds[cid] == "invalid" else ("pass", "survey")
         assert v.split(" [")[0] in (want if isinstance(want, tuple) else (want,)), (cid, v)
     assert got["lines"].get("spec/ops/all_reduce.py")
+
+
+def test_the_calls_declared_symmetric_are_symmetric():
+    """SYMMETRIC makes no mutant of swapping a call's first two arguments:
+    each function named there must give the same answer both ways, on
+    operands that would tell (signed zeros, infinities, NaN parts, shapes
+    and element types that differ)."""
+    import itertools
+    import math
+    from shlo_conform.spec import annex_g, dsl, ieee
+    from shlo_conform.spec.ops.tuple import same_value_type
+    from shlo_conform.spec.types import TensorType, TupleType, element_type
+    named = {"same_shape": dsl.same_shape, "same_element_type": dsl.same_element_type,
+             "same_type": dsl.same_type, "same_value_type": same_value_type}
+    f32, i8 = element_type("f32"), element_type("i8")
+    ts = [TensorType((2, 3), f32), TensorType((3, 2), f32), TensorType((2, 3), i8), TensorType((2,), f32),
+          TupleType((TensorType((2,), f32),)), TupleType((TensorType((2,), i8),))]
+    for name, fn in named.items():
+        for a, b in itertools.product(ts, ts):
+            if name != "same_value_type" and not (isinstance(a, TensorType) and isinstance(b, TensorType)):
+                continue
+            assert bool(fn(a, b)) == bool(fn(b, a)), (name, a, b)
+    specials = [0.0, -0.0, 1.5, -2.25, 1e308, -1e308, 5e-324, math.inf, -math.inf, math.nan]
+    def same(x, y):   # exact results (Fractions) by value; floats with their sign of zero; NaN as NaN
+        if isinstance(x, dsl.ImplDefined) or isinstance(y, dsl.ImplDefined):   # the same alternatives
+            return type(x) is type(y) and x.alternatives.keys() == y.alternatives.keys() and \
+                all(same(x.alternatives[k], y.alternatives[k]) for k in x.alternatives)
+        if isinstance(x, tuple) or isinstance(y, tuple):
+            return type(x) is type(y) and len(x) == len(y) and all(map(same, x, y))
+        if not isinstance(x, float) or not isinstance(y, float):
+            return type(x) is type(y) and x == y
+        return (x != x and y != y) or (x == y and math.copysign(1, x) == math.copysign(1, y))
+    for fn in (ieee.addition, ieee.multiplication):
+        for a, b in itertools.product(specials, specials):
+            assert same(fn(a, b), fn(b, a)), (fn.__name__, a, b)
+    for xr, xi, yr, yi in itertools.product(specials[::2], specials[1::2], specials[1::3], specials[::3]):
+        p, q = annex_g.cmul(complex(xr, xi), complex(yr, yi)), annex_g.cmul(complex(yr, yi), complex(xr, xi))
+        assert same(p, q), (xr, xi, yr, yi)
+    assert set(named) | {"addition", "multiplication", "cmul"} <= set(mutation.SYMMETRIC)
+
+
+def test_postponed_annotations_and_choices_make_no_mutants():
+    """`X | None` in a postponed annotation is a string nobody evaluates, and
+    an attribute's `choices=` is what generators draw from: neither is
+    semantics, so neither is mutated (the full run of stop 28 listed both as
+    gaps)."""
+    dg = mutation.enumerate_mutants("spec/ops/dot_general.py")
+    assert dg and not any("TensorType | None" in m.source and m.operator.endswith("BitOr_Sub") for m in dg)
+    gte = mutation.enumerate_mutants("spec/ops/get_tuple_element.py")
+    assert gte and not any("choices=" in m.source and m.operator == "core/NumberReplacer" for m in gte)
+
+
+def test_only_reads_the_survivors_of_a_report(tmp_path):
+    report = tmp_path / "r.txt"
+    report.write_text("survivors:\n"
+                      "  gap         spec/ops/abs.py:29 [abs_c2] core/ReplaceComparisonOperator_Eq_Is\n"
+                      "              return a == b\n           -> return a is b\n"
+                      "  not reached spec/ops/iota.py:51 [movement] core/NumberReplacer\n"
+                      "              values = f(-1)\n           -> values = f(- 0)\n")
+    assert mutation._only(str(report)) == {("spec/ops/abs.py", "core/ReplaceComparisonOperator_Eq_Is", "return a == b"),
+                                           ("spec/ops/iota.py", "core/NumberReplacer", "values = f(-1)")}
+    (tmp_path / "empty.txt").write_text("nothing here\n")
+    with pytest.raises(ValueError, match="no survivors"):
+        mutation._only(str(tmp_path / "empty.txt"))
+    p = subprocess.run([sys.executable, str(ROOT / "bench" / "mutation.py"), "--ops", "abs", "--only",
+                        str(tmp_path / "missing.txt")], capture_output=True, text=True,
+                       env={"SHLO_MUTATION_NO_PRELOAD": "1", "PATH": ""})
+    assert p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1 and "missing.txt" in p.stderr
