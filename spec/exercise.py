@@ -41,6 +41,14 @@ an op can declare, and what each declaration feeds:
                   exercised (issue 25).  Solved on a generator stream of
                   their own after every other case: the op's other cases
                   stay byte-identical.
+  built_invalid   (spec, skeletons, rng) -> [(note, label, skeleton,
+                  instance)]: programs breaking constraint `label` where
+                  the negative-case solver does not go (an attribute drawn
+                  from `choices`, a boundary value such as a negative
+                  index): kept only where `label` is the one constraint
+                  broken and the oracle's rejection names it; a stream of
+                  their own after the elided ones, so every other case
+                  stays byte-identical (issue 25).
 """
 from __future__ import annotations
 
@@ -126,3 +134,4 @@ class Exercise:
     operand_values: Callable | None = None
     survey_when: Callable | None = None
     elided: tuple = ()
+    built_invalid: Callable | None = None

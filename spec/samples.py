@@ -106,6 +106,21 @@ def halfway_points(et: ElementType, operand: int) -> np.ndarray:
     return np.concatenate([round_into(et, halves), neighbours(et, [0.5, -0.5], 1)])
 
 
+def reduced_range_edges(et: ElementType, operand: int) -> np.ndarray:
+    """reduce_precision: for each narrower exponent width, values in the
+    binade just below its normal range (rounding them at their own binade
+    keeps them there and step 3 flushes them; a subnormal-like spacing
+    would carry some up to the smallest normal) and at the top of its range
+    (rounding carries 1.11…1 into the overflow)."""
+    f = et.format
+    xs = []
+    for e_bits in range(2, min(f.exponent_bits, 9)):
+        bias = (1 << (e_bits - 1)) - 1
+        low = 2.0 ** (-bias)                 # 2^(emin_r - 1): the binade below the reduced normals
+        xs += [1.5 * low, -1.75 * low, (2 - 2.0 ** -6) * low, 1.96875 * 2.0 ** bias]
+    return round_into(et, xs)
+
+
 def power_arguments(et: ElementType, operand: int) -> np.ndarray:
     """Power: bases (operand 0) and exponents (operand 1) whose results are exact, odd, negative or huge."""
     if operand == 0:

@@ -13,7 +13,7 @@ C1 alone (and a negative case for C1 is not also one for C2).
 """
 from ..dsl import ANY, Attribute, DataMovement, IntAttr, OpSpec, Operand, Result, in_range, size
 from ..exercise import Exercise
-from ..types import TupleType
+from ..types import TensorType, TupleType
 from .tuple import nested_members, same_value_type
 
 
@@ -50,6 +50,17 @@ def nested_tuple_corners(spec, skels, rng):
                spec.instance({"operand": TupleType((inner, c))}, {"index": index}, {"result": res}))
 
 
+def negative_index(spec, skels, rng):
+    """`index = -1`: below C1's range.  `choices` keep the solver to
+    indices 0..2, so its negative cases only ever pass the end; a reading
+    that checks `index < size` alone (or wraps -1 to the last member, as
+    Python does) accepts this one."""
+    skel = skels[int(rng.integers(0, len(skels)))]
+    members = (TensorType((2,), skel.operand_types[0]), TensorType((3,), skel.operand_types[0]))
+    yield ("index -1", "get_tuple_element_c1", skel,
+           spec.instance({"operand": TupleType(members)}, {"index": -1}, {"result": members[-1]}))
+
+
 SPEC = OpSpec(
     mnemonic="get_tuple_element",
     operands=(Operand("operand", ANY, tuple_members=True, count=(2, 1, 3)),),
@@ -58,5 +69,5 @@ SPEC = OpSpec(
     infer=infer,
     semantics=DataMovement(arrays),
     attributes=(Attribute("index", IntAttr(32), choices=(0, 1, 2)),),
-    exercise=Exercise(built_corners=nested_tuple_corners),
+    exercise=Exercise(built_corners=nested_tuple_corners, built_invalid=negative_index),
 )

@@ -29,8 +29,9 @@ infinity, so an overflow there is implementation-defined (declared below).
 import math
 from fractions import Fraction
 
+from ..exercise import Exercise
 from ..dsl import FLOAT, Elementwise, ImplDefined, IntAttr, OpSpec, Operand, Attribute, Result, same_type
-from .. import ieee
+from .. import ieee, samples
 
 
 def reduce_precision_c1(op):
@@ -58,26 +59,38 @@ def element(op, x):
     if math.isnan(x) or math.isinf(x) or x == 0:
         return x
     q = Fraction(x)
-    # The reduced type is a type of its own ("conversion ... to another
-    # floating-point type and back"): rounding is never finer than *its*
-    # subnormal spacing, 2^(emin_r - m).  With more exponent bits than the
-    # operand's, that floor lies below every operand value (no clamp at all).
-    r = ieee.round_to_precision(q, m_bits + 1, _reduced_emin(e_bits, fmt))
+    # Step 1 rounds at the value's own binade: m_bits + 1 significant bits
+    # whatever its exponent (floor: the operand's smallest subnormal, where
+    # every operand value is exact).  The reduced format has no subnormal
+    # range to round into: a value below its normal range is flushed by
+    # step 3 even when a coarser, subnormal-like spacing would have carried
+    # it up to the smallest normal (XLA's bit arithmetic agrees).
+    r = ieee.round_to_precision(q, m_bits + 1, fmt.emin - fmt.mantissa_bits)
     e = ieee.floor_log2(abs(q))
     if m_bits == 0 and abs(q) == Fraction(3, 2) * Fraction(2) ** e:
         # A tie with a one-bit significand: both neighbours, 2^e and 2^(e+1),
         # have significand 1, so "even" is ambiguous.  Rounding the significand
         # 1.5 to integral, ties to even (the seed's words), gives 2^(e+1);
         # XLA's bit arithmetic rounds to the even *bit pattern*, whose last
-        # bit is then the operand format's lowest exponent bit.
-        up = r
+        # bit is then the operand format's lowest exponent bit.  An operand
+        # subnormal has an exponent field of 0 and its field is what XLA
+        # rounds (operand subnormal spacing, as below), so its readings are
+        # three.
         down = math.copysign(1, x) * Fraction(2) ** e
-        # For an operand subnormal the even pattern is the lower neighbour.
-        xla = up if e >= fmt.emin and (e + fmt.bias) % 2 else down
-        if xla != up:
-            alts = {}
-            for label, v in (("significand rounded to integral, ties to even (seed)", up),
-                             ("even bit pattern: even biased exponent (XLA)", down)):
+        readings = {"significand rounded to integral, ties to even (seed)": r}
+        if e >= fmt.emin:
+            if not (e + fmt.bias) % 2:
+                readings["even bit pattern: even biased exponent (XLA)"] = down
+        else:
+            readings["the lower neighbour (a one-bit significand has no even one)"] = down
+            readings["stored mantissa field rounded (operand subnormal spacing; XLA)"] = \
+                ieee.round_to_precision(q, 1, fmt.emin)
+        if len(set(readings.values())) > 1:
+            alts, seen = {}, set()
+            for label, v in readings.items():
+                if v in seen:
+                    continue
+                seen.add(v)
                 done = _finish(v, x, fmt, e_bits)
                 if isinstance(done, ImplDefined):  # f8E4M3FN overflow: flatten
                     alts.update({f"{label}; {k}": w for k, w in done.alternatives.items()})
@@ -95,15 +108,6 @@ def element(op, x):
                  "stored mantissa field rounded (operand subnormal spacing)": _finish(field, x, fmt, e_bits)},
                 why="reduce_precision of an operand subnormal: the seed's 'mantissa bits' reads two ways")
     return _finish(r, x, fmt, e_bits)
-
-
-def _reduced_emin(e_bits: int, fmt) -> int:
-    """Smallest normal exponent of the reduced type, floored at the operand's
-    lowest binade (2^(e_bits-1) is astronomically large for e_bits like 46)."""
-    floor = fmt.emin - fmt.mantissa_bits
-    if e_bits - 1 > fmt.exponent_bits + 1:
-        return floor
-    return max(2 - (1 << (e_bits - 1)), floor)
 
 
 def _finish(r: Fraction, x: float, fmt, e_bits: int):
@@ -137,4 +141,5 @@ SPEC = OpSpec(
     constraints=(reduce_precision_c1, reduce_precision_c2, reduce_precision_c3),
     infer=infer,
     semantics=Elementwise(element),
+    exercise=Exercise(hard_floats=samples.reduced_range_edges),
 )

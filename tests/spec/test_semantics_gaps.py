@@ -587,3 +587,103 @@ def test_reduce_window_whole_array_route_in_pieces_states_what_one_piece_does(mo
     want = _windows_by_hand(xi, (2, 3), (1, 2), (1, 1), (1, 1), ((0, 0), (0, 0)))
     got = expect.expected_outputs(RW_F32.replace("f32", "i32"), [xi, np.int32(0)])
     assert got[0].array().astype(np.int64).tolist() == want.tolist()
+
+
+# -- reduce_precision against a second implementation ----------------------------------------------------
+def _reduce_precision_bits(x: np.ndarray, e_bits: int, m_bits: int) -> np.ndarray:
+    """XLA's ReducePrecision as its bit arithmetic does it (the algorithm of
+    xla/service/elemental_ir_emitter.cc, written again here in numpy on the
+    operand's bit pattern): round the mantissa field to m_bits, ties to the
+    even *pattern*; then exponents above the reduced range → ±inf, at or
+    below its bottom → ±0; NaN kept."""
+    import ml_dtypes
+    fi = ml_dtypes.finfo(x.dtype)
+    nbits, src_m = x.dtype.itemsize * 8, int(fi.nmant)
+    src_e = nbits - 1 - src_m
+    u = np.dtype(f"uint{nbits}")
+    v = x.view(u).astype(object)          # Python ints: no overflow in the sums
+    one = 1
+    if m_bits < src_m:
+        shift = src_m - m_bits
+        last = one << shift
+        bias = (last >> 1) - 1
+        v = [(b + ((b & last) >> shift) + bias) & ~(last - 1) for b in v]
+    if e_bits < src_e:
+        exp_mask = ((one << src_e) - 1) << src_m
+        src_bias, red_bias = (one << (src_e - 1)) - 1, (one << (e_bits - 1)) - 1
+        hi, lo = (src_bias + red_bias) << src_m, (src_bias - red_bias) << src_m
+        sign = one << (nbits - 1)
+        v = [(b & sign) | exp_mask if (b & exp_mask) > hi else (b & sign if (b & exp_mask) <= lo else b) for b in v]
+    out = np.array([b & ((one << nbits) - 1) for b in v], dtype=u).view(x.dtype)
+    return np.where(np.isnan(x), x, out)
+
+
+def _rp_values(name: str, rng) -> np.ndarray:
+    from shlo_conform.spec.types import element_type, from_bits
+    et = element_type(name)
+    if et.bits <= 16:   # every subnormal and 3000 other patterns
+        every = np.arange(1 << et.bits, dtype=np.uint64)
+        sub = every[(every & np.uint64(et.format.exponent_mask)) == 0]
+        return from_bits(np.concatenate([sub, rng.choice(every, 3000)]), et)
+    bits = rng.integers(0, 1 << et.bits, 1500, dtype=np.uint64)
+    # and the binades at the bottom of each reduced range, where rounding and flushing meet
+    edges = np.ldexp(1.0 + rng.random(1500), rng.integers(-130, 128, 1500))
+    return np.concatenate([from_bits(bits, et), edges.astype(et.numpy)])
+
+
+@pytest.mark.parametrize("name", ["f16", "bf16", "f32"])
+def test_reduce_precision_contains_the_bit_level_result(name):
+    """reduce_precision's fn against the bit arithmetic above: every element
+    of f16 and bf16 (every subnormal, sampled others) and sampled f32, for exponent bits
+    1..8 and mantissa bits 0..10 — the bit-level result is the answer, or
+    one of the declared alternatives where the seed reads two ways (ties of
+    a one-bit significand, operand subnormals).  Where no alternative is
+    declared, the seed's own steps say the same as the bits.  (It once
+    rounded values below the reduced range at a subnormal-like spacing and
+    gave the smallest normal where the seed's steps flush to zero.)"""
+    from fractions import Fraction
+    from shlo_conform.spec.types import element_type
+    et = element_type(name)
+    rng = np.random.default_rng(3)
+    x = _rp_values(name, rng)
+    t = TensorType((), et)
+    spec = OPS["reduce_precision"]
+    configs = [(1, 0), (2, 1), (3, 0), (4, 2), (5, 1), (5, 10), (6, 0), (8, 3), (8, 7), (3, 5)]
+    for e_bits, m_bits in configs:
+        inst = spec.instance({"operand": t}, {"exponent_bits": e_bits, "mantissa_bits": m_bits}, {"output": t})
+        with np.errstate(invalid="ignore"):
+            want = _reduce_precision_bits(x, e_bits, m_bits).astype(np.float64)
+            wide = x.astype(np.float64)
+        for xi, wi in zip(wide.tolist(), want.tolist()):
+            got = spec.semantics.fn(inst, xi)
+            opts = list(got.alternatives.values()) if isinstance(got, ImplDefined) else [got]
+
+            def same(o):
+                o = float(o) if not isinstance(o, Fraction) else o
+                if isinstance(o, float) and (math.isnan(o) or math.isinf(o) or o == 0):
+                    return (math.isnan(o) and math.isnan(wi)) or (o == wi and math.copysign(1, o) == math.copysign(1, wi))
+                return not (math.isnan(wi) or math.isinf(wi)) and wi != 0 and Fraction(o) == Fraction(wi)
+            assert any(same(o) for o in opts), (name, e_bits, m_bits, xi.hex(), wi, got)
+
+
+def test_reduce_precision_by_hand():
+    """The seed's steps worked by hand on f32: 1.5·2^-15 with 5 exponent bits
+    (normal range 2^-14 .. 2^15) and 1 mantissa bit is already 1.5 at its own
+    binade, then its exponent -15 does not fit: zero.  1.75·2^-15 rounds to
+    2·2^-15 = 2^-14 (ties to even at its binade) and fits.  3·2^15 with 5
+    exponent bits: exponent 16 overflows to inf."""
+    from fractions import Fraction
+    spec = OPS["reduce_precision"]
+    t = TensorType((), E_F32)
+
+    def rp(x, e, m):
+        return spec.semantics.fn(spec.instance({"operand": t}, {"exponent_bits": e, "mantissa_bits": m},
+                                               {"output": t}), x)
+    z = rp(1.5 * 2.0 ** -15, 5, 1)
+    assert z == 0 and math.copysign(1, z) == 1
+    z = rp(-1.5 * 2.0 ** -15, 5, 1)
+    assert z == 0 and math.copysign(1, z) == -1
+    assert rp(1.75 * 2.0 ** -15, 5, 1) == Fraction(1, 2 ** 14)
+    assert rp(3.0 * 2.0 ** 15, 5, 1) == math.inf
+    assert rp(1.25, 8, 1) == 1        # a tie at two significant bits: the even one, 1.0
+    assert rp(1.75, 8, 1) == 2        # ... and 2.0
