@@ -207,6 +207,15 @@ class ElementType:
     def __repr__(self) -> str:
         return f"ElementType({self.name})"
 
+    def __reduce__(self):
+        """One object per element type, across pickling too (worker
+        processes, the distributed engine): unpickled, an element type is
+        the registry's own, so `is` and `==` never disagree."""
+        return (element_type, (self.name,))
+
+    def __deepcopy__(self, memo):
+        return self
+
     # Spec predicates ("is_integer", "is_float" … as the spec's prose uses them).
     @property
     def is_bool(self) -> bool:

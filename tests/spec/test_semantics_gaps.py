@@ -687,3 +687,35 @@ def test_reduce_precision_by_hand():
     assert rp(3.0 * 2.0 ** 15, 5, 1) == math.inf
     assert rp(1.25, 8, 1) == 1        # a tie at two significant bits: the even one, 1.0
     assert rp(1.75, 8, 1) == 2        # ... and 2.0
+
+
+# -- counts past CPython's small integers ------------------------------------------------------------------
+def _big_instances():
+    """Valid instances whose ranks, counts or dimensions exceed 256: CPython
+    shares the int objects -5..256, so a constraint that compared two
+    counts with `is` instead of `==` would still hold on every smaller
+    program.  (Each is valid by the seed's constraints read by hand.)"""
+    from shlo_conform.spec.types import TupleType
+    n = 300
+    f32, i32 = E_F32, SI32
+    big = TensorType((1,) * n, f32)
+    scalar_i = TensorType((), i32)
+    yield "broadcast_in_dim", OPS["broadcast_in_dim"].instance(
+        {"operand": big}, {"broadcast_dimensions": list(range(n))}, {"result": big})
+    yield "dynamic_slice", OPS["dynamic_slice"].instance(
+        {"operand": big, "start_indices": [scalar_i] * n}, {"slice_sizes": [1] * n}, {"result": big})
+    yield "dot_general", OPS["dot_general"].instance(
+        {"lhs": big, "rhs": big},
+        {"lhs_batching_dimensions": list(range(n)), "rhs_batching_dimensions": list(range(n)),
+         "lhs_contracting_dimensions": [], "rhs_contracting_dimensions": []}, {"result": big})
+    members = [TensorType((2,), f32)] * n
+    yield "tuple", OPS["tuple"].instance({"val": members}, {}, {"result": TupleType(tuple(members))})
+    x, feat = TensorType((2, n), f32), TensorType((n,), f32)
+    yield "batch_norm_grad", OPS["batch_norm_grad"].instance(
+        {"operand": x, "scale": feat, "mean": feat, "variance": feat, "grad_output": x},
+        {"epsilon": 0.5, "feature_index": 1}, {"grad_operand": x, "grad_scale": feat, "grad_offset": feat})
+
+
+@pytest.mark.parametrize("op_name, inst", list(_big_instances()), ids=lambda v: v if isinstance(v, str) else "")
+def test_constraints_hold_past_small_integers(op_name, inst):
+    assert OPS[op_name].violated(inst) == [], op_name
