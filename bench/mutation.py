@@ -27,12 +27,22 @@ mutant that no longer imports, raises in the scorer or runs past --timeout
 is killed too: an implementation that crashes is noticed.  A survivor of
 the suite is then run against the unit tests that hold what one output
 value cannot show (--tests, `-k OP`): a failing test kills it, counted
-apart ("by tests").
+apart ("by tests").  What survives those meets two more checks, each
+counted apart too: the op's `check-spec` (the z3 reading of its
+constraints: a constraint mutated into one that is never true, or no
+longer independent, fails it) and the op's cases regenerated from the
+suite's seed with the mutant in place (the committed suite is what the
+generator writes, so a mutant that changes any program, input, expectation
+or implementation-defined declaration of the suite shows there — a
+regenerated suite is how the project would see it).
 
 Survivors are classified:
   * not reached — no case of the op executes the mutated line (a line
     trace of the unmutated run; module-level code runs at import and
-    counts as reached);
+    counts as reached), nor a case of another op scored in the same run
+    (a helper that other ops import — all_gather's `divisible` is
+    all_to_all's — is scored against those), and neither the op's
+    check-spec nor its regeneration notices it;
   * equivalent — declared with its reason in bench/mutation-equivalent.toml,
     keyed by `mutant_key` (file, function, operator, the source line, its
     rank among identical ones: stable while other lines change);
@@ -688,6 +698,12 @@ def main(argv=None) -> int:
             continue
         t0 = time.monotonic()
         reached = [o for o in m.ops if _reached(m, base[o]["lines"])]
+        if not reached and m.path.startswith("spec/ops/"):   # a helper other ops import (all_gather's for all_to_all)
+            others = sorted((o for o in ops if o not in m.ops and _reached(m, base[o]["lines"])),
+                            key=lambda o: base[o]["seconds"])
+            if others:
+                m.ops = m.ops + others
+                reached = others
         source = mutated_source(m)
         if source is None:
             m.status, m.by = "skipped", "cosmic-ray applied no mutation"
