@@ -385,7 +385,7 @@ def op_cases(spec: OpSpec, seed: int, expect_fn=None) -> tuple[list[Case], list[
             args, consts = _values(spec, v.inst, rng, None)
         cases.append(_case(spec, v.skeleton, v.inst, args, "invalid", seed,
                            f"violates {v.label} ({v.strategy})", expect_fn, violates=v.label, constants=consts))
-    unique = _unique(cases + _elided_cases(spec, skels, seed, expect_fn) + _built_invalid_cases(spec, skels, seed, expect_fn))
+    unique = _unique(cases + _elided_cases(spec, skels, seed, expect_fn) + _appended_cases(spec, skels, seed, expect_fn))
     named = {c.violates for c in unique if c.kind == "invalid"}
     return unique, [label for label in spec.labels if label not in named]
 
@@ -431,19 +431,25 @@ def build(out_dir: Path, seed: int, ops: list[str] | None = None, expect_fn=None
     return {**manifest, "total": len(cases)}
 
 
-def _built_invalid_cases(spec: OpSpec, skels: list[Skeleton], seed: int, expect_fn) -> list:
-    """The op's hand-built invalid programs (`Exercise.built_invalid`), each
-    kept where it breaks its one constraint (`_case` checks the oracle's
-    rejection names it); a generator stream of their own, last."""
-    if spec.exercise.built_invalid is None or not skels:
+def _appended_cases(spec: OpSpec, skels: list[Skeleton], seed: int, expect_fn) -> list:
+    """The op's hand-built programs (`Exercise.appended`): a value case kept
+    where the constraints accept it, an invalid one where it breaks its one
+    constraint (`_case` checks the oracle's rejection names it); a
+    generator stream of their own, last."""
+    if spec.exercise.appended is None or not skels:
         return []
-    rng = np.random.default_rng([seed, zlib.crc32(spec.mnemonic.encode()), zlib.crc32(b"built_invalid")])
+    rng = np.random.default_rng([seed, zlib.crc32(spec.mnemonic.encode()), zlib.crc32(b"appended")])
     out = []
-    for note, label, skel, inst in spec.exercise.built_invalid(spec, skels, rng):
-        if spec.violated(inst) != [label]:
+    for note, label, skel, inst in spec.exercise.appended(spec, skels, rng):
+        if spec.violated(inst) != ([label] if label else []):
             continue
-        args, consts = _values(spec, inst, rng, None)
-        out.append(_case(spec, skel, inst, args, "invalid", seed, f"violates {label} ({note})", expect_fn,
-                         violates=label, constants=consts))
+        if label:
+            args, consts = _values(spec, inst, rng, None)
+            out.append(_case(spec, skel, inst, args, "invalid", seed, f"violates {label} ({note})", expect_fn,
+                             violates=label, constants=consts))
+        else:
+            got = _try_values(spec, inst, rng)
+            if got is not None:
+                args, consts = got
+                out.append(_case(spec, skel, inst, args, "value", seed, note, expect_fn, constants=consts))
     return out
-

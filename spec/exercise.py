@@ -41,14 +41,16 @@ an op can declare, and what each declaration feeds:
                   exercised (issue 25).  Solved on a generator stream of
                   their own after every other case: the op's other cases
                   stay byte-identical.
-  built_invalid   (spec, skeletons, rng) -> [(note, label, skeleton,
-                  instance)]: programs breaking constraint `label` where
-                  the negative-case solver does not go (an attribute drawn
-                  from `choices`, a boundary value such as a negative
-                  index): kept only where `label` is the one constraint
-                  broken and the oracle's rejection names it; a stream of
-                  their own after the elided ones, so every other case
-                  stays byte-identical (issue 25).
+  appended        (spec, skeletons, rng) -> [(note, violates, skeleton,
+                  instance)]: hand-built programs where neither the solver
+                  nor the drawn values go — an attribute outside its
+                  `choices` (a negative index), a value past the element
+                  type's range (iota longer than si4 counts).  `violates`
+                  None: a value case, kept where the constraints accept
+                  it; a label: an invalid case, kept where that is the one
+                  constraint broken and the oracle's rejection names it.
+                  A stream of their own after the elided ones, so every
+                  other case stays byte-identical (issue 25).
 """
 from __future__ import annotations
 
@@ -134,4 +136,4 @@ class Exercise:
     operand_values: Callable | None = None
     survey_when: Callable | None = None
     elided: tuple = ()
-    built_invalid: Callable | None = None
+    appended: Callable | None = None

@@ -69,5 +69,5 @@ SPEC = OpSpec(
     infer=infer,
     semantics=DataMovement(arrays),
     attributes=(Attribute("index", IntAttr(32), choices=(0, 1, 2)),),
-    exercise=Exercise(built_corners=nested_tuple_corners, built_invalid=negative_index),
+    exercise=Exercise(built_corners=nested_tuple_corners, appended=negative_index),
 )

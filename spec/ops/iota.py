@@ -24,6 +24,7 @@ import numpy as np
 from ..dsl import (COMPLEX, FLOAT, INTEGER, Attribute, Choices, DataMovement, ImplDefined, IntAttr, OpSpec, Result,
                    in_range, integer_overflow, rank)
 from ..exercise import Corner, Exercise
+from ..types import TensorType
 
 
 def iota_c1(op):
@@ -41,7 +42,7 @@ def movement(op):
     t = op.output
     et = t.element_type
     out_shape = tuple(int(d) for d in t.shape)
-    ids = np.indices(out_shape, dtype=np.int64)[op.iota_dimension] if out_shape else np.zeros((), np.int64)
+    ids = np.indices(out_shape, dtype=np.int64)[op.iota_dimension]   # rank >= 1 (C1)
     if not et.is_integer:
         # Exact in float64 (ids are far below 2^53); the cast to the element
         # type rounds to nearest even (numpy for f16/f32/f64, ml_dtypes for bf16/f8).
@@ -64,6 +65,19 @@ CORNERS = (
 )
 
 
+def past_the_type(spec, skels, rng):
+    """si4 and ui8 iotas longer than the type counts: ids 8.. (si4) and
+    256.. (ui8) overflow, implementation-defined (the wrap is the known
+    alternative).  The long-dimension corner lands on a random element
+    type and seldom on one this narrow."""
+    for name, n in (("si4", 20), ("ui8", 300)):
+        skel = next((s for s in skels if s.dtype(spec) == name), None)
+        if skel is not None:
+            t = TensorType((2, n), skel.result_type_dict["output"])
+            yield (f"ids past {name}'s largest value", None, skel,
+                   spec.instance({}, {"iota_dimension": 1}, {"output": t}))
+
+
 SPEC = OpSpec(
     mnemonic="iota",
     operands=(),
@@ -74,5 +88,5 @@ SPEC = OpSpec(
     semantics=DataMovement(movement),
     result_from_program=("output",),
     shape_from_program=("output",),
-    exercise=Exercise(corners=CORNERS),
+    exercise=Exercise(corners=CORNERS, appended=past_the_type),
 )
