@@ -182,8 +182,10 @@ def column_norms(m: np.ndarray) -> np.ndarray:
 
 
 def one_norm(m: np.ndarray) -> np.ndarray:
-    """‖M‖₁ (the largest column sum) of each matrix of a batch (…, n, k) -> (…)."""
-    if m.shape[-1] == 0 or m.shape[-2] == 0:
+    """‖M‖₁ (the largest column sum) of each matrix of a batch (…, n, k) -> (…);
+    0 without columns (no maximum to take; with columns but no rows every
+    sum is already 0)."""
+    if m.shape[-1] == 0:
         return np.zeros(m.shape[:-2], dtype=np.abs(m).dtype)
     return column_norms(m).max(axis=-1)
 
@@ -248,9 +250,8 @@ def factor(A: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         failed = np.where(bad & (failed == 0), j + 1, failed)
         s = _sqrt(np.where(bad, 1, d))
         L[..., j, j] = s
-        if j + 1 < n:
-            below = A[..., j + 1:, j] - (L[..., j + 1:, :j] * _conj(row)[..., None, :]).sum(axis=-1)
-            L[..., j + 1:, j] = below / np.asarray(s)[..., None]
+        below = A[..., j + 1:, j] - (L[..., j + 1:, :j] * _conj(row)[..., None, :]).sum(axis=-1)   # empty at j = n-1
+        L[..., j + 1:, j] = below / np.asarray(s)[..., None]
     return L, failed
 
 

@@ -719,3 +719,78 @@ def _big_instances():
 @pytest.mark.parametrize("op_name, inst", list(_big_instances()), ids=lambda v: v if isinstance(v, str) else "")
 def test_constraints_hold_past_small_integers(op_name, inst):
     assert OPS[op_name].violated(inst) == [], op_name
+
+
+# -- cholesky's and triangular_solve's criterion parts, by hand ---------------------------------------------
+def test_cholesky_gamma_enclosure_and_norms_by_hand():
+    """Higham's γ(k) = k·u/(1 − k·u) (+inf from k·u = 1), the enclosure of a
+    quotient whose parts carry relative error g, and ‖M‖₁, on numbers
+    worked by hand."""
+    from fractions import Fraction
+    from shlo_conform.spec.ops.cholesky import enclosure, gamma, one_norm
+    u = 2.0 ** -24
+    exact = Fraction(2 * u) / (1 - Fraction(2 * u))
+    assert abs(Fraction(gamma(2, u)) - exact) <= exact * Fraction(1, 2 ** 50)   # two float roundings
+    assert gamma(10, 0.1) == math.inf and gamma(11, 0.1) == math.inf
+    value, lo, hi = enclosure(1.0, 0.5, 2.0, 0.125)
+    assert float(value) == 0.5
+    assert float(lo) == 0.5 * 0.875 / (2 * 1.125) and float(hi) == 1.5 * 1.125 / (2 * 0.875)
+    value, lo, hi = enclosure([0.0, 3.0], [0.0, 1.0], [0.0, 0.0], 0.0)   # 0/0 is 0, x/0 is +inf
+    assert value.tolist() == [0.0, math.inf] and lo.tolist() == [0.0, math.inf] and hi.tolist() == [0.0, math.inf]
+    m = np.array([[[1.0, -4.0], [2.0, 1.0]], [[0.0, 0.0], [-3.0, 0.5]]])
+    assert one_norm(m).tolist() == [5.0, 3.0]
+    assert one_norm(np.zeros((2, 3, 0))).tolist() == [0.0, 0.0] and one_norm(np.zeros((2, 0, 3))).tolist() == [0.0, 0.0]
+
+
+def test_cholesky_factor_by_hand():
+    """The factor of [[4, 2], [2, 5]] is [[2, 0], [1, 2]]; of a batch holding
+    a matrix whose second leading minor is 0, the order 2 is reported for it
+    alone; a batch of 0×0 matrices has a (batch-shaped) report of zeros."""
+    from shlo_conform.spec.ops.cholesky import factor
+    L, failed = factor(np.array([[[4.0, 2.0], [2.0, 5.0]], [[1.0, 1.0], [1.0, 1.0]]]))
+    assert L[0].tolist() == [[2.0, 0.0], [1.0, 2.0]] and failed.tolist() == [0, 2]
+    L, failed = factor(np.zeros((3, 0, 0)))
+    assert L.shape == (3, 0, 0) and failed.shape == (3,) and not failed.any()
+
+
+def _trsv(left_side=True, lower=True, unit_diagonal=False, transpose_a="NO_TRANSPOSE", a_shape=(2, 2), b_shape=(2, 1)):
+    from shlo_conform.spec.types import TensorType
+    spec = OPS["triangular_solve"]
+    a, b = TensorType(a_shape, E_F32), TensorType(b_shape, E_F32)
+    return spec.instance({"a": a, "b": b}, {"left_side": left_side, "lower": lower, "unit_diagonal": unit_diagonal,
+                                            "transpose_a": transpose_a}, {"result": b})
+
+
+def test_triangular_solve_op_a_and_criterion_by_hand():
+    """op(A) with a unit diagonal reads ones there whatever A holds; the
+    criterion's ratio ‖T·x − b‖₁ / (n·‖T‖₁·‖x‖₁·ε) for T = [[2, 0], [1, 1]],
+    b = (2, 3) and x = (1 + δ, 2): residual 3δ, so the ratio is
+    3δ / (2·3·(3 + δ)·ε) — and exactly 0 at the solution (1, 2)."""
+    from shlo_conform.spec.ops.triangular_solve import criterion, op_a
+    T, lower = op_a(_trsv(unit_diagonal=True), np.array([[7.0, 9.0], [1.0, 5.0]]))
+    assert T.tolist() == [[1.0, 0.0], [1.0, 1.0]] and lower
+    a, b = np.array([[2.0, 0.0], [1.0, 1.0]], np.float32), np.array([[2.0], [3.0]], np.float32)
+    assert criterion(_trsv(), (a, b), np.array([[1.0], [2.0]], np.float32)).value == 0
+    d = 2.0 ** -10
+    got = criterion(_trsv(), (a, b), np.array([[1.0 + d], [2.0]], np.float32))
+    want = 3 * d / (2 * 3 * (3 + d) * 2.0 ** -24)
+    assert abs(got.value - want) <= 1e-9 * want and not got.ok
+
+
+def test_triangular_solve_undefined_reads_b_of_one_column():
+    """A NaN in the read triangle makes the system undefined whatever b's
+    shape — one column included; an empty b has nothing to state."""
+    from shlo_conform.spec.ops.triangular_solve import undefined
+    a = np.array([[math.nan, 0.0], [1.0, 1.0]])
+    assert "NaN" in undefined(_trsv(), a, np.ones((2, 1)))
+    assert undefined(_trsv(b_shape=(2, 0)), a, np.ones((2, 0))) is None
+
+
+def test_triangular_solve_c3_reads_each_batch_dimension():
+    """C3's batch dims: equal, not merely ordered — a's batch dim above b's
+    breaks it alone; below rank 2 the rule is C2's (C3 holds)."""
+    spec = OPS["triangular_solve"]
+    assert spec.violated(_trsv(a_shape=(3, 2, 2), b_shape=(2, 2, 1))) == ["triangular_solve_c3"]
+    assert spec.violated(_trsv(a_shape=(2, 2, 2), b_shape=(3, 2, 1))) == ["triangular_solve_c3"]
+    from shlo_conform.spec.ops.triangular_solve import triangular_solve_c3
+    assert triangular_solve_c3(_trsv(a_shape=(2,), b_shape=(2, 1))) is True
