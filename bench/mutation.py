@@ -657,7 +657,7 @@ def main(argv=None) -> int:
     plan: list[Mutant] = []
     keep = (lambda m: re.search(a.grep, m.source) is not None) if a.grep else (lambda m: True)
     if only is not None:   # the listed survivors, wherever a sample of today's code would rank them
-        keep = (lambda k: lambda m: k(m) and (m.path, m.operator, m.source) in only)(keep)
+        keep = (lambda k: lambda m: k(m) and _listed(m, only))(keep)
         n = 0
     for o in ops:
         for m in sample([m for m in enumerate_mutants(own[o]) if keep(m)], n, a.seed):
@@ -817,21 +817,36 @@ class _Regeneration:
         return 5 * self.cache[op][1] + 60
 
 
-def _only(path: str) -> set[tuple[str, str, str]]:
-    """(file, operator, source line) of the survivors a report lists."""
+def _only(path: str) -> dict[tuple[str, str, str], set[str]]:
+    """{(file, operator, source line): the mutated lines} of the survivors a
+    report lists (its `->` line tells apart the mutants one operator makes
+    of one line: `== 0` → `== -1` or `== 1`)."""
     try:
         lines = Path(path).read_text().splitlines()
     except OSError as e:
         raise ValueError(f"--only {path}: {e.strerror}") from None
     head = re.compile(r"^  (?:gap|not reached|equivalent)\s+(\S+?):\d+ \[[^\]]*\] (\S+)$")
-    out = set()
+    out: dict[tuple[str, str, str], set[str]] = {}
     for i, ln in enumerate(lines):
         g = head.match(ln)
         if g and i + 1 < len(lines):
-            out.add((g.group(1), g.group(2), lines[i + 1].strip()))
+            after = lines[i + 2].strip() if i + 2 < len(lines) else ""
+            out.setdefault((g.group(1), g.group(2), lines[i + 1].strip()), set()).add(
+                after[3:].strip() if after.startswith("-> ") else "")
     if not out:
         raise ValueError(f"--only {path}: no survivors listed in it (a report of this command)")
     return out
+
+
+def _listed(m: Mutant, only: dict) -> bool:
+    """Whether the report `only` lists this mutant (its line, and what it becomes)."""
+    wanted = only.get((m.path, m.operator, m.source))
+    if not wanted:
+        return False
+    if "" in wanted:   # a report without the mutated line: every mutant of that line and operator
+        return True
+    source = mutated_source(m)
+    return source is not None and _diff_line((ROOT / m.path).read_text(), source, m.line).strip() in wanted
 
 
 class _Journal:

@@ -110,11 +110,10 @@ class F32Attr(EnumAttr):
         if v != v or v in (float("inf"), float("-inf")):
             bits = int(np.array(v, dtype=np.float32).view(np.uint32))
             return f"0x{bits:08X} : f32"
-        text = repr(v)
-        if "." not in text:   # MLIR's float literal needs a point: 1e-05 → 1.0e-05
-            mantissa, _, exponent = text.partition("e")
-            text = f"{mantissa}.0" + (f"e{exponent}" if exponent else "")
-        return f"{text} : f32"
+        # MLIR's float literal needs a point; the repr of a finite f32 value always has
+        # one (a pointless repr is one digit and an exponent, `de±k`, and no float('de±k')
+        # is an f32 value: tests/spec/test_semantics_gaps.py enumerates them).
+        return f"{repr(v)} : f32"
 
     def from_mlir(self, text: str) -> float:
         body, _, typ = text.strip().rpartition(":")

@@ -137,8 +137,9 @@ def test_only_reads_the_survivors_of_a_report(tmp_path):
                       "              return a == b\n           -> return a is b\n"
                       "  not reached spec/ops/iota.py:51 [movement] core/NumberReplacer\n"
                       "              values = f(-1)\n           -> values = f(- 0)\n")
-    assert mutation._only(str(report)) == {("spec/ops/abs.py", "core/ReplaceComparisonOperator_Eq_Is", "return a == b"),
-                                           ("spec/ops/iota.py", "core/NumberReplacer", "values = f(-1)")}
+    assert mutation._only(str(report)) == {("spec/ops/abs.py", "core/ReplaceComparisonOperator_Eq_Is", "return a == b"):
+                                           {"return a is b"},
+                                           ("spec/ops/iota.py", "core/NumberReplacer", "values = f(-1)"): {"values = f(- 0)"}}
     (tmp_path / "empty.txt").write_text("nothing here\n")
     with pytest.raises(ValueError, match="no survivors"):
         mutation._only(str(tmp_path / "empty.txt"))

@@ -794,3 +794,22 @@ def test_triangular_solve_c3_reads_each_batch_dimension():
     assert spec.violated(_trsv(a_shape=(2, 2, 2), b_shape=(3, 2, 1))) == ["triangular_solve_c3"]
     from shlo_conform.spec.ops.triangular_solve import triangular_solve_c3
     assert triangular_solve_c3(_trsv(a_shape=(2,), b_shape=(2, 1))) is True
+
+
+def test_batch_norm_epsilon_is_written_with_a_point_and_read_back():
+    """F32Attr writes `repr` of the f32 value: a repr without a point is one
+    digit and an exponent (`de±k`, as float repr writes it), and no such
+    float is an f32 value, so every finite epsilon is written as MLIR's
+    float literal wants it; hex patterns with the sign bit set (-inf) read
+    back."""
+    from shlo_conform.spec.ops.batch_norm_inference import F32Attr
+    single = [float(f"{d}e{k}") for d in range(1, 10) for k in range(-50, 40)]
+    assert not [v for v in single if v != 0 and math.isfinite(v) and float(np.float32(v)) == v
+                and "." not in repr(v)]
+    attr = F32Attr()
+    for v in (2.0 ** -149, 1e-5, 1.0, 3.0e10, float(np.finfo(np.float32).max), -0.0):
+        text = attr.to_mlir(v)
+        assert "." in text.split(":")[0] and attr.from_mlir(text) == float(np.float32(v))
+    assert attr.from_mlir("0xFF800000 : f32") == -math.inf and attr.from_mlir("0x7F800000 : f32") == math.inf
+    with pytest.raises(ValueError):
+        attr.from_mlir("0x100000000 : f32")
