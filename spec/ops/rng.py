@@ -109,7 +109,9 @@ def samples(op, a, b, shape):
         if et.is_float:
             y = (lo + (hi - lo) * gen.random(dims)).astype(et.numpy)
             yf = y.astype(np.float64)
-            values = np.where((yf >= hi) | (yf < lo), np.asarray(lo).astype(et.numpy), y).astype(et.numpy)
+            # lo + (hi - lo)·r with r in [0, 1) is never below lo (rounding is monotone), but it
+            # may round up to hi, which the half-open interval excludes
+            values = np.where(yf >= hi, np.asarray(lo).astype(et.numpy), y).astype(et.numpy)
         else:
             values = gen.integers(lo, hi, size=dims, dtype=np.uint64 if et.kind == "ui" else np.int64)
             values = values.astype(et.numpy)

@@ -59,9 +59,7 @@ def movement(op, operand):
     the result's index along axis `d`."""
     operand = np.asarray(operand)
     out_shape = tuple(int(d) for d in op.result.shape)
-    if not out_shape:
-        return [np.array(operand, copy=True)]
-    i = np.indices(out_shape, sparse=True)
+    i = np.indices(out_shape, sparse=True)   # () at rank 0: operand[()] is the scalar itself
     j = [None] * operand.ndim
     for d, p in enumerate(op.permutation):
         j[p] = i[d]
