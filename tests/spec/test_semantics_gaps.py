@@ -813,3 +813,39 @@ def test_batch_norm_epsilon_is_written_with_a_point_and_read_back():
     assert attr.from_mlir("0xFF800000 : f32") == -math.inf and attr.from_mlir("0x7F800000 : f32") == math.inf
     with pytest.raises(ValueError):
         attr.from_mlir("0x100000000 : f32")
+
+
+def test_infeed_string_attribute_reads_back_and_refuses_what_is_no_literal():
+    """infeed_config / outfeed_config: a string literal, escapes and all, reads
+    back as written (every string of 1–4 characters over a, \\ and "), and
+    text that is not one literal — unquoted, one quote, a quote at one end
+    only — is refused."""
+    from shlo_conform.spec.ops.infeed import StrAttr
+    a = StrAttr()
+    for n in range(1, 5):
+        for t in itertools.product(["a", "\\", '"'], repeat=n):
+            s = "".join(t)
+            assert a.from_mlir(a.to_mlir(s)) == s, s
+    assert a.from_mlir('""') == "" and a.from_mlir(' "cfg" ') == "cfg"
+    for bad in ('cfg', '"', '"cfg', 'cfg"', "'cfg'"):
+        with pytest.raises(ValueError):
+            a.from_mlir(bad)
+
+
+def test_collective_permute_names_what_is_wrong_with_its_pairs():
+    """An id outside the grid is named with the grid's range (0..3 on four
+    replicas); an id named twice as a source or as a target is named."""
+    from shlo_conform.spec.grid import Grid
+    from shlo_conform.spec.ops.collective_permute import process_groups
+    spec = OPS["collective_permute"]
+    t = TensorType((2,), E_F32)
+
+    def inst(pairs):
+        return spec.instance({"operand": t}, {"source_target_pairs": pairs, "channel_id": 0}, {"result": t})
+    with pytest.raises(ValueError, match=r"id 4 is outside 0\.\.3"):
+        process_groups(inst([[0, 1], [1, 4]]), Grid(4, 1))
+    with pytest.raises(ValueError, match="source 0 appears twice"):
+        process_groups(inst([[0, 1], [0, 2]]), Grid(4, 1))
+    with pytest.raises(ValueError, match="target 1 appears twice"):
+        process_groups(inst([[0, 1], [2, 1]]), Grid(4, 1))
+    process_groups(inst([[0, 1], [1, 2], [2, 0]]), Grid(4, 1))   # a cycle on three of four: fine
