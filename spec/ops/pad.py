@@ -84,6 +84,17 @@ CORNERS = (
 )
 
 
+def result_rank_below(spec, skels, rng):
+    """A result one rank short of the operand's: C4 compares ranks before
+    dims, and the negative-case solver's rank strategy only ever adds one."""
+    skel = skels[int(rng.integers(0, len(skels)))]
+    et = skel.operand_types[0]
+    yield ("result rank below the operand's", "pad_c4", skel,
+           spec.instance({"operand": TensorType((2, 3), et), "padding_value": TensorType((), et)},
+                         {"edge_padding_low": [0, 0], "edge_padding_high": [0, 0], "interior_padding": [0, 0]},
+                         {"result": TensorType((2,), et)}))
+
+
 SPEC = OpSpec(
     mnemonic="pad",
     operands=(Operand("operand", ANY), Operand("padding_value", ANY, rank=0)),
@@ -92,5 +103,5 @@ SPEC = OpSpec(
     constraints=(pad_c1, pad_c2, pad_c3, pad_c4),
     infer=infer,
     semantics=DataMovement(movement),
-    exercise=Exercise(corners=CORNERS),
+    exercise=Exercise(corners=CORNERS, appended=result_rank_below),
 )

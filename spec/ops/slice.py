@@ -93,6 +93,17 @@ CORNERS = (
 )
 
 
+def zero_stride(spec, skels, rng):
+    """A stride of 0, the boundary of C4 (`0 < strides[d]`): the solver's
+    violations take any stride at or below 0, and a reading of C4 as
+    `0 <= strides[d]` accepts this one alone (C5 then holds vacuously)."""
+    skel = skels[int(rng.integers(0, len(skels)))]
+    t = TensorType((4,), skel.operand_types[0])
+    yield ("stride 0", "slice_c4", skel,
+           spec.instance({"operand": t}, {"start_indices": [0], "limit_indices": [4], "strides": [0]},
+                         {"result": t}))
+
+
 SPEC = OpSpec(
     mnemonic="slice",
     operands=(Operand("operand", ANY),),
@@ -101,5 +112,5 @@ SPEC = OpSpec(
     constraints=(slice_c1, slice_c2, slice_c3, slice_c4, slice_c5),
     infer=infer,
     semantics=DataMovement(movement),
-    exercise=Exercise(corners=CORNERS),
+    exercise=Exercise(corners=CORNERS, appended=zero_stride),
 )
