@@ -489,7 +489,8 @@ def _in_child(fn, timeout: float):
 # Unit tests that hold what one output value cannot show (alternatives' labels, the strict-weak-order
 # check, tolerances) and the whole-array claims against each op's fn: a survivor of the suite is run
 # against those of its op (`-k OP`), and a failing test kills it ("killed by tests").
-DEFAULT_TESTS = ("tests/spec/test_semantics_gaps.py", "tests/spec/test_generic.py", "tests/oracle/test_fast.py")
+DEFAULT_TESTS = ("tests/spec/test_semantics_gaps.py", "tests/spec/test_generic.py", "tests/oracle/test_fast.py",
+                 "tests/oracle/test_whole_claims.py")
 
 
 def _select(expr: str) -> list[str]:
