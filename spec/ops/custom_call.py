@@ -80,8 +80,9 @@ def infer(op):
 
 def _unstated(t, why: str):
     """A result of which nothing is known: every element implementation-defined, no alternative."""
-    n = t.num_elements if isinstance(t, TensorType) else 0
-    return np.array([ImplDefined({}, why=why)] * n, dtype=object).reshape(tuple(int(d) for d in t.shape))
+    if not isinstance(t, TensorType):   # a token (or tuple) result: no elements to state
+        return np.empty((0,), dtype=object)
+    return np.array([ImplDefined({}, why=why)] * t.num_elements, dtype=object).reshape(tuple(int(d) for d in t.shape))
 
 
 def answers(op, *inputs):

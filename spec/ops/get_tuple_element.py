@@ -51,14 +51,17 @@ def nested_tuple_corners(spec, skels, rng):
 
 
 def negative_index(spec, skels, rng):
-    """`index = -1`: below C1's range.  `choices` keep the solver to
-    indices 0..2, so its negative cases only ever pass the end; a reading
-    that checks `index < size` alone (or wraps -1 to the last member, as
-    Python does) accepts this one."""
+    """Indices outside C1's range where the solver does not go (`choices`
+    keep it to 0..2, and its negative cases stop at `index = size`):
+    `index = -1`, whose result type is not the last member's (a reading that
+    wraps -1 as Python does would then break C2 too), and an index two past
+    the end."""
     skel = skels[int(rng.integers(0, len(skels)))]
     members = (TensorType((2,), skel.operand_types[0]), TensorType((3,), skel.operand_types[0]))
     yield ("index -1", "get_tuple_element_c1", skel,
-           spec.instance({"operand": TupleType(members)}, {"index": -1}, {"result": members[-1]}))
+           spec.instance({"operand": TupleType(members)}, {"index": -1}, {"result": members[0]}))
+    yield ("index two past the end", "get_tuple_element_c1", skel,
+           spec.instance({"operand": TupleType(members)}, {"index": 3}, {"result": members[0]}))
 
 
 SPEC = OpSpec(

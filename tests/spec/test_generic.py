@@ -114,6 +114,25 @@ IEEE_UNARY = sorted(m for m, s in REGISTRY.items()
                     and s.semantics.generic.ieee is not None and len(s.operands) == 1)
 
 
+# IEEE 754 operations that never round (abs, negate, roundToIntegral…, minimum/maximum, the remainder
+# fmod, a complex number's parts) and convert, whose zero results keep the operand's sign: their
+# whole-array claim may include zero results (`Generic.exact`).  Written here from the standard, not
+# read from the op modules.
+EXACT_IEEE = {"abs", "negate", "ceil", "floor", "round_nearest_afz", "round_nearest_even", "real", "imag",
+              "convert", "minimum", "maximum", "remainder"}
+IEEE_OPS = sorted(m for m, s in REGISTRY.items()
+                  if isinstance(s.semantics, Elementwise) and s.semantics.generic is not None
+                  and s.semantics.generic.ieee is not None)
+
+
+@pytest.mark.parametrize("mnemonic", IEEE_OPS)
+def test_exact_is_declared_where_ieee_never_rounds(mnemonic):
+    """`exact=True` widens the claim to zero results; declared on an op that
+    rounds it would take numpy's zero sign for IEEE's, left off an exact op
+    the claim shrinks for nothing."""
+    assert REGISTRY[mnemonic].semantics.generic.exact == (mnemonic in EXACT_IEEE), mnemonic
+
+
 def test_some_unary_ops_take_the_ieee_route():
     assert {"sqrt", "abs", "ceil", "round_nearest_afz", "convert", "imag"} <= set(IEEE_UNARY)
 

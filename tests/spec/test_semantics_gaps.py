@@ -796,7 +796,7 @@ def test_triangular_solve_c3_reads_each_batch_dimension():
     assert triangular_solve_c3(_trsv(a_shape=(2,), b_shape=(2, 1))) is True
 
 
-def test_batch_norm_epsilon_is_written_with_a_point_and_read_back():
+def test_batch_norm_inference_epsilon_is_written_with_a_point_and_read_back():
     """F32Attr writes `repr` of the f32 value: a repr without a point is one
     digit and an exponent (`de±k`, as float repr writes it), and no such
     float is an f32 value, so every finite epsilon is written as MLIR's
@@ -849,3 +849,47 @@ def test_collective_permute_names_what_is_wrong_with_its_pairs():
     with pytest.raises(ValueError, match="target 1 appears twice"):
         process_groups(inst([[0, 1], [2, 1]]), Grid(4, 1))
     process_groups(inst([[0, 1], [1, 2], [2, 0]]), Grid(4, 1))   # a cycle on three of four: fine
+
+
+def test_case_c4_with_no_branch_holds_only_without_results():
+    """case's C4 with no branch (C1 broken): no `branches[0]`, no outputs —
+    only an op of no results meets it (spec/ops/case.py)."""
+    from shlo_conform.spec.ops.case import case_c4
+    t = TensorType((2,), E_F32)
+    assert case_c4(SimpleNamespace(branches=[], results={"results": []})) is True
+    assert not case_c4(SimpleNamespace(branches=[], results={"results": [t]}))
+
+
+def test_if_c1_reads_both_branches():
+    """if's C1: `true_branch` and `false_branch` have 0 inputs — either one
+    with an input breaks it."""
+    from shlo_conform.spec.ops import OPS as _ops
+    if_c1 = _ops["if"].constraints[0]
+    t = TensorType((), E_F32)
+    branch = lambda n: SimpleNamespace(inputs=[t] * n, outputs=[t])  # noqa: E731
+    assert if_c1(SimpleNamespace(true_branch=branch(0), false_branch=branch(0)))
+    assert not if_c1(SimpleNamespace(true_branch=branch(0), false_branch=branch(1)))
+    assert not if_c1(SimpleNamespace(true_branch=branch(1), false_branch=branch(0)))
+
+
+def test_custom_call_of_an_unknown_target_states_nothing_and_says_why():
+    """A call of a target outside the registry (a vendor kernel): with the
+    program's result types its types are those (nothing inferred); without
+    them, the oracle's refusal names the target; every result element is
+    implementation-defined with nothing known, and the reason is the
+    registry's words — including a result that is a token (no elements)."""
+    from shlo_conform.spec.custom_targets import unknown_target
+    from shlo_conform.spec.ops import custom_call
+    from shlo_conform.spec.types import TokenType
+    spec = OPS["custom_call"]
+    t, r = TensorType((2, 3), E_F32), TensorType((4,), E_F32)
+    attrs = {"call_target_name": "vendor.fused_kernel", "has_side_effect": False}
+    assert custom_call.infer(spec.instance({"inputs": [t]}, attrs, {"results": [t, r]})) == {}
+    with pytest.raises(ValueError, match="vendor.fused_kernel"):
+        custom_call.infer(spec.instance({"inputs": [t]}, attrs, {}))
+    out = custom_call.answers(spec.instance({"inputs": [t]}, attrs, {"results": [r, TokenType()]}),
+                              np.zeros((2, 3), np.float32))
+    assert [a.shape for a in out] == [(4,), (0,)]   # a token result once raised (TokenType has no shape)
+    assert all(isinstance(e, ImplDefined) and not e.alternatives and e.why == unknown_target("vendor.fused_kernel")
+               for e in out[0].ravel())
+    assert out[1].size == 0
