@@ -62,6 +62,18 @@ def nested_tuple_corners(spec, skels, rng):
     yield "nested tuples", skels[0], spec.instance({"val": [inner, c]}, {}, {"result": TupleType((inner, c))})
 
 
+def tensor_for_tuple(spec, skels, rng):
+    """A member that is a tensor where the result type says a tuple (and
+    the other way round): `same_value_type`'s mixed pairs, which no solved
+    or built case holds."""
+    skel = skels[int(rng.integers(0, len(skels)))]
+    t = TensorType((2,), skel.operand_types[0])
+    yield ("a tensor member typed as a tuple", "tuple_c2", skel,
+           spec.instance({"val": [t]}, {}, {"result": TupleType((TupleType((t,)),))}))
+    yield ("a tuple member typed as a tensor", "tuple_c2", skel,
+           spec.instance({"val": [TupleType((t,))]}, {}, {"result": TupleType((t,))}))
+
+
 SPEC = OpSpec(
     mnemonic="tuple",
     operands=(Operand("val", ANY, variadic=True, count=(2, 1, 3, 0)),),
@@ -69,5 +81,5 @@ SPEC = OpSpec(
     constraints=(tuple_c1, tuple_c2),
     infer=infer,
     semantics=DataMovement(arrays),
-    exercise=Exercise(built_corners=nested_tuple_corners),
+    exercise=Exercise(built_corners=nested_tuple_corners, appended=tensor_for_tuple),
 )

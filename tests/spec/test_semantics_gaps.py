@@ -893,3 +893,53 @@ def test_custom_call_of_an_unknown_target_states_nothing_and_says_why():
     assert all(isinstance(e, ImplDefined) and not e.alternatives and e.why == unknown_target("vendor.fused_kernel")
                for e in out[0].ravel())
     assert out[1].size == 0
+
+
+def test_all_reduce_c6_counts_and_ranks():
+    """all_reduce's C6, shape(results...) = shape(operands...): a result
+    more or fewer than the operands, or one of another rank (lower or
+    higher, dims otherwise alike), breaks it."""
+    from shlo_conform.spec.ops.all_reduce import all_reduce_c6
+    a, b = TensorType((2, 3), E_F32), TensorType((4,), E_F32)
+
+    def op(ops, res):
+        return SimpleNamespace(operands={"operands": ops}, results={"results": res})
+    assert all_reduce_c6(op([a, b], [a, b]))
+    assert not all_reduce_c6(op([a], [a, b])) and not all_reduce_c6(op([a, b], [a]))
+    assert not all_reduce_c6(op([a], [TensorType((2,), E_F32)]))          # rank below: dims alike as far as they go
+    assert not all_reduce_c6(op([TensorType((2,), E_F32)], [a]))          # rank above
+
+
+def test_reduce_scatter_c7_reads_the_whole_signature():
+    """reduce_scatter's C7: `computation` is (tensor<E>, tensor<E>) ->
+    (tensor<E>) — no output, two outputs or another E break it."""
+    from shlo_conform.spec.ops.reduce_scatter import reduce_scatter_c7
+    e = TensorType((), E_F32)
+
+    def op(ins, outs):
+        return SimpleNamespace(operand=TensorType((4,), E_F32), computation=SimpleNamespace(inputs=ins, outputs=outs))
+    assert reduce_scatter_c7(op([e, e], [e]))
+    assert not reduce_scatter_c7(op([e, e], []))
+    assert not reduce_scatter_c7(op([e, e], [e, e]))
+    assert not reduce_scatter_c7(op([e, e], [TensorType((), SI32)]))
+
+
+def test_fft_states_its_working_memory():
+    """fft's working memory beyond operands and results, as the module
+    states it (512 bytes a result element, 256 an operand element): what
+    the oracle's cost estimate adds before refusing a big program."""
+    from shlo_conform.spec.ops.fft import _working
+    op = SimpleNamespace(operand=TensorType((4, 8), C64), result=TensorType((4, 5), C64))
+    assert _working(op) == 512 * 20 + 256 * 32
+
+
+def test_compare_lexicographic_by_hand():
+    """Complex compare: (real, imag) pairs in lexicographic order, EQ and NE
+    on both parts (finite pairs: Python's tuple order is the answer)."""
+    from shlo_conform.spec.ops.compare import lexicographic
+    vals = [complex(r, i) for r in (-1.0, 0.0, 2.0) for i in (-3.0, 0.0, 1.0)]
+    ops = {"EQ": lambda x, y: x == y, "NE": lambda x, y: x != y, "LT": lambda x, y: x < y,
+           "LE": lambda x, y: x <= y, "GT": lambda x, y: x > y, "GE": lambda x, y: x >= y}
+    for d, f in ops.items():
+        for a, b in itertools.product(vals, vals):
+            assert lexicographic(d, a, b) == f((a.real, a.imag), (b.real, b.imag)), (d, a, b)
