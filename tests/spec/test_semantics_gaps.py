@@ -943,3 +943,16 @@ def test_compare_lexicographic_by_hand():
     for d, f in ops.items():
         for a, b in itertools.product(vals, vals):
             assert lexicographic(d, a, b) == f((a.real, a.imag), (b.real, b.imag)), (d, a, b)
+
+
+def test_convolution_states_its_working_memory():
+    """convolution's working memory as the module states it, by hand for a
+    2-D convolution: batch 2, output 5×7 positions, kernel 3×3 taps, 4 input
+    features → a patch of 2·35·9·4 float64s, three at a time, plus 9 bytes a
+    (position, tap) pair of index and mask."""
+    from shlo_conform.spec.ops.convolution import working_bytes
+    op = SimpleNamespace(result=TensorType((2, 5, 7, 6), E_F32), rhs=TensorType((3, 3, 4, 6), E_F32),
+                         output_batch_dimension=0, output_spatial_dimensions=[1, 2], output_feature_dimension=3,
+                         kernel_spatial_dimensions=[0, 1], kernel_input_feature_dimension=2,
+                         kernel_output_feature_dimension=3)
+    assert working_bytes(op) == 3 * 8 * (2 * 35 * 9 * 4) + 9 * 35 * 9
