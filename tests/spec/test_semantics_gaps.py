@@ -956,3 +956,28 @@ def test_convolution_states_its_working_memory():
                          kernel_spatial_dimensions=[0, 1], kernel_input_feature_dimension=2,
                          kernel_output_feature_dimension=3)
     assert working_bytes(op) == 3 * 8 * (2 * 35 * 9 * 4) + 9 * 35 * 9
+
+
+def test_select_and_scatter_missing_window_entries_count_as_one():
+    """num_windows reads an entry that a too-short `window_dimensions` lacks
+    as its identity, 1 (module docstring: so the program breaks only the
+    length rule): 5 windows of size 1 over an axis of 5."""
+    from shlo_conform.spec.ops.select_and_scatter import num_windows
+    op = SimpleNamespace(operand=TensorType((4, 5), E_F32), window_dimensions=[2], window_strides=None, padding=None)
+    assert num_windows(op, 0) == 3 and num_windows(op, 1) == 5
+
+
+def test_dot_general_result_type_is_none_past_an_operands_rank():
+    """dot_general's result type is None where the dimension lists name more
+    axes than an operand has (C4–C9 broken), and infer says so in words."""
+    from shlo_conform.spec.ops.dot_general import infer, result_type
+    lhs, rhs = TensorType((2, 3), E_F32), TensorType((3, 4), E_F32)
+
+    def op(lb, lc, rb, rc):
+        return SimpleNamespace(lhs=lhs, rhs=rhs, lhs_batching_dimensions=lb, lhs_contracting_dimensions=lc,
+                               rhs_batching_dimensions=rb, rhs_contracting_dimensions=rc)
+    assert result_type(op([], [1], [], [0])).shape == (2, 4)
+    assert result_type(op([0, 1], [1], [], [0])) is None
+    assert result_type(op([], [1], [0, 1], [0])) is None
+    with pytest.raises(ValueError, match="more axes"):
+        infer(op([], [0, 1, 1], [], [0]))
