@@ -200,11 +200,13 @@ def _generator_only(tree: ast.Module) -> list[ast.AST]:
             defs[node.name] = node
         elif isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
             defs[node.targets[0].id] = node
-    uses: dict[str, list[int]] = {}
+    uses: dict[str, list[tuple[int, int]]] = {}
     for node in ast.walk(tree):
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id in defs:
-            uses.setdefault(node.id, []).append(node.lineno)
-    inside = lambda ln: any(n.lineno <= ln <= n.end_lineno for n in spans)  # noqa: E731
+            uses.setdefault(node.id, []).append((node.lineno, node.col_offset))
+    # by position, not by line: `Attribute("t", Kind(), choices=types)` uses Kind outside the hint
+    inside = lambda at: any((n.lineno, n.col_offset) <= at < (n.end_lineno, n.end_col_offset)  # noqa: E731
+                            for n in spans)
     changed = True
     while changed:
         changed = False
@@ -235,17 +237,18 @@ def _annotations(tree: ast.Module) -> list[ast.AST]:
     return out
 
 
-def _excluded_lines(tree: ast.Module) -> set[int]:
-    """Lines never mutated: docstrings, and what only generators use (`_generator_only`)."""
-    out: set[int] = set()
-    for node in _generator_only(tree):
-        out.update(range(node.lineno, node.end_lineno + 1))
+def _excluded_spans(tree: ast.Module) -> list[tuple[tuple[int, int], tuple[int, int]]]:
+    """((line, col) first, (line, col) past the end) of what is never
+    mutated: docstrings, what only generators use (`_generator_only`) and
+    postponed annotations — by position, so the rest of a line that also
+    holds a `choices=` hint is still mutated."""
+    nodes = _generator_only(tree) + _annotations(tree)
     for node in ast.walk(tree):
         if isinstance(node, (ast.Module, ast.FunctionDef, ast.ClassDef, ast.AsyncFunctionDef)) and node.body \
                 and isinstance(node.body[0], ast.Expr) and isinstance(getattr(node.body[0], "value", None), ast.Constant) \
                 and isinstance(node.body[0].value.value, str):
-            out.update(range(node.body[0].lineno, node.body[0].end_lineno + 1))
-    return out
+            nodes.append(node.body[0])
+    return [((n.lineno, n.col_offset), (n.end_lineno, n.end_col_offset)) for n in nodes]
 
 
 def _functions(tree: ast.Module) -> list[tuple[tuple, tuple, str]]:
@@ -272,16 +275,14 @@ def enumerate_mutants(rel: str) -> list[Mutant]:
     text = (ROOT / rel).read_text()
     lines = text.splitlines()
     tree = ast.parse(text)
-    skip, funcs = _excluded_lines(tree), _functions(tree)
-    # annotation spans, as (line, col) pairs: cosmic-ray's columns are 0-based like ast's
-    notes = [((a.lineno, a.col_offset), (a.end_lineno, a.end_col_offset)) for a in _annotations(tree)]
+    skip, funcs = _excluded_spans(tree), _functions(tree)   # cosmic-ray's columns are 0-based like ast's
     out: list[Mutant] = []
     nodes = list(ast_nodes(get_ast(text)))   # operators only read the tree: one parse for all of them
     for name, operator in _operators():
         occurrence = 0
         for node in nodes:
             for (l0, c0), (l1, _c1) in operator.mutation_positions(node):
-                if l0 not in skip and not any(a <= (l0, c0) < b for a, b in notes):
+                if not any(a <= (l0, c0) < b for a, b in skip):
                     out.append(Mutant(rel, name, occurrence, l0, l1, c0, _enclosing(funcs, l0, c0),
                                       lines[l0 - 1].strip()))
                 occurrence += 1
