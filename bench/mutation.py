@@ -697,7 +697,7 @@ def main(argv=None) -> int:
     regen = _Regeneration(a.suite, manifest) if a.later else None
     for i, m in enumerate(plan, 1):
         if journal and journal.restore(m):
-            if m.status == "gap" and m.key in equivalent:   # declared since it was scored
+            if m.status in ("gap", "not reached") and m.key in equivalent:   # declared since it was scored
                 m.status, m.by = "equivalent", equivalent[m.key]
             continue
         t0 = time.monotonic()
@@ -724,6 +724,8 @@ def main(argv=None) -> int:
                 _later_stages(m, source, m.ops + _importers(m, ops), a, regen)
                 if not m.status:
                     m.status, m.by = "not reached", "no case of " + (", ".join(m.ops) or "any op") + " executes the line"
+                    if m.key in equivalent:   # declared: whether a case reaches it or not, nothing could tell
+                        m.status, m.by = "equivalent", equivalent[m.key]
         else:
             m.mutated = _diff_line((ROOT / m.path).read_text(), source, m.line)
             for o in reached:
