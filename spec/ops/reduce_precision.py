@@ -59,13 +59,16 @@ def element(op, x):
     if math.isnan(x) or math.isinf(x) or x == 0:
         return x
     q = Fraction(x)
-    # Step 1 rounds at the value's own binade: m_bits + 1 significant bits
-    # whatever its exponent (floor: the operand's smallest subnormal, where
-    # every operand value is exact).  The reduced format has no subnormal
-    # range to round into: a value below its normal range is flushed by
-    # step 3 even when a coarser, subnormal-like spacing would have carried
-    # it up to the smallest normal (XLA's bit arithmetic agrees).
-    r = ieee.round_to_precision(q, m_bits + 1, fmt.emin - fmt.mantissa_bits)
+    # Step 1 rounds at the value's own binade: m_bits + 1 significant bits.
+    # A normal value below the reduced normal range is then flushed by step 3
+    # even where a coarser, subnormal-like spacing would have carried it up
+    # to the smallest normal (XLA's bit arithmetic agrees).  An operand
+    # subnormal has no binade of its own: with exponent_bits at most the
+    # operand's its exponent field (zero) fits and its mantissa field is
+    # what is rounded, at the operand's subnormal spacing; with more, the
+    # value is rounded at its own binade (below: two readings).
+    floor = fmt.emin if e_bits <= fmt.exponent_bits else fmt.emin - fmt.mantissa_bits
+    r = ieee.round_to_precision(q, m_bits + 1, floor)
     e = ieee.floor_log2(abs(q))
     if m_bits == 0 and abs(q) == Fraction(3, 2) * Fraction(2) ** e:
         # A tie with a one-bit significand: both neighbours, 2^e and 2^(e+1),
