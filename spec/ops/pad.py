@@ -86,7 +86,8 @@ CORNERS = (
 
 def result_rank_below(spec, skels, rng):
     """A result one rank short of the operand's: C4 compares ranks before
-    dims, and the negative-case solver's rank strategy only ever adds one."""
+    dims, and the solver's negative cases for C4 hold a result of equal or
+    higher rank (suites/core: `pad/ui4/226ac35c656f`, `pad/f32/ad7da31cdd69`)."""
     skel = skels[int(rng.integers(0, len(skels)))]
     et = skel.operand_types[0]
     yield ("result rank below the operand's", "pad_c4", skel,
