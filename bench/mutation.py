@@ -694,7 +694,7 @@ def main(argv=None) -> int:
             print(f"mutation: --tests fail on the unmutated code: {got}", file=sys.stderr)
             return 2
     journal = _Journal(a) if a.json else None
-    regen = _Regeneration(a.suite, manifest) if a.later else None
+    regen = _Regeneration(a.suite, spath, manifest) if a.later else None
     for i, m in enumerate(plan, 1):
         if journal and journal.restore(m):
             if m.status in ("gap", "not reached") and m.key in equivalent:   # declared since it was scored
@@ -810,9 +810,9 @@ class _Regeneration:
     checked against the committed suite: an op whose regeneration already
     differs from what is committed kills nothing by regeneration."""
 
-    def __init__(self, suite: str, manifest: dict) -> None:
+    def __init__(self, suite: str, spath: Path, manifest: dict) -> None:
         self.seed = manifest.get("seed")
-        self.dir = ROOT / "suites" / suite if "/" not in suite else Path(suite)
+        self.dir = spath
         self.ok = suite == "core" and isinstance(self.seed, int)
         self.cache: dict[str, tuple[dict | None, float]] = {}
 

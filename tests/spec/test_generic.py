@@ -35,6 +35,15 @@ def _values(name: str, rng) -> np.ndarray:
     return np.concatenate([v, special, np.nextafter(special, np.inf), np.nextafter(special, -np.inf)])
 
 
+def _scalar_columns(spec, name: str, rng, n: int):
+    """(instance on scalars of `name`, its values, one column per operand):
+    every value for a unary op, `n` drawn from them per operand otherwise."""
+    t = TensorType((), element_type(name))
+    inst = spec.instance({o.name: t for o in spec.operands}, {}, {r.name: t for r in spec.results})
+    v = _values(name, rng)
+    return inst, v, ([v] if len(spec.operands) == 1 else [rng.choice(v, n) for _ in spec.operands])
+
+
 def _same(a: float, b: float) -> bool:
     return math.copysign(1, a) == math.copysign(1, b) and (a == b or (math.isnan(a) and math.isnan(b)))
 
@@ -50,10 +59,7 @@ def test_generic_claim_matches_fn(mnemonic):
     rng = np.random.default_rng(5)
     arity = len(spec.operands)
     for name in TYPES:
-        t = TensorType((), element_type(name))
-        inst = spec.instance({o.name: t for o in spec.operands}, {}, {r.name: t for r in spec.results})
-        v = _values(name, rng)
-        cols = [v] if arity == 1 else [rng.choice(v, 10000) for _ in range(arity)]
+        inst, v, cols = _scalar_columns(spec, name, rng, 10000)
         if arity > 1:   # the specials against every other operand's specials too
             cols = [np.concatenate([c, np.repeat(v[-36:], 36) if i == 0 else np.tile(v[-36:], 36)])
                     for i, c in enumerate(cols)]
@@ -97,12 +103,8 @@ def test_generic_claim_is_complete(mnemonic):
     spec = REGISTRY[mnemonic]
     sem = spec.semantics
     rng = np.random.default_rng(9)
-    arity = len(spec.operands)
     for name in TYPES:
-        t = TensorType((), element_type(name))
-        inst = spec.instance({o.name: t for o in spec.operands}, {}, {r.name: t for r in spec.results})
-        v = _values(name, rng)
-        cols = [v] if arity == 1 else [rng.choice(v, 3000) for _ in range(arity)]
+        inst, _, cols = _scalar_columns(spec, name, rng, 3000)
         with np.errstate(all="ignore"):
             mask = np.asarray(sem.generic.where(*cols), dtype=bool)
         skip = LEFT_TO_FN.get(mnemonic)
