@@ -367,22 +367,19 @@ def _install_hook(path: Path, source: str) -> None:
 CONSTRAINT_ID = re.compile(r"\bviolates ([a-z_0-9]+_c\d+)\b")
 
 
-def _score(suite: str, ops: list[str], baseline: dict | None, trace: list[str] | None) -> dict:
-    """Verdicts of the oracle on the ops' cases ({case id: verdict}); with
-    `baseline`, stops at the first verdict that differs from it; with
-    `trace`, also the lines executed in those files."""
+def _score(suite: str, ops: list[str], baseline: dict | None, trace: list[str] | None,
+           ids: list[str] | None = None) -> dict:
+    """Verdicts of the oracle on the ops' cases ({case id: verdict}), only
+    the cases `ids` where given; with `baseline`, stops at the first
+    verdict that differs from it; with `trace`, also the lines executed in
+    those files — by the whole run ("lines"), at import ("pre": the project
+    and the traced modules are imported before the first case, so a line a
+    module runs while loading reaches every case) and by each case
+    ("cases"), so a mutant of a module that many ops share is scored on the
+    cases that execute its line, not every case of those ops."""
     sys.path.insert(0, str(ROOT))
-    from shlo_conform.backends.base import Rejected, Unsupported
-    from shlo_conform.backends.oracle import OracleBackend
-    from shlo_conform.planning import grid_of
-    from shlo_conform.runner import Runner
-    from shlo_conform.spec.grid import Grid
-    from shlo_conform.suites.io import load_cases, suite_path
-    from shlo_conform.suites.records import HostData
-
-    backend, runner = OracleBackend(), Runner("oracle")
-    cases = load_cases(suite_path(suite), set(ops))
-    hit: dict[str, set] = {}
+    hit: dict[str, set] = {}        # the phase being recorded: import, then each case in turn
+    phases: dict[str, dict[str, set]] = {"pre": hit}
     if trace:
         wanted = {os.path.realpath(ROOT / t): t for t in trace}
         known: dict[str, str | None] = {}
@@ -403,8 +400,28 @@ def _score(suite: str, ops: list[str], baseline: dict | None, trace: list[str] |
         import threading
         sys.settrace(glob)
         threading.settrace(glob)
+    import importlib
+    from shlo_conform.backends.base import Rejected, Unsupported
+    from shlo_conform.backends.oracle import OracleBackend
+    from shlo_conform.planning import grid_of
+    from shlo_conform.runner import Runner
+    from shlo_conform.spec import ops as _every_op  # noqa: F401  (each op module loaded before the first case)
+    from shlo_conform.spec.grid import Grid
+    from shlo_conform.suites.io import load_cases, suite_path
+    from shlo_conform.suites.records import HostData
+    for t in trace or ():
+        importlib.import_module("shlo_conform." + t[:-3].replace("/", "."))
+
+    backend, runner = OracleBackend(), Runner("oracle")
+    cases = load_cases(suite_path(suite), set(ops))
+    if ids is not None:
+        wanted_ids = set(ids)
+        cases = [c for c in cases if c.id in wanted_ids]
+    seconds: dict[str, float] = {}
     out: dict[str, str] = {}
     for c in cases:
+        t0 = time.monotonic()
+        hit = phases[c.id] = {}
         try:
             ex = backend.compile_grid(c.mlir, Grid(*grid_of(c))) if c.grid is not None else backend.compile(c.mlir)
         except (Rejected, Unsupported) as e:
@@ -440,12 +457,21 @@ def _score(suite: str, ops: list[str], baseline: dict | None, trace: list[str] |
             except Exception as e:   # outputs the judge cannot even read
                 v = f"fail (judge raised {type(e).__name__})"
         out[c.id] = v
+        seconds[c.id] = time.monotonic() - t0
         if baseline is not None and baseline.get(c.id) != v:
             break
-    if trace:
-        sys.settrace(None)
-        threading.settrace(None)   # threads started later (a test's runner threads) are not traced
-    return {"verdicts": out, "lines": {k: sorted(v) for k, v in hit.items()}}
+    if not trace:
+        return {"verdicts": out}
+    sys.settrace(None)
+    threading.settrace(None)   # threads started later (a test's runner threads) are not traced
+    union: dict[str, set] = {}
+    for ph in phases.values():
+        for k, v in ph.items():
+            union.setdefault(k, set()).update(v)
+    pre = {k: sorted(v) for k, v in phases.pop("pre").items()}
+    return {"verdicts": out, "lines": {k: sorted(v) for k, v in union.items()}, "pre": pre,
+            "cases": {cid: {k: sorted(v) for k, v in ph.items()} for cid, ph in phases.items()},
+            "case_seconds": seconds}
 
 
 def _in_child(fn, timeout: float):
@@ -498,7 +524,14 @@ def _select(expr: str) -> list[str]:
     """`-k` for the ops of `expr` ("sine" or "sine or add"); none where an op is
     a word of pytest's -k grammar (the ops `and`, `or`, `not`): the files run whole."""
     words = expr.split(" or ")
-    return [] if any(w in ("and", "or", "not") for w in words) else ["-k", expr]
+    return [] if not expr or any(w in ("and", "or", "not") for w in words) else ["-k", expr]
+
+
+def _own_tests(path: str) -> list[str]:
+    """A shared module's own unit tests (oracle/rounding.py: tests/oracle/test_rounding.py), run whole."""
+    p = Path(path)
+    f = Path("tests") / p.parent.name / f"test_{p.stem}.py"
+    return [str(f)] if (ROOT / f).is_file() else []
 
 
 def _tests_runner(m: Mutant, source: str | None, files: list[str], op: str):
@@ -569,10 +602,10 @@ def _case_digests(text: str) -> dict[str, str]:
     return out
 
 
-def _mutant_scorer(m: Mutant, source: str, suite: str, op: str, baseline: dict):
+def _mutant_scorer(m: Mutant, source: str, suite: str, op: str, baseline: dict, ids: list[str] | None = None):
     def fn():
         _install_hook(ROOT / m.path, source)
-        return _score(suite, [op], baseline, None)["verdicts"]
+        return _score(suite, [op], baseline, None, ids)["verdicts"]
     return fn
 
 
@@ -591,6 +624,18 @@ def _reached(m: Mutant, lines: dict[str, list]) -> bool:
     return any(n in got for n in range(m.line, m.end_line + 1))
 
 
+def _reaching_cases(m: Mutant, base: dict) -> list[str] | None:
+    """The op's cases that execute the mutant's line (None: every case —
+    module-level code, or a line run while the modules load).  A case that
+    never executes the line runs the same with the mutant in place, so its
+    verdict cannot change; scoring a shared module's mutant on these alone
+    is what makes the shared modules affordable (one op's cases reach a
+    line of oracle/elementwise.py; thousands of cases of other ops don't)."""
+    if "cases" not in base or _reached(m, base.get("pre", {})):
+        return None
+    return [cid for cid, lines in base["cases"].items() if _reached(m, lines)]
+
+
 def _diff_line(before: str, after: str, line: int) -> str:
     a, b = before.splitlines(), after.splitlines()
     d = len(b) - len(a)
@@ -602,6 +647,8 @@ def main(argv=None) -> int:
     g = ap.add_mutually_exclusive_group(required=True)
     g.add_argument("--ops", help="comma-separated ops: each op's module, scored on that op's cases")
     g.add_argument("--all", action="store_true", help="every op module and ORACLE_MODULES")
+    g.add_argument("--shared", action="store_true",
+                   help="ORACLE_MODULES alone, each mutant scored on the cases (of every op) that run its line")
     ap.add_argument("--suite", default="core", help="a bundled suite name or a suite folder (default core)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--sample", type=int, default=None,
@@ -628,7 +675,7 @@ def main(argv=None) -> int:
         print(f"mutation: --suite {a.suite}: no readable manifest.json ({e})", file=sys.stderr)
         return 2
     suite_ops = sorted(manifest.get("counts", {}))
-    if a.all:
+    if a.all or a.shared:
         ops = [o for o in suite_ops if (ROOT / "spec" / "ops" / f"{o}.py").exists()]
         extra = list(ORACLE_MODULES)
         n = 12 if a.sample is None else a.sample
@@ -661,7 +708,7 @@ def main(argv=None) -> int:
     if only is not None:   # the listed survivors, wherever a sample of today's code would rank them
         keep = (lambda k: lambda m: k(m) and _listed(m, only))(keep)
         n = 0
-    for o in ops:
+    for o in ([] if a.shared else ops):
         for m in sample([m for m in enumerate_mutants(own[o]) if keep(m)], n, a.seed):
             m.ops = [o]
             plan.append(m)
@@ -682,6 +729,7 @@ def main(argv=None) -> int:
             print(f"mutation: the unmutated oracle on {o} did not finish: {res[1]}", file=sys.stderr)
             return 2
         base[o] = dict(res[1], seconds=time.monotonic() - t0)
+    shared = {id(m) for m in extra_mutants}
     for m in extra_mutants:   # the ops whose cases reach the line, cheapest first
         m.ops = sorted((o for o in ops if _reached(m, base[o]["lines"])), key=lambda o: base[o]["seconds"])
         plan.append(m)
@@ -714,8 +762,9 @@ def main(argv=None) -> int:
         elif not reached:
             m.mutated = _diff_line((ROOT / m.path).read_text(), source, m.line)
             m.status, m.by = "not reached", "no case of " + (", ".join(m.ops) or "any op") + " executes the line"
-            for o in (m.ops if tests else ()):
-                kind, got = _in_child(_tests_runner(m, source, tests, o), 600)
+            runs = [([f], "") for f in _own_tests(m.path)] if id(m) in shared else [(tests, o) for o in m.ops]
+            for files, o in (runs if tests else ()):
+                kind, got = _in_child(_tests_runner(m, source, files, o), 900)
                 if kind == "ok" and got[0] == 1:
                     m.status, m.by = "killed", f"by tests (no case reaches it): {got[1] or 'a test failed'}"
                     break
@@ -729,8 +778,10 @@ def main(argv=None) -> int:
         else:
             m.mutated = _diff_line((ROOT / m.path).read_text(), source, m.line)
             for o in reached:
-                timeout = a.timeout or 5 * base[o]["seconds"] + 30
-                kind, got = _in_child(_mutant_scorer(m, source, a.suite, o, base[o]["verdicts"]), timeout)
+                ids = _reaching_cases(m, base[o]) if id(m) in shared else None
+                spent = base[o]["seconds"] if ids is None else sum(base[o]["case_seconds"][k] for k in ids)
+                timeout = a.timeout or 5 * spent + 30
+                kind, got = _in_child(_mutant_scorer(m, source, a.suite, o, base[o]["verdicts"], ids), timeout)
                 if kind == "timeout":
                     m.status, m.by = "killed", f"{o}: timeout after {got:.0f} s"
                 elif kind == "error":
@@ -743,8 +794,11 @@ def main(argv=None) -> int:
                 if m.status:
                     break
             if not m.status and tests:
-                for o in reached:
-                    kind, got = _in_child(_tests_runner(m, source, tests, o), 600)
+                # a shared module: its own tests whole, then the ops' tests in one run (-k any reached op)
+                runs = ([([f], "") for f in _own_tests(m.path)] + [(tests, " or ".join(reached))]) \
+                    if id(m) in shared else [(tests, o) for o in reached]
+                for files, o in runs:
+                    kind, got = _in_child(_tests_runner(m, source, files, o), 900)
                     if kind == "ok" and got[0] == 1:
                         m.status, m.by = "killed", f"by tests: {got[1] or 'a test failed'}"
                         break
