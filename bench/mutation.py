@@ -514,10 +514,13 @@ def _in_child(fn, timeout: float):
 
 
 # Unit tests that hold what one output value cannot show (alternatives' labels, the strict-weak-order
-# check, tolerances) and the whole-array claims against each op's fn: a survivor of the suite is run
-# against those of its op (`-k OP`), and a failing test kills it ("killed by tests").
+# check, tolerances), the whole-array claims against each op's fn, and the op families' own tests
+# (tests/spec/test_ops_*.py: a promise a program breaks — scatter's unique_indices — is "any value", which
+# no output can show): a survivor of the suite is run against those of its op (`-k OP`), and a failing
+# test kills it ("killed by tests").
 DEFAULT_TESTS = ("tests/spec/test_semantics_gaps.py", "tests/spec/test_generic.py", "tests/oracle/test_fast.py",
-                 "tests/oracle/test_whole_claims.py")
+                 "tests/oracle/test_whole_claims.py",
+                 *sorted(str(p.relative_to(ROOT)) for p in (ROOT / "tests" / "spec").glob("test_ops_*.py")))
 
 
 def _select(expr: str) -> list[str]:

@@ -145,8 +145,8 @@ def reduce_without_init(leaves: list, body, et) -> object:
         v = leaves[0] if len(leaves) == 1 else body.call(np.asarray(leaves[0]).astype(et.numpy),
                                                           np.asarray(leaves[1]).astype(et.numpy))[0]
         return exact_values(np.asarray(v), et)[0]
-    ops = getattr(body, "pairwise", None)
-    if ops is not None and len(ops) == 1 and ops[0] in MONOIDS:
+    ops = getattr(body, "pairwise", None)   # one op or None: C5 gives the body one result
+    if ops is not None and ops[0] in MONOIDS:
         xs = [exact_values(np.asarray(v), et)[0] for v in leaves]
 
         def call_one(a, b):

@@ -163,8 +163,8 @@ def arrays(op, *operands):
 
 
 def _whole(op, inputs, inits, kept, reduced, out_shape, types):
-    if any(t.is_complex or t.is_bool for t in types):
-        return None
+    """Every slice at once, or None: `reduce_arrays` decides what it serves
+    (complex and boolean reductions, among others, go element by element)."""
     P = int(np.prod(out_shape, dtype=np.int64))
     L = int(np.prod([inputs[0].shape[d] for d in reduced], dtype=np.int64))
     slices = [a.transpose(kept + reduced).reshape(P, L) for a in inputs]   # row i: slice i in index order

@@ -299,7 +299,7 @@ def arrays(op, *operands):
     tables = [axis_sources(inputs[0].shape[d], out_shape[d], int(wd[d]), int(ws[d]), int(bd[d]), int(wdil[d]),
                            int(pad[d][0])) for d in range(r)]
     skip_padding = padding_is_neutral(op, inits, types)
-    if skip_padding and not any(t.is_complex or t.is_bool for t in types):
+    if skip_padding:   # `reduce_arrays` decides what the whole route serves (not complex, not i1)
         got = _whole(op, inputs, inits, types, tables, wd, out_shape)
         if got is not None:
             return got

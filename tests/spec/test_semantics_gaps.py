@@ -570,19 +570,82 @@ RW_F32 = """func.func @main(%x: tensor<6x7xf32>, %z: tensor<f32>) -> tensor<5x3x
 }"""
 
 
+REDUCE_C64 = """func.func @main(%x: tensor<2x3xcomplex<f32>>, %z: tensor<complex<f32>>) -> tensor<2xcomplex<f32>> {
+  %r = "stablehlo.reduce"(%x, %z) ({
+  ^bb0(%a: tensor<complex<f32>>, %b: tensor<complex<f32>>):
+    %s = stablehlo.add %a, %b : tensor<complex<f32>>
+    stablehlo.return %s : tensor<complex<f32>>
+  }) {dimensions = array<i64: 1>} : (tensor<2x3xcomplex<f32>>, tensor<complex<f32>>) -> tensor<2xcomplex<f32>>
+  func.return %r : tensor<2xcomplex<f32>>
+}"""
+REDUCE_I1 = """func.func @main(%x: tensor<2x3xi1>, %z: tensor<i1>) -> tensor<3xi1> {
+  %r = "stablehlo.reduce"(%x, %z) ({
+  ^bb0(%a: tensor<i1>, %b: tensor<i1>):
+    %s = stablehlo.OP %a, %b : tensor<i1>
+    stablehlo.return %s : tensor<i1>
+  }) {dimensions = array<i64: 0>} : (tensor<2x3xi1>, tensor<i1>) -> tensor<3xi1>
+  func.return %r : tensor<3xi1>
+}"""
+RW_I1 = """func.func @main(%x: tensor<5xi1>, %z: tensor<i1>) -> tensor<4xi1> {
+  %r = "stablehlo.reduce_window"(%x, %z) ({
+  ^bb0(%a: tensor<i1>, %b: tensor<i1>):
+    %s = stablehlo.or %a, %b : tensor<i1>
+    stablehlo.return %s : tensor<i1>
+  }) {window_dimensions = array<i64: 2>} : (tensor<5xi1>, tensor<i1>) -> tensor<4xi1>
+  func.return %r : tensor<4xi1>
+}"""
+
+
+def test_reduce_and_reduce_window_complex_and_boolean_reductions_go_element_by_element(monkeypatch):
+    """What the whole-array route serves is decided in one place,
+    spec/schedule.py's `reduce_arrays` (float add, maximum, minimum; integer
+    monoids): asked for a complex sum or a boolean and/or it declines, and
+    reduce and reduce_window answer element by element — the values written
+    by hand (exact sums of small complex numbers; and, or of booleans)."""
+    from shlo_conform.spec import schedule
+    from shlo_conform.spec.ops import reduce as reduce_op
+    asked = []
+    real = schedule.reduce_arrays
+
+    def spy(rows, valid, inits, body, types, leaves_of):
+        asked.append((tuple(t.mlir for t in types), real(rows, valid, inits, body, types, leaves_of)))
+        return asked[-1][1]
+    monkeypatch.setattr(reduce_op, "reduce_arrays", spy)
+    monkeypatch.setattr(reduce_window, "reduce_arrays", spy)
+    x = np.array([[1 + 2j, 3 - 1j, -2 + 0.5j], [0.25j, 4, -1 - 1j]], np.complex64)
+    [got] = expect.expected_outputs(REDUCE_C64, [x, np.complex64(0)])
+    assert got.array().tolist() == [2 + 1.5j, 3 - 0.75j]
+    b = np.array([[True, True, False], [True, False, False]])
+    for mnemonic, want in (("and", [True, False, False]), ("or", [True, True, False])):
+        [got] = expect.expected_outputs(REDUCE_I1.replace("OP", mnemonic), [b, np.bool_(mnemonic == "and")])
+        assert got.array().tolist() == want
+    [got] = expect.expected_outputs(RW_I1, [np.array([False, True, False, False, True]), np.bool_(False)])
+    assert got.array().tolist() == [True, True, False, True]
+    assert [t for t, _ in asked] == [("complex<f32>",), ("i1",), ("i1",), ("i1",)]
+    assert all(answer is None for _, answer in asked)
+
+
 def test_reduce_window_whole_array_route_in_pieces_states_what_one_piece_does(monkeypatch):
     """Past WHOLE_CHUNK leaves (2^22: model-sized pooling) the windows are
     gathered in pieces and their records combined; with the limit set to a
     few leaves, a sum of f32 windows (rounded sums: each element bounded,
     some left to the per-element answer) states exactly what the one-piece
-    route states, and an i32 sum is the hand-computed one."""
+    route states, and an i32 sum is the hand-computed one.  The combined
+    record's per-element route (what `objects()` and any undecided element
+    read: the piece an element lies in, its place there) answers every
+    element as the one-piece record does."""
+    from shlo_conform.oracle.program import parse_program
     rng = np.random.default_rng(272)
     x = (rng.standard_normal((6, 7)) * 10.0 ** rng.integers(-3, 4, (6, 7))).astype(np.float32)
     inputs = [x, np.float32(0.0)]
+    inst = parse_program(RW_F32).steps[0].inst
     whole = [e.to_json() for e in expect.expected_outputs(RW_F32, inputs)]
+    one = [repr(a) for a in reduce_window.arrays(inst, *inputs)[0].objects().ravel()]
     monkeypatch.setattr(reduce_window, "WHOLE_CHUNK", 7)
     pieces = [e.to_json() for e in expect.expected_outputs(RW_F32, inputs)]
     assert pieces == whole
+    combined = reduce_window.arrays(inst, *inputs)[0]
+    assert [repr(a) for a in combined.objects().ravel()] == one
     xi = np.arange(1, 43, dtype=np.int32).reshape(6, 7)
     want = _windows_by_hand(xi, (2, 3), (1, 2), (1, 1), (1, 1), ((0, 0), (0, 0)))
     got = expect.expected_outputs(RW_F32.replace("f32", "i32"), [xi, np.int32(0)])
