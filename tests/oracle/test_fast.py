@@ -261,3 +261,36 @@ def test_integer_route_equals_the_ops_fn(mnemonic):
                 assert out == bool(a.whys), (name, [v[i] for v in values], a)
                 assert out or bits == a.options[0][1], (name, [v[i] for v in values], hex(bits), a)
     assert tried
+
+
+def test_decide_takes_the_working_formats_overflow_and_underflow_for_finite_nonzero_arguments():
+    """exp(±1000) overflows and underflows the working format (y = inf,
+    +0): with the arguments given, finite and nonzero, those are the
+    rounding of a nonzero true value — e^1000 lies past f32's largest
+    finite (inf), e^-1000 below half its smallest subnormal (+0) — and are
+    decided; without the arguments, or for an infinite or zero argument
+    (a special value the op's module states), they are left undecided."""
+    from shlo_conform.spec.types import F32
+    dtype = fast.working(F32)[0]
+    y = np.array([np.inf, 0.0, np.inf, 0.0], dtype=dtype)
+    ok, lo = fast.decide(y, F32, [np.array([1000.0, -1000.0, np.inf, 0.0])])
+    assert ok.tolist() == [True, True, False, False]
+    assert lo[0] == np.inf and lo[1] == 0.0 and not np.signbit(lo[1])
+    ok, _ = fast.decide(y, F32)
+    assert not ok.any()
+
+
+@pytest.mark.parametrize("f", [f for f in TABLE if TABLE[f].mpfr is not None], ids=lambda f: TABLE[f].name)
+def test_mpfr_leaves_zero_and_non_finite_arguments_to_the_spec(f):
+    """MPFR follows IEEE's signed zeros and infinities (sin(-0) = -0,
+    atan2(-0, -1) = -π, exp(-inf) = 0) where the spec's own statements
+    decide, so `mpfr_correct` decides no element with a zero or non-finite
+    argument, in any position — the others it does (its values are checked
+    against arb in tests/oracle/test_round_fast.py)."""
+    arity = 2 if TABLE[f].name == "atan2" else 1
+    specials = [0.0, -0.0, np.inf, -np.inf, np.nan]
+    for k in range(arity):   # the specials in argument k, a plain value in the others
+        args = [np.array(specials + [0.5]) if j == k else np.full(len(specials) + 1, 0.75) for j in range(arity)]
+        ok, r = np.zeros(len(specials) + 1, dtype=bool), np.zeros(len(specials) + 1)
+        fast.mpfr_correct(f, args, ok, r)
+        assert ok.tolist() == [False] * len(specials) + [True], k

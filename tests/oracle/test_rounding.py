@@ -138,3 +138,39 @@ def test_format_that_is_no_element_type():
     assert round_value(Fraction(14), tiny) == float("inf")  # tie 12 | 16 (= inf)
     assert round_value(Fraction(13), tiny) == 12
     assert round_value(-Fraction(1, 32), tiny) == 0 and str(round_value(-Fraction(1, 32), tiny)) == "-0.0"
+
+
+def test_python_integers_and_booleans_round_like_numpys_cast():
+    """An exact value may come as a Python int (integer semantics, bool
+    included): rounded as numpy casts int64 to the format (correctly
+    rounded, ties to even: 2^24 + 1 → 2^24 in f32, 2049 → 2048 in f16)."""
+    ints = [0, 1, -1, 3, -7, 2049, 2051, (1 << 24) + 1, (1 << 24) + 3, -(1 << 31), (1 << 62) + 12345]
+    for n in ints:
+        assert round_bits(n, F32) == int(np.int64(n).astype(np.float32).view(np.uint32)), n
+        assert round_bits(n, F16) == int(np.int64(n).astype(np.float16).view(np.uint16)), n
+    assert round_bits(True, F32) == 0x3F800000 and round_bits(False, BF16) == 0
+    assert round_bits(1 << 200, F32) == 0x7F800000 and round_bits(-(1 << 200), F16) == 0xFC00
+
+
+def test_mpf_specials_keep_their_kind():
+    """mpmath's NaN and infinities are not numbers with a mantissa: NaN
+    stays NaN, ±inf stays ±inf (NaN where the format has no infinity)."""
+    import mpmath
+    assert F32.is_nan_bits(round_bits(mpmath.mpf("nan"), F32))
+    assert round_bits(mpmath.mpf("inf"), F32) == 0x7F800000
+    assert round_bits(mpmath.mpf("-inf"), F16) == 0xFC00
+    assert F8E4M3FN.is_nan_bits(round_bits(mpmath.mpf("inf"), F8E4M3FN))
+
+
+def test_directed_rounding_in_a_format_without_infinity_stops_at_its_largest_finite():
+    """The ends of a Range in f8E4M3FN: past the largest finite value (448,
+    ml_dtypes' finfo max; pattern S.1111.110) a directed rounding gives that
+    value of the right sign — never S.1111.111, which is the format's NaN —
+    and stepping up from it stays there."""
+    from shlo_conform.oracle.rounding import round_directed
+    big = float(ml_dtypes.finfo(ml_dtypes.float8_e4m3fn).max)
+    assert big == 448.0 and round_bits(Fraction(448), F8E4M3FN) == 0x7E
+    for up in (True, False):
+        assert round_directed(Fraction(1000), F8E4M3FN, up) == 0x7E
+        assert round_directed(-Fraction(1000), F8E4M3FN, up) == 0xFE
+    assert round_directed(Fraction(447), F8E4M3FN, True) == 0x7E   # 447 → up to 448
