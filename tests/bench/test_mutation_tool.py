@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -78,6 +79,48 @@ def test_the_unmutated_oracle_scores_conformant_on_grids_and_host_programs():
         want = "rejected" if kinds[cid] == "invalid" else ("pass", "survey")
         assert v.split(" [")[0] in (want if isinstance(want, tuple) else (want,)), (cid, v)
     assert got["lines"].get("spec/ops/all_reduce.py")
+
+
+def test_a_shared_modules_mutant_is_scored_on_the_cases_that_run_its_line():
+    """The per-case trace: each case's lines, the lines run while the
+    project loads ("pre": reaching every case), and `_reaching_cases`
+    picking the cases of an op that execute a mutant's line.  Truth by
+    construction: negate's cases on si8 run its integer overflow branch
+    only where an operand is -128 (the inputs say which), and a module-level
+    line reaches every case (None)."""
+    import json
+    from shlo_conform.suites.io import load_cases, suite_path
+    path = "spec/ops/negate.py"
+    got = mutation._score("core", ["negate"], None, [path])
+    cases = load_cases(suite_path("core"), {"negate"})
+    assert set(got["cases"]) == {c.id for c in cases} == set(got["case_seconds"])
+    src = (ROOT / path).read_text().splitlines()
+    line = next(i for i, ln in enumerate(src, 1) if "INT_MIN (wraps)" in ln)
+    m = mutation.Mutant(path, "op", 0, line, line, 0, "element", src[line - 1])
+    want = [c.id for c in cases if c.kind == "value" and c.inputs and "si8" in c.id
+            and any((np.asarray(t.array()) == -128).any() for t in c.inputs)]
+    reaching = mutation._reaching_cases(m, got)
+    assert want and set(want) <= set(reaching)
+    assert all(any(e in cid for e in ("si", "ui")) for cid in reaching), json.dumps(reaching)[:300]
+    top = mutation.Mutant(path, "op", 0, 1, 1, 0, "<module>", src[0])
+    assert mutation._reaching_cases(top, got) is None
+
+
+def test_check_spec_reads_nothing_of_the_oracle():
+    """The tool runs no check-spec for a mutant of oracle/: spec/ (what
+    check-spec reads) imports nothing from it."""
+    import ast
+    for f in sorted((ROOT / "spec").rglob("*.py")):
+        for node in ast.walk(ast.parse(f.read_text())):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+                [f"{node.module or ''}"] if isinstance(node, ast.ImportFrom) else []
+            assert not any("oracle" in n.split(".") for n in names), (f, names)
+
+
+def test_own_tests_of_a_shared_module():
+    assert mutation._own_tests("oracle/rounding.py") == ["tests/oracle/test_rounding.py"]
+    assert mutation._own_tests("spec/annex_g.py") == ["tests/spec/test_annex_g.py"]
+    assert mutation._own_tests("oracle/accumulate.py") == []
 
 
 def test_the_calls_declared_symmetric_are_symmetric():
