@@ -531,26 +531,32 @@ def _select(expr: str) -> list[str]:
 
 
 def _own_tests(path: str) -> list[str]:
-    """A shared module's own unit tests (oracle/rounding.py: tests/oracle/test_rounding.py), run whole."""
+    """A shared module's unit tests, run whole on its survivors: the files of
+    tests/spec and tests/oracle that import it (oracle/accumulate.py:
+    tests/spec/test_bounds.py), its namesake tests/<area>/test_<stem>.py first."""
     p = Path(path)
-    f = Path("tests") / p.parent.name / f"test_{p.stem}.py"
-    return [str(f)] if (ROOT / f).is_file() else []
+    area, stem = p.parent.name, p.stem
+    own = Path("tests") / area / f"test_{stem}.py"
+    out = [str(own)] if (ROOT / own).is_file() else []
+    for d in ("spec", "oracle"):
+        for f in sorted((ROOT / "tests" / d).glob("test_*.py")):
+            rel = str(f.relative_to(ROOT))
+            if rel not in out and _imports(f, area, stem):
+                out.append(rel)
+    return out
 
 
-def _tests_runner(m: Mutant, source: str | None, files: list[str], op: str):
-    def fn():
-        if source is not None:
-            _install_hook(ROOT / m.path, source)
-        os.chdir(ROOT)
-        import io
-        import contextlib
-        import pytest
-        sink = io.StringIO()
-        with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
-            rc = pytest.main(["-q", "-x", "-p", "no:cacheprovider", "-p", "no:randomly", *_select(op), *files])
-        tail = [ln for ln in sink.getvalue().splitlines() if ln.startswith(("FAILED", "ERROR"))]
-        return int(rc), (tail[0] if tail else "")
-    return fn
+def _imports(f: Path, area: str, stem: str) -> bool:
+    """Whether the file imports `<area>.<stem>` (`from …<area>.<stem> import x`,
+    `from …<area> import <stem>`, `import …<area>.<stem>`)."""
+    for node in ast.walk(ast.parse(f.read_text())):
+        if isinstance(node, ast.ImportFrom):
+            mod = (node.module or "").split(".")
+            if mod[-2:] == [area, stem] or (mod[-1:] == [area] and any(a.name == stem for a in node.names)):
+                return True
+        elif isinstance(node, ast.Import) and any(a.name.split(".")[-2:] == [area, stem] for a in node.names):
+            return True
+    return False
 
 
 def _check_spec_runner(m: Mutant | None, source: str | None, op: str):
@@ -744,6 +750,12 @@ def main(argv=None) -> int:
         if kind != "ok" or got[0] not in (0, 5):
             print(f"mutation: --tests fail on the unmutated code: {got}", file=sys.stderr)
             return 2
+    own_tests = {x: _own_tests(x) for x in extra} if tests else {}
+    for x, files in own_tests.items():   # a shared module's own tests must pass unmutated too
+        kind, got = _in_child(_tests_runner(None, None, files, ""), 1800) if files else ("ok", (0, ""))
+        if kind != "ok" or got[0] not in (0, 5):
+            print(f"mutation: {x}'s tests fail on the unmutated code: {got}", file=sys.stderr)
+            return 2
     journal = _Journal(a) if a.json else None
     regen = _Regeneration(a.suite, spath, manifest) if a.later else None
     for i, m in enumerate(plan, 1):
@@ -765,8 +777,10 @@ def main(argv=None) -> int:
         elif not reached:
             m.mutated = _diff_line((ROOT / m.path).read_text(), source, m.line)
             m.status, m.by = "not reached", "no case of " + (", ".join(m.ops) or "any op") + " executes the line"
-            runs = [([f], "") for f in _own_tests(m.path)] if id(m) in shared else [(tests, o) for o in m.ops]
+            runs = [(own_tests[m.path], "")] if id(m) in shared else [(tests, o) for o in m.ops]
             for files, o in (runs if tests else ()):
+                if not files:
+                    continue
                 kind, got = _in_child(_tests_runner(m, source, files, o), 900)
                 if kind == "ok" and got[0] == 1:
                     m.status, m.by = "killed", f"by tests (no case reaches it): {got[1] or 'a test failed'}"
@@ -798,9 +812,11 @@ def main(argv=None) -> int:
                     break
             if not m.status and tests:
                 # a shared module: its own tests whole, then the ops' tests in one run (-k any reached op)
-                runs = ([([f], "") for f in _own_tests(m.path)] + [(tests, " or ".join(reached))]) \
-                    if id(m) in shared else [(tests, o) for o in reached]
+                runs = [(own_tests[m.path], ""), (tests, " or ".join(reached))] if id(m) in shared \
+                    else [(tests, o) for o in reached]
                 for files, o in runs:
+                    if not files:
+                        continue
                     kind, got = _in_child(_tests_runner(m, source, files, o), 900)
                     if kind == "ok" and got[0] == 1:
                         m.status, m.by = "killed", f"by tests: {got[1] or 'a test failed'}"
