@@ -349,6 +349,8 @@ json.dump({
                        devices=jax.devices()[:4]).lower(jnp.zeros((4, 3), jnp.float32)).as_text(),
  "gspmd_psum": (jax.config.update("jax_use_shardy_partitioner", False),
                 sm(lambda a: jax.lax.psum(a, "x")).lower(x).as_text())[1],
+ "gspmd_two": jax.jit(shard_map(lambda a, b: (jax.lax.psum(a, "x"), b * 2), mesh=mesh, in_specs=(P("x"), P("x")),
+                                out_specs=(P("x"), P("x")))).lower(x, x).as_text(),   # Shardy still off
 }, sys.stdout)
 '''
 
@@ -378,6 +380,22 @@ JAX_EXPECTED = {
     "psum_scatter": ((4, 2), lambda xs: [_blocks(sum(xs))[j] for j in range(4)]),
     "axis_index": ((2, 2), lambda xs: [x + j for j, x in enumerate(xs)]),
 }
+
+
+def test_a_gspmd_program_of_two_arguments_and_two_results(jax_programs):
+    """GSPMD's spelling (Shardy off) with two arguments and two results:
+    each argument through its own Sharding / SPMDFullToShardShape pair,
+    each result through Sharding / SPMDShardToFullShape, read in order:
+    psum of the first (numpy's sum of the shards) and twice the second."""
+    text = jax_programs["gspmd_two"]
+    assert text.count("SPMDFullToShardShape") == 2 and text.count("SPMDShardToFullShape") == 2
+    program = parse_program(text)
+    rng = np.random.default_rng(8)
+    a = [rng.integers(-50, 50, (2, 2)).astype(np.float32) for _ in range(4)]
+    b = [rng.integers(-50, 50, (2, 2)).astype(np.float32) for _ in range(4)]
+    got = execute_on_grid(program, Grid(1, 4), [[x, y] for x, y in zip(a, b)])
+    for j in range(4):
+        assert np.array_equal(got[j][0].array(), sum(a)) and np.array_equal(got[j][1].array(), 2 * b[j]), j
 
 
 @pytest.mark.parametrize("name", sorted(JAX_EXPECTED))

@@ -13,7 +13,7 @@ import shlo_conform
 from shlo_conform.backends.base import Rejected, Unsupported
 from shlo_conform.backends.oracle import OracleBackend
 from shlo_conform.generators.expect import expected_outputs as expectations
-from shlo_conform.oracle.program import execute, parse_program
+from shlo_conform.oracle.program import ProgramRejected, execute, parse_program
 from shlo_conform.spec import dsl
 from shlo_conform.spec.types import SI32, TensorType
 from shlo_conform.suites.compare import compare as judge
@@ -471,3 +471,43 @@ def test_two_variadic_operands_share_the_rest_equally(monkeypatch):
     assert [t.shape for t in seen[0]["b"]] == [(4,), (5,)]
     with pytest.raises(Rejected, match="cannot match 4 operands"):
         OracleBackend().compile(text(4))
+
+
+def _reduce_with_body(body: str) -> str:
+    return ("func.func @main(%x: tensor<4xf32>, %z: tensor<f32>) -> tensor<f32> {\n"
+            "  %r = \"stablehlo.reduce\"(%x, %z) ({\n  ^bb0(%a: tensor<f32>, %b: tensor<f32>):\n" + body +
+            "\n  }) {dimensions = array<i64: 0>} : (tensor<4xf32>, tensor<f32>) -> tensor<f32>\n"
+            "  func.return %r : tensor<f32>\n}")
+
+
+@pytest.mark.parametrize("body, pairwise", [
+    ("    %s = stablehlo.add %a, %b : tensor<f32>\n    stablehlo.return %s : tensor<f32>", ("add",)),
+    # a commutative op may take its pair either way round; subtract may not
+    ("    %s = stablehlo.add %b, %a : tensor<f32>\n    stablehlo.return %s : tensor<f32>", ("add",)),
+    ("    %s = stablehlo.subtract %b, %a : tensor<f32>\n    stablehlo.return %s : tensor<f32>", None),
+    # not a pair: one argument twice
+    ("    %s = stablehlo.add %a, %a : tensor<f32>\n    stablehlo.return %s : tensor<f32>", None),
+    # an op more than the pairs (unused), or a constant
+    ("    %s = stablehlo.add %a, %b : tensor<f32>\n    %t = stablehlo.multiply %a, %b : tensor<f32>\n"
+     "    stablehlo.return %s : tensor<f32>", None),
+    ("    %c = stablehlo.constant dense<1.0> : tensor<f32>\n    %s = stablehlo.add %a, %b : tensor<f32>\n"
+     "    stablehlo.return %s : tensor<f32>", None),
+])
+def test_a_region_is_pairwise_only_when_it_is_one_op_per_pair(body, pairwise):
+    """`Function.pairwise` (what reductions read as a monoid's algebra): the
+    ops of a block that applies one op to each (argument k, argument N+k)
+    pair and returns their results — a commutative op's pair in either
+    order — and None for any other block: where a reduction would otherwise
+    take a body's first op for the whole body."""
+    inst = parse_program(_reduce_with_body(body)).steps[0].inst
+    assert inst.body.pairwise == pairwise
+
+
+def test_a_module_without_main_names_its_functions():
+    """No @main and several functions: rejected, the functions named (one
+    function alone is the entry, whatever its name)."""
+    two = ("func.func @f(%x: tensor<f32>) -> tensor<f32> {\n  func.return %x : tensor<f32>\n}\n"
+           "func.func @g(%x: tensor<f32>) -> tensor<f32> {\n  func.return %x : tensor<f32>\n}\n")
+    with pytest.raises(ProgramRejected, match=r"^no func.func @main \(functions: f, g\)$"):
+        parse_program(two)
+    assert parse_program(two.split("\n}\n")[0] + "\n}\n") is not None
