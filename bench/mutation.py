@@ -668,8 +668,9 @@ def main(argv=None) -> int:
                     help="test files run (-k OP) on a survivor of the suite; '' for the suite alone "
                          "(default: %(default)s)")
     ap.add_argument("--grep", help="only mutants whose source line matches this regular expression")
-    ap.add_argument("--only", help="only the survivors listed in this report (the text this command prints, "
-                                   "e.g. docs/mutation-full-run.txt): rescoring them after a change")
+    ap.add_argument("--only", help="only the mutants a file lists: the survivors of a report (the text this command prints, "
+                                   "e.g. docs/mutation-full-run.txt), or every mutant of a --json file or its "
+                                   "journal: rescoring them after a change")
     ap.add_argument("--no-later", dest="later", action="store_false",
                     help="stop at the suite and the tests: no check-spec, no regeneration stage")
     ap.add_argument("--json", help="write every mutant's record here")
@@ -910,23 +911,47 @@ class _Regeneration:
 
 
 def _only(path: str) -> dict[tuple[str, str, str], set[str]]:
-    """{(file, operator, source line): the mutated lines} of the survivors a
-    report lists (its `->` line tells apart the mutants one operator makes
-    of one line: `== 0` → `== -1` or `== 1`)."""
+    """{(file, operator, source line): the mutated lines} of the mutants a
+    file lists: a report of this command (its survivors; the `->` line
+    tells apart the mutants one operator makes of one line: `== 0` → `== -1`
+    or `== 1`), or a --json record file or its journal (every mutant in it,
+    whatever became of it: rescoring a whole earlier run on today's code)."""
     try:
         lines = Path(path).read_text().splitlines()
     except OSError as e:
         raise ValueError(f"--only {path}: {e.strerror}") from None
-    head = re.compile(r"^  (?:gap|not reached|equivalent)\s+(\S+?):\d+ \[[^\]]*\] (\S+)$")
     out: dict[tuple[str, str, str], set[str]] = {}
-    for i, ln in enumerate(lines):
+    for rec in _records(lines):
+        out.setdefault((rec["path"], rec["operator"], rec["source"]), set()).add(rec.get("mutated", ""))
+    head = re.compile(r"^  (?:gap|not reached|equivalent)\s+(\S+?):\d+ \[[^\]]*\] (\S+)$")
+    for i, ln in enumerate(lines if not out else ()):
         g = head.match(ln)
         if g and i + 1 < len(lines):
             after = lines[i + 2].strip() if i + 2 < len(lines) else ""
             out.setdefault((g.group(1), g.group(2), lines[i + 1].strip()), set()).add(
                 after[3:].strip() if after.startswith("-> ") else "")
     if not out:
-        raise ValueError(f"--only {path}: no survivors listed in it (a report of this command)")
+        raise ValueError(f"--only {path}: no mutants listed in it (a report, --json file or journal of this command)")
+    return out
+
+
+def _records(lines: list[str]) -> list[dict]:
+    """The mutant records of a --json file ({"mutants": [...]}) or a journal
+    (a head line, then one record a line); [] for a report."""
+    try:
+        doc = json.loads("\n".join(lines))
+    except ValueError:
+        doc = None
+    if isinstance(doc, dict) and isinstance(doc.get("mutants"), list):
+        return [r for r in doc["mutants"] if isinstance(r, dict) and "path" in r]
+    out = []
+    for ln in lines:
+        try:
+            r = json.loads(ln)
+        except ValueError:
+            return []
+        if isinstance(r, dict) and {"path", "operator", "source"} <= set(r):
+            out.append(r)
     return out
 
 

@@ -181,7 +181,7 @@ def test_postponed_annotations_and_choices_make_no_mutants():
     assert on_hint and all(m.col < lines[m.line - 1].index("choices=") for m in on_hint)   # IntAttr(32) still is
 
 
-def test_only_reads_the_survivors_of_a_report(tmp_path):
+def test_only_reads_a_reports_survivors_or_a_records_mutants(tmp_path):
     report = tmp_path / "r.txt"
     report.write_text("survivors:\n"
                       "  gap         spec/ops/abs.py:29 [abs_c2] core/ReplaceComparisonOperator_Eq_Is\n"
@@ -192,8 +192,17 @@ def test_only_reads_the_survivors_of_a_report(tmp_path):
                                            {"return a is b"},
                                            ("spec/ops/iota.py", "core/NumberReplacer", "values = f(-1)"): {"values = f(- 0)"}}
     (tmp_path / "empty.txt").write_text("nothing here\n")
-    with pytest.raises(ValueError, match="no survivors"):
+    with pytest.raises(ValueError, match="no mutants listed"):
         mutation._only(str(tmp_path / "empty.txt"))
+    # a journal (a head line, one record a line) and a --json file: every mutant in it, killed ones too
+    import json
+    recs = [{"path": "spec/ops/abs.py", "operator": "op/A", "source": "x = 1", "mutated": "x = 2", "status": "killed"},
+            {"path": "spec/ops/abs.py", "operator": "op/A", "source": "x = 1", "mutated": "x = 0", "status": "gap"}]
+    want = {("spec/ops/abs.py", "op/A", "x = 1"): {"x = 2", "x = 0"}}
+    (tmp_path / "j.journal").write_text("\n".join(json.dumps(r) for r in [{"suite": "core", "seed": 0}, *recs]) + "\n")
+    assert mutation._only(str(tmp_path / "j.journal")) == want
+    (tmp_path / "m.json").write_text(json.dumps({"suite": "core", "mutants": recs}, indent=1))
+    assert mutation._only(str(tmp_path / "m.json")) == want
     p = subprocess.run([sys.executable, str(ROOT / "bench" / "mutation.py"), "--ops", "abs", "--only",
                         str(tmp_path / "missing.txt")], capture_output=True, text=True,
                        env={"SHLO_MUTATION_NO_PRELOAD": "1", "PATH": ""})
