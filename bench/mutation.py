@@ -559,6 +559,22 @@ def _imports(f: Path, area: str, stem: str) -> bool:
     return False
 
 
+def _tests_runner(m: Mutant, source: str | None, files: list[str], op: str):
+    def fn():
+        if source is not None:
+            _install_hook(ROOT / m.path, source)
+        os.chdir(ROOT)
+        import io
+        import contextlib
+        import pytest
+        sink = io.StringIO()
+        with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
+            rc = pytest.main(["-q", "-x", "-p", "no:cacheprovider", "-p", "no:randomly", *_select(op), *files])
+        tail = [ln for ln in sink.getvalue().splitlines() if ln.startswith(("FAILED", "ERROR"))]
+        return int(rc), (tail[0] if tail else "")
+    return fn
+
+
 def _check_spec_runner(m: Mutant | None, source: str | None, op: str):
     """`shlo-conform check-spec --ops OP` with the mutant in place: the z3
     reading of the op's constraints (consistent, each independent, solvable

@@ -208,3 +208,14 @@ def test_only_reads_a_reports_survivors_or_a_records_mutants(tmp_path):
                         str(tmp_path / "missing.txt")], capture_output=True, text=True,
                        env={"SHLO_MUTATION_NO_PRELOAD": "1", "PATH": ""})
     assert p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1 and "missing.txt" in p.stderr
+
+
+def test_the_test_stage_runs_pytest_in_a_child_and_reads_its_verdict(tmp_path):
+    """What kills a survivor "by tests": pytest run in a forked child on the
+    files given (-k the op), rc 0 when they pass, 1 and the first FAILED
+    line when one fails."""
+    f = tmp_path / "test_probe.py"
+    f.write_text("def test_sine_passes():\n    pass\n\n\ndef test_tan_fails():\n    assert False\n")
+    assert mutation._in_child(mutation._tests_runner(None, None, [str(f)], "sine"), 120) == ("ok", (0, ""))
+    kind, (rc, line) = mutation._in_child(mutation._tests_runner(None, None, [str(f)], ""), 120)
+    assert kind == "ok" and rc == 1 and line.startswith("FAILED") and "test_tan_fails" in line
