@@ -2,8 +2,10 @@
 
     .venv/bin/python bench/mutation.py --ops sine,add          # per op: minutes
     .venv/bin/python bench/mutation.py --all                   # make mutation: every op, the oracle's modules
+    .venv/bin/python bench/mutation.py --shared                # the oracle's shared modules alone (~35 min)
     options: --suite core|PATH  --seed 0  --sample N (per module; 0: all)  --modules a.py,b.py
              --tests FILES|''  --grep REGEX  --timeout S  --json out.json  --list (the sample only)
+             --only REPORT|JSON|JOURNAL (rescore the mutants listed there)  --no-later
     With --json, each finished mutant is appended to out.json.journal: an interrupted
     run given the same arguments resumes from it.
 
@@ -60,9 +62,13 @@ generators pick inputs; no verdict reads them), and argument swaps of
 symmetric calls (`same_type`, `And` …).
 
 In --all mode every op module is mutated against its own op's cases, and
-each oracle/ and spec/ module in ORACLE_MODULES against the ops whose
-traced cases reach the mutated line (scored one op after another until a
-verdict changes).
+each oracle/ and spec/ module in ORACLE_MODULES (--shared: those alone)
+against the cases that execute the mutated line — a trace per case, the
+lines run while the project loads counting for every case — op after op
+until a verdict changes; a survivor of those meets the module's own tests
+(every tests/spec, tests/oracle file importing it) and the reached ops'
+tests, then their regeneration (no check-spec for oracle/: spec/ imports
+nothing of it).
 """
 from __future__ import annotations
 
