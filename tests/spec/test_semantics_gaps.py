@@ -570,22 +570,14 @@ RW_F32 = """func.func @main(%x: tensor<6x7xf32>, %z: tensor<f32>) -> tensor<5x3x
 }"""
 
 
-REDUCE_C64 = """func.func @main(%x: tensor<2x3xcomplex<f32>>, %z: tensor<complex<f32>>) -> tensor<2xcomplex<f32>> {
-  %r = "stablehlo.reduce"(%x, %z) ({
-  ^bb0(%a: tensor<complex<f32>>, %b: tensor<complex<f32>>):
-    %s = stablehlo.add %a, %b : tensor<complex<f32>>
-    stablehlo.return %s : tensor<complex<f32>>
-  }) {dimensions = array<i64: 1>} : (tensor<2x3xcomplex<f32>>, tensor<complex<f32>>) -> tensor<2xcomplex<f32>>
-  func.return %r : tensor<2xcomplex<f32>>
-}"""
-REDUCE_I1 = """func.func @main(%x: tensor<2x3xi1>, %z: tensor<i1>) -> tensor<3xi1> {
-  %r = "stablehlo.reduce"(%x, %z) ({
-  ^bb0(%a: tensor<i1>, %b: tensor<i1>):
-    %s = stablehlo.OP %a, %b : tensor<i1>
-    stablehlo.return %s : tensor<i1>
-  }) {dimensions = array<i64: 0>} : (tensor<2x3xi1>, tensor<i1>) -> tensor<3xi1>
-  func.return %r : tensor<3xi1>
-}"""
+def _reduce_text(shape: str, et: str, out: str, body: str, dims: str) -> str:
+    """reduce over `dims` of a tensor<shape x et> with a one-op `body`."""
+    x, r, s = f"tensor<{shape}x{et}>", f"tensor<{out}x{et}>", f"tensor<{et}>"
+    return (f'func.func @main(%x: {x}, %z: {s}) -> {r} {{\n  %r = "stablehlo.reduce"(%x, %z) ({{\n'
+            f"  ^bb0(%a: {s}, %b: {s}):\n    %s = stablehlo.{body} %a, %b : {s}\n    stablehlo.return %s : {s}\n"
+            f"  }}) {{dimensions = array<i64: {dims}>}} : ({x}, {s}) -> {r}\n  func.return %r : {r}\n}}")
+
+
 RW_I1 = """func.func @main(%x: tensor<5xi1>, %z: tensor<i1>) -> tensor<4xi1> {
   %r = "stablehlo.reduce_window"(%x, %z) ({
   ^bb0(%a: tensor<i1>, %b: tensor<i1>):
@@ -613,11 +605,11 @@ def test_reduce_and_reduce_window_complex_and_boolean_reductions_go_element_by_e
     monkeypatch.setattr(reduce_op, "reduce_arrays", spy)
     monkeypatch.setattr(reduce_window, "reduce_arrays", spy)
     x = np.array([[1 + 2j, 3 - 1j, -2 + 0.5j], [0.25j, 4, -1 - 1j]], np.complex64)
-    [got] = expect.expected_outputs(REDUCE_C64, [x, np.complex64(0)])
+    [got] = expect.expected_outputs(_reduce_text("2x3", "complex<f32>", "2", "add", "1"), [x, np.complex64(0)])
     assert got.array().tolist() == [2 + 1.5j, 3 - 0.75j]
     b = np.array([[True, True, False], [True, False, False]])
     for mnemonic, want in (("and", [True, False, False]), ("or", [True, True, False])):
-        [got] = expect.expected_outputs(REDUCE_I1.replace("OP", mnemonic), [b, np.bool_(mnemonic == "and")])
+        [got] = expect.expected_outputs(_reduce_text("2x3", "i1", "3", mnemonic, "0"), [b, np.bool_(mnemonic == "and")])
         assert got.array().tolist() == want
     [got] = expect.expected_outputs(RW_I1, [np.array([False, True, False, False, True]), np.bool_(False)])
     assert got.array().tolist() == [True, True, False, True]
