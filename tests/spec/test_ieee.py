@@ -33,6 +33,21 @@ def test_division_is_exact_for_finite_nonzero_operands_of_either_sign():
     assert ieee.division(-1.0, math.inf) == 0 and math.copysign(1, ieee.division(-1.0, math.inf)) == -1
 
 
+def test_addition_and_multiplication_are_exact_for_finite_operands_of_either_sign():
+    """The exact sum and product of binary64 values (up to 106 significant
+    bits: no binary64 result holds them), IEEE's zeros with their signs,
+    and the specials as Python's floats give them."""
+    rng = random.Random(4)
+    for a, b in zip(_floats(rng, 500), _floats(rng, 500)):
+        assert ieee.multiplication(a, b) == Fraction(a) * Fraction(b), (a, b)
+        got = ieee.addition(a, b)
+        assert got == Fraction(a) + Fraction(b) and (isinstance(got, Fraction) or got == 0), (a, b)
+    assert ieee.multiplication(-(1 + 2.0 ** -52), 1 + 2.0 ** -52) == -(1 + Fraction(1, 2 ** 52)) ** 2
+    assert math.copysign(1, ieee.multiplication(-0.0, 3.0)) == -1 and math.copysign(1, ieee.addition(-0.0, -0.0)) == -1
+    assert math.copysign(1, ieee.addition(-1.5, 1.5)) == 1 and math.isnan(ieee.multiplication(0.0, math.inf))
+    assert ieee.subtraction(1.0, math.inf) == -math.inf
+
+
 def test_remainder_toward_zero_is_cs_fmod():
     """The seed's float `remainder` (a - b·trunc(a/b), the dividend's sign)
     is C's fmod, which the C standard makes exact: math.fmod on every pair
