@@ -78,7 +78,11 @@ def main(argv=None) -> int:
     ap.add_argument("--range", required=True, help="LO:HI bit patterns (0x… or decimal)")
     ap.add_argument("--backends", required=True)
     a = ap.parse_args(argv)
-    lo, hi = (_int(x) for x in a.range.split(":"))
+    try:
+        lo, hi = (_int(x) for x in a.range.split(":"))
+    except ValueError:
+        print(f"exhaustive_slice: --range {a.range!r}: want LO:HI, bit patterns (0x… or decimal)", file=sys.stderr)
+        return 2
     rows, notes = [], []
     for b in a.backends.split(","):
         paths = [streaming.checkpoint_path(Path(c), a.op, "f32", b) for c in a.cache.split(",") if c]

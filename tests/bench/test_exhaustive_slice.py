@@ -68,3 +68,11 @@ def test_no_checkpoint_in_any_cache_is_one_line_and_exit_2(tmp_path, capsys):
                                   "--range", "0:8", "--backends", "iree"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("exhaustive_slice: no checkpoint")
+
+
+def test_a_range_that_is_not_lo_hi_is_one_line_and_exit_2(tmp_path, capsys):
+    for bad in ("zz", "5", "1:2:3"):
+        assert exhaustive_slice.main(["--cache", str(tmp_path), "--op", "sine", "--range", bad,
+                                      "--backends", "iree"]) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and "--range" in err[0], bad

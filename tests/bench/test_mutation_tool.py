@@ -128,6 +128,12 @@ def test_own_tests_of_a_shared_module():
     assert "tests/spec/test_annex_g.py" in mutation._own_tests("spec/annex_g.py")
     assert all(mutation._imports(ROOT / f, "oracle", "fast") for f in mutation._own_tests("oracle/fast.py"))
     assert not mutation._imports(ROOT / "tests/spec/test_dsl.py", "oracle", "fast")
+    # the op modules' relative imports, read from their folder: `from .all_gather import …`, `from . import reduce`
+    ops = ["all_to_all", "reduce_window", "add", "reduce"]
+    assert mutation._importers(mutation.Mutant("spec/ops/all_gather.py", "op", 0, 1, 1, 0, "f", "x", ops=["all_gather"]),
+                               ops) == ["all_to_all"]
+    assert mutation._importers(mutation.Mutant("spec/ops/reduce.py", "op", 0, 1, 1, 0, "f", "x", ops=["reduce"]),
+                               ops) == ["reduce_window"]
 
 
 def test_the_calls_declared_symmetric_are_symmetric():
