@@ -946,6 +946,8 @@ def _only(path: str) -> dict[tuple[str, str, str], set[str]]:
         lines = Path(path).read_text().splitlines()
     except OSError as e:
         raise ValueError(f"--only {path}: {e.strerror}") from None
+    except UnicodeDecodeError:
+        raise ValueError(f"--only {path}: not a text file (a report, --json file or journal of this command)") from None
     out: dict[tuple[str, str, str], set[str]] = {}
     for rec in _records(lines):
         out.setdefault((rec["path"], rec["operator"], rec["source"]), set()).add(rec.get("mutated", ""))

@@ -210,6 +210,9 @@ def test_only_reads_a_reports_survivors_or_a_records_mutants(tmp_path):
     assert mutation._only(str(tmp_path / "j.journal")) == want
     (tmp_path / "m.json").write_text(json.dumps({"suite": "core", "mutants": recs}, indent=1))
     assert mutation._only(str(tmp_path / "m.json")) == want
+    (tmp_path / "b.npz").write_bytes(b"PK\x03\x04\xb3\xff")
+    with pytest.raises(ValueError, match="b.npz: not a text file"):
+        mutation._only(str(tmp_path / "b.npz"))
     p = subprocess.run([sys.executable, str(ROOT / "bench" / "mutation.py"), "--ops", "abs", "--only",
                         str(tmp_path / "missing.txt")], capture_output=True, text=True,
                        env={"SHLO_MUTATION_NO_PRELOAD": "1", "PATH": ""})
