@@ -44,9 +44,9 @@ import numpy as np
 from ..spec.dsl import Decomposition
 from ..spec.ops import OPS
 from ..spec.expectation import Alternative, Expectation
-from ..spec.types import TensorType, dense_literal, from_bits, from_ordinals, nan_mask, ordinals
+from ..spec.types import TensorType, dense_literal, from_bits, from_ordinals, nan_mask, ordinals, top_ordinal
 from .program import Program, _run, parse_program
-from .propagation import WHY as UPSTREAM, _top, is_ranged
+from .propagation import WHY as UPSTREAM, is_ranged
 from .rounding import round_bits
 from .semantics import Context, on_arrays, on_values, operand_types, result_types, run_arrays
 
@@ -304,7 +304,7 @@ def _faithful(step, o: Expectation, arrays: list) -> Expectation:
     fmt = et.format
     shape = np.shape(o.bits)
     own = ordinals(np.reshape(o.bits, -1), et)
-    top = _top(fmt)
+    top = top_ordinal(fmt)
     lo, hi = np.maximum(own - 1, -top), np.minimum(own + 1, top)
     nan = nan_mask(np.reshape(o.bits, -1), fmt)
     inf = np.abs(own) == top if fmt.has_inf else np.zeros_like(nan)
@@ -398,7 +398,7 @@ def _directed(x, bits: int, et) -> "tuple | None":
             return OVERFLOWS
         if np.isnan(v):
             return None
-        top = _top(fmt)
+        top = top_ordinal(fmt)
         big = int(from_ordinals(np.array([top - 1 if v > 0 else 1 - top]), et)[0])
         return (big, bits) if v > 0 else (bits, big)
     if Fraction(v) == q:

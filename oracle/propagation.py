@@ -45,7 +45,7 @@ import itertools
 import numpy as np
 
 from ..spec.expectation import Alternative, Expectation
-from ..spec.types import from_bits, from_ordinals, nan_mask, ordinals
+from ..spec.types import from_bits, from_ordinals, nan_mask, ordinals, top_ordinal, ulp_range
 from . import bilinear, characterized
 
 MAX_RANGED = 4
@@ -67,6 +67,8 @@ def _nans(bits, et) -> np.ndarray:
     return nan_mask(bits, c.format) if c.is_float else np.zeros(np.shape(bits), dtype=bool)
 
 
+_top = top_ordinal   # bilinear.py's name for it, until its import moves to spec.types
+
 CHUNK = 1 << 16   # elements per pass over a range: the temporaries stay in cache
 
 
@@ -77,32 +79,16 @@ def _bounds(e: Expectation, part: slice = slice(None)) -> tuple[np.ndarray, np.n
     et = e.type.element_type
     if e.kind == "bounded":
         return ordinals(np.reshape(e.lo, -1)[part], et), ordinals(np.reshape(e.hi, -1)[part], et)
-    bits = np.reshape(e.bits, -1)[part]
-    o = ordinals(bits, et)
-    if e.kind != "ulp" or not e.tolerance_ulp:
+    if e.kind != "ulp":
+        o = ordinals(np.reshape(e.bits, -1)[part], et)
         return o, o
-    c = et.component if et.is_complex else et
-    top = _top(c.format)
-    t = e.tolerance_ulp   # (clamped before the tolerance is added: no overflow whatever the integer type)
-    lo = np.maximum(o, -top + t) - o.dtype.type(t) if t < top else np.full_like(o, -top)
-    hi = np.minimum(o, top - t) + o.dtype.type(t) if t < top else np.full_like(o, top)
-    nan = _nans(bits, et)
-    if nan.any():
-        lo[nan] = o[nan]
-        hi[nan] = o[nan]
-    return lo, hi
+    return ulp_range(np.reshape(e.bits, -1)[part], et, e.tolerance_ulp)
 
 
 def _parts(e: Expectation):
     """Slices of CHUNK over an expectation's flat components."""
     n = int(np.size(e.bits))
     return [slice(i, i + CHUNK) for i in range(0, n, CHUNK)] or [slice(None)]
-
-
-def _top(fmt) -> int:
-    """The ordinal a range stops at: +inf's, or the largest finite value's
-    in a format without infinities (f8E4M3FN, whose next pattern is NaN)."""
-    return fmt.inf_bits(False) if fmt.has_inf else (fmt.exponent_mask | fmt.mantissa_mask) - 1
 
 
 def _ends(v) -> tuple:

@@ -752,7 +752,12 @@ def cmd_run(argv: list[str]) -> int:
     p = _Parser(prog=f"{PROG} run",
                 description="Run one program (StableHLO text in any syntax, MLIR bytecode or a jax.export "
                             "portable artifact) on several backends and compare each output with the "
-                            "oracle's expectation.  Exit 1 when a backend disagrees with it.")
+                            "oracle's expectation, stating the width each verdict was judged with.  Exit 0 when "
+                            "every output agrees; 1 when a backend disagrees, crashes or refuses a valid "
+                            "program; 2 for a usage or input error; 3 when an output is inconclusive (its "
+                            "enclosure too wide to tell a wrong answer from a right one) or unchecked (the "
+                            "oracle states no value for it); 4 when there is no verdict (the oracle cannot "
+                            "judge the program, or a backend ran past --timeout: slow, not wrong).")
     p.add_argument("program", type=_nonempty("PROGRAM"))
     p.add_argument("--backend", required=True,
                    help="comma-separated backends (oracle prints its own values too): xla,interpreter,iree,oracle")

@@ -35,7 +35,8 @@ from .spec.expectation import Expectation
 from .spec.types import TensorType, from_bits
 from .suites import show
 from .suites.compare import compare
-from .suites.kinds import describe
+from .suites.kinds import describe, kind_of
+from .suites.resolution import Resolution, resolution
 from .suites.records import Case, GridData, TensorValue
 from .spec.grid import MAX_PROCESSES, SINGLE, Grid
 
@@ -46,15 +47,32 @@ class InputError(ValueError):
     """The program or the inputs cannot be used (one line for exit 2)."""
 
 
+# Exit codes of `run` (README, "When a model misbehaves"); 2 is a usage or input error (cli.UsageError).
+AGREES, DISAGREES, INCONCLUSIVE, NO_VERDICT = 0, 1, 3, 4
+
+
 @dataclass
 class OutputReport:
     index: int
     type: TensorType
-    ok: bool
+    ok: bool                     # inside the expectation (every element, alternatives included)
     detail: str
     max_ulp: float | None
     specials: Counter = field(default_factory=Counter)
     process: int | None = None   # on a grid: the flattened id of the process whose output this is
+    resolution: Resolution | None = None   # how much the expectation decides (suites/resolution.py)
+
+    @property
+    def status(self) -> str:
+        """The output's verdict: "agrees" only when the expectation was
+        narrow enough to tell a wrong answer from a right one."""
+        if not self.ok:
+            return "DISAGREES"
+        if self.resolution is not None and self.resolution.all_unchecked:
+            return "UNCHECKED"
+        if self.resolution is not None and not self.resolution.conclusive:
+            return "INCONCLUSIVE"
+        return "agrees"
 
 
 @dataclass
@@ -68,7 +86,18 @@ class BackendReport:
 
     @property
     def agrees(self) -> bool:
-        return self.verdict == "pass"
+        return self.verdict == "pass" and all(o.status == "agrees" for o in self.outputs)
+
+    def exit_code(self, judged: bool) -> int:
+        """This backend's share of `run`'s exit status (`AGREES` … `NO_VERDICT`);
+        `judged`: the oracle stated what the outputs must be."""
+        if self.verdict in ("timeout", "unsupported") or (self.verdict == "rejected" and not judged):
+            return NO_VERDICT   # slow, declared away, or refusing what nobody can judge: not wrong
+        if self.verdict not in ("pass", "ran") or any(o.status == "DISAGREES" for o in self.outputs):
+            return DISAGREES
+        if any(o.status in ("UNCHECKED", "INCONCLUSIVE") for o in self.outputs):
+            return INCONCLUSIVE
+        return AGREES
 
 
 # --------------------------------------------------------------------------
@@ -252,6 +281,42 @@ def expectations(data: bytes, inputs: list) -> tuple[list[Expectation] | None, s
         return None, f"the spec states no result for these inputs: {e}"
 
 
+def rewritten_expectations(text: str, inputs: list) -> list[tuple[str, str, int, list]]:
+    """The oracle's expectations for `text` with each known compiler rewrite
+    applied (oracle/rewrites.py): (name, what was computed instead, sites,
+    expectations) per rewrite that changes the program and that the oracle
+    can judge (runs in the isolated job process)."""
+    from .generators.expect import ProgramRejected, Unspecified
+    from .oracle.program import execute, parse_program
+    from .oracle.rewrites import rewritten
+    out = []
+    for rw, changed, sites in rewritten(text):
+        try:
+            out.append((rw.name, rw.says, sites, execute(parse_program(changed), list(inputs))))
+        except (ProgramRejected, Unspecified):
+            continue
+    return out
+
+
+def _name_rewrites(reports: list, exps: list, outputs: list, rewrites: list) -> None:
+    """Failing elements that meet a rewritten program's expectation get the
+    rewrite's name as their cause (`OutputReport.specials`), the first
+    rewrite that explains an element winning."""
+    from .suites.compare import matches
+    for r, exp, actual in zip(reports, exps, outputs):
+        if r.ok or not kind_of(exp).element_wise:
+            continue
+        left = ~matches(exp, actual)
+        for name, says, _, rw_exps in rewrites:
+            rw = rw_exps[r.index]
+            if rw.type != exp.type or not kind_of(rw).element_wise:
+                continue
+            explained = left & matches(rw, actual)
+            if explained.any():
+                r.specials[f"{says} ({name})"] += int(explained.sum())
+                left &= ~explained
+
+
 def fallback_signature(data: bytes) -> tuple[list, list] | None:
     """@main's types read from the text alone (suites/signature.py), for a
     program whose parse killed the reader: the backends can still run."""
@@ -373,6 +438,10 @@ def _npz_members(path: str, z, members: dict, types: list[TensorType], chosen: l
             want = tuple(t.shape) + ((2,) if et.is_complex and dtype.kind == "u" else ())
             if tuple(shape) != want:
                 raise InputError(f"--inputs {path}: {name} has shape {tuple(shape)}, @main takes {t.mlir}")
+            if dtype not in (np.dtype(et.numpy), et.bits_dtype) and dtype.kind == "V":
+                raise InputError(f"--inputs {path}: {name} is {dtype}, raw bytes: an .npz cannot hold "
+                                 f"{np.dtype(et.numpy).name} (@main takes {t.mlir}); save its raw bits instead, "
+                                 f"np.savez(…, {name}=a.view(np.{et.bits_dtype.name}))")
             if dtype not in (np.dtype(et.numpy), et.bits_dtype):
                 raise InputError(f"--inputs {path}: {name} is {dtype}, @main takes {t.mlir} "
                                  f"(give {np.dtype(et.numpy).name} values or {et.bits_dtype.name} raw bits)")
@@ -418,7 +487,7 @@ def _worded(causes: dict) -> Counter:
 
 
 def judge_outputs(expected: list[Expectation], outputs: list, case: Case | None = None,
-                  flushed_for=None) -> list[OutputReport]:
+                  flushed_for=None, rewrites_for=None) -> list[OutputReport]:
     """Each output against its expectation.  With `case` (the program and
     its inputs), failing outputs of inputs that hold subnormals are held
     against the oracle's result on the flushed inputs too (input_flush.py),
@@ -434,12 +503,17 @@ def judge_outputs(expected: list[Expectation], outputs: list, case: Case | None 
             if flushed is not None:
                 cmp = compare(exp, actual, flushed[k])
         specials = _worded(cmp.causes) if not cmp.ok else Counter()
-        reports.append(OutputReport(k, exp.type, cmp.ok, cmp.detail, cmp.max_ulp, specials))
+        reports.append(OutputReport(k, exp.type, cmp.ok, cmp.detail, cmp.max_ulp, specials,
+                                    resolution=resolution(exp)))
+    if rewrites_for is not None and case is not None and any(not r.ok for r in reports):
+        rewrites = rewrites_for(case)   # the program with each known rewrite, judged: what failed may be one
+        if rewrites:
+            _name_rewrites(reports, expected, outputs, rewrites)
     return reports
 
 
 def run_backends(text: str, inputs: list, types: list, backends: list[str], expected: list | None,
-                 timeout: float, flushed_for=None, grid: Grid = SINGLE) -> list[BackendReport]:
+                 timeout: float, flushed_for=None, grid: Grid = SINGLE, rewrites_for=None) -> list[BackendReport]:
     """Each backend in its own worker, with the runner's isolation and
     verdicts.  On a grid of several processes `inputs` and `expected` are
     per process (flattened id order), the backends run every process
@@ -461,7 +535,7 @@ def run_backends(text: str, inputs: list, types: list, backends: list[str], expe
         ran = expected is None and outs is not None   # no expectation to hold the outputs to
         rep = BackendReport(name, "ran" if ran else v.verdict, "" if ran else v.detail, runner.describe or name)
         if outs is not None and expected is not None and len(outs) == len(expected):
-            rep.outputs = judge_outputs(expected, outs, case, flushed_for)
+            rep.outputs = judge_outputs(expected, outs, case, flushed_for, rewrites_for)
         rep.raw = outs
         out.append(rep)
     return out
@@ -528,13 +602,18 @@ def render(path: str, form: str, types: list, how: str, expected: list | None, w
         for i, per in enumerate(per_process):
             lines += head(i)
             for k, e in enumerate(per):
-                lines.append(f"{pad}  #{k} {e.type.mlir}: {describe(e)}" + (f" ({e.why})" if e.why else ""))
+                res = resolution(e)
+                what = "unchecked: any value (no value stated)" if res.all_unchecked else describe(e)
+                lines.append(f"{pad}  #{k} {e.type.mlir}: {what}" + (f" ({e.why})" if e.why else ""))
+                lines.append(f"{pad}      {res.describe()}")
                 if oracle_asked:
                     lines.append(f"{pad}      " + _short(e.array()))
     for r in reports:
         lines.append(f"{r.name}   {r.describe}" if r.describe and r.describe != r.name else r.name)
         if not r.outputs:
             lines.append(f"  {r.verdict.upper()}" + (f": {r.detail}" if r.detail else "")
+                         + (" — slow, not wrong: no verdict (--timeout raises the limit)"
+                            if r.verdict == "timeout" else "")
                          + (" (no verdict without the oracle's expectation)" if r.verdict == "ran" else ""))
             if r.raw is not None and expected is None:
                 for i, per in enumerate(r.raw if many else [r.raw]):
@@ -546,8 +625,11 @@ def render(path: str, form: str, types: list, how: str, expected: list | None, w
             if many and o.process != shown:
                 shown = o.process
                 lines += head(o.process)
-            ulp = f"; max {o.max_ulp:g} ulp from the oracle's value" if o.max_ulp is not None else ""
-            lines.append(f"{pad}  #{o.index} {o.type.mlir}: {'agrees' if o.ok else 'DISAGREES'}{ulp}")
+            ulp = f"; max {o.max_ulp:g} ulp from the oracle's value" \
+                if o.max_ulp is not None and o.status != "UNCHECKED" else ""
+            lines.append(f"{pad}  #{o.index} {o.type.mlir}: {o.status}{ulp}")
+            if o.resolution is not None:
+                lines.append(f"{pad}      {o.resolution.describe()}")
             if not o.ok:
                 lines.append(f"{pad}      {o.detail}")
                 for kind, n in o.specials.items():
@@ -618,6 +700,12 @@ def judge_isolated(jobs, data: bytes, inputs_for, *, timeout: float, memory: int
     return prep, inputs, expected, why, need
 
 
+def named(message: str, path: str) -> str:
+    """A parser's message with the program's own file name where MLIR,
+    reading a string, wrote "-" (`"-":2:26: use of undeclared SSA value`)."""
+    return message.replace('"-":', f"{path}:")
+
+
 def _failure(f, timeout: float, memory: int) -> str:
     """A job's Failure as the one line `run` prints."""
     from .oracle.cost import human_bytes
@@ -635,11 +723,13 @@ def _failure(f, timeout: float, memory: int) -> str:
 def run_command(path: str, backends: list[str], *, inputs_npz: str | None = None, seed: int | None = None,
                 special_fraction: float = 0.0, timeout: float = 60.0,
                 oracle_memory: int | None = None, grid: Grid | None = None) -> tuple[str, int]:
-    """The whole `run` command: (what to print, exit status).  Exit 1 when a
-    backend disagrees with the oracle's expectation (or crashes, hangs or
-    refuses a program the spec accepts); 2 when the oracle cannot judge
-    the program (the backends still run and are shown); raises InputError
-    for unusable input.  The program is read and judged in a process of its
+    """The whole `run` command: (what to print, exit status — `exit_code`:
+    1 when a backend disagrees with the oracle's expectation, crashes or
+    refuses a program the spec accepts; 4 when there is no verdict — the
+    oracle cannot judge the program (the backends still run and are shown)
+    or a backend ran past `timeout`; 3 when an output is inconclusive or
+    unchecked; 0 when everything agrees); raises InputError for unusable
+    input (exit 2).  The program is read and judged in a process of its
     own, within `timeout` seconds and `oracle_memory` bytes."""
     data = read_source(path)
     how = [""]
@@ -660,8 +750,12 @@ def run_command(path: str, backends: list[str], *, inputs_npz: str | None = None
     memory = oracle_memory or default_oracle_memory()
     from .isolation import Failure, Jobs
     with tempfile.TemporaryDirectory(prefix="shlo-conform-") as tmp, Jobs(tmp, label="oracle") as jobs:
-        prep, inputs, expected, why_none, need = judge_isolated(jobs, data, inputs_for, timeout=timeout,
-                                                                memory=memory, grid=grid)
+        try:
+            prep, inputs, expected, why_none, need = judge_isolated(jobs, data, inputs_for, timeout=timeout,
+                                                                    memory=memory, grid=grid)
+        except InputError as e:
+            raise InputError(named(str(e), path)) from None
+        why_none = named(why_none, path)
 
         def flushed_for(case):   # the oracle on the flushed inputs, in the same isolated process
             from .suites.causes import flush_inputs
@@ -671,13 +765,33 @@ def run_command(path: str, backends: list[str], *, inputs_npz: str | None = None
             got = jobs.call("shlo_conform.differential:expectations", data, flushed, timeout=timeout, memory=memory)
             return None if isinstance(got, Failure) or got[0] is None else got[0]
 
-        reports = run_backends(prep.text, inputs, prep.types, backends, expected, timeout, flushed_for, prep.grid)
+        rewrites = []
+
+        def rewrites_for(case):   # the oracle on the program with each known rewrite, once, in the same process
+            if not rewrites:
+                got = jobs.call("shlo_conform.differential:rewritten_expectations", prep.text, case.input_arrays(),
+                                timeout=timeout, memory=memory)
+                rewrites.append([] if isinstance(got, Failure) else got)
+            return rewrites[0]
+
+        reports = run_backends(prep.text, inputs, prep.types, backends, expected, timeout, flushed_for, prep.grid,
+                               rewrites_for)
     if prep.manual:
         how[0] += ("; each process's inputs and outputs are its shards: @main hands them to one manual "
                    f"computation (shard_map / pmap; mesh {', '.join(f'{a}={n}' for a, n in prep.manual.items())}), "
                    "run as its body on every process")
     out = render(path, prep.form, prep.types, how[0], expected, why_none, reports, ORACLE in backends, need,
                  prep.legalized, prep.grid)
-    if expected is None:
-        return out, 2
-    return out, 0 if all(r.agrees for r in reports) else 1
+    return out, exit_code(reports, expected is not None)
+
+
+def exit_code(reports: list[BackendReport], judged: bool) -> int:
+    """`run`'s exit status: a disagreement (or a crash, or a valid program
+    refused) wins; then no verdict (the oracle cannot judge, a backend ran
+    past its timeout); then inconclusive (an output unchecked or too wide
+    to tell); 0 only when every output of every backend agrees."""
+    codes = {r.exit_code(judged) for r in reports}
+    for code in (DISAGREES, NO_VERDICT, INCONCLUSIVE):
+        if code in codes or (code == NO_VERDICT and not judged):
+            return code
+    return AGREES

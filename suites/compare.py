@@ -66,6 +66,16 @@ def _elements_match(exp: Expectation, cet: ElementType, eb: np.ndarray, ab: np.n
     return kind_of(exp).matches(exp, cet, eb, ab, primary, elem_ulp), elem_ulp
 
 
+def matches(exp: Expectation, actual: np.ndarray) -> np.ndarray:
+    """Per flat element: does `actual` meet the primary value of `exp` under
+    its kind's rule (alternatives aside)?  For naming causes from a second
+    expectation (`run`'s rewritten programs); element-wise kinds only."""
+    et = exp.type.element_type
+    eb, cet = _rows(exp.bits, et)
+    ab, _ = _rows(to_bits(np.asarray(actual), et), et)
+    return np.asarray(_elements_match(exp, cet, eb, ab)[0], dtype=bool)
+
+
 def declared_type_mismatch(exp: Expectation, actual: np.ndarray) -> str:
     """Why `actual` is not of the output type the program declares ("" when
     it is): its element type exactly — ui32 is not i32, i8 is not i1, f32 is

@@ -50,6 +50,13 @@ class Kind:
     def judge(self, e: Expectation, actual: np.ndarray):
         raise NotImplementedError(f"kind {self.name!r} is judged element by element")
 
+    def enclosure(self, e: Expectation) -> tuple[np.ndarray, np.ndarray] | None:
+        """The values this kind admits, as (low, high) ordinals per
+        component (`spec.types.ordinals`, flattened) — what a verdict's
+        width is measured from (suites/resolution.py) — or None when the
+        kind states no range of values (a property or a distribution)."""
+        return None
+
     def check(self, e: Expectation) -> tuple[str | None, str]:
         """(how the interpreter's test format states it, or None; why not)."""
         return None, f"expectation kind {self.name!r} has no check op"

@@ -35,6 +35,10 @@ class Bounded(Kind):
             inside = np.where(nan_b, nan_a, inside & ~nan_a)
         return np.asarray(inside, dtype=bool).all(axis=1)
 
+    def enclosure(self, e):
+        et = e.type.element_type
+        return ordinals(np.reshape(e.lo, -1), et), ordinals(np.reshape(e.hi, -1), et)
+
     def check(self, e):
         return None, "expectation 'bounded' (an interval per element): no check op holds an interval"
 

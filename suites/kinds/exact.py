@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...spec.types import nan_mask
+from ...spec.types import nan_mask, ordinals
 from . import Kind, nan_rows, register
 
 
@@ -19,6 +19,10 @@ class Exact(Kind):
         if not cet.is_float or e.bit_exact:
             return (eb == ab).all(axis=1)
         return ((eb == ab) | (nan_rows(eb, cet.format) & nan_rows(ab, cet.format))).all(axis=1)
+
+    def enclosure(self, e):
+        o = ordinals(np.reshape(e.bits, -1), e.type.element_type)
+        return o, o
 
     def check(self, e):
         return ("nan" if has_nan(e) else "eq"), ""

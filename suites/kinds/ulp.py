@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...spec.types import ulp_range
 from . import Kind, register
 
 
@@ -36,6 +37,9 @@ class Ulp(Kind):
             zeros = ((e64 & ~sign) == 0) & ((a64 & ~sign) == 0)   # a nonzero near 0 stays the tolerance's
             ok = ok & (~zeros | (e64 == a64))
         return ok
+
+    def enclosure(self, e):
+        return ulp_range(e.bits, e.type.element_type, e.tolerance_ulp)
 
     def check(self, e):
         return "close", ""

@@ -1,0 +1,155 @@
+"""Model-like JAX programs through `shlo-conform run`: what each verdict decides.
+
+For each program (lowered by JAX here, nobody in this project wrote it):
+XLA's verdict, the width of the enclosure it was judged with (median and
+widest element, relative), the verdicts of three deliberately wrong
+backends (XLA's outputs zeroed, negated, scaled by 1.01:
+tests/cli/fixtures/wrong.py), and the oracle's time beside XLA's run in the
+same command.  A wrong backend must be DISAGREES or, where the enclosure
+is too wide to tell, INCONCLUSIVE — never "agrees".
+
+    .venv/bin/python bench/real_programs.py [--only NAME,…] [--out DIR]
+"""
+from __future__ import annotations
+
+import argparse
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import jax
+import jax.numpy as jnp
+import ml_dtypes
+import numpy as np
+from jax.scipy.linalg import solve_triangular
+
+ROOT = Path(__file__).resolve().parent.parent
+WRONG = ROOT / "tests" / "cli" / "fixtures" / "wrong.py"
+RNG = np.random.default_rng(0)
+
+
+def _n(*shape, scale=1.0, dtype=np.float32):
+    return (RNG.standard_normal(shape) * scale).astype(dtype)
+
+
+def _lstm(xs, w, u, b, h0, c0):
+    def step(carry, x):
+        h, c = carry
+        i, f, g, o = jnp.split(x @ w + h @ u + b, 4, axis=-1)
+        c = jax.nn.sigmoid(f) * c + jax.nn.sigmoid(i) * jnp.tanh(g)
+        return (jax.nn.sigmoid(o) * jnp.tanh(c), c), None
+    (h, c), _ = jax.lax.scan(step, (h0, c0), xs)
+    return h, c
+
+
+def _ln_gelu_mlp(x, w1, w2):
+    m = x.mean(-1, keepdims=True)
+    y = (x - m) / jnp.sqrt(((x - m) ** 2).mean(-1, keepdims=True) + 1e-5)
+    return jax.nn.gelu(y @ w1, approximate=False) @ w2
+
+
+def _attention(q, k, v):
+    s = q @ k.T / np.sqrt(q.shape[-1]).astype(q.dtype)
+    return jax.nn.softmax(s, axis=-1) @ v
+
+
+def _chol_solve(a, b):
+    l = jnp.linalg.cholesky(a)
+    return solve_triangular(l.T, solve_triangular(l, b, lower=True), lower=False)
+
+
+def _conv_block(x, w):
+    y = jax.lax.conv_general_dilated(x, w, (1, 1), "SAME", dimension_numbers=("NHWC", "HWIO", "NHWC"))
+    return jax.nn.relu(y) + x
+
+
+def _spd(n):
+    m = _n(n, n)
+    return (m @ m.T + n * np.eye(n)).astype(np.float32)
+
+
+PROGRAMS = {
+    "mlp-tanh": (lambda x, w1, w2: jnp.tanh(jnp.tanh(x @ w1) @ w2), lambda: [_n(64, 128), _n(128, 256, scale=0.09),
+                                                                          _n(256, 64, scale=0.06)]),
+    "ln-gelu-mlp": (_ln_gelu_mlp, lambda: [_n(32, 64), _n(64, 256, scale=0.125), _n(256, 64, scale=0.06)]),
+    "attention-f32": (_attention, lambda: [_n(32, 64), _n(32, 64), _n(32, 64)]),
+    "attention-bf16": (_attention, lambda: [_n(32, 64, dtype=ml_dtypes.bfloat16) for _ in range(3)]),
+    "softmax-f16": (lambda x: jax.nn.softmax(x, axis=-1), lambda: [_n(64, 128, dtype=np.float16)]),
+    "lstm-16x128": (_lstm, lambda: [_n(16, 4, 16), _n(16, 512, scale=0.25), _n(128, 512, scale=128 ** -0.5),
+                                    _n(512, scale=0.1), np.zeros((4, 128), np.float32),
+                                    np.zeros((4, 128), np.float32)]),
+    "conv-block": (_conv_block, lambda: [_n(1, 16, 16, 8), _n(3, 3, 8, 8, scale=0.12)]),
+    "cumsum": (lambda x: jnp.cumsum(x), lambda: [_n(1024)]),
+    "int8-matmul": (lambda a, b: jax.lax.dot(a, b, preferred_element_type=jnp.int32),
+                    lambda: [RNG.integers(-128, 128, (32, 64)).astype(np.int8),
+                             RNG.integers(-128, 128, (64, 16)).astype(np.int8)]),
+    "bf16-matmul-f32": (lambda a, b: jax.lax.dot(a, b, preferred_element_type=jnp.float32),
+                        lambda: [_n(32, 64, dtype=ml_dtypes.bfloat16), _n(64, 16, dtype=ml_dtypes.bfloat16)]),
+    "sort-topk": (lambda x: (jnp.sort(x, axis=-1), jax.lax.top_k(x, 4)[0]), lambda: [_n(16, 64)]),
+    "cholesky-solve": (_chol_solve, lambda: [_spd(16), _n(16, 4)]),
+    "fft-conv": (lambda x, k: jnp.fft.irfft(jnp.fft.rfft(x) * jnp.fft.rfft(k), n=x.shape[-1]),
+                 lambda: [_n(8, 256), _n(8, 256, scale=0.1)]),
+    "while-ring": (lambda x: jax.lax.fori_loop(0, 200, lambda i, v: jnp.roll(v, 1) * np.float32(0.99) + 0.01, x),
+                   lambda: [_n(64)]),
+}
+
+VERDICT = re.compile(r"^  #(\d+) \S+: (\w+)")
+WIDTH = re.compile(r"enclosure ±(\S+) median \(([^)]*)\), ±(\S+) widest")
+
+
+def _stored(a):
+    return a.view(np.uint16) if a.dtype == ml_dtypes.bfloat16 else a
+
+
+def run_one(name: str, tmp: Path) -> dict:
+    f, make = PROGRAMS[name]
+    args = make()
+    prog, npz = tmp / f"{name}.mlir", tmp / f"{name}.npz"
+    prog.write_text(jax.jit(f).lower(*args).as_text())
+    np.savez(npz, **{f"arg{i}": _stored(a) for i, a in enumerate(args)})
+    backends = ["xla"] + [f"{WRONG}:{w}" for w in ("Zeroed", "Negated", "Scaled")]
+    t0 = time.perf_counter()
+    p = subprocess.run([sys.executable, "-m", "shlo_conform.cli", "run", str(prog), "--backend=" + ",".join(backends),
+                        "--inputs", str(npz), "--timeout", "300"], capture_output=True, text=True, cwd=ROOT)
+    wall = time.perf_counter() - t0
+    verdicts, widths, current = {}, [], None
+    for ln in p.stdout.split("\n"):
+        if ln and not ln.startswith(" "):
+            current = ln.split()[0]
+            if current.startswith(str(WRONG)):
+                current = current.rsplit(":", 1)[1]
+        m = VERDICT.match(ln)
+        if m and current and current != "oracle":
+            verdicts.setdefault(current, []).append(m.group(2))
+        w = WIDTH.search(ln)
+        if w and current == "xla":
+            widths.append((w.group(1), w.group(3)))
+    judged = "cannot judge" not in p.stdout
+    return {"name": name, "rc": p.returncode, "judged": judged, "verdicts": verdicts, "widths": widths,
+            "wall": wall, "why": "" if judged else p.stdout.split("cannot judge:", 1)[1].split("\n")[0][:120]}
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--only", default="")
+    a = ap.parse_args(argv)
+    names = [n for n in a.only.split(",") if n] or list(PROGRAMS)
+    print("| program | judged | xla | enclosure median / widest (xla's outputs) | zeroed | negated | ×1.01 | "
+          "wall (oracle + 4 backends) |")
+    print("|---|---|---|---|---|---|---|---|")
+    with tempfile.TemporaryDirectory() as tmp:
+        for n in names:
+            r = run_one(n, Path(tmp))
+            v = r["verdicts"]
+            cell = lambda k: ",".join(sorted(set(v.get(k, ["—"]))))   # noqa: E731
+            widths = "; ".join(f"{a}/{b}" for a, b in r["widths"]) or "—"
+            print(f"| {n} | {'yes' if r['judged'] else 'no: ' + r['why']} | {cell('xla')} | {widths} | "
+                  f"{cell('Zeroed')} | {cell('Negated')} | {cell('Scaled')} | {r['wall']:.1f} s |", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,155 @@
+"""How much an expectation decides: the width of what it admits, and whether that is narrow enough to mean anything.
+
+A verdict of "agrees" says the output lies inside the set the spec
+allows.  That only tells a right answer from a wrong one when the set is
+narrow: an enclosure of ±1 around an LSTM's hidden state admits the zero
+vector and the negated one.  So every judged output states its width, and
+an output whose enclosure is too wide is **inconclusive** — a verdict of
+its own, never "agrees" — and one whose values the oracle does not state
+at all ("any value" alternatives: a result downstream of a property the
+spec defines it by) is **unchecked**, never "exact".
+
+The measure, per element: the enclosure's half-width relative to the
+magnitude of the oracle's value (`(hi − lo) / 2 / |value|`; an element
+whose enclosure is one value has width 0, one that spans a nonzero range
+around 0 width ∞), and its width in ULPs of the output format (`hi − lo`
+in the format's order).  Complex elements take the wider component.  An
+element is *resolved* when its relative half-width is at most `RESOLVED`;
+an output is *conclusive* when its median checked element is.  Why the
+median: a few elements near zero (cancellation) are legitimately wide in
+relative terms, and the mismatch check still holds every element to its
+own enclosure; but when half the elements could be off by more than
+`RESOLVED`, "agrees" would claim more than was checked.
+
+Why 2^-6 (≈1.6 %): a bf16 result within a few ULPs (2^-8 relative each)
+stays resolved, while the gross wrong answers — zeros, a flipped sign, a
+result scaled by a few percent — cannot pass as resolved agreement.  The
+smallest uniform scaling the enclosure catches is printed beside it
+(`scaling_caught`), so a user sees exactly what "agrees" rules out.
+
+The enclosure itself is the kind's (`suites.kinds.Kind.enclosure`); a kind
+that states no range of values (a residual property, a distribution) has
+no width here and its own verdict stands.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..spec.expectation import Expectation
+from ..spec.types import from_bits, from_ordinals, ordinal_distance
+from .kinds import kind_of
+
+RESOLVED = 2.0 ** -6
+
+
+@dataclass
+class Resolution:
+    """The width of one output's expectation (module docstring)."""
+
+    elements: int
+    unchecked: int = 0                 # elements the oracle states no value for ("any value")
+    stated: bool = True                # False: the kind states no range (residual, statistical)
+    rel_median: float = 0.0            # relative half-width over the checked elements
+    rel_max: float = 0.0
+    ulp_median: float = 0.0            # width in ULPs (hi − lo in the format's order)
+    ulp_max: float = 0.0
+    unresolved: int = 0                # checked elements wider than RESOLVED
+    scaling_caught: float | None = None   # the smallest s for which both 1 + s and 1 − s are ruled out
+
+    @property
+    def checked(self) -> int:
+        return self.elements - self.unchecked
+
+    @property
+    def all_unchecked(self) -> bool:
+        return self.elements > 0 and self.unchecked == self.elements
+
+    @property
+    def conclusive(self) -> bool:
+        return not self.all_unchecked and (not self.stated or self.rel_median <= RESOLVED)
+
+    def describe(self) -> str:
+        """One line: the width and what it leaves open."""
+        if self.all_unchecked:
+            return "unchecked: the oracle states no value for any element (any value)"
+        if not self.stated:
+            return "judged by its property, not by a range of values"
+        parts = []
+        if self.rel_max == 0:
+            parts.append("enclosure: one value per element")
+        else:
+            parts.append(f"enclosure ±{_pct(self.rel_median)} median ({self.ulp_median:g} ulp), "
+                         f"±{_pct(self.rel_max)} widest ({self.ulp_max:g} ulp)")
+        if self.scaling_caught is not None and self.rel_max > 0:
+            parts.append(f"catches a scaling by {_pct(self.scaling_caught)}")
+        if self.unresolved:
+            parts.append(f"{self.unresolved} of {self.checked} elements wider than ±{_pct(RESOLVED)}")
+        if self.unchecked:
+            parts.append(f"{self.unchecked} of {self.elements} elements unchecked (any value)")
+        return "; ".join(parts)
+
+
+def _pct(x: float) -> str:
+    if not np.isfinite(x):
+        return "∞"
+    return f"{x * 100:.3g}%"
+
+
+def _any_value_elements(e: Expectation, n: int) -> np.ndarray:
+    """Which flat elements an "any value" alternative covers."""
+    out = np.zeros(n, dtype=bool)
+    for alt in e.alternatives:
+        if alt.bits is None and alt.elements:
+            out[np.asarray(alt.elements, dtype=np.int64)] = True
+    return out
+
+
+def resolution(e: Expectation) -> Resolution:
+    """The width of `e` (module docstring)."""
+    et = e.type.element_type
+    n = int(np.prod(e.type.shape, dtype=np.int64))
+    unchecked = _any_value_elements(e, n)
+    res = Resolution(n, int(unchecked.sum()))
+    ends = kind_of(e).enclosure(e)
+    if ends is None:
+        res.stated = False
+        return res
+    c = et.component if et.is_complex else et
+    if not c.is_float:
+        # integers: an enclosure of one value is exact; a range is rare (none today) and measured in units
+        lo, hi = (np.asarray(x).astype(float) for x in ends)
+        width = (hi - lo).reshape(n, -1).max(axis=1) if n else np.zeros(0)
+        keep = ~unchecked
+        res.ulp_median = float(np.median(width[keep])) if keep.any() else 0.0
+        res.ulp_max = float(width[keep].max()) if keep.any() else 0.0
+        return res
+    lo_o, hi_o = ends
+    value = from_bits(np.reshape(e.bits, -1), c).astype(np.float64)
+    lo = from_bits(from_ordinals(lo_o, c), c).astype(np.float64)
+    hi = from_bits(from_ordinals(hi_o, c), c).astype(np.float64)
+    ulps = ordinal_distance(np.asarray(lo_o), np.asarray(hi_o))
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        half = (hi - lo) / 2
+        mag = np.abs(value)
+        rel = np.where((half == 0) | (lo == hi), 0.0, np.where(mag > 0, half / mag, np.inf))
+        up = np.where(value > 0, (hi - value) / mag, (value - lo) / mag)      # (1 + s)·value leaves [lo, hi]
+        down = np.where(value > 0, (value - lo) / mag, (hi - value) / mag)    # (1 − s)·value does
+    nan = np.isnan(value) | np.isnan(lo) | np.isnan(hi)
+    rel[nan], ulps[nan] = 0.0, 0.0
+    if n == 0:
+        return res
+    rel, ulps = rel.reshape(n, -1).max(axis=1), ulps.reshape(n, -1).max(axis=1)
+    keep = ~unchecked
+    if not keep.any():
+        return res
+    r, u = rel[keep], ulps[keep]
+    res.rel_median, res.rel_max = float(np.median(r)), float(r.max())
+    res.ulp_median, res.ulp_max = float(np.median(u)), float(u.max())
+    res.unresolved = int((r > RESOLVED).sum())
+    scale = (~nan & (value != 0) & np.isfinite(value)).reshape(n, -1).all(axis=1) & keep
+    if scale.any():
+        ups, downs = up.reshape(n, -1).max(axis=1)[scale], down.reshape(n, -1).max(axis=1)[scale]
+        res.scaling_caught = float(max(ups.min(), downs.min()))   # both 1 + s and 1 − s caught
+    return res

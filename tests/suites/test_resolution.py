@@ -1,0 +1,62 @@
+"""suites/resolution.py: the width of an expectation, computed by hand."""
+from __future__ import annotations
+
+import numpy as np
+
+from shlo_conform.spec.expectation import Alternative, Expectation
+from shlo_conform.spec.types import TensorType, element_type, to_bits
+from shlo_conform.suites.resolution import RESOLVED, resolution
+
+F32 = element_type("f32")
+
+
+def _exp(values, kind="exact", **kw):
+    t = TensorType((len(values),), F32)
+    return Expectation(t, to_bits(np.array(values, np.float32), F32), kind, **kw)
+
+
+def _bits(values):
+    return to_bits(np.array(values, np.float32), F32)
+
+
+def test_exact_is_one_value_per_element():
+    r = resolution(_exp([1.0, -2.0, 0.0, np.inf]))
+    assert r.conclusive and r.rel_max == 0 and r.ulp_max == 0 and r.unchecked == 0
+    assert r.describe() == "enclosure: one value per element"
+
+
+def test_a_tolerance_of_two_ulp_around_one():
+    """Around 1.0 the ULP below is 2^-24 and above 2^-23: [1 − 2·2^-24, 1 + 2·2^-23]."""
+    r = resolution(_exp([1.0], "ulp", tolerance_ulp=2))
+    assert r.ulp_max == 4 and r.rel_max == (2 * 2.0 ** -24 + 2 * 2.0 ** -23) / 2
+    assert r.scaling_caught == 2 * 2.0 ** -23 and r.conclusive
+
+
+def test_a_wide_bound_is_inconclusive_and_says_so():
+    e = _exp([1.0, 2.0, 4.0], "bounded", lo=_bits([0.5, 1.99, 3.0]), hi=_bits([1.5, 2.01, 5.0]))
+    r = resolution(e)
+    assert r.rel_median == 0.25 and r.rel_max == 0.5 and r.unresolved == 2 and not r.conclusive
+    assert r.scaling_caught == np.float32(2.01) / 2 - 1   # the middle element rules out ±0.5 % first
+    assert "2 of 3 elements wider than" in r.describe()
+    narrow = _exp([1.0, 2.0, 4.0], "bounded", lo=_bits([1.0, 1.99, 4.0]), hi=_bits([1.0, 2.01, 4.0]))
+    assert resolution(narrow).conclusive and resolution(narrow).rel_median == 0
+    assert RESOLVED < 0.25
+
+
+def test_a_range_across_zero_is_infinitely_wide_relative_to_a_zero_value():
+    e = _exp([0.0], "bounded", lo=_bits([-1e-30]), hi=_bits([1e-30]))
+    assert resolution(e).rel_max == np.inf and not resolution(e).conclusive
+
+
+def test_any_value_elements_are_unchecked():
+    part = _exp([1.0, 2.0], impl_defined=[1], alternatives=[Alternative("any value", None, [1])])
+    r = resolution(part)
+    assert r.unchecked == 1 and r.checked == 1 and r.conclusive and "1 of 2 elements unchecked" in r.describe()
+    whole = _exp([1.0, 2.0], impl_defined=[0, 1], alternatives=[Alternative("any value", None, [0, 1])])
+    assert resolution(whole).all_unchecked and not resolution(whole).conclusive
+
+
+def test_a_kind_without_a_range_keeps_its_own_verdict():
+    e = _exp([1.0], "statistical", statistical={"tests": []})
+    r = resolution(e)
+    assert not r.stated and r.conclusive
