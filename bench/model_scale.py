@@ -9,7 +9,10 @@ project's backends exactly as `shlo_conform.run_program` runs them (compile
   jax.nn.softmax 256x256.  Target: oracle >= 10x the interpreter's
   throughput (interpreter time / oracle time).
 * `elementwise`: one cosine over 2^20 elements in f32, bf16, f16 (target
-  >= 10x) and f64 (target >= 5x), and f64 exponential beside it.
+  >= 10x) and f64 (target >= 5x), and beside it the f64 exponential, sine,
+  tanh, log, log_plus_one and exponential_minus_one (target >= 5x; the
+  ranges are oracle_vs_interpreter's: -20..20, exp and expm1 -10..10, log
+  1e-3..100, log_plus_one -0.9..100).
 * `model`: model-sized programs with no target — an MLP of 1024-wide
   layers, a conv-net block (two 3x3 convolutions, bias, relu, residual),
   a transformer block (pre-layer-norms written with jnp.var, exact GELU,
@@ -28,6 +31,7 @@ for, and XLA is the implementation most likely right.
     .venv/bin/python bench/model_scale.py --programs softmax,cos-f64 --repeats 5
     .venv/bin/python bench/model_scale.py --no-interpreter      # the model group without the slow peer
     .venv/bin/python bench/model_scale.py --list
+    .venv/bin/python bench/model_scale.py --groups elementwise --before   # f64 rows also without the dd pass
 
 The first call of each backend (imports, caches) is made on a tiny program
 before any row, so rows measure steady state; `--cold` prints those first
@@ -110,7 +114,8 @@ def _elementwise(op, dt, lo, hi, target):
         text = (f"func.func @main(%x: {t}) -> {t} {{\n  %0 = \"stablehlo.{op}\"(%x) : ({t}) -> {t}\n"
                 f"  \"func.return\"(%0) : ({t}) -> ()\n}}\n")
         return text, [np.random.default_rng(0).uniform(lo, hi, N_ELEMENTWISE).astype(npd)]
-    short = {"cosine": "cos", "exponential": "exp"}[op]
+    short = {"cosine": "cos", "sine": "sin", "tanh": "tanh", "exponential": "exp", "log": "log",
+             "log_plus_one": "log1p", "exponential_minus_one": "expm1"}[op]
     return Row(f"{short}-{dt}", "elementwise", f"{op} over 2^20 {dt}", build, target)
 
 
@@ -177,7 +182,9 @@ def rows() -> list[Row]:
     return [_dot(64), _dot(256), _tanh2(), _conv(), _softmax(),
             _elementwise("cosine", "f32", -20, 20, 10), _elementwise("cosine", "bf16", -20, 20, 10),
             _elementwise("cosine", "f16", -20, 20, 10), _elementwise("cosine", "f64", -20, 20, 5),
-            _elementwise("exponential", "f64", -10, 10, 5),
+            _elementwise("exponential", "f64", -10, 10, 5), _elementwise("sine", "f64", -20, 20, 5),
+            _elementwise("tanh", "f64", -20, 20, 5), _elementwise("log", "f64", 1e-3, 100, 5),
+            _elementwise("log_plus_one", "f64", -0.9, 100, 5), _elementwise("exponential_minus_one", "f64", -10, 10, 5),
             _jax_row("compare", "elementwise", "x < y over 2^20 f32", lambda x, y: x < y, [(N_ELEMENTWISE,)] * 2, None),
             _jax_row("relu", "elementwise", "jax.nn.relu over 2^20 f32", lambda x: __import__("jax").nn.relu(x),
                      [(N_ELEMENTWISE,)], None),
@@ -200,6 +207,19 @@ def _once(backend, text, xs) -> tuple[float, list]:
     t0 = time.perf_counter()
     out = backend.run(backend.compile(text), xs)
     return time.perf_counter() - t0, out
+
+
+class _no_ddfast:
+    """The oracle as it ran before its f64 double-double pass: fast.evaluate
+    finds no kernel and takes the long double pass and MPFR."""
+    def __enter__(self):
+        from shlo_conform.oracle import ddfast
+        self.kernels = dict(ddfast.KERNELS)
+        ddfast.KERNELS.clear()
+
+    def __exit__(self, *exc):
+        from shlo_conform.oracle import ddfast
+        ddfast.KERNELS.update(self.kernels)
 
 
 def _legalized(text: str) -> tuple[str, dict]:
@@ -230,6 +250,9 @@ def main(argv=None) -> int:
     ap.add_argument("--no-verdict", action="store_true", help="skip holding XLA's outputs against the oracle")
     ap.add_argument("--cold", action="store_true", help="also print each backend's first call")
     ap.add_argument("--list", action="store_true")
+    ap.add_argument("--before", action="store_true",
+                    help="f64 rows: also time the oracle without its double-double pass (oracle/ddfast.py), "
+                         "as it ran before that pass, interleaved in the same run")
     a = ap.parse_args(argv)
     table = rows()
     if a.list:
@@ -258,7 +281,7 @@ def main(argv=None) -> int:
     print(f"best of {a.repeats} (compile + run, interleaved; one run past {a.slow:g} s); "
           "ratio = interpreter s / oracle s (the oracle's throughput in the interpreter's units)")
     head = f"{'program':<13}{'xla s':>9}{'interp s':>10}{'oracle s':>10}{'ratio':>8}{'target':>8}  "
-    print(head + "xla vs oracle")
+    print(head + ("before (no dd)  ratio   " if a.before else "") + "xla vs oracle")
     verdicts = []
     for r in chosen:
         text, xs = r.build()
@@ -272,6 +295,11 @@ def main(argv=None) -> int:
                 t, out = _once(b, interp_text if k == "interpreter" else text, xs)
                 best[k] = min(best[k], t)
                 outs[k] = out
+        if a.before and r.name.endswith("-f64"):
+            before = float("inf")
+            for _ in range(a.repeats):
+                with _no_ddfast():
+                    before = min(before, _once(backends["oracle"], text, xs)[0])
         o, i = best["oracle"], best.get("interpreter")
         ratio = i / o if i is not None else None
         verdict = "" if a.no_verdict or "xla" not in outs else _verdict(text, xs, outs["xla"])
@@ -279,6 +307,8 @@ def main(argv=None) -> int:
                  f"{i:>10.3f}" if i is not None else f"{'-':>10}", f"{o:>10.3f}",
                  f"{ratio:>7.1f}x" if ratio is not None else f"{'-':>8}",
                  f"{r.target:>7g}x" if r.target else f"{'-':>8}"]
+        if a.before:
+            cells.append(f"  {before:>13.3f}{i / before:>7.1f}x  " if r.name.endswith("-f64") and i else f"{'':>25}")
         print("".join(cells) + "  " + verdict, flush=True)
         if legalized:
             print(f"{'':<13}CHLO legalized before judging (and for the interpreter): "

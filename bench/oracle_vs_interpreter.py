@@ -123,7 +123,9 @@ def throughput() -> dict:
     oracle, interp = load_backend("oracle"), load_backend("interpreter")
     rng = np.random.default_rng(0)
     rows = [(op, dt, _ARITY.get(op, 1), "", (N,), None) for dt in NARROW for op in TRANSCENDENTALS]
-    rows += [(op, "f64", _ARITY.get(op, 1), "", (N,), None) for op in ("sine", "exponential", "log", "atan2", "add")]
+    rows += [(op, "f64", _ARITY.get(op, 1), "", (N,), None)
+             for op in ("sine", "cosine", "tanh", "exponential", "exponential_minus_one", "log", "log_plus_one",
+                        "atan2", "add")]
     rows += [(op, dt, _ARITY.get(op, 1), "", (N,), None) for op, dt in INTEGER]
     rows += [(op, "f32", 1, attrs, shape, out) for op, attrs, shape, out in DATA_MOVEMENT]
     print(f"\nthroughput over {N} elements per program, best of {REPEATS}: "

@@ -19,7 +19,7 @@ import numpy as np
 from flint import arb, ctx
 
 from ..spec.types import BF16, F8E4M3FN, F8E5M2, F16, F32, F64, FloatFormat, element_type, from_bits
-from . import fast, rigorous
+from . import ddfast, fast, rigorous
 from .real_functions import TABLE
 from .rounding import round_bits
 
@@ -111,12 +111,26 @@ def inputs(f, fmt: FloatFormat, n: int, rng) -> list:
         v = v[v > 0]
     elif name == "log1p":
         v = v[v > -1]
+    elif name in ("erfinv", "atanh"):
+        v = v[np.abs(v) < 1]
+    elif name in ("asin", "acos"):
+        v = v[np.abs(v) <= 1]
+    elif name == "acosh":
+        v = v[v > 1]
+    elif name == "lgamma":   # poles and exact values are the op's; [-5, 0] is arb's (real_functions)
+        v = v[((v > 0) | (v < -5)) & (v != np.round(v))]
+    elif name == "digamma":   # poles are the op's; x < 0 is arb's (real_functions)
+        v = v[(v > 0) & (v != np.round(v))]
     v = v[v != 0]
     return [rng.choice(v, n, replace=False) if len(v) > n else v]
 
 
-def check(f, fmt: FloatFormat, cols: list) -> CheckResult:
+def check(f, fmt: FloatFormat, cols: list) -> CheckResult | None:
+    """None where the fast path has no evaluation of f for `fmt`
+    (fast.working_for: f64 results of scipy's float64 functions)."""
     name = TABLE[f].name
+    if fast.working_for(f, fmt) is None:
+        return None
     dtype, _, tiny = fast.working(fmt)
     with np.errstate(all="ignore"):
         y = np.asarray(TABLE[f].numpy(*[np.asarray(c, dtype=dtype) for c in cols]), dtype=dtype)
@@ -137,3 +151,79 @@ def check(f, fmt: FloatFormat, cols: list) -> CheckResult:
         if z is None or round_bits(float(r[i]), fmt) != z[0]:
             mismatches.append((args, r[i], z))
     return CheckResult(name, fmt.name, len(y), int(ok.sum()), mismatches, worst, bound)
+
+
+# --------------------------------------------------------------------------
+# f64 results: the double-double pass (ddfast.py)
+# --------------------------------------------------------------------------
+
+DD_RANGES = {"exp": (-708, 709), "expm1": (-708, 709), "log": (0, 2.0 ** 1023), "log1p": (-1, 2.0 ** 1000),
+             "sin": (-2.0 ** 19, 2.0 ** 19), "cos": (-2.0 ** 19, 2.0 ** 19), "tanh": (-300, 300)}
+
+
+def dd_inputs(f, n: int, rng) -> list:
+    """Arguments for ddfast's kernel of f: a quarter each uniform over its
+    domain, uniform over [-20, 20] (the domain's part near 0), random
+    magnitudes 2^-70 .. 2^12 of both signs, random bit patterns; then the
+    n/8 nearest to a binary64 rounding boundary (by the kernel's own pair)
+    of 4n uniform ones over [-20, 20] — where a decision has least room."""
+    name = TABLE[f].name
+    lo, hi = DD_RANGES[name]
+    q = n // 4
+    top = min(hi, 2.0 ** 20)
+    parts = [rng.uniform(max(lo, -top), top, q), rng.uniform(-20, 20, q),
+             rng.choice([-1.0, 1.0], q) * np.exp2(rng.uniform(-70, 12, q)),
+             rng.integers(0, 1 << 64, q, dtype=np.uint64).view(np.float64)]
+    pool = rng.uniform(-20, 20, 4 * n)
+    h, l, _, _, ok = ddfast.pair(name, pool)
+    with np.errstate(all="ignore"):
+        r = h + l
+        room = np.abs((np.spacing(np.abs(r)) / 2 - np.abs((h - r) + l)) / r)
+    parts.append(pool[np.argsort(np.where(ok, room, np.inf))[: n // 8]])
+    x = np.concatenate(parts)
+    x = x[np.isfinite(x) & (x > lo) & (x < hi) & (x != 0)]
+    return [x]
+
+
+def check_dd(f, cols: list) -> CheckResult | None:
+    """ddfast's pass for f64 results of f against arb, as `check` does for
+    the working-format pass: the largest error of its pair h + lo against
+    arb's 160-bit ball, as a share of the bound it claims (reported as
+    worst_rel_error = that share times REL, bound = REL, so bound /
+    worst_rel_error is the margin), and every decision it makes held
+    against arb: confirmed when arb's ball lies within half the gap to r's
+    nearer neighbour of r, else by rigorous.evaluate.  None where ddfast
+    has no kernel for f."""
+    name = TABLE[f].name
+    if name not in ddfast.KERNELS or len(cols) != 1:
+        return None
+    x = np.asarray(cols[0], dtype=np.float64)
+    rel = ddfast.KERNELS[name][1]
+    h, lo, scale, ab, dom = ddfast.pair(name, x)
+    ok, r = ddfast.decide(h, lo, rel, ab, scale)
+    ok &= dom
+    ab = np.broadcast_to(np.asarray(ab, dtype=np.float64), x.shape)
+    sc = np.zeros(len(x), dtype=np.int64) if scale is None else scale.astype(np.int64)
+    with np.errstate(all="ignore"):
+        gap = np.minimum(np.abs(np.nextafter(r, np.inf) - r), np.abs(r - np.nextafter(r, -np.inf)))
+    g = TABLE[f].arb
+    worst = 0.0
+    mismatches = []
+    old, ctx.prec = ctx.prec, 160
+    try:
+        for i in np.flatnonzero(dom & np.isfinite(h) & np.isfinite(lo)).tolist():
+            b = g(arb(float(x[i])))
+            if not b.is_finite():
+                continue
+            two = arb(2) ** int(sc[i])
+            v = (arb(float(h[i])) + arb(float(lo[i]))) * two
+            bound = abs(v).upper() * rel + arb(float(ab[i])) * two
+            if bound > 0:
+                worst = max(worst, float(((v - b).abs_upper() / bound).upper()))
+            if ok[i] and not ((b - arb(float(r[i]))).abs_upper() < arb(float(gap[i])) / 2):
+                z = rigorous.evaluate(f, (float(x[i]),), F64)
+                if z is None or round_bits(float(r[i]), F64) != z[0]:
+                    mismatches.append(((float(x[i]),), r[i], z))
+    finally:
+        ctx.prec = old
+    return CheckResult(name, "f64 dd", len(x), int(ok.sum()), mismatches, worst * rel, rel)

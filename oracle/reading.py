@@ -20,13 +20,16 @@ where ours accept it — rejected as unreadable, with the disagreement stated
 (a finding about one of the two, never a silent verdict).
 
 CHLO (`chlo.square`, `chlo.erf`, `chlo.top_k` …), the "client HLO" ops JAX
-emits beside StableHLO, is no part of the spec.  A program holding CHLO is
-legalized first by jaxlib's own pass `chlo-legalize-to-stablehlo`
-(`legalize_chlo`; the decomposition patterns XLA's own pipeline,
-`MlirToXlaComputation`, applies to every CHLO op it does not keep as a
-high-level HLO op), and the oracle judges the StableHLO that comes out —
-saying so (`Read.legalized`).  An op the pass cannot decompose (chlo.bessel_i1e
-of a complex operand, …) stays unjudged, named (`ChloNotDecomposed`).
+emits beside StableHLO, is no part of the spec.  CHLO ops are mathematics
+(DESIGN.md): the ops spec/chlo declares, for the element types it declares
+them for, stay in the program (`Read.kept`) and the oracle executes them by
+their declared meaning.  Every other CHLO op is legalized by jaxlib's own
+pass `chlo-legalize-to-stablehlo` (`legalize_chlo`; the decomposition
+patterns XLA's own pipeline, `MlirToXlaComputation`, applies to every CHLO
+op it does not keep as a high-level HLO op), and the oracle judges the
+StableHLO that comes out — saying so (`Read.legalized`).  An op the pass
+cannot decompose (chlo.bessel_i1e of a complex operand, …) stays unjudged,
+named (`ChloNotDecomposed`).
 """
 from __future__ import annotations
 
@@ -120,12 +123,14 @@ def _parse_registered(text: str):
 
 @dataclass
 class Read:
-    """A program read with the dialects registered: its generic text, and
-    the CHLO ops jaxlib legalized on the way ({op name: count}, empty when
-    the program held none)."""
+    """A program read with the dialects registered: its generic text, the
+    CHLO ops jaxlib legalized on the way ({op name: count}, empty when the
+    program held none), and the CHLO ops left in it to be judged by their
+    declared meaning ({op name: count}: `read_registered`'s `keep`)."""
 
     generic: str
     legalized: dict = field(default_factory=dict)
+    kept: dict = field(default_factory=dict)
 
 
 class ChloNotDecomposed(Exception):
@@ -155,6 +160,60 @@ def chlo_ops(module) -> dict:
         return ir.WalkResult.ADVANCE
     module.operation.walk(visit)
     return found
+
+
+_KEPT_PREFIX = "shlo_conform.kept."   # a kept CHLO op's name while the pass runs (`legalize_chlo_except`)
+_PERMISSIVE = None
+
+
+def _permissive_context():
+    """A registered context (as `registered_context`) that also reads ops of
+    unknown dialects: the kept CHLO ops, renamed, while the pass runs."""
+    global _PERMISSIVE
+    if _PERMISSIVE is None:
+        from jax._src.interpreters import mlir as jm
+        _PERMISSIVE = jm.make_ir_context()
+        _PERMISSIVE.allow_unregistered_dialects = True
+    return _PERMISSIVE
+
+
+def legalize_chlo_except(module, keep) -> tuple[str, dict, dict]:
+    """(generic text, {legalized op: count}, {kept op: count}) of a module
+    (parsed in `registered_context`) whose CHLO ops are legalized by
+    `legalize_chlo` except those `keep(op)` accepts (an MLIR operation in,
+    a bool out), which stay as they are.  The pass rewrites every CHLO op
+    it meets and has no option to spare one, so the kept ones are renamed
+    out of the chlo dialect while it runs (generic text, read in
+    `_permissive_context`) and named back after."""
+    import re
+    from jaxlib.mlir import ir
+    decisions: list = []
+
+    def visit(op):
+        if op.name.startswith("chlo."):
+            decisions.append((op.name, bool(keep(op))))
+        return ir.WalkResult.ADVANCE
+    module.operation.walk(visit, ir.WalkOrder.PRE_ORDER)
+    kept: dict = {}
+    for name, k in decisions:
+        if k:
+            kept[name] = kept.get(name, 0) + 1
+    generic = module.operation.get_asm(print_generic_op_form=True, assume_verified=True)
+    if not kept:
+        legalized = legalize_chlo(module)
+        return module.operation.get_asm(print_generic_op_form=True, assume_verified=True), legalized, {}
+    order = iter(decisions)   # the generic text names the ops in pre-order, as the walk met them
+
+    def rename(m):
+        name, k = next(order)
+        assert name == f"chlo.{m.group(1)}", (name, m.group(0))
+        return f'"{_KEPT_PREFIX}{m.group(1)}"(' if k else m.group(0)
+    renamed = re.sub(r'"chlo\.(\w+)"\(', rename, generic)
+    with _permissive_context(), ir.Location.unknown():
+        other = ir.Module.parse(renamed)
+        legalized = legalize_chlo(other)
+        text = other.operation.get_asm(print_generic_op_form=True, assume_verified=True)
+    return text.replace(f'"{_KEPT_PREFIX}', '"chlo.'), legalized, kept
 
 
 def legalize_chlo(module) -> dict:
@@ -196,13 +255,16 @@ def _refused_op(message: str, found: dict) -> str:
     return m.group(1) if m else next(iter(found))
 
 
-def read_registered(text: str) -> Read:
+def read_registered(text: str, keep=None) -> Read:
     """A program in any textual syntax, read with the dialects registered
     (`_parse_registered`'s errors), its CHLO legalized (`legalize_chlo`;
-    ChloNotDecomposed), printed back generically."""
+    ChloNotDecomposed) — all of it, or all but the ops `keep(op)` accepts
+    (`legalize_chlo_except`) — printed back generically."""
     from jaxlib.mlir import ir
     with registered_context(), ir.Location.unknown():
         module = _parse_registered(text)
+        if keep is not None and chlo_ops(module):
+            return Read(*legalize_chlo_except(module, keep))
         legalized = legalize_chlo(module)
         return Read(module.operation.get_asm(print_generic_op_form=True, assume_verified=True), legalized)
 

@@ -33,6 +33,10 @@ import mpmath
 import numpy as np
 from flint import arb
 
+from ..spec.chlo.bessel_i1e import i1e
+from ..spec.chlo.lgamma import log_abs_gamma
+from ..spec.chlo.polygamma import polygamma
+from ..spec.chlo.zeta import hurwitz_zeta
 from ..spec.ieee import _real_cbrt, _rsqrt
 from ..spec.ops.atan2 import pi_times
 from ..spec.ops.logistic import _logistic
@@ -43,8 +47,9 @@ from ..spec.ops.power import signed_power
 class RealFunction:
     name: str
     arb: Callable        # arb args -> arb ball
-    numpy: Callable      # float64 arrays -> float64 array
+    numpy: Callable | None   # float64 arrays -> float64 array (None: no vectorised evaluation, arb decides)
     mpfr: Callable | None = None   # Python floats -> the correctly rounded binary64 value (gmpy2), or None
+    long_double: bool = True   # `numpy` keeps its bound in long double too (f64 results); False: float64 only
 
 
 # MPFR (gmpy2) rounds each of its functions correctly to its context, by
@@ -103,5 +108,88 @@ TABLE: dict = {
     _logistic: RealFunction("logistic", lambda t: 1 / (1 + (-t).exp()), _np_logistic),
 }
 
+# CHLO's special functions (spec/chlo/).  Their vectorised evaluations are
+# scipy.special's (a dependency of jaxlib, which the oracle reads programs
+# with): float64 only, so for f64 results MPFR decides where it has the
+# function, arb elsewhere (`long_double=False`).  Their relative error is
+# measured like numpy's (fastcheck.py, test_fast.py, bench/fast_vs_rigorous.py);
+# where it is not small — an absolute error near a zero of the function
+# (lgamma at 1 and 2: scipy's gammaln is within 2^-29 relative at 2^-24 from
+# them, 2^-46 beyond 1/16), or the reflection formula near the poles of x < 0
+# (digamma: 2^-39 at -16.99999; lgamma on [-5, 0]) — the evaluation answers NaN, which the fast
+# path never decides, and arb states those elements.  MPFR for f64: its
+# lngamma is NaN where Γ < 0 (left to arb), its erf, erfc, digamma, asin …
+# round correctly by contract; that erf, erfc, lgamma or digamma of a float
+# is never exactly a binary64 midpoint is not proven (asin … are
+# transcendental at nonzero algebraic arguments, Lindemann–Weierstrass), but
+# MPFR's tie-to-even answer would still be the correctly rounded value.
+try:
+    import scipy.special as _sp
+except ImportError:   # no scipy: arb decides every element of these functions, slower, with the same bits
+    _sp = None
+
+
+def _scipy(name: str):
+    return None if _sp is None else getattr(_sp, name)
+
+
+def _np_lgamma(x):
+    """log|Γ(x)|: scipy's gammaln for x > 0; for x < -5 the reflection
+    log π - log|sin(π r)| - gammaln(1 - x), r = x - round(x) (exact; sin of
+    π·r, |r| <= ½, keeps its relative accuracy near the poles).  Its three
+    terms cancel near lgamma's zeros (one beside every pole: |x + n| ≈ 1/n!),
+    so it is trusted only where their magnitudes sum to less than 16 times
+    the result's (each term within 2^-50 relative: a sum within 2^-46).  NaN
+    (untrusted) there, within 1/8 of the zeros 1 and 2, and on [-5, 0]
+    (arb decides)."""
+    with np.errstate(all="ignore"):
+        y = _sp.gammaln(x)
+        r = x - np.round(x)
+        a, b, c = np.log(np.pi), -np.log(np.abs(np.sin(np.pi * r))), -_sp.gammaln(1 - x)
+        left = a + b + c
+        cancels = (abs(a) + np.abs(b) + np.abs(c)) > 16 * np.abs(left)
+    y = np.where(x < -5, left, y)
+    untrusted = ((x <= 0) & (x >= -5)) | (np.abs(x - 1) < 0.125) | (np.abs(x - 2) < 0.125) | ((x < -5) & cancels)
+    return np.where(untrusted, np.nan, y)
+
+
+def _np_digamma(x):
+    return np.where(x < 0, np.nan, _sp.psi(x))
+
+
+def _arb_log_abs_gamma(x):
+    if x > 0:
+        return x.lgamma()
+    # Γ(x)Γ(1-x) = π / sin(πx): log|Γ(x)| = log π - log|sin(πx)| - log Γ(1-x), for x < 0 not an integer
+    return arb.pi().log() - abs(x.sin_pi()).log() - (1 - x).lgamma()
+
+
+def _arb_polygamma(n, x):
+    k = int(n.unique_fmpz())   # n >= 1, an integer (spec/chlo/polygamma.py), x > 0
+    return (-1) ** (k + 1) * arb(k).fac() * arb(k + 1).zeta(x)
+
+
+TABLE.update({
+    mpmath.erf: RealFunction("erf", lambda x: x.erf(), _scipy("erf"), _mpfr("erf"), long_double=False),
+    mpmath.erfc: RealFunction("erfc", lambda x: x.erfc(), _scipy("erfc"), _mpfr("erfc"), long_double=False),
+    mpmath.erfinv: RealFunction("erfinv", lambda x: x.erfinv(), _scipy("erfinv"), long_double=False),
+    log_abs_gamma: RealFunction("lgamma", _arb_log_abs_gamma, _sp and _np_lgamma, _mpfr("lngamma"),
+                                long_double=False),
+    mpmath.digamma: RealFunction("digamma", lambda x: x.digamma(), _sp and _np_digamma, _mpfr("digamma"),
+                                 long_double=False),
+    mpmath.asin: RealFunction("asin", lambda x: x.asin(), np.arcsin, _mpfr("asin")),
+    mpmath.acos: RealFunction("acos", lambda x: x.acos(), np.arccos, _mpfr("acos")),
+    mpmath.atan: RealFunction("atan", lambda x: x.atan(), np.arctan, _mpfr("atan")),
+    mpmath.asinh: RealFunction("asinh", lambda x: x.asinh(), np.arcsinh, _mpfr("asinh")),
+    mpmath.acosh: RealFunction("acosh", lambda x: x.acosh(), np.arccosh, _mpfr("acosh")),
+    mpmath.atanh: RealFunction("atanh", lambda x: x.atanh(), np.arctanh, _mpfr("atanh")),
+    mpmath.sinh: RealFunction("sinh", lambda x: x.sinh(), np.sinh, _mpfr("sinh")),
+    mpmath.cosh: RealFunction("cosh", lambda x: x.cosh(), np.cosh, _mpfr("cosh")),
+    i1e: RealFunction("i1e", lambda x: x.bessel_i(1) * (-abs(x)).exp(), _scipy("i1e"), long_double=False),
+    polygamma: RealFunction("polygamma", _arb_polygamma, None),
+    hurwitz_zeta: RealFunction("zeta", lambda x, q: x.zeta(q), None),
+})
+
 UNCOVERED = ("the lambdas of spec/annex_g.py's complex functions (components of csin, cexp, clog, "
-             "csqrt, ccbrt, cpow …, and its π constants): mpmath's Ziv loop, ziv.py")
+             "csqrt, ccbrt, cpow …, and its π constants), and spec/chlo's polygamma and Hurwitz zeta at "
+             "negative arguments (arb's Hurwitz zeta takes q > 0 only): mpmath's Ziv loop, ziv.py")

@@ -91,10 +91,11 @@ def test_a_program_the_oracle_cannot_judge_exits_4_after_showing_the_outputs(pro
     assert rc == 1 and "CRASH" in out and "cannot judge" in out
 
 
-def test_a_layer_norm_with_chlo_runs_everywhere_and_says_it_was_legalized(tmp_path, capsys):
-    """jnp.var lowers to chlo.square: the oracle and the interpreter judge
-    and run the program after jaxlib's chlo-legalize-to-stablehlo (the
-    interpreter aborted its process on it before), and `run` says so."""
+def test_a_layer_norm_with_chlo_runs_everywhere_and_says_how_chlo_was_judged(tmp_path, capsys):
+    """jnp.var lowers to chlo.square: the oracle judges it as the exact
+    square (spec/chlo), the interpreter runs it after jaxlib's
+    chlo-legalize-to-stablehlo (it aborted its process on it before), and
+    `run` says which way each CHLO op went."""
     def layer_norm(x):
         m = jnp.mean(x, axis=-1, keepdims=True)
         return (x - m) / jnp.sqrt(jnp.var(x, axis=-1, keepdims=True) + 1e-5)
@@ -105,10 +106,10 @@ def test_a_layer_norm_with_chlo_runs_everywhere_and_says_it_was_legalized(tmp_pa
     np.savez(tmp_path / "in.npz", x)
     rc = main(["run", str(tmp_path / "ln.mlir"), "--backend=interpreter,xla", "--inputs", str(tmp_path / "in.npz")])
     out = capsys.readouterr().out
-    # chlo.square is judged as the exact square now (spec/chlo), not legalized: run's chlo line is render()'s
-    # to print from Prepared (shlo_conform/differential.py); the program says which way each CHLO op went
+    # chlo.square is judged as the exact square now (spec/chlo), not legalized, and run says which way it went
     from shlo_conform.oracle.program import parse_program
     assert parse_program(text).chlo_judged == {"chlo.square": 1}
+    assert "chlo     judged as mathematics" in out and "chlo.square x1" in out and "legalized into" not in out
     lines = out.split("\n")
     after = {ln.split()[0]: lines[k + 1] for k, ln in enumerate(lines) if ln.startswith(("xla", "interpreter"))}
     assert "agrees" in after["interpreter"] and "agrees" in after["xla"], out

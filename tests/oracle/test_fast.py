@@ -45,10 +45,12 @@ def test_round_to_format_is_round_bits(fmt):
             assert want & ~fmt.sign_mask == fmt.nan_bits(), (x, got)
 
 
-@pytest.mark.parametrize("f", list(TABLE), ids=lambda f: TABLE[f].name)
+@pytest.mark.parametrize("f", [f for f in TABLE if TABLE[f].numpy is not None], ids=lambda f: TABLE[f].name)
 def test_fast_decisions_agree_with_arb(f):
     rng = np.random.default_rng(2)
     for fmt in FORMATS:
+        if fast.working_for(f, fmt) is None:   # f64 results of scipy's float64 functions: MPFR and arb
+            continue
         r = fastcheck.check(f, fmt, fastcheck.inputs(f, fmt, 1500, rng))
         assert not r.mismatches, (fmt.name, r.mismatches[:3])
         assert r.worst_rel_error < r.bound / 16, fmt.name
@@ -84,9 +86,13 @@ def test_arb_agrees_with_mpmath_loop(f):
     from shlo_conform.oracle.ziv import evaluate_mpmath
     rf = TABLE[f]
     rng = np.random.default_rng(4)
-    nargs = {"atan2": 2, "hypot": 2, "signed_power": 3}.get(rf.name, 1)
+    nargs = {"atan2": 2, "hypot": 2, "signed_power": 3, "polygamma": 2, "zeta": 2}.get(rf.name, 1)
+    lo, hi = {"erfinv": (-0.99, 0.99), "asin": (-1, 1), "acos": (-1, 1), "atanh": (-0.99, 0.99),
+              "acosh": (1.01, 20), "lgamma": (-7.5, 20), "digamma": (-7.5, 20)}.get(rf.name, (0.05, 20))
     for fmt in FORMATS:
-        draws = [tuple(float(a) for a in rng.uniform(0.05, 20, nargs)) for _ in range(6)]
+        draws = [tuple(float(a) for a in rng.uniform(lo, hi, nargs)) for _ in range(6)]
+        if rf.name in ("polygamma", "zeta"):   # (integer n >= 1, x > 0) and (x > 1, q > 0): arb's domain
+            draws = [(float(rng.integers(1, 5)) + (rf.name == "zeta") * rng.uniform(0.1, 2), x) for _, x in draws]
         if rf.name == "signed_power":
             draws = [(-1.0,) + a[1:] for a in draws] + [(1.0,) + a[1:] for a in draws[:2]]
         if rf.name == "pi_times":
@@ -290,7 +296,8 @@ def test_mpfr_leaves_zero_and_non_finite_arguments_to_the_spec(f):
     arity = 2 if TABLE[f].name == "atan2" else 1
     specials = [0.0, -0.0, np.inf, -np.inf, np.nan]
     for k in range(arity):   # the specials in argument k, a plain value in the others
-        args = [np.array(specials + [0.5]) if j == k else np.full(len(specials) + 1, 0.75) for j in range(arity)]
+        plain = 1.5 if TABLE[f].name == "acosh" else 0.5   # inside the function's domain
+        args = [np.array(specials + [plain]) if j == k else np.full(len(specials) + 1, 0.75) for j in range(arity)]
         ok, r = np.zeros(len(specials) + 1, dtype=bool), np.zeros(len(specials) + 1)
         fast.mpfr_correct(f, args, ok, r)
         assert ok.tolist() == [False] * len(specials) + [True], k

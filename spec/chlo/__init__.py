@@ -1,0 +1,47 @@
+"""CHLO ops judged as mathematics: registry, full op name → OpSpec.
+
+CHLO (`chlo.erf`, `chlo.lgamma`, `chlo.asin` …, the "client HLO" ops JAX
+emits beside StableHLO; /work/shared/upstream-1.20/chlo.md) is no part of
+the StableHLO spec.  DESIGN.md: "CHLO ops are mathematics: each is judged by
+its mathematical meaning with the project's tolerance rules (correctly
+rounded value from a rigorous evaluation, tolerance in ULPs), like the
+spec's own transcendental ops — not by one decomposition of it."  So each
+element-wise CHLO function is declared here once, one module per op named
+by its mnemonic, as the spec's ops are in `spec/ops/`: its element types,
+its constraints (CHLO's traits: `CompatibleOperandsAndResultType`, …), and
+an `Elementwise` semantics in the spec's vocabulary — `Approx(f, x)` of
+the real function, with the special values (±0, ±inf, NaN, poles) stated
+exactly, and the ULP tolerance of spec/accuracy.py (`accuracy="approx"`).
+
+The oracle's program reader executes a CHLO op declared here, for element
+types in its tables, with these semantics; any other CHLO op (or a
+declared one of another element type: complex asin) is still legalized by
+jaxlib's chlo-legalize-to-stablehlo and its decomposition judged
+(oracle/reading.py).  This registry is apart from `spec.ops.OPS`:
+generators, check-spec and suites enumerate StableHLO ops only.
+"""
+from __future__ import annotations
+
+import importlib
+import pkgutil
+
+from ..dsl import OpSpec
+
+CHLO: dict[str, OpSpec] = {}
+for _info in sorted(pkgutil.iter_modules(__path__), key=lambda i: i.name):
+    _mod = importlib.import_module(f"{__name__}.{_info.name}")
+    _spec = getattr(_mod, "SPEC", None)
+    if isinstance(_spec, OpSpec):
+        CHLO[_spec.mnemonic] = _spec
+
+
+def declared(name: str, operand_types: list, result_types: list) -> OpSpec | None:
+    """The spec of CHLO op `name` ("chlo.erf") when it is declared here and
+    every operand and result element type (spec ElementTypes) is in its
+    tables; else None (the op is legalized instead)."""
+    spec = CHLO.get(name)
+    if spec is None or len(operand_types) != len(spec.operands) or len(result_types) != len(spec.results):
+        return None
+    ok = all(t in o.types for t, o in zip(operand_types, spec.operands)) and \
+        all(t in r.types for t, r in zip(result_types, spec.results))
+    return spec if ok else None

@@ -1,0 +1,32 @@
+"""chlo.asin — arcsine, element-wise, real operands (chlo.md "chlo.asin").
+
+asin(±0) = ±0; |x| > 1 and NaN → NaN (no real value); every other float,
+±1 included (±π/2), is an `Approx` of asin.  Complex operands are not
+declared here: jaxlib's decomposition of them is judged (spec/chlo).
+"""
+import math
+
+import mpmath
+import numpy as np
+
+from ..dsl import FLOAT, Approx, Generic
+from .common import unary
+
+
+def element(op, x):
+    if math.isnan(x) or abs(x) > 1:
+        return math.nan
+    if x == 0:
+        return x
+    return Approx(mpmath.asin, x)
+
+
+def _generic(x):
+    return (np.abs(x) <= 1) & (x != 0)
+
+
+def _outside(x):
+    return np.abs(x) > 1
+
+
+SPEC = unary("asin", element, FLOAT, generic=Generic(mpmath.asin, _generic, nan=_outside))
