@@ -32,6 +32,12 @@ stated by a value:
   (`RESTATE`: a real cholesky factor transposed is the factor of the other
   triangle — `jax.scipy.linalg.cholesky(lower=False)`), the restated
   residual expectation;
+* where factors of one factorisation are used together (two triangular
+  solves with a Cholesky or LU factor; xORGQR of xGEQRF's outputs), the
+  property oracle/chains.py restores (`chains.combine`: x of M·x = c, A's Q);
+* where the op only moves the elements (reshape, transpose, slice, pad…,
+  observed on numbered elements: `chains.moved`), the same property with a
+  `view` that moves the output back before the criterion reads it;
 * anything else is "any value", labelled `DOWNSTREAM` (every element an
   implementation-defined alternative without candidates, as
   oracle/propagation.py labels a range crossing NaN), and so is everything
@@ -48,7 +54,9 @@ import numpy as np
 
 from ..spec.dsl import Characterized
 from ..spec.expectation import Alternative, Expectation
+from ..spec.lapack import measure
 from ..spec.types import to_bits
+from . import chains
 from .data_movement import bits_of
 from .semantics import on_arrays
 
@@ -60,7 +68,7 @@ RANGED_OPERAND = ("an operand is approximate upstream: the property is judged ag
                   "(correctly rounded) operand values")
 
 
-def _significant(x: float, digits: int = 3) -> float:
+def significant(x: float, digits: int = 3) -> float:
     """A measure as the suite stores it: 3 significant digits (BLAS kernels
     differ in the last bits between machines; suites must not)."""
     return float(f"{x:.{digits}g}")
@@ -79,11 +87,11 @@ def run_characterized(sem: Characterized, inst, operands: list, results: list) -
     if why is None and not measured.ok:
         raise AssertionError(f"{who}: the oracle's reference fails the op's own criterion ({measured.detail})")
     record = Characterized.record(inst, operands)
-    record.update(statement=sem.statement, threshold=measured.threshold, reference=_significant(measured.value))
+    record.update(statement=sem.statement, threshold=measured.threshold, reference=significant(measured.value))
     if sem.condition is not None:
         kappa = sem.condition(inst, *operands)
         if kappa == kappa:   # not NaN (an empty batch)
-            record["condition"] = _significant(kappa) if np.isfinite(kappa) else "inf"
+            record["condition"] = significant(kappa) if np.isfinite(kappa) else "inf"
     if why is not None:
         record["undefined"] = why
     return [Expectation(t, bits_of(reference, t, who), KIND, why=why or "", residual=record)]
@@ -112,8 +120,7 @@ def any_value(o):
 
 def scored(e: Expectation) -> np.ndarray:
     """The elements a residual expectation's criterion reads (bool mask of its shape)."""
-    inst, operands = Characterized.recall(e.residual, e.type)
-    m = inst.spec.semantics.criterion(inst, operands, e.array())
+    m = measure(e.residual, e.type, e.array())
     shape = tuple(int(d) for d in e.type.shape)
     return np.ones(shape, dtype=bool) if m.scored is None else np.broadcast_to(m.scored, shape)
 
@@ -166,7 +173,12 @@ def downstream(run_op, inst, inputs: list, outs: list, arrays: list | None) -> l
             return outs
         return None
     primary = list(arrays) if arrays is not None else [_primary(v) for v in inputs]
+    if inst is not None:
+        chained = chains.combine(inst, inputs, outs, primary)   # a factorisation's factors used together
+        if chained is not None:
+            return chained
     residual = [i for i in free if not isinstance(inputs[i], tuple) and inputs[i].kind == KIND]
+    tagged = [i for i in free if not isinstance(inputs[i], tuple) and chains.tag(inputs[i]) is not None]
     out = []
     for k, o in enumerate(outs):
         kept = None
@@ -175,12 +187,34 @@ def downstream(run_op, inst, inputs: list, outs: list, arrays: list | None) -> l
             if _passes_through(run_op, inst, primary, residual[0], r, k, o):
                 by = f"{inst.spec.mnemonic}" if inst is not None else "op"
                 kept = Expectation(o.type, o.bits, KIND, residual=r.residual,
-                                   why="; ".join(w for w in (r.why, PASSED_THROUGH.format(op=r.residual["op"], by=by))
+                                   why="; ".join(w for w in (r.why, PASSED_THROUGH.format(op=_name(r.residual), by=by))
                                                  if w))
             elif inst is not None and not isinstance(o, tuple):
                 kept = _restated(inst, r, o)
+        if kept is None and len(free) == 1 and tagged and inst is not None:
+            kept = chains.moved(run_op, inst, primary, tagged[0], inputs[tagged[0]], k, o)
         out.append(kept if kept is not None else any_value(o))
     return out
+
+
+def _name(rec: dict) -> str:
+    return rec.get("op") or rec.get("property", "?")
+
+
+def unstated(t, bits, why: str, tag: dict | None = None) -> Expectation:
+    """Any value at every element (labelled `DOWNSTREAM`: whatever is computed
+    from it is any value too), `bits` the oracle's primary value; `tag`: what
+    oracle/chains.py needs to recognise the value downstream."""
+    every = list(range(int(t.num_elements)))
+    return Expectation(t, bits, "exact", impl_defined=every,
+                       alternatives=[Alternative(PRIMARY, bits), Alternative(DOWNSTREAM, None, every)],
+                       why=why, residual=tag)
+
+
+def pending(what: str, a, t) -> dict:
+    """A tag naming the value `what` computed from operand `a` of type `t`."""
+    from ..spec.types import tensor_to_hex
+    return {"pending": what, "of": {"type": t.mlir, "hex": tensor_to_hex(Characterized._typed(a, t), t)}}
 
 
 RESTATED_BY = "{by} of {op}'s result: the property of {op} with {words}"
@@ -210,6 +244,8 @@ RESTATE = {("transpose", "cholesky"): _cholesky_transposed}
 def _restated(inst, r: Expectation, o: Expectation) -> Expectation | None:
     """`o` (an op that moves the elements of the residual value `r`) as a
     residual expectation of its own, where RESTATE knows the move."""
+    if r.residual.get("view") or "op" not in r.residual:
+        return None
     rule = RESTATE.get((inst.spec.mnemonic, r.residual["op"]))
     got = rule(inst, r.residual, o) if rule is not None else None
     if got is None:

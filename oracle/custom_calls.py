@@ -53,6 +53,11 @@ implementation-defined — so the oracle does not score it.  A recognised
 target whose call does not fit its definition (operand count or types,
 config, layout) is `CannotJudge`, naming why.
 
+JAX's other LAPACK calls — xGETRF, xGEQRF, xORGQR / xUNGQR, xSYEVD /
+xHEEVD, xGESDD — compute what no StableHLO op does: they are read as the
+factorisations themselves (`FAMILIES`, `Factorisation`, below), each output
+judged alone by a property of spec/lapack.py.
+
 Wired in oracle/program.py (`_block`: `read_as_op`): the custom_call step
 keeps its operands and results (costs, propagation and the downstream rules
 of oracle/characterized.py see an ordinary step); only its semantics become
@@ -227,6 +232,8 @@ def read_as_op(inst, op):
     if inst.spec.mnemonic != "custom_call":
         return inst
     name = inst.attributes.get("call_target_name")
+    if name in FAMILIES:   # LAPACK's factorisations (below): no op computes them
+        return read_factorisation(inst, op)
     if name not in BY_NAME:
         return inst
     known = TARGETS.get(name)
@@ -266,3 +273,268 @@ def run_as_op(sem: AsOp, inst, arrays: list, result_types: list) -> list:
     return [e, Expectation(sem.info, zeros, impl_defined=every, why=f"{undefined}; {INFO_UNDEFINED}",
                            alternatives=[Alternative("xPOTRF's successful exit, 0", zeros),
                                          Alternative(INFO_UNDEFINED, None, every)])]
+
+
+# --------------------------------------------------------------------------
+# LAPACK factorisations no StableHLO op computes: read as what they compute,
+# judged by LAPACK's test ratios (spec/lapack.py)
+# --------------------------------------------------------------------------
+#
+# * `lapack_{s,d,c,z}getrf_ffi` (a m×n -> lu m×n, ipiv si32 batch×min(m,n),
+#   info si32 batch) — xGETRF, LU with partial pivoting.  lu: "getrf.lu"
+#   with the pivots the oracle states; ipiv: exact (1-based, LAPACK's), where
+#   every pivot choice is decisive (spec/lapack.py, `lu_pivoting`); info: 0.
+#   Where a choice is not decisive or a pivot is zero (singular), all three
+#   are any value, labelled — and so is everything downstream.
+# * `lapack_{s,d,c,z}geqrf_ffi` (a m×n -> a m×n, tau batch×min(m,n)) —
+#   xGEQRF.  a: "geqrf.r" on its upper trapezoid (R; the Householder vectors
+#   below it are implementation-defined, not scored); tau: any value (the
+#   representation), tagged so that xORGQR downstream knows whose it is.
+# * `lapack_{s,d}orgqr_ffi`, `lapack_{c,z}ungqr_ffi` (a m×c, tau -> q m×c)
+#   — xORGQR / xUNGQR (`householder_product`).  On given reflectors:
+#   "householder"; downstream of xGEQRF of A (oracle/characterized.py): "qr.q" of A.
+# * `lapack_{s,d}syevd_ffi`, `lapack_{c,z}heevd_ffi` (a n×n -> v n×n,
+#   w batch×n real, info) with `mode` 'V' (86) / 'N' (78) and `uplo` —
+#   xSYEVD / xHEEVD of the Hermitian matrix of the triangle read.
+#   w: "eigh.values"; v: "eigh.vectors" ('N': any value); info: 0.
+# * `lapack_{s,d,c,z}gesdd_ffi` (a m×n -> a, s batch×min(m,n) real, u, vt,
+#   info) with `mode` 'A' (65: u m×m, vt n×n), 'S' (83: m×k, k×n), 'N' (78)
+#   — xGESDD.  a: any value (LAPACK overwrites it); s: "svd.values";
+#   u: "svd.u"; vt: "svd.vt" ('N': any value); info: 0.
+# Every matrix must be column-major (JAX's layouts); a NaN or ±inf in the
+# operand makes every output any value (LAPACK's results are then unspecified).
+
+_REAL = {"s": E_F32, "d": E_F64, "c": E_F32, "z": E_F64}
+FAMILIES = {}
+for _p, _et in _TYPES.items():
+    FAMILIES[f"lapack_{_p}getrf_ffi"] = ("getrf", _et)
+    FAMILIES[f"lapack_{_p}geqrf_ffi"] = ("geqrf", _et)
+    FAMILIES[f"lapack_{_p}{'ung' if _p in 'cz' else 'org'}qr_ffi"] = ("orgqr", _et)
+    FAMILIES[f"lapack_{_p}{'heevd' if _p in 'cz' else 'syevd'}_ffi"] = ("syevd", _et)
+    FAMILIES[f"lapack_{_p}gesdd_ffi"] = ("gesdd", _et)
+_REAL_OF = {et.name: _REAL[p] for p, et in _TYPES.items()}
+
+
+@dataclass(frozen=True)
+class Factorisation:
+    """Semantics of a LAPACK factorisation call (the section above): `family`,
+    the element type, the FFI configuration, and words for the expectation."""
+
+    family: str
+    et: object
+    config: tuple
+    reading: str
+
+
+def _mat(t, et, what) -> TensorType:
+    if not isinstance(t, TensorType) or t.element_type != et or t.rank < 2:
+        raise Misfit(f"{what} must be a {et.name} tensor of rank >= 2 ({getattr(t, 'mlir', t)} here)")
+    return t
+
+
+def _want(got, shape, et, what):
+    want = TensorType(tuple(shape), et)
+    if got != want:
+        raise Misfit(f"{what} must be {want.mlir} ({getattr(got, 'mlir', got)} here)")
+
+
+def _all_column_major(texts: dict, ins: list, outs: list, matrix_outs: list) -> None:
+    """The matrix operand and the results at `matrix_outs` column-major with batch major-most."""
+    given_in, given_out = _layouts(texts.get("operand_layouts")), _layouts(texts.get("result_layouts"))
+    if given_in is None or given_out is None or len(given_in) < len(ins) or len(given_out) < len(outs):
+        raise Misfit("operand_layouts and result_layouts must give one layout per value (LAPACK reads column-major "
+                     "memory; JAX writes them)")
+    pairs = [(given_in[0], ins[0].rank)]   # the matrix operand (xORGQR's tau is a batch of vectors)
+    pairs += [(given_out[i], outs[i].rank) for i in matrix_outs]
+    for g, r in pairs:
+        if g != (r - 2, r - 1) + tuple(range(r - 3, -1, -1)):
+            raise Misfit(f"layout {list(g)}: only column-major matrices with batch dimensions major-most are read")
+
+
+def _read_factorisation(family, et, cfg, texts, ins, outs):
+    real = _REAL_OF[et.name]
+    if family == "orgqr":
+        if len(ins) != 2 or len(outs) != 1:
+            raise Misfit("xORGQR takes a and tau and gives q")
+        a = _mat(ins[0], et, "a")
+        k = min(int(a.shape[-2]), int(a.shape[-1]))
+        if not isinstance(ins[1], TensorType) or ins[1].element_type != et or ins[1].rank != a.rank - 1 \
+                or tuple(ins[1].shape[:-1]) != tuple(a.shape[:-2]) or int(ins[1].shape[-1]) > k:
+            raise Misfit(f"tau must be a {et.name} tensor of a's batch shape and at most min(m, n) reflectors")
+        _want(outs[0], a.shape, et, "q")
+        _all_column_major(texts, ins, outs, [0])
+        return ()
+    if len(ins) != 1:
+        raise Misfit(f"x{family.upper()} takes one matrix")
+    a = _mat(ins[0], et, "a")
+    batch, (m, n) = tuple(a.shape[:-2]), (int(a.shape[-2]), int(a.shape[-1]))
+    k = min(m, n)
+    if family == "getrf":
+        if len(outs) != 3:
+            raise Misfit("xGETRF gives lu, ipiv and info")
+        _want(outs[0], a.shape, et, "lu")
+        _want(outs[1], batch + (k,), SI32, "ipiv")
+        _want(outs[2], batch, SI32, "info")
+        _all_column_major(texts, ins, outs, [0])
+        return ()
+    if family == "geqrf":
+        if len(outs) != 2:
+            raise Misfit("xGEQRF gives a and tau")
+        _want(outs[0], a.shape, et, "a")
+        _want(outs[1], batch + (k,), et, "tau")
+        _all_column_major(texts, ins, outs, [0])
+        return ()
+    if family == "syevd":
+        if m != n or len(outs) != 3:
+            raise Misfit("xSYEVD / xHEEVD takes a square matrix and gives v, w and info")
+        _want(outs[0], a.shape, et, "v")
+        _want(outs[1], batch + (n,), real, "w")
+        _want(outs[2], batch, SI32, "info")
+        _all_column_major(texts, ins, outs, [0])
+        return (("mode", _char(cfg, "mode", "VN")), ("uplo", _char(cfg, "uplo", "LU")))
+    # gesdd
+    mode = _char(cfg, "mode", "ASN")
+    if len(outs) != 5:
+        raise Misfit("xGESDD gives a, s, u, vt and info")
+    _want(outs[0], a.shape, et, "a")
+    _want(outs[1], batch + (k,), real, "s")
+    if mode != "N":
+        uc, vr = (m, n) if mode == "A" else (k, k)
+        _want(outs[2], batch + (m, uc), et, "u")
+        _want(outs[3], batch + (vr, n), et, "vt")
+    _want(outs[4], batch, SI32, "info")
+    _all_column_major(texts, ins, outs, [0] + ([2, 3] if mode != "N" else []))
+    return (("mode", mode),)
+
+
+def read_factorisation(inst, op):
+    """`inst` with `Factorisation` semantics where it calls a target of FAMILIES, else None."""
+    name = inst.attributes.get("call_target_name")
+    if name not in FAMILIES:
+        return None
+    family, et = FAMILIES[name]
+    ins, outs = _types(inst, "inputs"), _types(inst, "results")
+    texts = op_attributes(op.get_asm(print_generic_op_form=True, skip_regions=True, use_local_scope=True,
+                                     assume_verified=True), op.name)
+    try:
+        try:
+            cfg = _config(texts)
+        except Misfit:
+            cfg = {}
+        config = _read_factorisation(family, et, cfg, texts, ins, outs)
+    except Misfit as e:
+        from .program import CannotJudge
+        raise CannotJudge(f"custom_call @{name}", f"{e} (oracle/custom_calls.py reads LAPACK's factorisations "
+                                                  "where the call fits LAPACK's definition)") from None
+    out = copy.copy(inst)
+    words = ", ".join(f"{k} '{v}'" for k, v in config)
+    out.spec = dataclasses.replace(inst.spec, semantics=Factorisation(
+        family, et, config, f"custom_call @{name} read as LAPACK x{family.upper()}" + (f" ({words})" if words else "")))
+    return out
+
+
+@on_arrays(Factorisation)
+def run_factorisation(sem: Factorisation, inst, arrays: list, result_types: list) -> list:
+    from . import characterized as ch
+    from ..spec import lapack
+    from ..spec.ops.cholesky import rounded
+    cfg = dict(sem.config)
+    et = sem.et
+    ins = _types(inst, "inputs")
+    a, ta = np.asarray(arrays[0]), ins[0]
+    x = a.astype(np.complex128 if et.is_complex else np.float64)
+
+    def free(t, bits_of_value, words, tag=None):
+        return ch.unstated(t, to_bits(np.asarray(bits_of_value).astype(t.element_type.numpy), t.element_type),
+                           f"{sem.reading}: {words}", tag)
+
+    def zeros(t):
+        return np.zeros(tuple(int(d) for d in t.shape), t.element_type.numpy)
+
+    def residual(t, ref, rec):
+        m = lapack.measure(rec, t, ref)
+        rec["reference"] = ch.significant(m.value)
+        return Expectation(t, to_bits(np.asarray(ref).astype(t.element_type.numpy), t.element_type), ch.KIND,
+                           why=sem.reading, residual=rec)
+
+    if sem.family != "orgqr" and not np.isfinite(x).all():
+        why = "a NaN or ±inf in the matrix: LAPACK's outputs are unspecified"
+        return [free(t, zeros(t), f"any value ({why})") for t in result_types]
+    if sem.family == "getrf":
+        t_lu, t_piv, t_info = result_types
+        lu, piv, growth, why = lapack.lu_pivoting(x, et)
+        if why is not None:
+            return [free(t, v, f"any value ({why})") for t, v in ((t_lu, rounded(lu, et)), (t_piv, piv),
+                                                                  (t_info, zeros(t_info)))]
+        rec = lapack.record("getrf.lu", {"pivots": piv.reshape(-1).tolist(), "growth": growth.reshape(-1).tolist()},
+                            [(a, ta)], lapack.GETRF_STATEMENT, lapack.one_sided(min(ta.shape[-2:]), et))
+        return [residual(t_lu, rounded(lu, et), rec),
+                Expectation.of(piv.astype(np.int32), t_piv, why=f"{sem.reading}: the pivots of partial pivoting, "
+                                                                "every choice decisive"),
+                Expectation.of(zeros(t_info), t_info, why=f"{sem.reading}: info 0, a nonsingular matrix")]
+    if sem.family == "geqrf":
+        t_a, t_tau = result_types
+        h = np.zeros(x.shape, x.dtype)
+        tau = np.zeros(tuple(int(d) for d in t_tau.shape), x.dtype)
+        for idx in np.ndindex(*x.shape[:-2]):
+            if 0 not in x.shape[-2:]:
+                hh, tt = np.linalg.qr(x[idx], mode="raw")
+                h[idx], tau[idx] = hh.T, tt
+        big = max(int(d) for d in ta.shape[-2:])
+        rec = lapack.record("geqrf.r", {}, [(a, ta)], lapack.QR_R_STATEMENT, lapack.two_sided(big, et))
+        return [residual(t_a, rounded(h, et), rec),
+                free(t_tau, rounded(tau, et), "any value (the Householder scalars: the representation of Q is "
+                                              "implementation-defined)", tag=ch.pending("geqrf.tau", a, ta))]
+    if sem.family == "orgqr":
+        (t_q,) = result_types
+        tau, tt = np.asarray(arrays[1]), ins[1]
+        cols = int(t_q.shape[-1])
+        small = max(int(d) for d in ta.shape[-2:]) <= lapack.MP_EIG_LIMIT and component_precision(et) > 24
+        prod, scale = lapack.householder_product(x, tau.astype(x.dtype), cols, et, exact=small)
+        wide = TensorType(tuple(t_q.shape), _C128 if et.is_complex else E_F64)
+        k = int(tt.shape[-1])
+        rec = lapack.record("householder", {"scale": scale.reshape(-1).tolist()}, [(a, ta), (tau, tt), (prod, wide)],
+                            lapack.HOUSEHOLDER_STATEMENT, lapack.one_sided(max(int(ta.shape[-2]), 1) * max(k, 1), et))
+        return [residual(t_q, rounded(prod, et), rec)]
+    if sem.family == "syevd":
+        t_v, t_w, t_info = result_types
+        col_lower = cfg["uplo"] == "L"   # column-major: the triangle as indexed
+        A = lapack._hermitian_read(x, col_lower)
+        vals, err = lapack.spectrum(A, et, "eigh")
+        attrs = {"lower": col_lower, "values": vals.reshape(-1).tolist(), "error": err.reshape(-1).tolist()}
+        n = int(ta.shape[-1])
+        w = residual(t_w, rounded(vals, t_w.element_type), lapack.record(
+            "eigh.values", attrs, [(a, ta)], lapack.EIGVALS_STATEMENT, lapack.two_sided(n, et)))
+        if cfg["mode"] == "V":
+            vecs = np.linalg.eigh(A)[1] if 0 not in A.shape else np.zeros(A.shape, A.dtype)
+            v = residual(t_v, rounded(vecs, et), lapack.record("eigh.vectors", attrs, [(a, ta)],
+                                                                lapack.EIGVECS_STATEMENT, lapack.two_sided(n, et)))
+        else:
+            v = free(t_v, zeros(t_v), "any value (mode 'N': no eigenvectors; LAPACK overwrites a)")
+        return [v, w, Expectation.of(zeros(t_info), t_info, why=f"{sem.reading}: info 0, converged")]
+    # gesdd
+    t_a, t_s, t_u, t_vt, t_info = result_types
+    vals, err = lapack.spectrum(x, et, "svd")
+    attrs = {"values": vals.reshape(-1).tolist(), "error": err.reshape(-1).tolist()}
+    big = max(int(d) for d in ta.shape[-2:])
+    thr = lapack.two_sided(big, et)
+    s = residual(t_s, rounded(vals, t_s.element_type), lapack.record("svd.values", attrs, [(a, ta)],
+                                                                      lapack.SVD_VALUES_STATEMENT, thr))
+    out = [free(t_a, zeros(t_a), "any value (LAPACK overwrites a)"), s]
+    if cfg["mode"] == "N":
+        out += [free(t, zeros(t), "any value (mode 'N': no singular vectors)") for t in (t_u, t_vt)]
+    else:
+        U = np.zeros(tuple(int(d) for d in t_u.shape), x.dtype)
+        VT = np.zeros(tuple(int(d) for d in t_vt.shape), x.dtype)
+        for idx in np.ndindex(*x.shape[:-2]):
+            if 0 not in x.shape[-2:]:
+                uu, _, vv = np.linalg.svd(x[idx], full_matrices=cfg["mode"] == "A")
+                U[idx], VT[idx] = uu, vv
+        for t, ref, side in ((t_u, U, "u"), (t_vt, VT, "vt")):
+            out.append(residual(t, rounded(ref, et), lapack.record(f"svd.{side}", {**attrs, "side": side}, [(a, ta)],
+                                                                    lapack.SVD_VECTORS_STATEMENT, thr)))
+    return out + [Expectation.of(zeros(t_info), t_info, why=f"{sem.reading}: info 0, converged")]
+
+
+def component_precision(et) -> int:
+    return (et.component if et.is_complex else et).format.precision

@@ -1,9 +1,11 @@
 """Kind "residual": the output has the property the spec defines it by
-(cholesky's factor, triangular_solve's solution), checked with a stated
+(cholesky's factor, triangular_solve's solution; LAPACK's factorisations
+read from JAX's custom_calls, spec/lapack.py), checked with a stated
 bound — no element is expected.
 
 `residual` holds what the op's criterion needs (`spec.dsl.Characterized.
-record`): the op, its attributes, its operands as type + hex; and the
+record`): the op (or `property`, spec/lapack.py), its attributes, its
+operands as type + hex, a `view` where data movement moved the value; and the
 criterion in words, its threshold, the reference's own measure, the
 problem's condition number.  The judge rebuilds the op instance and its
 operands from it and calls the op's `criterion` on the actual output: the
@@ -21,7 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...spec.dsl import Characterized
+from ...spec.lapack import measure
 from ...spec.types import nan_mask, ordinal_distance, ordinals, to_bits
 from . import Kind, register
 
@@ -44,8 +46,7 @@ class Residual(Kind):
 
     def judge(self, e, actual):
         from ..compare import Comparison
-        inst, operands = Characterized.recall(e.residual, e.type)
-        m = inst.spec.semantics.criterion(inst, operands, np.asarray(actual))
+        m = measure(e.residual, e.type, np.asarray(actual))   # an op's criterion or a LAPACK property's
         ulp = _ulp(e, np.asarray(actual), m.scored)
         if e.residual.get("undefined"):
             return Comparison(True, ulp, [], 0, [UNDEFINED, KNOWN.format("met" if m.ok else "not met")],

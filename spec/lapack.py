@@ -1,0 +1,632 @@
+"""Properties of LAPACK's factorisations, stated the way LAPACK's own test suite states them.
+
+JAX lowers `jnp.linalg.solve`, `inv`, `det`, `slogdet`, `qr`, `eigh`, `svd`,
+`lstsq` on CPU to calls of jaxlib's LAPACK kernels (xGETRF, xGEQRF + xORGQR
+/ xUNGQR, xSYEVD / xHEEVD, xGESDD).  No StableHLO op computes them: the
+definitions are LAPACK's, and a factorisation is defined by a property, not
+by a value (which rounding of the factors a backend returns depends on its
+order of evaluation; eigenvector and singular-vector signs, the Householder
+representation, are free).  Each output is judged alone, from the call's
+operands, by a "residual" expectation (suites/kinds/residual.py) whose
+record names a property here (`record["property"]`) instead of an op
+(`record["op"]`, spec/ops/cholesky.py and triangular_solve.py): `measure`
+is the one entry that evaluates either on an output.
+
+The ratios are LAPACK's (TESTING/LIN and TESTING/EIG, LAPACK Working Note
+41), in the 1-norm, ε the unit roundoff 2^-p of the (component) format:
+
+* getrf.lu     ‖P·A − L·U‖₁ / (k·max(‖A‖₁, ‖|L|·|U|‖₁)·ε)       (dget01; k = min(m, n))
+               L unit lower trapezoidal (the strict lower part), U upper; P the
+               row interchanges the oracle states for partial pivoting; every
+               |lᵢⱼ| ≤ 1 (√2 for complex: LAPACK picks the pivot by |re|+|im|).
+               Threshold `one_sided(k)` = max(30, 4·γ(k+2)/(k·ε)): L̂·Û = P·A + ΔA,
+               |ΔA| ≤ γ(k)·|L̂|·|Û| in any order of evaluation (Higham, Accuracy
+               and Stability, 2nd ed., Thm 9.3), so the ratio is ≤ γ(k)/(k·ε) ≈ 1.
+               ‖|L|·|U|‖ in the denominator (dget01 has ‖A‖ only) makes the bound
+               hold whatever the growth of the elimination.
+* linear_solve ‖M·x − c‖₁ / (n·‖M‖₁·‖x‖₁·ε) per right-hand side (dget02,
+               dpot02), for x downstream of two triangular solves with the
+               factors of M (oracle/characterized.py: `jnp.linalg.solve`,
+               `inv`, a Cholesky solve).  Threshold `solve_threshold` =
+               max(30, 2·γ(3n+3)·G/(n·ε)): (M + ΔM)·x̂ = c, |ΔM| ≤ γ(3n)·|L̂|·|Û|
+               (Higham Thm 9.4; Thm 10.4 for Cholesky), G = ‖|L|·|U|‖₁/‖M‖₁ —
+               ≤ n for a Cholesky factor (its rows have norms √aᵢᵢ), and for LU
+               the growth of the oracle's own partial-pivoting factors (the
+               pivots are the oracle's, stated exactly).  A zero x fails.
+* eigh.values  max |ŵᵢ − λᵢ| / (n·‖A‖₁·ε), λ the eigenvalues in high
+               precision, ascending; ŵ must be ascending and finite.
+* eigh.vectors max(‖I − VᴴV‖₁/(n·ε), ‖A·V − V·Λ‖₁/(2n·‖A‖₁·ε))   (dsyt21: the
+               residual with the exact Λ: the computed pair's residual plus the
+               eigenvalues' error, each within the bound).  The sign (phase) of a
+               column, and the basis of an eigenspace, are not judged.
+* svd.values   max |ŝᵢ − σᵢ| / (max(m,n)·N(A)·ε), N(A) = max(‖A‖₁, ‖A‖∞) ≥ ‖A‖₂;
+               descending, nonnegative, finite.
+* svd.u, svd.vt  max(‖I − UᴴU‖₁/(c·ε), ‖Uᴴ·A·Aᴴ·U − Σ²‖₁/(max(m,n)·N(A)²·ε)),
+               c the number of columns (rows of Vᴴ: the same with Vᴴ·Aᴴ·A·V):
+               UᴴA = ΣVᴴ + UᴴE for a backward error E, so the Gram matrix of
+               UᴴA is Σ² within 2‖A‖·‖E‖ — the vectors are pinned by the
+               inputs alone, with their signs free.  That U's and V's signs
+               agree with each other (A = U·Σ·Vᴴ) is a joint property of two
+               outputs: not judged (each output is judged alone).
+* geqrf.r      ‖AᴴA − RᴴR‖₁ / (max(m,n)·‖A‖₁·‖A‖∞·ε), R the upper trapezoid of the
+               result (the Householder vectors below it are implementation-defined:
+               not scored).  Row signs of R are free (R ↦ D·R keeps RᴴR).
+* qr.q         max(‖I − QᴴQ‖₁/(m·ε), ‖A − Q·triu(QᴴA)‖₁/(max(m,n)·‖A‖₁·ε)) for xORGQR
+               downstream of xGEQRF of A: Q's columns span A's leading columns
+               in order (QᴴA upper triangular), signs free.
+* householder  ‖Q̂ − H₁⋯H_k·I‖₁ / (m·k·ε·Π(1 + |τᵢ|·‖vᵢ‖₂²)) for xORGQR on given
+               reflectors (vᵢ from the strict lower part of a, unit first entry).
+The two-sided factorisations (eigh, svd, qr) use `two_sided(n)` =
+max(30, 2·γ(4n²)/(n·ε)): Householder reductions have backward error
+γ̃(c·m·n) with a small constant c the analyses leave open (Higham §19.3,
+Demmel–Kahan, the divide and conquer of xSTEDC / xBDSDC); c = 4 is taken
+here — a stated assumption, 8n for large n: wrong outputs (zeros, a 1 %
+perturbation, another matrix's factors) are off by 1/ε.
+
+Each ratio is computed in the working format of spec/ops/cholesky.py with
+its own rounding bounded, and a result fails only where the whole enclosure
+is above the threshold; the high-precision values a criterion compares with
+(λ, σ) are stored in the record with a bound on their own error, which
+widens the enclosure.
+"""
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import mpmath
+import numpy as np
+
+from .dsl import Characterized, Measured
+from .ops.cholesky import (LAPACK_THRESHOLD, column_norms, component, ct, enclosure, gamma, one_norm, to_working,
+                           unit_roundoff, working)
+from .types import TensorType, parse_type, tensor_from_hex, tensor_to_hex
+
+MP_EIG_LIMIT = 24   # matrices up to this order get λ, σ from mpmath at 2p + 64 bits (f64); past it, float64
+
+
+def one_sided(k: int, et) -> float:
+    u = unit_roundoff(et)
+    return max(LAPACK_THRESHOLD, 4 * gamma(k + 2, u) / (max(k, 1) * u))
+
+
+def solve_threshold(n: int, growth: float, et) -> float:
+    u = unit_roundoff(et)
+    return max(LAPACK_THRESHOLD, 2 * gamma(3 * n + 3, u) * max(growth, 1.0) / (max(n, 1) * u))
+
+
+def two_sided(n: int, et) -> float:
+    u = unit_roundoff(et)
+    return max(LAPACK_THRESHOLD, 2 * gamma(4 * n * n, u) / (max(n, 1) * u))
+
+
+# --------------------------------------------------------------------------
+# Records
+# --------------------------------------------------------------------------
+
+def record(prop: str, attributes: dict, operands: list, statement: str, threshold: float, **extra) -> dict:
+    """A residual record naming property `prop`: `operands` (array, TensorType) pairs."""
+    out = {"property": prop, "attributes": attributes,
+           "operands": [{"type": t.mlir, "hex": tensor_to_hex(Characterized._typed(a, t), t)} for a, t in operands],
+           "statement": statement, "threshold": threshold}
+    out.update(extra)
+    return out
+
+
+def operands_of(rec: dict) -> tuple[list, list]:
+    types = [parse_type(o["type"]) for o in rec["operands"]]
+    return [tensor_from_hex(o["hex"], t) for o, t in zip(rec["operands"], types)], types
+
+
+def _plain(rec: dict, result_type: TensorType, actual) -> Measured:
+    if "property" in rec:
+        arrays, types = operands_of(rec)
+        return PROPERTIES[rec["property"]](rec["attributes"], arrays, types, result_type, np.asarray(actual))
+    inst, operands = Characterized.recall(rec, result_type)
+    return inst.spec.semantics.criterion(inst, operands, np.asarray(actual))
+
+
+def measure(rec: dict, result_type: TensorType, actual) -> Measured:
+    """The criterion of a residual record on an output: an op's
+    (`rec["op"]`) or a property's here (`rec["property"]`); where the record
+    has a `view` (the value moved by data movement downstream,
+    oracle/characterized.py), the output is moved back first and the
+    scored mask moved forward."""
+    view = rec.get("view")
+    if not view:
+        return _plain(rec, result_type, actual)
+    t0 = parse_type(view["type"])
+    src = np.asarray(view["src"], dtype=np.int64)
+    shape0 = tuple(int(d) for d in t0.shape)
+    a = np.asarray(actual)
+    orig = np.zeros(shape0, dtype=a.dtype).reshape(-1)
+    sel = src >= 0
+    orig[src[sel]] = a.reshape(-1)[sel]
+    m = _plain({k: v for k, v in rec.items() if k != "view"}, t0, orig.reshape(shape0))
+    s0 = np.ones(shape0, dtype=bool) if m.scored is None else np.broadcast_to(m.scored, shape0)
+    scored = np.zeros(src.shape, dtype=bool)
+    scored[sel] = s0.reshape(-1)[src[sel]]
+    return dataclasses.replace(m, scored=scored.reshape(a.shape))
+
+
+# --------------------------------------------------------------------------
+# Numbers
+# --------------------------------------------------------------------------
+
+def _finite(x) -> tuple[np.ndarray, np.ndarray]:
+    """(x with non-finite entries zeroed, per-matrix all-finite)."""
+    fin = np.isfinite(x)
+    return np.where(fin, x, 0), fin.all(axis=(-2, -1))
+
+
+def _gram_residual(x, uw):
+    """(‖I − XᴴX‖₁, its rounding bound) per matrix of a batch (…, r, c)."""
+    c = x.shape[-1]
+    g = ct(x) @ x - np.eye(c)
+    return one_norm(g), gamma(x.shape[-2] + 2, uw) * one_norm(np.abs(ct(x)) @ np.abs(x) + np.eye(c))
+
+
+def _verdict(parts: list, thr: float, finite, structure, what: str, scored=None, extra: str = "") -> Measured:
+    """`parts`: (name, value, lo, hi) per-matrix arrays; the largest decides."""
+    value = np.maximum.reduce([np.asarray(p[1], dtype=np.float64) for p in parts])
+    lo = np.maximum.reduce([np.asarray(p[2], dtype=np.float64) for p in parts])
+    hi = np.maximum.reduce([np.asarray(p[3], dtype=np.float64) for p in parts])
+    value, lo, hi = (np.where(finite, v, np.inf) for v in (value, lo, hi))
+    ok = finite & structure & (lo <= thr)
+    if value.size == 0:
+        return Measured(0.0, thr, True, "no element", scored)
+    worst = np.unravel_index(int(np.argmax(np.where(ok, value, np.inf))), value.shape)
+    at = f" at batch index {list(map(int, worst))}" if value.ndim else ""
+    detail = "; ".join(f"{name} = {float(np.asarray(v)[worst]):.3g}" for name, v, _, _ in parts)
+    detail = f"{detail}{at} (enclosure from {float(lo[worst]):.3g}; threshold {thr:g})"
+    if not np.all(finite):
+        detail += f"; NaN or inf in {int(np.sum(~np.asarray(finite)))} {what}"
+    if not np.all(structure):
+        detail += f"; {extra} ({int(np.sum(~np.asarray(structure)))} {what})"
+    return Measured(float(np.max(value)), thr, bool(np.all(ok)), detail, scored, float(np.max(lo)), float(np.max(hi)))
+
+
+def permute_rows(a: np.ndarray, pivots: np.ndarray) -> np.ndarray:
+    """P·A for LAPACK's 1-based row interchanges (row i swapped with pivots[i], in order)."""
+    out = np.array(a, copy=True)
+    for idx in np.ndindex(*pivots.shape[:-1]):
+        m = out[idx]
+        for i, p in enumerate(pivots[idx]):
+            p = int(p) - 1
+            if p != i:
+                m[[i, p]] = m[[p, i]]
+    return out
+
+
+# --------------------------------------------------------------------------
+# xGETRF
+# --------------------------------------------------------------------------
+
+GETRF_STATEMENT = ("‖P·A − L·U‖₁ / (k·max(‖A‖₁, ‖|L|·|U|‖₁)·ε) (LAPACK dget01), P the oracle's pivots, "
+                   "L unit lower with |lᵢⱼ| ≤ 1 (√2 complex)")
+
+
+def getrf_lu(attrs, arrays, types, rt, actual) -> Measured:
+    (a,), (ta,) = arrays, types
+    et = ta.element_type
+    m, n = (int(d) for d in ta.shape[-2:])
+    k = min(m, n)
+    thr = one_sided(k, et)
+    if 0 in tuple(int(d) for d in ta.shape):
+        return Measured(0.0, thr, True, "no element")
+    _, uw = working(et)
+    piv = np.asarray(attrs["pivots"], dtype=np.int64).reshape(tuple(int(d) for d in ta.shape[:-2]) + (k,))
+    PA = permute_rows(to_working(a, et), piv)
+    F, finite = _finite(to_working(actual, et))
+    L = np.tril(F[..., :, :k], -1) + np.eye(m, k)
+    U = np.triu(F[..., :k, :])
+    LU = np.abs(L) @ np.abs(U)
+    den = k * np.maximum(one_norm(PA), one_norm(LU)) * unit_roundoff(et)
+    v, lo, hi = enclosure(one_norm(PA - L @ U), gamma(k + 2, uw) * one_norm(LU + np.abs(PA)), den, gamma(k + 3, uw))
+    bound = (math.sqrt(2) if et.is_complex else 1.0) * (1 + 2 * unit_roundoff(et))
+    small = (np.abs(np.tril(F[..., :, :k], -1)) <= bound).all(axis=(-2, -1))
+    return _verdict([("‖P·A − L·U‖₁/(k·max(‖A‖₁,‖|L||U|‖₁)·ε)", v, lo, hi)], thr, finite, small, "matrices",
+                    extra="a multiplier |lᵢⱼ| above the partial-pivoting bound")
+
+
+def lu_pivoting(a: np.ndarray, et) -> tuple[np.ndarray, np.ndarray, np.ndarray, str | None]:
+    """LU with partial pivoting as xGETRF defines it (pivot: the first entry
+    of largest |re|+|im| in the column), per matrix of a batch, in high
+    precision: (lu in float64/complex128, pivots 1-based int32, growth
+    ‖|L||U|‖₁/‖A‖₁ per matrix, why the pivots are not stated or None).
+    The pivots are stated only where every choice is decisive: the largest
+    candidate exceeds every other by more than twice the rounding any
+    evaluation order can make in the Schur complement, γ(j+2)·(|L|·|U| + |A|)
+    (Higham Thm 9.3) — else a backend may legitimately pick another row."""
+    a = np.asarray(a)
+    shape = a.shape
+    m, n = shape[-2:]
+    k = min(m, n)
+    batch = shape[:-2]
+    cplx = et.is_complex
+    u = unit_roundoff(et)
+    p = component(et).format.precision
+    lu_out = np.zeros(shape, dtype=np.complex128 if cplx else np.float64)
+    piv_out = np.zeros(batch + (k,), dtype=np.int32)
+    growth = np.ones(batch)
+    why = None
+    for idx in np.ndindex(*batch):
+        if m * n * k > MP_LU_LIMIT:   # past mpmath's budget: the same elimination in the widest numpy format
+            lu, piv, why_here = _lu_numpy(np.asarray(a[idx]), cplx, u)
+            why = why or why_here
+            lu_out[idx], piv_out[idx] = lu, piv
+            L, U = np.tril(lu[:, :k], -1) + np.eye(m, k), np.triu(lu[:k, :])
+            na = np.abs(np.asarray(a[idx], dtype=lu.dtype)).sum(axis=0).max() if n else 0.0
+            growth[idx] = float(np.abs(np.abs(L) @ np.abs(U)).sum(axis=0).max() / na) if na > 0 else 1.0
+            continue
+        with mpmath.workprec(2 * p + 64):
+            A = [[mpmath.mpc(complex(x)) if cplx else mpmath.mpf(float(x)) for x in row] for row in a[idx]]
+            W = [r[:] for r in A]
+            order = list(range(m))
+            bound = [[abs(x) for x in row] for row in A]   # |A| permuted along, plus |L||U| accumulated
+            piv = []
+            for j in range(k):
+                def size(z):
+                    return abs(mpmath.re(z)) + abs(mpmath.im(z)) if cplx else abs(z)
+                cand = [size(W[i][j]) for i in range(j, m)]
+                best = max(range(len(cand)), key=lambda t: (cand[t], -t))
+                top = cand[best]
+                slack = [2 * gamma(j + 2, u) * bound[i][j] * (math.sqrt(2) if cplx else 1) for i in range(j, m)]
+                if top <= 2 * slack[best]:
+                    why = why or (f"pivot {j + 1} is zero, or within the rounding of the elimination of zero: "
+                                  "xGETRF's info may be > 0 (the matrix is singular or nearly)")
+                for t in range(len(cand)):
+                    if t != best and cand[t] + slack[t] >= top - slack[best]:
+                        why = why or (f"pivot {j + 1}: two candidates within the rounding of the elimination "
+                                      "(a backend may pick either)")
+                r = j + best
+                piv.append(r + 1)
+                W[j], W[r] = W[r], W[j]
+                bound[j], bound[r] = bound[r], bound[j]
+                order[j], order[r] = order[r], order[j]
+                if top == 0:
+                    continue
+                for i in range(j + 1, m):
+                    W[i][j] = W[i][j] / W[j][j]
+                    for c in range(j + 1, n):
+                        W[i][c] = W[i][c] - W[i][j] * W[j][c]
+                        bound[i][c] = bound[i][c] + abs(W[i][j]) * abs(W[j][c])
+            lu = np.array([[complex(x) if cplx else float(x) for x in row] for row in W])
+        lu_out[idx] = lu
+        piv_out[idx] = piv
+        L = np.tril(lu[:, :k], -1) + np.eye(m, k)
+        U = np.triu(lu[:k, :])
+        na = np.abs(np.asarray(a[idx], dtype=lu.dtype)).sum(axis=0).max() if n else 0.0
+        growth[idx] = float(np.abs(np.abs(L) @ np.abs(U)).sum(axis=0).max() / na) if na > 0 else 1.0
+    return lu_out, piv_out, growth, why
+
+
+MP_LU_LIMIT = 30_000   # scalar operations of xGETRF's reference in mpmath; past it, long double
+
+
+def _lu_numpy(a: np.ndarray, cplx: bool, u: float):
+    """`lu_pivoting` on one matrix in long double (the decisiveness margin as there)."""
+    W = a.astype(np.clongdouble if cplx else np.longdouble)
+    m, n = W.shape
+    bound = np.abs(W).astype(np.longdouble)
+    piv, why = [], None
+    for j in range(min(m, n)):
+        col = W[j:, j]
+        cand = (np.abs(col.real) + np.abs(col.imag)) if cplx else np.abs(col)
+        best = int(np.argmax(cand))
+        top = cand[best]
+        slack = 2 * gamma(j + 2, u) * bound[j:, j] * (math.sqrt(2) if cplx else 1)
+        if top <= 2 * slack[best]:
+            why = why or f"pivot {j + 1} is zero, or within the rounding of the elimination of zero"
+        others = np.delete(cand + slack, best)
+        if others.size and (others >= top - slack[best]).any():
+            why = why or f"pivot {j + 1}: two candidates within the rounding of the elimination (a backend may pick either)"
+        r = j + best
+        piv.append(r + 1)
+        W[[j, r]], bound[[j, r]] = W[[r, j]], bound[[r, j]]
+        if top == 0:
+            continue
+        W[j + 1:, j] /= W[j, j]
+        W[j + 1:, j + 1:] -= np.outer(W[j + 1:, j], W[j, j + 1:])
+        bound[j + 1:, j + 1:] += np.outer(np.abs(W[j + 1:, j]), np.abs(W[j, j + 1:]))
+    return W.astype(np.complex128 if cplx else np.float64), np.array(piv, dtype=np.int32), why
+
+
+# --------------------------------------------------------------------------
+# Linear systems downstream of a factorisation
+# --------------------------------------------------------------------------
+
+SOLVE_STATEMENT = "‖M·x − c‖₁ / (n·‖M‖₁·‖x‖₁·ε) per right-hand side (LAPACK dget02/dpot02)"
+
+
+def linear_solve(attrs, arrays, types, rt, actual) -> Measured:
+    (M, c), (tm, tc) = arrays, types
+    et = tc.element_type
+    n = int(tm.shape[-1])
+    thr = float(attrs["threshold"])
+    if 0 in tuple(int(d) for d in tc.shape):
+        return Measured(0.0, thr, True, "no element")
+    _, uw = working(et)
+    Mw, C = to_working(M, et), to_working(c, et)
+    X = to_working(actual, et)
+    finite = np.isfinite(X).all(axis=-2)
+    X = np.where(np.isfinite(X), X, 0)
+    v, lo, hi = enclosure(column_norms(Mw @ X - C), gamma(n + 2, uw) * column_norms(np.abs(Mw) @ np.abs(X) + np.abs(C)),
+                          n * one_norm(Mw)[..., None] * column_norms(X) * unit_roundoff(et), gamma(n + 3, uw))
+    return _verdict([("‖M·x − c‖₁/(n·‖M‖₁·‖x‖₁·ε)", v, lo, hi)], thr, finite, np.ones(finite.shape, bool),
+                    "right-hand sides")
+
+
+# --------------------------------------------------------------------------
+# Eigen- and singular values (high precision) and the two-sided criteria
+# --------------------------------------------------------------------------
+
+def _hermitian_read(a: np.ndarray, lower: bool) -> np.ndarray:
+    from .ops.cholesky import hermitian
+    return hermitian(a, lower)
+
+
+def spectrum(A: np.ndarray, et, kind: str) -> tuple[np.ndarray, np.ndarray]:
+    """(values, error bound per matrix): eigenvalues ascending (`kind`
+    "eigh", A Hermitian) or singular values descending ("svd"), as float64,
+    with a bound on their distance from the exact ones: half an ulp of
+    float64 (plus mpmath's 2^-(2p+64)·‖A‖) where mpmath computes them, and
+    8·n·2^-53·N(A) where float64 LAPACK does (f32 inputs, or large f64)."""
+    p = component(et).format.precision
+    batch = A.shape[:-2]
+    m, n = A.shape[-2:]
+    k = n if kind == "eigh" else min(m, n)
+    vals = np.zeros(batch + (k,))
+    err = np.zeros(batch)
+    big = max(m, n)
+    for idx in np.ndindex(*batch):
+        a = np.asarray(A[idx], dtype=np.complex128 if et.is_complex else np.float64)
+        na = max(np.abs(a).sum(axis=0).max(initial=0.0), np.abs(a).sum(axis=1).max(initial=0.0))
+        if p > 24 and big <= MP_EIG_LIMIT:
+            with mpmath.workprec(2 * p + 64):
+                M = mpmath.matrix(a.tolist())
+                if kind == "eigh":
+                    ev = mpmath.eighe(M, eigvals_only=True) if et.is_complex else mpmath.eigsy(M, eigvals_only=True)
+                    v = sorted(float(mpmath.re(x)) for x in ev)
+                else:
+                    sv = mpmath.svd_c(M, compute_uv=False) if et.is_complex else mpmath.svd_r(M, compute_uv=False)
+                    v = sorted((float(x) for x in sv), reverse=True)
+            vals[idx] = v
+            err[idx] = float(np.max(np.abs(v), initial=0.0)) * 2.0 ** -53 + na * 2.0 ** -(2 * p + 60)
+        else:
+            v = np.linalg.eigvalsh(a) if kind == "eigh" else np.linalg.svd(a, compute_uv=False)
+            vals[idx] = v
+            err[idx] = 8 * big * 2.0 ** -53 * na
+    return vals, err
+
+
+def _norm_inf(x):
+    return one_norm(np.swapaxes(x, -1, -2))
+
+
+EIGVALS_STATEMENT = "max |ŵᵢ − λᵢ| / (n·‖A‖₁·ε), ascending (LAPACK's eigenvalue tests)"
+EIGVECS_STATEMENT = "max(‖I − VᴴV‖₁/(n·ε), ‖A·V − V·Λ‖₁/(2n·‖A‖₁·ε)) (LAPACK dsyt21), signs free"
+
+
+def _values_check(attrs, arrays, types, actual, kind):
+    (a,), (ta,) = arrays, types
+    et = ta.element_type
+    m, n = (int(d) for d in ta.shape[-2:])
+    big = max(m, n)
+    thr = two_sided(big, et)
+    if 0 in tuple(int(d) for d in ta.shape):
+        return Measured(0.0, thr, True, "no element")
+    A = _hermitian_read(to_working(a, et), bool(attrs["lower"])) if kind == "eigh" else to_working(a, et)
+    lam = np.asarray(attrs["values"], dtype=np.float64).reshape(np.shape(actual))
+    lam_err = np.asarray(attrs["error"], dtype=np.float64).reshape(np.shape(actual)[:-1])
+    w = np.asarray(actual).astype(np.float64)
+    finite = np.isfinite(w).all(axis=-1)
+    w = np.where(np.isfinite(w), w, 0)
+    norm = one_norm(A) if kind == "eigh" else np.maximum(one_norm(A), _norm_inf(A))
+    u = unit_roundoff(et)
+    diff = np.abs(w - lam).max(axis=-1, initial=0.0)
+    v, lo, hi = enclosure(diff, lam_err + 2.0 ** -52 * np.abs(lam).max(axis=-1, initial=0.0),
+                          big * norm * u, 2.0 ** -50)
+    if kind == "eigh":
+        order = (np.diff(w, axis=-1) >= 0).all(axis=-1)
+        return _verdict([("max|ŵ − λ|/(n·‖A‖₁·ε)", v, lo, hi)], thr, finite, order, "batches",
+                        extra="eigenvalues not ascending")
+    order = (np.diff(w, axis=-1) <= 0).all(axis=-1) & (w >= 0).all(axis=-1)
+    return _verdict([("max|ŝ − σ|/(max(m,n)·N(A)·ε)", v, lo, hi)], thr, finite, order, "batches",
+                    extra="singular values not nonnegative and descending")
+
+
+def eigh_values(attrs, arrays, types, rt, actual):
+    return _values_check(attrs, arrays, types, actual, "eigh")
+
+
+def svd_values(attrs, arrays, types, rt, actual):
+    return _values_check(attrs, arrays, types, actual, "svd")
+
+
+def eigh_vectors(attrs, arrays, types, rt, actual) -> Measured:
+    (a,), (ta,) = arrays, types
+    et = ta.element_type
+    n = int(ta.shape[-1])
+    thr = two_sided(n, et)
+    if 0 in tuple(int(d) for d in ta.shape):
+        return Measured(0.0, thr, True, "no element")
+    _, uw = working(et)
+    u = unit_roundoff(et)
+    A = _hermitian_read(to_working(a, et), bool(attrs["lower"]))
+    batch = tuple(int(d) for d in ta.shape[:-2])
+    lam = np.asarray(attrs["values"], dtype=np.float64).reshape(batch + (n,))
+    lam_err = np.asarray(attrs["error"], dtype=np.float64).reshape(batch)
+    V, finite = _finite(to_working(actual, et))
+    g, g_err = _gram_residual(V, uw)
+    o, o_lo, o_hi = enclosure(g, g_err, n * u, gamma(n + 3, uw))
+    Lam = to_working(lam, et.component if et.is_complex else et)
+    R = A @ V - V * Lam[..., None, :]
+    r_err = gamma(n + 3, uw) * one_norm(np.abs(A) @ np.abs(V) + np.abs(V) * np.abs(Lam)[..., None, :]) \
+        + lam_err * one_norm(np.abs(V))
+    r, r_lo, r_hi = enclosure(one_norm(R), r_err, 2 * n * one_norm(A) * u, gamma(n + 3, uw))
+    return _verdict([("‖I − VᴴV‖₁/(n·ε)", o, o_lo, o_hi), ("‖A·V − V·Λ‖₁/(2n·‖A‖₁·ε)", r, r_lo, r_hi)], thr,
+                    finite, np.ones(finite.shape, bool), "matrices")
+
+
+SVD_VALUES_STATEMENT = "max |ŝᵢ − σᵢ| / (max(m,n)·max(‖A‖₁,‖A‖∞)·ε), nonnegative, descending"
+SVD_VECTORS_STATEMENT = ("max(‖I − UᴴU‖₁/(c·ε), ‖UᴴAAᴴU − Σ²‖₁/(max(m,n)·N(A)²·ε)) (Vᴴ: with AᴴA), signs free; "
+                         "U and Vᴴ judged alone")
+
+
+def svd_vectors(attrs, arrays, types, rt, actual) -> Measured:
+    """svd.u (`attrs["side"]` "u": the columns of U) or svd.vt ("vt": the rows of Vᴴ)."""
+    (a,), (ta,) = arrays, types
+    et = ta.element_type
+    m, n = (int(d) for d in ta.shape[-2:])
+    big = max(m, n)
+    thr = two_sided(big, et)
+    if 0 in tuple(int(d) for d in ta.shape) or 0 in np.shape(actual):
+        return Measured(0.0, thr, True, "no element")
+    _, uw = working(et)
+    u = unit_roundoff(et)
+    A = to_working(a, et)
+    batch = tuple(int(d) for d in ta.shape[:-2])
+    sig = np.asarray(attrs["values"], dtype=np.float64).reshape(batch + (min(m, n),))
+    sig_err = np.asarray(attrs["error"], dtype=np.float64).reshape(batch)
+    X, finite = _finite(to_working(actual, et))
+    if attrs["side"] == "vt":
+        X = ct(X)                        # V: n × c
+        G = ct(A) @ A                   # AᴴA
+        absG = np.abs(ct(A)) @ np.abs(A)
+    else:
+        G = A @ ct(A)
+        absG = np.abs(A) @ np.abs(ct(A))
+    c = X.shape[-1]
+    s2 = np.zeros(batch + (c,))
+    s2[..., :min(c, sig.shape[-1])] = sig[..., :c] ** 2
+    g, g_err = _gram_residual(X, uw)
+    o, o_lo, o_hi = enclosure(g, g_err, c * u, gamma(big + 3, uw))
+    S2 = to_working(s2, et.component if et.is_complex else et)
+    R = ct(X) @ G @ X - np.eye(c) * S2[..., None, :]
+    r_err = gamma(2 * big + 4, uw) * one_norm(np.abs(ct(X)) @ absG @ np.abs(X) + np.eye(c) * S2[..., None, :]) \
+        + (2 * sig.max(axis=-1, initial=0.0) * sig_err + sig_err ** 2)
+    na = np.maximum(one_norm(A), _norm_inf(A))
+    r, r_lo, r_hi = enclosure(one_norm(R), r_err, big * na * na * u, gamma(big + 3, uw))
+    name = "Vᴴ·AᴴA·V" if attrs["side"] == "vt" else "Uᴴ·AAᴴ·U"
+    return _verdict([(f"‖I − XᴴX‖₁/(c·ε)", o, o_lo, o_hi), (f"‖{name} − Σ²‖₁/(max(m,n)·N(A)²·ε)", r, r_lo, r_hi)],
+                    thr, finite, np.ones(finite.shape, bool), "matrices")
+
+
+# --------------------------------------------------------------------------
+# QR
+# --------------------------------------------------------------------------
+
+QR_R_STATEMENT = ("‖AᴴA − RᴴR‖₁ / (max(m,n)·‖A‖₁·‖A‖∞·ε), R the upper trapezoid (the Householder vectors below "
+                  "it not scored)")
+QR_Q_STATEMENT = "max(‖I − QᴴQ‖₁/(m·ε), ‖A − Q·triu(QᴴA)‖₁/(max(m,n)·‖A‖₁·ε)) (LAPACK dqrt01), signs free"
+HOUSEHOLDER_STATEMENT = "‖Q̂ − H₁⋯H_k‖₁ / (m·k·ε·Π(1 + |τᵢ|·‖vᵢ‖²)) (the product of the given reflectors)"
+
+
+def geqrf_r(attrs, arrays, types, rt, actual) -> Measured:
+    (a,), (ta,) = arrays, types
+    et = ta.element_type
+    m, n = (int(d) for d in ta.shape[-2:])
+    big = max(m, n)
+    thr = two_sided(big, et)
+    mask = np.broadcast_to(np.triu(np.ones((m, n), dtype=bool)), tuple(int(d) for d in ta.shape))
+    if 0 in tuple(int(d) for d in ta.shape):
+        return Measured(0.0, thr, True, "no element", mask)
+    _, uw = working(et)
+    u = unit_roundoff(et)
+    A = to_working(a, et)
+    F = np.where(mask, to_working(actual, et), 0)
+    F, finite = _finite(F)
+    R = F[..., :min(m, n), :]
+    res = ct(A) @ A - ct(R) @ R
+    err = gamma(big + 2, uw) * one_norm(np.abs(ct(A)) @ np.abs(A) + np.abs(ct(R)) @ np.abs(R))
+    v, lo, hi = enclosure(one_norm(res), err, big * one_norm(A) * _norm_inf(A) * u, gamma(big + 3, uw))
+    return _verdict([("‖AᴴA − RᴴR‖₁/(max(m,n)·‖A‖₁·‖A‖∞·ε)", v, lo, hi)], thr, finite, np.ones(finite.shape, bool),
+                    "matrices", scored=mask)
+
+
+def qr_q(attrs, arrays, types, rt, actual) -> Measured:
+    (a,), (ta,) = arrays, types
+    et = ta.element_type
+    m, n = (int(d) for d in ta.shape[-2:])
+    big = max(m, n)
+    thr = two_sided(big, et)
+    if 0 in tuple(int(d) for d in ta.shape) or 0 in np.shape(actual):
+        return Measured(0.0, thr, True, "no element")
+    _, uw = working(et)
+    u = unit_roundoff(et)
+    A = to_working(a, et)
+    Q, finite = _finite(to_working(actual, et))
+    c = Q.shape[-1]
+    g, g_err = _gram_residual(Q, uw)
+    o, o_lo, o_hi = enclosure(g, g_err, c * u, gamma(m + 3, uw))
+    R = np.triu(ct(Q) @ A)
+    res = A - Q @ R
+    err = gamma(2 * m + 2, uw) * one_norm(np.abs(A) + np.abs(Q) @ (np.abs(ct(Q)) @ np.abs(A)))
+    r, r_lo, r_hi = enclosure(one_norm(res), err, big * one_norm(A) * u, gamma(big + 3, uw))
+    return _verdict([("‖I − QᴴQ‖₁/(m·ε)", o, o_lo, o_hi), ("‖A − Q·triu(QᴴA)‖₁/(max(m,n)·‖A‖₁·ε)", r, r_lo, r_hi)],
+                    thr, finite, np.ones(finite.shape, bool), "matrices")
+
+
+def householder_product(a: np.ndarray, tau: np.ndarray, cols: int, et, exact: bool = True):
+    """(H₁⋯H_k·I[:, :cols] per matrix, Π(1 + |τᵢ|·‖vᵢ‖²) per matrix): the reflectors
+    Hᵢ = I − τᵢ·vᵢ·vᵢᴴ, vᵢ = (0…0, 1, a[i+1:, i]) — in mpmath at 2p + 64 bits
+    (`exact`), else float64 / complex128."""
+    m = a.shape[-2]
+    k = tau.shape[-1]
+    batch = a.shape[:-2]
+    dt = np.complex128 if et.is_complex else np.float64
+    out = np.zeros(batch + (m, cols), dtype=dt)
+    scale = np.ones(batch)
+    p = component(et).format.precision
+    for idx in np.ndindex(*batch):
+        av, tv = np.asarray(a[idx], dtype=dt), np.asarray(tau[idx], dtype=dt)
+        vs = []
+        for i in range(k):
+            v = np.zeros(m, dtype=dt)
+            v[i] = 1
+            v[i + 1:] = av[i + 1:, i]
+            vs.append(v)
+            scale[idx] *= 1 + abs(tv[i]) * float(np.sum(np.abs(v) ** 2))
+        if exact:
+            with mpmath.workprec(2 * p + 64):
+                Q = mpmath.matrix(m, cols)
+                for r in range(min(m, cols)):
+                    Q[r, r] = 1
+                for i in reversed(range(k)):
+                    v = mpmath.matrix([complex(x) if et.is_complex else float(x) for x in vs[i]])
+                    t = mpmath.mpc(complex(tv[i])) if et.is_complex else mpmath.mpf(float(tv[i]))
+                    w = v.H * Q if et.is_complex else v.T * Q
+                    Q = Q - (t * v) * w
+                out[idx] = np.array([[complex(Q[r, c]) if et.is_complex else float(Q[r, c]) for c in range(cols)]
+                                     for r in range(m)], dtype=dt)
+        else:
+            Q = np.eye(m, cols, dtype=dt)
+            for i in reversed(range(k)):
+                Q = Q - tv[i] * np.outer(vs[i], np.conj(vs[i]) @ Q)
+            out[idx] = Q
+    return out, scale
+
+
+def householder(attrs, arrays, types, rt, actual) -> Measured:
+    (a, tau, product), (ta, tt, _) = arrays, types
+    et = ta.element_type
+    m = int(ta.shape[-2])
+    k = int(tt.shape[-1])
+    thr = one_sided(max(m, 1) * max(k, 1), et)
+    if 0 in np.shape(actual):
+        return Measured(0.0, thr, True, "no element")
+    _, uw = working(et)
+    Qx = np.asarray(product).astype(np.complex128 if et.is_complex else np.float64)   # f64: the product's operand
+    Qx = Qx.astype(np.clongdouble if et.is_complex else np.longdouble) if working(et)[0] is np.longdouble else Qx
+    scale = np.asarray(attrs["scale"], dtype=np.float64).reshape(tuple(int(d) for d in ta.shape[:-2]))
+    Q, finite = _finite(to_working(actual, et))
+    v, lo, hi = enclosure(one_norm(Q - Qx), 2.0 ** -50 * one_norm(np.abs(Qx)),
+                          max(m * k, 1) * scale * unit_roundoff(et), gamma(m + 3, uw))
+    return _verdict([("‖Q̂ − H₁⋯H_k‖₁/(m·k·ε·Π(1+|τ|‖v‖²))", v, lo, hi)], thr, finite, np.ones(finite.shape, bool),
+                    "matrices")
+
+
+PROPERTIES = {"getrf.lu": getrf_lu, "linear_solve": linear_solve, "eigh.values": eigh_values,
+              "eigh.vectors": eigh_vectors, "svd.values": svd_values, "svd.u": svd_vectors, "svd.vt": svd_vectors,
+              "geqrf.r": geqrf_r, "qr.q": qr_q, "householder": householder}
