@@ -61,16 +61,16 @@ def corner_instances(spec: OpSpec, skels: list[Skeleton], rng):
         yield corner.note, skel, inst
 
 
-def solved(spec: OpSpec, wanted, skels: list[Skeleton], rng, keep=None):
+def solved(spec: OpSpec, wanted, skels: list[Skeleton], rng, keep=None, attempts: int = 3):
     """(corner, skeleton, instance, kept) per corner of `wanted` that a solve
-    reaches within three skeletons, taken in turn from one permutation of
-    `skels` (so corners land on different element types).  `keep(instance)`
+    reaches within `attempts` skeletons, taken in turn from one permutation
+    of `skels` (so corners land on different element types).  `keep(instance)`
     (default: the instance itself) may refuse a solved instance with None —
     the next skeleton is tried then — and what it returns is yielded."""
     order = [int(i) for i in rng.permutation(len(skels))]
     k = 0
     for corner in wanted:
-        for attempt in range(3):
+        for attempt in range(attempts):
             skel = skels[order[k % len(skels)]]
             k += 1
 

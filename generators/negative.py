@@ -12,6 +12,11 @@ different way to break a rule:
   region     a region whose block has other element types than the spec requires
   types      skeletons outside the valid set (element types / enum values from the
              tables that the constraints reject)
+  later      only for the constraints of a later spec than the seed (`OpSpec.later`:
+             v1.20's batching dims), which the structures above never reach (they hold
+             the later inputs, `Attribute.since`, empty): the op's `Exercise.later`
+             structures (`spec.symbolic.later_structures`).  Searched last, on a copy of
+             the generator, so the seed's constraints draw what they drew before.
 For each structure the op's constraints are evaluated on z3 dims; z3 solves
 ¬Ci ∧ others under the size budgets.  Element types always stay inside the
 Inputs/Outputs tables, so the instance breaks exactly the one rule `Ci`
@@ -26,7 +31,8 @@ from dataclasses import dataclass
 import z3
 
 from ..spec.dsl import ANY as ALL_TYPES, Instance, OpSpec
-from ..spec.symbolic import Skeleton, candidates, constraint_exprs, layout_options, region_layouts, symbolic_instance
+from ..spec.symbolic import (Skeleton, candidates, constraint_exprs, later_structures, layout_options, region_layouts,
+                             symbolic_instance)
 from ..spec.types import TensorType, TupleType
 from .regions import PREDICATES
 from .skeleton import enumerate_skeletons
@@ -54,8 +60,11 @@ def _perturbed_layouts(spec: OpSpec, skel: Skeleton, ranks) -> list[dict]:
     kinds = {"result_counts": "result_counts", "counts": "counts", "lengths": "lengths",
              "result_ranks": "result_ranks", "region_counts": "region_counts"}
     tuple_ops = {o.name for o in spec.operands if o.tuple_members}
+    later = {a.name for a in spec.attributes if a.since}   # held empty here: the "later" strategy varies them
     for kind in kinds:
         for name, v in base.get(kind, {}).items():
+            if name in later:
+                continue
             # A count of zero too: "N >= 1" rules (concatenate C3, scatter C5) need it.
             for alt in dict.fromkeys((v + 1, v - 1) + ((0,) if kind in ("counts", "region_counts") else ())):
                 if alt >= 0:
@@ -178,6 +187,10 @@ def _structures(spec: OpSpec, strategy: str, valid: list[Skeleton], rng):
         for j in (rng.permutation(len(cands)) if cands else []):
             for r in (1, 0):
                 yield cands[j], [r] * n, None, None
+    elif strategy == "later":
+        for i in order:
+            for ranks, lay in later_structures(spec, valid[i]):
+                yield valid[i], ranks, None, lay
 
 
 EXTRA_RANK = 3   # structured ops, last: rules that only exist from rank 3 (convolution's window)
@@ -239,6 +252,8 @@ def find_violation(spec: OpSpec, label: str, strategy: str, rng, valid: list[Ske
         solver = new_solver(int(rng.integers(0, 2**31)))
         if not assert_constraints(solver, exprs, skip=label):
             continue
+        if override and _stated_type_allowed(spec, sym, override):
+            continue  # a promotion the program may state: a valid result type, no break of one
         if target is not False:
             solver.add(z3.Not(target))
         solver.add(budget(sym))
@@ -253,13 +268,42 @@ def find_violation(spec: OpSpec, label: str, strategy: str, rng, valid: list[Ske
     return None
 
 
+def _stated_type_allowed(spec: OpSpec, sym, override: dict) -> bool:
+    """Whether a result override gives a result whose element type the
+    program may state (`OpSpec.result_type_stated`: dot_general's
+    promotions, bf16 → f32) another element type than the operands' that
+    the op accepts (`infer` reads it back).  Such a structure is a valid
+    program's type, not an element-type break: skipped, after drawing its
+    solver seed like every structure the constraints refuse — which these
+    were before promotions were read — so the generator's stream, and
+    every case drawn after it, stays as it was."""
+    if not spec.result_type_stated or not sym.inferred:
+        return False
+    for name, o in override.items():
+        base = sym.inferred.get(name)
+        if name not in spec.result_type_stated or not isinstance(o, tuple) or not isinstance(base, TensorType):
+            continue
+        if o[0] == base.element_type:
+            continue
+        try:
+            got = spec.infer(sym.inst).get(name)
+        except Exception:   # a structure infer cannot read: not a promotion
+            continue
+        if isinstance(got, TensorType) and got.element_type == o[0]:
+            return True
+    return False
+
+
 def violations(spec: OpSpec, rng, per_label: int = 2, valid: list[Skeleton] | None = None):
     """Up to `per_label` violations per constraint (distinct strategies), and
     the labels for which none was found ("implied by the others" here)."""
     valid = enumerate_skeletons(spec) if valid is None else valid
     found: list[Violation] = []
     implied: list[str] = []
+    later = dict(spec.later)
     for label in spec.labels:
+        if label in later:
+            continue
         got = 0
         for strategy in STRATEGIES:
             if got >= per_label:
@@ -280,4 +324,16 @@ def violations(spec: OpSpec, rng, per_label: int = 2, valid: list[Skeleton] | No
                 found.append(v)
                 implied.remove(label)
                 break
+    # The later spec's constraints, last, on their structures: another copy of the generator.
+    rest = copy.deepcopy(rng)
+    for label in [l for l in spec.labels if l in later]:
+        got = 0
+        for _ in range(per_label):   # each search permutes the skeletons anew: another structure
+            v = find_violation(spec, label, "later", rest, valid)
+            if v is None:
+                break
+            found.append(v)
+            got += 1
+        if got == 0:
+            implied.append(label)
     return found, implied

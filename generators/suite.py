@@ -385,7 +385,8 @@ def op_cases(spec: OpSpec, seed: int, expect_fn=None) -> tuple[list[Case], list[
             args, consts = _values(spec, v.inst, rng, None)
         cases.append(_case(spec, v.skeleton, v.inst, args, "invalid", seed,
                            f"violates {v.label} ({v.strategy})", expect_fn, violates=v.label, constants=consts))
-    unique = _unique(cases + _elided_cases(spec, skels, seed, expect_fn) + _appended_cases(spec, skels, seed, expect_fn))
+    unique = _unique(cases + _elided_cases(spec, skels, seed, expect_fn) + _appended_cases(spec, skels, seed, expect_fn)
+                     + _later_cases(spec, skels, seed, expect_fn))
     named = {c.violates for c in unique if c.kind == "invalid"}
     return unique, [label for label in spec.labels if label not in named]
 
@@ -405,6 +406,35 @@ def _elided_cases(spec: OpSpec, skels: list[Skeleton], seed: int, expect_fn) -> 
                                                             keep=lambda inst: _try_values(spec, inst, rng)):
         out.append(_case(spec, skel, inst, args, "value", seed, corner.note, expect_fn, constants=consts,
                          omit=corner.omit))
+    return out
+
+
+LATER_PASSES = 2   # each `Exercise.later` corner solved this many times (on other skeletons: element types)
+
+
+def _later_cases(spec: OpSpec, skels: list[Skeleton], seed: int, expect_fn) -> list:
+    """Value cases on the structure a later spec than the seed added
+    (`Exercise.later`: v1.20's batching dims of gather and scatter), each
+    corner `LATER_PASSES` times over every skeleton it may need (the
+    skeleton fixes gather's `index_vector_dim`), then the first corner with
+    indices out of bounds where the op has index operands (a survey).  A
+    generator stream of its own, last: every other case stays byte-identical."""
+    if not spec.exercise.later or not skels:
+        return []
+    rng = np.random.default_rng([seed, zlib.crc32(spec.mnemonic.encode()), zlib.crc32(b"later")])
+    out, first = [], None
+    wanted = list(spec.exercise.later) * LATER_PASSES
+    for corner, skel, inst, (args, consts) in corners.solved(spec, wanted, skels, rng, attempts=len(skels),
+                                                            keep=lambda inst: _try_values(spec, inst, rng)):
+        out.append(_case(spec, skel, inst, args, "value", seed, corner.note, expect_fn, constants=consts))
+        first = first or (skel, inst)
+    if first is not None and spec.exercise.indices is not None:
+        skel, inst = first
+        got = _try_values(spec, inst, rng, "out_of_bounds")
+        if got is not None:
+            args, consts = got
+            out.append(_case(spec, skel, inst, args, _out_of_bounds_kind(spec), seed,
+                             f"{spec.exercise.later[0].note}; indices out of bounds", expect_fn, constants=consts))
     return out
 
 

@@ -13,7 +13,7 @@ not samples:
   unique       no other result satisfies them: not other dims
                (constraints(ops, R) ∧ R ≠ infer(ops) UNSAT), not another rank
                (±1), not another element type (unless the program states it:
-               `OpSpec.result_from_program`).
+               `OpSpec.result_from_program`, `OpSpec.result_type_stated`).
   independent  for each constraint Ci, ¬Ci ∧ (all others) has a model in
                some structure: every skeleton of the tables (element types,
                enum values — valid or not), equal operand ranks 0..2, one
@@ -26,7 +26,10 @@ not samples:
                not decided by structure alone.
 
 Ranks 0..2 (equal for all operands) are checked, and those an op adds
-(`OpSpec.check_ranks`: convolution's window rules bite from rank 3).
+(`OpSpec.check_ranks`: convolution's window rules bite from rank 3); for an
+op with inputs of a later spec than the seed (`Attribute.since`: v1.20's
+batching dims, which the structures above hold empty), also the structures
+of its `Exercise.later` corners (`spec.symbolic.later_structures`).
 Floor 1: spec and z3 only.
 """
 from __future__ import annotations
@@ -39,7 +42,7 @@ import z3
 
 from .dsl import Instance, OpSpec, concrete_grid, is_symbolic
 from .symbolic import (Skeleton, Symbolic, candidates, concrete_regions, concrete_value, constraint_exprs,
-                       layout_options, region_layouts, symbolic_instance, tensors_in)
+                       later_structures, layout_options, region_layouts, symbolic_instance, tensors_in)
 from .types import ALL_TYPES, TensorType, TupleType
 
 CHECK_RANKS = (0, 1, 2)   # and any the op adds (`OpSpec.check_ranks`: convolution's window rules need 3)
@@ -158,7 +161,8 @@ def check_skeleton(spec: OpSpec, skel: Skeleton, ranks, rep: Report, layout: dic
         want = sym.inst.results[r.name] if r.name in stated else inferred[r.name]
         if not isinstance(want, TensorType):
             continue
-        alts = [(t, want.rank) for t in r.types if t != want.element_type and r.name not in spec.result_from_program]
+        alts = [(t, want.rank) for t in r.types if t != want.element_type
+                and r.name not in spec.result_from_program and r.name not in spec.result_type_stated]
         if r.name not in stated and r.fixed_rank is None:   # a fixed rank is the table's, as its types are
             alts += [(want.element_type, k) for k in (want.rank - 1, want.rank + 1) if k >= 0]
         for et, k in alts:
@@ -194,6 +198,8 @@ def check_op(spec: OpSpec, rep: Report) -> None:
             ranks = [r] * len(spec.operands)
             for layout in layout_options(spec, skel, ranks, CHECK_LAYOUTS) or [None]:
                 sat_any |= check_skeleton(spec, skel, ranks, rep, layout)
+        for corner in spec.exercise.later:   # inference on the later spec's structures too (batching dims)
+            check_skeleton(spec, skel, list(corner.ranks), rep, corner.layout)
         if sat_any:
             seen |= {(i, t) for i, t in enumerate(skel.operand_types)}
             seen_res |= set(skel.result_types)
@@ -296,6 +302,8 @@ def independence_structures(spec: OpSpec):
                     ranks[k] = 3
                     for layout in layout_options(spec, skel, ranks, CHECK_LAYOUTS):
                         yield skel, ranks, None, layout
+        for ranks, layout in later_structures(spec, skel):   # the later spec's rules (batching dims)
+            yield skel, ranks, None, layout
 
 
 def _tuple_variants(cur: TupleType, types) -> list:

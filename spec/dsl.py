@@ -650,6 +650,10 @@ class Attribute:
     optional: bool = False
     length: Any = None     # I64ArrayAttr: size hint (int | tuple | callable(op)), see Operand.count
     group: str | None = None  # written inside OpSpec.groups[group]
+    # The spec version that added the input ("v1.20": gather's batching dims), "" for the seed's.  The
+    # seed's draws hold it at its hint (gather's: empty, as the seed has it); only the op's
+    # `Exercise.later` structures vary it, on streams of their own, so the seed's cases stay as they were.
+    since: str = ""
 
     def lengths(self, op) -> tuple:
         return _hint(self.length, op) or (1,)
@@ -793,6 +797,10 @@ class OpSpec:
     `shape_from_program` (reshape, iota, broadcast_in_dim) has a shape the
     constraints relate to the operands without fixing it: `infer` leaves it
     out, its rank is structure (`Result.rank`), its dims are solved.
+    A result in `result_type_stated` has an element type the constraints
+    allow several of (dot_general's: any promotion of lhs's): `infer` gives
+    the one the program states where it is allowed, else the operands';
+    check-spec proves its dims and rank unique, not its element type.
     `groups`: attributes written together as one MLIR attribute (`Group`).
     `exercise`: what generators need to know to exercise the op well (hard
     values, corners, index operands: spec/exercise.py).
@@ -807,6 +815,7 @@ class OpSpec:
     attributes: tuple[Attribute, ...] = ()
     result_from_program: tuple[str, ...] = ()
     shape_from_program: tuple[str, ...] = ()
+    result_type_stated: tuple[str, ...] = ()
     regions: tuple[Region, ...] = ()
     groups: tuple[Group, ...] = ()
     exercise: Exercise = Exercise()
@@ -816,6 +825,10 @@ class OpSpec:
     # constraints the op's others imply (no instance breaks them alone; docs/spec-findings.md): check-spec
     # proves them redundant, and no invalid case can name them
     implied: tuple[str, ...] = ()
+    # constraints of a later spec than the seed, as (label, clause): ("gather_c16", "v1.20 C6").  Their
+    # labels continue the seed's numbering past its last label (never reusing one); traceability lists
+    # them as later clauses, and generators and check-spec break them on `Exercise.later` structures.
+    later: tuple[tuple[str, str], ...] = ()
     notes: str = ""
 
     @property

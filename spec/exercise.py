@@ -51,6 +51,13 @@ an op can declare, and what each declaration feeds:
                   constraint broken and the oracle's rejection names it.
                   A stream of their own after the elided ones, so every
                   other case stays byte-identical (issue 25).
+  later           `Corner`s on structure a later spec than the seed added
+                  (v1.20's batching dims of gather and scatter: inputs
+                  declared with `Attribute.since`, which the seed's draws
+                  hold empty): solved for value cases on a stream of their
+                  own after the appended ones; their (ranks, layout) are
+                  also where the negative search and check-spec break the
+                  op's `OpSpec.later` constraints.
 """
 from __future__ import annotations
 
@@ -137,3 +144,4 @@ class Exercise:
     survey_when: Callable | None = None
     elided: tuple = ()
     appended: Callable | None = None
+    later: tuple = ()

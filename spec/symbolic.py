@@ -437,3 +437,27 @@ def concrete_value(v, num):
     if isinstance(v, tuple):
         return tuple(concrete_value(t, num) for t in v)
     return num(v) if is_symbolic(v) else v
+
+
+def later_structures(spec: OpSpec, skel: Skeleton) -> list[tuple[list, dict]]:
+    """(operand ranks, layout) where the constraints of a later spec than
+    the seed (`OpSpec.later`) can be broken: the structure of each
+    `Exercise.later` corner, and that structure with one list of the later
+    spec's inputs (`Attribute.since`) one entry longer or shorter than there
+    (sizes that disagree: gather's v1.20 C16).  The seed's structures hold
+    those lists empty, so these are the only places the later rules bite."""
+    since = [a.name for a in spec.attributes if a.since and isinstance(a.kind, I64ArrayAttr)]
+    out = []
+    for corner in spec.exercise.later:
+        ranks, layout = list(corner.ranks), corner.layout or {}
+        out.append((ranks, layout))
+        try:
+            chosen = symbolic_instance(spec, skel, ranks, full=True, layout=layout).layout["lengths"]
+        except (AttributeError, IndexError, KeyError, TypeError, ValueError):
+            continue
+        for name in since:
+            n = chosen.get(name, 0)
+            for alt in (n + 1, n - 1):
+                if alt >= 0:
+                    out.append((ranks, {**layout, "lengths": {**layout.get("lengths", {}), name: alt}}))
+    return out

@@ -19,7 +19,10 @@ the Inputs/Outputs tables (`(C2-C4)`) only refer to these and are not labels.
 
 Every op of the text is listed — encoded or not — so the report never hides
 what is missing.  `ok` is about the encoded ops only: each of their seed
-labels has a function, and no function claims a label the seed lacks.
+labels has a function, and no function claims a label the seed lacks —
+except the constraints an op declares from a later spec (`OpSpec.later`:
+v1.20's batching clauses of gather and scatter), which are listed with
+their clause as *later*, and must not reuse a seed label.
 Floor 1: text in, the op registry for comparison; nothing above spec.
 """
 from __future__ import annotations
@@ -165,7 +168,8 @@ class OpTrace:
     seed_labels: list[str]       # "<op>_c<N>" for every (C<N>) of the seed section
     present: list[str]           # of those, the ones spec/ops defines
     missing: list[str]           # of those, the ones spec/ops lacks (encoded ops only)
-    extra: list[str]             # functions of spec/ops with no (C<N>) in the seed
+    extra: list[str]             # functions of spec/ops with no (C<N>) in the seed (nor declared later)
+    later: dict = field(default_factory=dict)   # label -> clause of a later spec ("v1.20 C10"), OpSpec.later
 
     @property
     def status(self) -> str:
@@ -189,7 +193,8 @@ class Trace:
     def to_json(self) -> dict:
         return {"ok": self.ok, "ops": [
             {"op": t.name, "source": t.source, "encoded": t.encoded, "status": t.status,
-             "seed_labels": t.seed_labels, "present": t.present, "missing": t.missing, "extra": t.extra}
+             "seed_labels": t.seed_labels, "present": t.present, "missing": t.missing, "extra": t.extra,
+             "later": dict(t.later)}
             for t in self.ops]}
 
 
@@ -203,10 +208,14 @@ def trace(seed_ops: dict[str, SeedOp], encoded: dict | None = None) -> Trace:
         labels = [f"{name}_c{n}" for n in (sec.labels if sec else [])]
         spec = encoded.get(name)
         have = list(spec.labels) if spec is not None else []
+        declared = dict(getattr(spec, "later", ()) or ())
+        later = {l: declared[l] for l in have if l in declared and l not in labels}
         present = [l for l in labels if l in have]
         missing = [l for l in labels if l not in have] if spec is not None else []
-        extra = [l for l in have if l not in labels]
-        out.append(OpTrace(name, sec.source if sec else None, spec is not None, labels, present, missing, extra))
+        # a later clause reusing a seed label is an error: it stays among the extras
+        extra = [l for l in have if l not in labels and l not in later]
+        out.append(OpTrace(name, sec.source if sec else None, spec is not None, labels, present, missing, extra,
+                           later))
     return Trace(out)
 
 
@@ -222,6 +231,8 @@ def render(tr: Trace) -> str:
                 detail += f" ({nums(t.present)})"
             if t.missing:
                 detail += f"; MISSING {nums(t.missing)}"
+            if t.later:
+                detail += "; later: " + ", ".join(f"{l} = {c}" for l, c in t.later.items())
             if t.extra:
                 detail += f"; NOT IN SEED {', '.join(t.extra)}"
         else:
@@ -234,6 +245,7 @@ def render(tr: Trace) -> str:
     lines.append(f"  {len(enc)} ops encoded, {len(not_enc)} seed ops not yet encoded "
                  f"({sum(len(t.seed_labels) for t in not_enc)} constraints); "
                  f"encoded ops: {n_present}/{n_labels} seed constraints traced, "
+                 f"{sum(len(t.later) for t in enc)} from a later spec, "
                  f"{sum(len(t.extra) for t in enc)} functions without a seed label"
                  f" — {'ok' if tr.ok else 'INCOMPLETE'}")
     return "\n".join(lines) + "\n"

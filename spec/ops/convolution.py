@@ -63,6 +63,19 @@ Findings:
   positive value"), and so every backend built on it.
 * The pinned verifier does not check C25 (it accepts 0, 1 or 2 precision
   entries) nor C27 (any result element type: JAX's preferred_element_type).
+
+The result's element type.  Unlike dot_general (dot_general.py), whose
+v1.20 text names no clause for it, convolution's C27 is explicit in the
+seed (`element_type(result) = element_type(lhs)`) and in StableHLO v1.20
+(C27, for non-quantized tensors: `element_type(lhs) = element_type(rhs)
+= element_type(result)`; C34, hybrid quantized, likewise).  So a
+mixed-precision convolution (bf16 × bf16 → f32, si8 × si8 → si32, what
+JAX's preferred_element_type writes) is invalid here, as in both texts,
+and the suite holds such programs as C27 cases (`mixed_precision`) —
+although upstream's verifier accepts them (openxla/stablehlo#1896, open)
+and its interpreter accumulates them in the result type
+(openxla/stablehlo#2953): a disagreement inside StableHLO, recorded, not
+resolved by this encoding.
 """
 from __future__ import annotations
 
@@ -77,6 +90,7 @@ from ..dsl import (ANY, Accumulating, Attribute, BoolArrayAttr, ConvDimensionsGr
                    in_range, is_symbolic, is_unique, rank, shape, size)
 from ..exercise import Corner, Exercise
 from ..types import TensorType
+from ..types import element_type as element_type_named
 from .. import bounds
 from .dot_general import PRECISIONS, at_precision, dot_answer, values
 from .dot_general import probes as dot_probes
@@ -728,6 +742,32 @@ def _built_corners(spec, skels, rng):
     return out
 
 
+def mixed_precision(spec, skels, rng):
+    """A result of another element type than the operands' — what JAX's
+    `conv_general_dilated(..., preferred_element_type=...)` writes —, which
+    C27 refuses (and v1.20's C27 too: module docstring): bf16 × bf16 → f32
+    and si8 × si8 → si32 on `_built_corners`' 1-D convolution, invalid cases
+    (`Exercise.appended`: after every other case)."""
+    out = []
+    for src, dst in (("bf16", "f32"), ("si8", "si32")):
+        skel = next((s for s in skels if s.operand_types[0] == s.operand_types[1]
+                     and s.operand_types[0].name == src
+                     and dict(s.attrs).get("precision_config") == ("DEFAULT", "DEFAULT")), None)
+        if skel is None:
+            continue
+        t, r = skel.operand_types[0], element_type_named(dst)
+        attrs = {"window_strides": (2,), "padding": ((1, 1),), "lhs_dilation": (1,), "rhs_dilation": (1,),
+                 "window_reversal": (False,), "input_batch_dimension": 0, "input_feature_dimension": 2,
+                 "input_spatial_dimensions": (1,), "kernel_input_feature_dimension": 1,
+                 "kernel_output_feature_dimension": 2, "kernel_spatial_dimensions": (0,),
+                 "output_batch_dimension": 0, "output_feature_dimension": 2, "output_spatial_dimensions": (1,),
+                 "feature_group_count": 1, "batch_group_count": 1, "precision_config": ("DEFAULT", "DEFAULT")}
+        inst = spec.instance({"lhs": TensorType((1, 5, 2), t), "rhs": TensorType((3, 2, 2), t)}, attrs,
+                             {"result": TensorType((1, 3, 2), r)})
+        out.append((f"mixed precision {src} x {src} -> {dst} (preferred_element_type)", "convolution_c27", skel, inst))
+    return out
+
+
 SPEC = OpSpec(
     mnemonic="convolution",
     operands=(Operand("lhs", ANY), Operand("rhs", ANY)),
@@ -762,6 +802,6 @@ SPEC = OpSpec(
     infer=infer,
     semantics=Accumulating(arrays, working=working_bytes, bilinear=("lhs", "rhs"), bilinear_form=bilinear_form),
     groups=(ConvDimensionsGroup(GROUP, "stablehlo.conv", FIELDS),),
-    exercise=Exercise(corners=CORNERS, built_corners=_built_corners, elided=ELIDED),
+    exercise=Exercise(corners=CORNERS, built_corners=_built_corners, elided=ELIDED, appended=mixed_precision),
     check_ranks=(3,),   # C4, C7, C9, C13, C18, C20: the spatial rules need N - 2 ≥ 1
 )

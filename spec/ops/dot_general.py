@@ -6,10 +6,12 @@ Semantics: `result[result_index]` is the seed's `reduce` of
 
 * floats: `dot_range` of the (lhs, rhs) pairs of the contracting slices —
   the exact Σ aᵢbᵢ and a rigorous bound for products rounded (or exact, in a
-  wider accumulator) summed in any order; a NaN anywhere, or 0 × ∞, is NaN;
+  wider accumulator) summed in any order, in the result's format (which
+  may be wider than the operands': "The result's element type" below); a
+  NaN anywhere, or 0 × ∞, is NaN;
 * complex: `complex_dot_range`, per component;
 * integers: the exact Σ aᵢbᵢ — integer add and multiply are associative
-  modulo 2^n, so no schedule matters; the oracle wraps it into the type,
+  modulo 2^n, so no schedule matters; the oracle wraps it into the result type,
   labelled (the seed's Errors clause makes overflow implementation-defined);
 * i1: `add` and `multiply` on booleans are the seed's logical or/and, so
   an OR of ANDs.
@@ -39,22 +41,51 @@ Readings:
   holds).  The pinned verifier also accepts 0 or 1 entries; the seed's C12
   demands 2.
 * The result's element type.  No constraint of the seed names it (C13 is
-  about its shape only; C1 ties lhs to rhs), while the Semantics assign
-  `dot_product` — a `reduce` over values of element_type(lhs) with init 0
-  — to `result[result_index]`.  The Outputs table lists only C13 for
-  `result`, so C13 is encoded as type(result): the shape it states, and
-  element_type(lhs).  The pinned verifier accepts any result element type
-  (JAX's `preferred_element_type`: bf16 × bf16 → f32, i8 × i8 → i32); such
-  programs are rejected by the encoded spec under C13 — a finding.
+  about its shape only; C1 ties lhs to rhs), and its Semantics reduce
+  values of element_type(lhs) with init 0.  StableHLO v1.20 states it:
+  for non-quantized operands it has no clause on element_type(result)
+  (C13 there is C1 here; C20 is the hybrid-quantized one), and its
+  Semantics write `dot_product = reduce(inputs=[multiply(lhs_slice,
+  rhs_slice)], init_values=[constant(0, element_type(result))], …)` — a
+  reduce whose body computes in element_type(result), which reduce's C6
+  allows only where `is_promotable(element_type(inputs), Ei)`: the same
+  kind (integer, float, complex, boolean) and at least as many bits.  So
+  C13 (the one constraint the Outputs table lists for `result`) is encoded
+  as type(result): the shape it states, and an element type lhs's is
+  promotable to (`promotable`).  bf16 × bf16 → f32, f16 → f32,
+  i8 × i8 → i32 (JAX's `preferred_element_type`) are valid; f32 → f16
+  (narrower), si8 → f32 and f32 → si32 (another kind) are not.
+* Accumulating in the result type.  v1.20's Semantics multiply in lhs's
+  type and promote the products; read literally an i8 × i8 → i32 dot
+  would wrap each product into i8 before summing.  StableHLO's
+  maintainers read the result type as the accumulation type
+  (openxla/stablehlo#2953: the interpreter accumulates i8 × i8 → i32 in
+  i32, "aligns with the spec"), and XLA computes so too: the
+  operands are converted to element_type(result) — exactly where the
+  result type holds every operand value (`types.holds_every_value`:
+  bf16, f16 → f32; integers, whose exact sum wraps the same either way),
+  rounded to nearest even where it does not (f16 ↔ bf16, f8E4M3FN ↔
+  f8E5M2: the spec's `convert`) — and the products and sums are the
+  result type's: `dot_range` in the result's format.
+* Type inference: a result element type other than lhs's cannot be
+  derived from the operands (stablehlo#600: "load-bearing result
+  types"); `infer` takes it from the program where the program states
+  one C13 accepts, else lhs's (what the generators and check-spec infer).
+  check-spec proves the dims and rank unique, not the element type
+  (`OpSpec.result_type_stated`).
 
 Findings:
 * C8 and C9 quantify "for all `i`" but index with `d`
   (`rhs_batching_dimensions[d]`): `i` is meant.
-* The result's element type is left unconstrained (above).
+* The result's element type is left unconstrained by the seed (above);
+  v1.20's `is_promotable` falls through to `return false` for two
+  booleans, which would make every i1 dot invalid: a boolean is read as
+  promotable to itself.
 """
 from __future__ import annotations
 
 import dataclasses
+import math
 from fractions import Fraction
 
 import numpy as np
@@ -65,7 +96,9 @@ from ..exercise import Corner, Exercise
 from .. import bounds, schedule
 from ..bounds import values
 from ..schedule import complex_dot_range, dot_range
-from ..types import TensorType, exact_values
+from ..dft import round_fraction
+from ..types import TensorType, exact_values, holds_every_value
+from ..types import element_type as element_type_named
 from .reduce import kept_dims
 
 GROUP = "dot_dimension_numbers"
@@ -166,16 +199,44 @@ def dot_general_c12(op):
 
 def dot_general_c13(op):
     """(C13) shape(`result`) $=$ dim(`lhs`, `lhs_batching_dimensions`) +
-  dim(`lhs`, `lhs_result_dimensions`) + dim(`rhs`, `rhs_result_dimensions`).
+  dim(`lhs`, `lhs_result_dimensions`) + dim(`rhs`, `rhs_result_dimensions`),
+  and is_promotable(element_type(`lhs`), element_type(`result`)).
 
-    And element_type(`result`) = element_type(`lhs`): no constraint of the
-    seed names the result's element type, the Semantics assign it a value
-    of lhs's (module docstring: a finding)."""
+    The element-type half is StableHLO v1.20's (module docstring): no
+    clause of the seed names the result's element type; v1.20's Semantics
+    reduce in element_type(result), which its reduce C6 allows only where
+    is_promotable(element_type(lhs), element_type(result))."""
     want = result_type(op)
     if want is None or rank(op.result) != rank(want):
         return False
-    return all_of([element_type(op.result) == element_type(want)]
+    return all_of([promotable(element_type(op.lhs), element_type(op.result))]
                   + [d == e for d, e in zip(shape(op.result), shape(want))])
+
+
+def promotable(x, y) -> bool:
+    """v1.20's `is_promotable(x, y)` on non-quantized element types: x and y
+    of one kind — integers (signed or unsigned), floats, complex — and y at
+    least as wide (complex: its components).  Two booleans: promotable (the
+    pseudo-code's fall-through `return false` would forbid i1 to i1, the
+    seed's own i1 dot: a finding)."""
+    if x == y:
+        return True
+    if (x.is_integer and y.is_integer) or (x.is_float and y.is_float):
+        return x.bits <= y.bits
+    if x.is_complex and y.is_complex:
+        return x.component.bits <= y.component.bits
+    return False
+
+
+def accumulation_type(op):
+    """element_type(result) — what the products are summed in (module
+    docstring) — where the instance states a result C13 accepts; lhs's
+    otherwise."""
+    et = op.lhs.element_type
+    stated = (getattr(op, "results", None) or {}).get("result")
+    if isinstance(stated, TensorType) and promotable(et, stated.element_type):
+        return stated.element_type
+    return et
 
 
 def result_type(op) -> TensorType | None:
@@ -194,10 +255,12 @@ def result_type(op) -> TensorType | None:
 
 
 def infer(op):
+    """C13's shape; the element type the program states where C13 accepts
+    it (a promotion of lhs's, which no operand determines), else lhs's."""
     t = result_type(op)
     if t is None:
         raise ValueError("dimension numbers name more axes than an operand has")
-    return {"result": t}
+    return {"result": TensorType(t.shape, accumulation_type(op))}
 
 
 # --------------------------------------------------------------------------
@@ -255,16 +318,18 @@ def arrays(op, lhs, rhs):
     transposed to batching + result + contracting dimensions, each result
     index pairs a contracting slice of each.  Real and integer types are
     stated on whole arrays (`whole`), the per-element `dot_answer` standing
-    behind every element the enclosures leave; complex element by element."""
-    et = op.lhs.element_type
+    behind every element the enclosures leave; complex element by element.
+    Operands are read in their type and summed in the result's
+    (`accumulation_type`, `operand_values`)."""
+    et, rt = op.lhs.element_type, accumulation_type(op)
     lhs, rhs = np.asarray(lhs), np.asarray(rhs)
     lb, lc, lr, rb, rc, rr = _dims(op, lhs.ndim, rhs.ndim)
-    if not et.is_complex:
-        got = _whole(op, lhs, rhs, et, lb, lc, lr, rb, rc, rr)
+    if not rt.is_complex:
+        got = _whole(op, lhs, rhs, et, rt, lb, lc, lr, rb, rc, rr)
         if got is not None:
             return [got]
-    lx = np.array(exact_values(lhs, et), dtype=object).reshape(lhs.shape).transpose(lb + lr + lc)
-    rx = np.array(exact_values(rhs, et), dtype=object).reshape(rhs.shape).transpose(rb + rr + rc)
+    lx = _objects(lhs, et, rt).reshape(lhs.shape).transpose(lb + lr + lc)
+    rx = _objects(rhs, et, rt).reshape(rhs.shape).transpose(rb + rr + rc)
     n_b = len(lb)
     batch = lx.shape[:n_b]
     l_res, r_res = lx.shape[n_b:n_b + len(lr)], rx.shape[n_b:n_b + len(rr)]
@@ -275,8 +340,40 @@ def arrays(op, lhs, rhs):
     for idx in np.ndindex(*out.shape):
         b, i, j = idx[:n_b], idx[n_b:n_b + len(lr)], idx[n_b + len(lr):]
         pairs = list(zip(lx[b + i], rx[b + j]))
-        out[idx] = at_precision(op, dot_answer(pairs, et), et)
+        out[idx] = at_precision(op, dot_answer(pairs, rt), rt)
     return [out]
+
+
+def operand_values(array, et, rt) -> np.ndarray:
+    """An operand's exact values (`bounds.values`) as values of the result
+    type `rt` they are summed in: themselves where `rt` holds every value of
+    `et` (a type itself; integers, whose exact sum wraps alike whether or
+    not each operand is wrapped first; bf16, f16 → f32), else each rounded
+    to nearest even into `rt` — the spec's `convert` (f16 ↔ bf16, f8E4M3FN
+    ↔ f8E5M2), a value past `rt`'s range ±inf or, where `rt` has no
+    infinity, NaN."""
+    v = values(array, et)
+    if not (et.is_float and rt.is_float) or holds_every_value(et, rt):
+        return v
+    fmt = rt.format
+    out = np.empty(v.shape, dtype=np.float64)
+    flat, dst = v.reshape(-1), out.reshape(-1)
+    for i, x in enumerate(flat.tolist()):
+        if x == 0 or math.isnan(x):
+            dst[i] = x
+        else:
+            r = x if math.isinf(x) else round_fraction(Fraction(x), fmt, "near")
+            dst[i] = r if fmt.has_inf or not math.isinf(r) else math.nan
+    return out
+
+
+def _objects(array, et, rt) -> np.ndarray:
+    """`operand_values` as a flat object array of exact Python values (the
+    per-element route's), NaN payloads kept where nothing converts."""
+    a = np.asarray(array)
+    if et.is_float and rt.is_float and not holds_every_value(et, rt):
+        return np.array(operand_values(a, et, rt).reshape(-1).tolist(), dtype=object)
+    return np.array(exact_values(a, et), dtype=object)
 
 
 def _matrices(lx, rx, lb, lc, lr, rb, rc, rr):
@@ -317,21 +414,21 @@ def bilinear_form(op):
     return K, product
 
 
-def _whole(op, lhs, rhs, et, lb, lc, lr, rb, rc, rr):
-    A, B, shape = _matrices(values(lhs, et), values(rhs, et), lb, lc, lr, rb, rc, rr)
+def _whole(op, lhs, rhs, et, rt, lb, lc, lr, rb, rc, rr):
+    A, B, shape = _matrices(operand_values(lhs, et, rt), operand_values(rhs, et, rt), lb, lc, lr, rb, rc, rr)
     G, M, K = A.shape
     N = B.shape[2]
 
     def element(i):
         g, rest = divmod(i, M * N)
         m, j = divmod(rest, N)
-        return dot_answer(list(zip(A[g, m, :].tolist(), B[g, :, j].tolist())), et)
+        return dot_answer(list(zip(A[g, m, :].tolist(), B[g, :, j].tolist())), rt)
 
-    got = whole(A, B, et, element)
+    got = whole(A, B, rt, element)
     if got is None:
         return None
     got.shape = shape
-    return got.wrapped(lambda answer: at_precision(op, answer, et))
+    return got.wrapped(lambda answer: at_precision(op, answer, rt))
 
 
 # --------------------------------------------------------------------------
@@ -414,6 +511,45 @@ def _built_corners(spec, skels, rng):
     return out
 
 
+# (lhs and rhs type, result type): promotions (C13 holds) as JAX's preferred_element_type writes them, and
+# element types C13 refuses — narrower, or of another kind.
+PROMOTIONS = (("bf16", "f32"), ("f16", "f32"), ("si8", "si32"), ("ui8", "ui32"), ("f32", "f64"))
+NOT_PROMOTIONS = (("f32", "f16", "a narrower float result"), ("si8", "f32", "integer operands, a float result"),
+                  ("bf16", "si32", "float operands, an integer result"))
+_MATMUL = ((3, 4), (4, 2), (3, 2), {"lhs_batching_dimensions": (), "rhs_batching_dimensions": (),
+                                     "lhs_contracting_dimensions": (1,), "rhs_contracting_dimensions": (0,)})
+_BATCHED = ((2, 3, 16), (2, 16, 2), (2, 3, 2), {"lhs_batching_dimensions": (0,), "rhs_batching_dimensions": (0,),
+                                                "lhs_contracting_dimensions": (2,), "rhs_contracting_dimensions": (1,)})
+
+
+def mixed_precision(spec, skels, rng):
+    """Results of another element type than the operands' (`Exercise.appended`,
+    after every other case: the rest of the suite stays as it was): each
+    promotion of `PROMOTIONS` on a 3x4 · 4x2 matmul and on a batched
+    matmul summing 16 products, and one invalid program (C13) for each
+    pair of `NOT_PROMOTIONS`, on the matmul."""
+    by_type = {s.operand_types[0].name: s for s in skels
+               if s.operand_types[0] == s.operand_types[1] and dict(s.attrs).get("precision_config") == ("DEFAULT",
+                                                                                                        "DEFAULT")}
+    out = []
+
+    def inst(src, dst, structure):
+        lhs, rhs, res, dims = structure
+        a, r = by_type[src].operand_types[0], element_type_named(dst)
+        return spec.instance({"lhs": TensorType(lhs, a), "rhs": TensorType(rhs, a)},
+                             dict(dims, precision_config=("DEFAULT", "DEFAULT")), {"result": TensorType(res, r)})
+    for src, dst in PROMOTIONS:
+        if src in by_type:
+            out.append((f"mixed precision {src} x {src} -> {dst}: matmul", None, by_type[src], inst(src, dst, _MATMUL)))
+            out.append((f"mixed precision {src} x {src} -> {dst}: batched matmul, 16 products", None, by_type[src],
+                        inst(src, dst, _BATCHED)))
+    for src, dst, why in NOT_PROMOTIONS:
+        if src in by_type:
+            out.append((f"result {dst} from {src} operands: {why}", "dot_general_c13", by_type[src],
+                        inst(src, dst, _MATMUL)))
+    return out
+
+
 SPEC = OpSpec(
     mnemonic="dot_general",
     operands=(Operand("lhs", ANY), Operand("rhs", ANY)),
@@ -433,8 +569,9 @@ SPEC = OpSpec(
                  dot_general_c7, dot_general_c8, dot_general_c9, dot_general_c10, dot_general_c11, dot_general_c12,
                  dot_general_c13),
     infer=infer,
+    result_type_stated=("result",),
     semantics=Accumulating(arrays, bilinear=("lhs", "rhs"), bilinear_form=bilinear_form),
     groups=(Group(GROUP, "stablehlo.dot", ("lhs_batching_dimensions", "rhs_batching_dimensions",
                                              "lhs_contracting_dimensions", "rhs_contracting_dimensions")),),
-    exercise=Exercise(corners=CORNERS, built_corners=_built_corners),
+    exercise=Exercise(corners=CORNERS, built_corners=_built_corners, appended=mixed_precision),
 )

@@ -4,10 +4,35 @@ Numbering: the seed's constraints run C1–C13 and then C15; there is no C14
 (the seed has none).  We keep the seed's labels, so `gather_c15` is
 the element-type rule and no `gather_c14` exists.
 
-Not modelled: the pinned StableHLO (jaxlib 0.10.2) also has
-`operand_batching_dims` / `start_indices_batching_dims` in
-`#stablehlo.gather<…>`; the seed has neither, so programs we write leave them
-out (empty, the parser's default) and the constraints know nothing of them.
+Batching dims (v1.20, not in the seed): `operand_batching_dims` and
+`start_indices_batching_dims` (what JAX writes for a vmapped `x[i]`) pair
+operand axes with axes of `start_indices`: result element `result_index`
+reads the operand at `full_start_index + full_batching_index +
+full_offset_index`, where `full_batching_index[operand_batching_dims[k]]` is
+the batch index's entry for `start_indices_batching_dims[k]` (v1.20's
+Semantics).  Empty (the parser's default, and what programs without them
+mean), everything is the seed's gather.  Constraints:
+* The seed's labels keep their meaning; two of them grow as v1.20 grew them:
+  C1 counts `operand_batching_dims` too (v1.20 C1), and C13 leaves the
+  batching dims out of the offset sizes as it does the collapsed ones
+  (v1.20 C22).  Empty batching dims give exactly the seed's rules.
+* v1.20's clauses the seed lacks are `gather_c16` … `gather_c25` (the seed
+  ends at C15; `OpSpec.later` pairs each with its v1.20 clause).  Where
+  v1.20 merged a new rule into a seed one (C6 `is_unique(concatenate(
+  collapsed_slice_dims, operand_batching_dims))`, C18 `is_unique(concatenate(
+  start_index_map, operand_batching_dims))`), the seed's label keeps the
+  seed's part and the new label states what v1.20 adds to it, so no instance
+  breaks two labels for one mistake.
+* Findings: v1.20 C6's addition (`gather_c16`) and C11 (`gather_c18`: batching
+  dims inside the operand's rank) follow from C1 and C22 (our C13), as the
+  seed's C7 does: a batching dim that repeats, meets a collapsed dim or lies
+  outside the operand leaves one slice size too many for `offset_dims`.
+* `indices_are_sorted` with batching dims: v1.20's sentence ("for all
+  i1 < i2 … full_start_index(i1) <= full_start_index(i2)") read over the
+  whole batch would make JAX's vmapped `x[i]` undefined (JAX writes
+  `indices_are_sorted = true` for it: one start per batch is sorted); we read
+  it within each batch (batch indices with the same `full_batching_index`),
+  which is the whole batch when there are no batching dims.
 
 Structure: `index_vector_dim` is enumerated (an `IntAttr` with `choices`),
 not solved: whether it equals `rank(start_indices)` decides how many batch
@@ -133,6 +158,11 @@ def unique_and_sorted(xs):
     return And(is_unique(xs), is_sorted(xs))
 
 
+def disjoint(xs, ys):
+    """No entry of `ys` among `xs` (entries possibly symbolic)."""
+    return all_of(Not(contains(xs, y)) for y in ys)
+
+
 def dims_fit(sizes, t: TensorType):
     """0 <= sizes[i] <= dim(t, i) for every i (an entry with no axis to compare with fails)."""
     return all_of(And(0 <= s, i < rank(t) and s <= dim(t, i)) for i, s in enumerate(sizes))
@@ -144,8 +174,10 @@ def dims_fit(sizes, t: TensorType):
 
 def gather_c1(op):
     """(C1) rank(`operand`) $=$ size(`offset_dims`) $+$
-       size(`collapsed_slice_dims`)."""
-    return rank(op.operand) == size(op.offset_dims) + size(op.collapsed_slice_dims)
+       size(`collapsed_slice_dims`).
+
+    v1.20 C1 adds `+ size(operand_batching_dims)` (empty in the seed)."""
+    return rank(op.operand) == size(op.offset_dims) + size(op.collapsed_slice_dims) + size(op.operand_batching_dims)
 
 
 def gather_c2(op):
@@ -223,8 +255,11 @@ def gather_c13(op):
   * `offset_dim_sizes` = `shape(slice_sizes)` except that the dimension sizes
     in `slice_sizes` corresponding to `collapsed_slice_dims` are not included.
   * `combine` puts `batch_dim_sizes` at axes corresponding to `batch_dims` and
-   `offset_dim_sizes` at axes corresponding to `offset_dims`."""
-    n_offset, offset_size = kept(op.slice_sizes, op.collapsed_slice_dims)
+   `offset_dim_sizes` at axes corresponding to `offset_dims`.
+
+    v1.20 C22: `offset_dim_sizes` also leaves out the sizes at
+    `operand_batching_dims` (empty in the seed)."""
+    n_offset, offset_size = kept(op.slice_sizes, _dropped(op))
     return any_of(And(cond, combine_holds(shape(op.result), batch, n_offset, offset_size, op.offset_dims))
                   for cond, batch in batch_dim_options(op.start_indices, op.index_vector_dim))
 
@@ -234,6 +269,79 @@ def gather_c15(op):
     return same_element_type(op.operand, op.result)
 
 
+def _dropped(op) -> tuple:
+    """The operand axes with no offset size: collapsed and batching dims."""
+    return tuple(op.collapsed_slice_dims) + tuple(op.operand_batching_dims)
+
+
+# v1.20's batching clauses (not in the seed): labels past the seed's last (C15), see the module docstring.
+
+def gather_c16(op):
+    """v1.20 (C6) `is_unique(concatenate(collapsed_slice_dims,
+    operand_batching_dims))` — what it adds to the seed's C6 (which keeps
+    `collapsed_slice_dims` unique): `operand_batching_dims` unique, and none
+    of them collapsed.  Implied by C1 and C13 (module docstring)."""
+    return And(is_unique(op.operand_batching_dims), disjoint(op.collapsed_slice_dims, op.operand_batching_dims))
+
+
+def gather_c17(op):
+    """v1.20 (C10) `is_sorted(operand_batching_dims)`."""
+    return is_sorted(op.operand_batching_dims)
+
+
+def gather_c18(op):
+    """v1.20 (C11) `0 <= operand_batching_dims < rank(operand)`.  Implied by
+    C1 and C13 (module docstring)."""
+    return all_of(in_range(d, 0, rank(op.operand)) for d in op.operand_batching_dims)
+
+
+def gather_c19(op):
+    """v1.20 (C12) `slice_sizes[operand_batching_dims...] <= 1`."""
+    return all_of(at(op.slice_sizes, d) <= 1 for d in op.operand_batching_dims)
+
+
+def gather_c20(op):
+    """v1.20 (C13) `is_unique(start_indices_batching_dims)`."""
+    return is_unique(op.start_indices_batching_dims)
+
+
+def gather_c21(op):
+    """v1.20 (C14) `0 <= start_indices_batching_dims < rank(start_indices)`."""
+    return all_of(in_range(d, 0, rank(op.start_indices)) for d in op.start_indices_batching_dims)
+
+
+def gather_c22(op):
+    """v1.20 (C15) `index_vector_dim not in start_indices_batching_dims`."""
+    return Not(contains(op.start_indices_batching_dims, op.index_vector_dim))
+
+
+def gather_c23(op):
+    """v1.20 (C16) `size(operand_batching_dims) == size(start_indices_batching_dims)`."""
+    return size(op.operand_batching_dims) == size(op.start_indices_batching_dims)
+
+
+def gather_c24(op):
+    """v1.20 (C17) `dim(operand, operand_batching_dims...) =
+    dim(start_indices, start_indices_batching_dims...)`.  (Unequal counts are
+    C16's, our `gather_c23`: the pairs that exist are compared.)"""
+    return all_of(at(shape(op.operand), a) == at(shape(op.start_indices), b)
+                  for a, b in zip(op.operand_batching_dims, op.start_indices_batching_dims))
+
+
+def gather_c25(op):
+    """v1.20 (C18) `is_unique(concatenate(start_index_map,
+    operand_batching_dims))` — what it adds to the seed's C9 (which keeps
+    `start_index_map` unique) and `gather_c16` (batching dims unique): no
+    batching dim is in `start_index_map`."""
+    return disjoint(op.start_index_map, op.operand_batching_dims)
+
+
+LATER = (("gather_c16", "v1.20 C6"), ("gather_c17", "v1.20 C10"), ("gather_c18", "v1.20 C11"),
+         ("gather_c19", "v1.20 C12"), ("gather_c20", "v1.20 C13"), ("gather_c21", "v1.20 C14"),
+         ("gather_c22", "v1.20 C15"), ("gather_c23", "v1.20 C16"), ("gather_c24", "v1.20 C17"),
+         ("gather_c25", "v1.20 C18"))
+
+
 def infer(op):
     """C13's shape and C15's element type.  The rank is structure: batch
     axes (start_indices' rank, less one when `index_vector_dim` names an
@@ -241,7 +349,7 @@ def infer(op):
     if is_symbolic(op.index_vector_dim):
         raise TypeError("gather: index_vector_dim must be concrete (it decides the result's rank)")
     [(_, batch)] = batch_dim_options(op.start_indices, op.index_vector_dim)
-    _, offset_size = kept(op.slice_sizes, op.collapsed_slice_dims)
+    _, offset_size = kept(op.slice_sizes, _dropped(op))
     r = len(batch) + len(op.offset_dims)
     return {"result": TensorType(combined_shape(batch, offset_size, op.offset_dims, r), op.operand.element_type)}
 
@@ -266,6 +374,26 @@ def full_start_index(start, index_map, r: int) -> list[int]:
     for ds, do in enumerate(index_map):
         full[do] = start[ds]
     return full
+
+
+def full_batching_index(batch_index, operand_dims, index_dims, index_vector_dim: int, r: int) -> list[int]:
+    """`full_batching_index[d_operand] = batch_index[d_start - (d_start <
+    index_vector_dim ? 0 : 1)]` if `d_operand = operand_dims[k]` and
+    `d_start = index_dims[k]`, else 0 (v1.20; all zeros without batching dims)."""
+    full = [0] * r
+    for do, ds in zip(operand_dims, index_dims):
+        full[do] = batch_index[ds - (0 if ds < index_vector_dim else 1)]
+    return full
+
+
+def batches_sorted(starts: dict, key) -> bool:
+    """`components_sorted` within each batch: the full start indices of the
+    batch indices (row-major) that share `key(batch_index)` (their
+    full_batching_index; one batch without batching dims)."""
+    groups: dict = {}
+    for b in sorted(starts):
+        groups.setdefault(key(b), []).append(starts[b])
+    return all(components_sorted(g) for g in groups.values())
 
 
 def full_window_index(window_index, inserted, r: int) -> list[int]:
@@ -300,8 +428,13 @@ def arrays(op, operand, start_indices):
     out_shape = tuple(int(d) for d in op.result.shape)
     offset_dims, collapsed = list(op.offset_dims), list(op.collapsed_slice_dims)
     index_map, slice_sizes, ivd = list(op.start_index_map), list(op.slice_sizes), int(op.index_vector_dim)
+    operand_batching = [int(d) for d in op.operand_batching_dims]
+    index_batching = [int(d) for d in op.start_indices_batching_dims]
     batch_dims = [d for d in range(len(out_shape)) if d not in offset_dims]
     r = operand.ndim
+
+    def batching(batch_index):
+        return full_batching_index(batch_index, operand_batching, index_batching, ivd, r)
     result = np.zeros(out_shape, dtype=operand.dtype)
     options, labels = {}, {}
     starts = {}
@@ -310,7 +443,8 @@ def arrays(op, operand, start_indices):
         if batch_index not in starts:
             starts[batch_index] = full_start_index(start_index(start_indices, batch_index, ivd), index_map, r)
         start = starts[batch_index]
-        offset = full_window_index([result_index[d] for d in offset_dims], collapsed, r)
+        offset = [b + o for b, o in zip(batching(batch_index), full_window_index(
+            [result_index[d] for d in offset_dims], collapsed + operand_batching, r))]
         operand_index = [s + o for s, o in zip(start, offset)]
         clamped = [min(max(s, 0), operand.shape[d] - slice_sizes[d]) for d, s in enumerate(start)]
         xla_index = [s + o for s, o in zip(clamped, offset)]
@@ -324,7 +458,7 @@ def arrays(op, operand, start_indices):
             options[flat], labels[flat] = [xla, ANY_VALUE], ["XLA: start index clamped", "any value"]
         else:
             options[flat], labels[flat] = [ANY_VALUE], ["any value"]
-    if op.indices_are_sorted and not components_sorted([starts[b] for b in sorted(starts)]):
+    if op.indices_are_sorted and not batches_sorted(starts, lambda b: tuple(batching(b))):
         return [undefined(result, "any value: indices_are_sorted but start_indices are not sorted", SORTED_WHY)]
     if options:
         return [Choices(result, options, labels, OUT_OF_BOUNDS_WHY)]
@@ -345,11 +479,18 @@ def _offset_dims_lengths(op):
 
 
 def _collapsed_lengths(op):
-    """C1: what `offset_dims` leaves of the operand's rank (all candidates until it is chosen)."""
+    """C1: what `offset_dims` and the batching dims leave of the operand's
+    rank (all candidates until `offset_dims` is chosen)."""
     r, offset = rank(op.operand), _chosen(op, "offset_dims")
-    if offset is not None and len(offset) <= r:
-        return r - len(offset)
-    return range(r, -1, -1)
+    nb = len(_chosen(op, "operand_batching_dims") or ())
+    if offset is not None and len(offset) + nb <= r:
+        return r - len(offset) - nb
+    return range(r - nb, -1, -1)
+
+
+def _index_batching_lengths(op):
+    """v1.20 C16: as many as `operand_batching_dims` (declared before it: none in the seed's draws)."""
+    return len(_chosen(op, "operand_batching_dims") or ())
 
 
 def _start_index_map_lengths(op):
@@ -384,10 +525,42 @@ CORNERS = (
 )
 
 
+def _batching(n: int, offset: int) -> dict:
+    """A layout with `n` batching dim pairs and `offset` offset dims (the
+    collapsed ones and `start_indices_batching_dims` follow by the hints)."""
+    return {"lengths": {"operand_batching_dims": n, "offset_dims": offset}}
+
+
+def _wide_window(op):
+    return [any_of(s >= 2 for s in op.slice_sizes)]
+
+
+# v1.20's batching dims (`Exercise.later`): value cases on a stream of their own, and the structures
+# where the negative search and check-spec break gather_c16 … gather_c25.  Ranks: (operand, start_indices).
+# (`index_vector_dim` is a skeleton's choice, 0..2 in the valid skeletons: the spec's example, at 3, is a test.)
+LATER_CORNERS = (
+    Corner("batching dims: vmapped x[i]", (2, 2), lambda op: [], layout=_batching(1, 0)),
+    Corner("batching dims with a slice window", (3, 2), _wide_window, layout=_batching(1, 1)),
+    Corner("two batching dims", (3, 3), lambda op: [], layout=_batching(2, 0)),
+    Corner("batching dims not leading", (3, 3),
+           lambda op: [op.operand_batching_dims[0] >= 1, op.start_indices_batching_dims[0] >= 1],
+           layout=_batching(1, 1)),
+    Corner("batching dims, index_vector_dim = rank(start_indices)", (2, 1), lambda op: [], layout=_batching(1, 0)),
+    Corner("batching dims, offset axes before batch axes", (3, 2),
+           lambda op: [op.offset_dims[0] == 0], layout=_batching(1, 1)),
+    Corner("batching dims, index vector and batch axes as JAX writes them", (2, 2),
+           lambda op: [op.index_vector_dim == 1], layout=_batching(1, 1)),
+)
+
+
 SPEC = OpSpec(
     mnemonic="gather",
     operands=(Operand("operand", ANY), Operand("start_indices", INTEGER)),
     attributes=(
+        # v1.20's batching dims first: the hints of the seed's lists read how many there are
+        Attribute("operand_batching_dims", I64ArrayAttr(), length=0, group=_DN, default=(), since="v1.20"),
+        Attribute("start_indices_batching_dims", I64ArrayAttr(), length=_index_batching_lengths, group=_DN,
+                  default=(), since="v1.20"),
         Attribute("offset_dims", I64ArrayAttr(), length=_offset_dims_lengths, group=_DN),
         Attribute("collapsed_slice_dims", I64ArrayAttr(), length=_collapsed_lengths, group=_DN),
         Attribute("index_vector_dim", IntAttr(64), choices=tuple(range(MAX_INDEX_VECTOR_DIM + 1)), group=_DN),
@@ -396,12 +569,17 @@ SPEC = OpSpec(
         Attribute("indices_are_sorted", BoolAttr(), default=False),
     ),
     groups=(Group(_DN, "stablehlo.gather",
-                  ("offset_dims", "collapsed_slice_dims", "start_index_map", "index_vector_dim")),),
+                  ("offset_dims", "collapsed_slice_dims", "operand_batching_dims", "start_indices_batching_dims",
+                   "start_index_map", "index_vector_dim")),),
     results=(Result("result", ANY),),
     constraints=(gather_c1, gather_c2, gather_c3, gather_c4, gather_c5, gather_c6, gather_c7, gather_c8,
-                 gather_c9, gather_c10, gather_c11, gather_c12, gather_c13, gather_c15),
+                 gather_c9, gather_c10, gather_c11, gather_c12, gather_c13, gather_c15,
+                 gather_c16, gather_c17, gather_c18, gather_c19, gather_c20, gather_c21, gather_c22, gather_c23,
+                 gather_c24, gather_c25),
     infer=infer,
     semantics=DataMovement(arrays),
-    exercise=Exercise(corners=CORNERS, indices=Indices(start_placement, IMPLEMENTATION_DEFINED)),
-    implied=('gather_c1', 'gather_c5', 'gather_c7', 'gather_c11')
+    exercise=Exercise(corners=CORNERS, indices=Indices(start_placement, IMPLEMENTATION_DEFINED),
+                      later=LATER_CORNERS),
+    implied=('gather_c1', 'gather_c5', 'gather_c7', 'gather_c11', 'gather_c16', 'gather_c18'),
+    later=LATER,
 )

@@ -5,9 +5,19 @@ The index formulas are gather's under other names (`update_scatter_dims` ~
 `collapsed_slice_dims`), so the shape helpers and index formulas come from
 `gather`; C4 is gather's C13 with `≤` for the window sizes.
 
-Not modelled: the pinned StableHLO (jaxlib 0.10.2) also has
-`input_batching_dims` / `scatter_indices_batching_dims`; the seed has
-neither, so programs leave them out and no constraint reads them.
+Batching dims (v1.20, not in the seed): `input_batching_dims` and
+`scatter_indices_batching_dims` (what JAX writes in the gradient of a
+vmapped gather) pair axes of the inputs with axes of `scatter_indices`, as
+gather's batching dims do (its module docstring: the same reading, the same
+choices).  Empty, everything is the seed's scatter.  The seed's labels keep
+their meaning; C2 counts `input_batching_dims` too (v1.20 C2) and C4 leaves
+them out of the window bounds as it does the inserted dims (v1.20 C4).
+v1.20's clauses the seed lacks are `scatter_c17` … `scatter_c25` (the seed
+ends at C16; `OpSpec.later` pairs each with its clause); v1.20 C9 and C20,
+which merge a new rule into the seed's C9 and C12, are split as gather's C6
+and C18 are.  Findings: v1.20 C9's addition (`scatter_c17`) and C13
+(`scatter_c19`) follow from C2 and C4, as the seed's C10 does.
+`indices_are_sorted` is read within each batch (gather's docstring).
 
 `index_vector_dim` is solved (a symbolic integer): here no result's rank
 depends on it (`updates` is an operand whose rank the structure fixes), so
@@ -54,12 +64,12 @@ from __future__ import annotations
 import numpy as np
 
 from ..dsl import (ANY, ANY_VALUE, INTEGER, And, Attribute, BoolAttr, Choices, DataMovement, Group,
-                   I64ArrayAttr, If, IntAttr, OpSpec, Operand, Region, Result, all_of, any_of, at, in_range,
-                   is_unique, rank, same_shape, same_type, shape, size)
+                   I64ArrayAttr, If, IntAttr, Not, OpSpec, Operand, Region, Result, all_of, any_of, at, contains,
+                   in_range, is_sorted, is_unique, rank, same_shape, same_type, shape, size)
 from ..exercise import IMPLEMENTATION_DEFINED, Corner, Exercise, Indices, StartVectors
 from ..types import TensorType
-from .gather import (batch_dim_options, combine_holds, components_sorted, full_start_index, full_window_index,
-                     in_bounds, kept, start_index, undefined, unique_and_sorted)
+from .gather import (batch_dim_options, batches_sorted, combine_holds, disjoint, full_batching_index,
+                     full_start_index, full_window_index, in_bounds, kept, start_index, undefined, unique_and_sorted)
 
 MAX_ENUMERATED_UPDATES = 6   # 720 orders of the updates landing on one element
 
@@ -77,8 +87,11 @@ def scatter_c1(op):
 
 def scatter_c2(op):
     """(C2) rank(`inputs`[0]) = size(`update_window_dims`) +
-       size(`inserted_window_dims`)."""
-    return rank(op.inputs[0]) == size(op.update_window_dims) + size(op.inserted_window_dims)
+       size(`inserted_window_dims`).
+
+    v1.20 C2 adds `+ size(input_batching_dims)` (empty in the seed)."""
+    return rank(op.inputs[0]) == (size(op.update_window_dims) + size(op.inserted_window_dims)
+                                  + size(op.input_batching_dims))
 
 
 def scatter_c3(op):
@@ -97,8 +110,11 @@ def scatter_c4(op):
     are not included.
   * `combine` puts `update_scatter_dim_sizes` at axes corresponding to
    `update_scatter_dims` and `update_window_dim_sizes` at axes corresponding
-   to `update_window_dims`."""
-    n_window, window_bound = kept(shape(op.inputs[0]), op.inserted_window_dims)
+   to `update_window_dims`.
+
+    v1.20 C4: the window bounds also leave out the sizes at
+    `input_batching_dims` (empty in the seed)."""
+    n_window, window_bound = kept(shape(op.inputs[0]), _dropped(op))
     return any_of(And(cond, combine_holds(shape(op.updates[0]), batch, n_window, window_bound,
                                           op.update_window_dims, at_most=True))
                   for cond, batch in batch_dim_options(op.scatter_indices, op.index_vector_dim))
@@ -176,6 +192,73 @@ def scatter_c16(op):
     return len(results) == len(op.inputs) and all_of(same_type(i, r) for i, r in zip(op.inputs, results))
 
 
+def _dropped(op) -> tuple:
+    """The input axes with no update window size: inserted and batching dims."""
+    return tuple(op.inserted_window_dims) + tuple(op.input_batching_dims)
+
+
+# v1.20's batching clauses (not in the seed): labels past the seed's last (C16), see the module docstring.
+
+def scatter_c17(op):
+    """v1.20 (C9) `is_unique(concatenate(inserted_window_dims,
+    input_batching_dims))` — what it adds to the seed's C9 (which keeps
+    `inserted_window_dims` unique): `input_batching_dims` unique, and none of
+    them inserted.  Implied by C2 and C4 (module docstring)."""
+    return And(is_unique(op.input_batching_dims), disjoint(op.inserted_window_dims, op.input_batching_dims))
+
+
+def scatter_c18(op):
+    """v1.20 (C12) `is_sorted(input_batching_dims)`."""
+    return is_sorted(op.input_batching_dims)
+
+
+def scatter_c19(op):
+    """v1.20 (C13) `0 <= input_batching_dims < rank(inputs[0])`.  Implied by
+    C2 and C4 (module docstring)."""
+    return all_of(in_range(d, 0, rank(op.inputs[0])) for d in op.input_batching_dims)
+
+
+def scatter_c20(op):
+    """v1.20 (C14) `is_unique(scatter_indices_batching_dims)`."""
+    return is_unique(op.scatter_indices_batching_dims)
+
+
+def scatter_c21(op):
+    """v1.20 (C15) `0 <= scatter_indices_batching_dims < rank(scatter_indices)`."""
+    return all_of(in_range(d, 0, rank(op.scatter_indices)) for d in op.scatter_indices_batching_dims)
+
+
+def scatter_c22(op):
+    """v1.20 (C16) `index_vector_dim not in scatter_indices_batching_dims`."""
+    return Not(contains(op.scatter_indices_batching_dims, op.index_vector_dim))
+
+
+def scatter_c23(op):
+    """v1.20 (C17) `size(input_batching_dims) == size(scatter_indices_batching_dims)`."""
+    return size(op.input_batching_dims) == size(op.scatter_indices_batching_dims)
+
+
+def scatter_c24(op):
+    """v1.20 (C18) `dim(inputs[0], input_batching_dims...) =
+    dim(scatter_indices, scatter_indices_batching_dims...)`.  (Unequal counts
+    are C17's, our `scatter_c23`: the pairs that exist are compared.)"""
+    return all_of(at(shape(op.inputs[0]), a) == at(shape(op.scatter_indices), b)
+                  for a, b in zip(op.input_batching_dims, op.scatter_indices_batching_dims))
+
+
+def scatter_c25(op):
+    """v1.20 (C20) `is_unique(concatenate(scatter_dims_to_operand_dims,
+    input_batching_dims))` — what it adds to the seed's C12 (which keeps
+    `scatter_dims_to_operand_dims` unique) and `scatter_c17` (batching dims
+    unique): no batching dim is in `scatter_dims_to_operand_dims`."""
+    return disjoint(op.scatter_dims_to_operand_dims, op.input_batching_dims)
+
+
+LATER = (("scatter_c17", "v1.20 C9"), ("scatter_c18", "v1.20 C12"), ("scatter_c19", "v1.20 C13"),
+         ("scatter_c20", "v1.20 C14"), ("scatter_c21", "v1.20 C15"), ("scatter_c22", "v1.20 C16"),
+         ("scatter_c23", "v1.20 C17"), ("scatter_c24", "v1.20 C18"), ("scatter_c25", "v1.20 C20"))
+
+
 def infer(op):
     return {"results": [TensorType(tuple(t.shape), t.element_type) for t in op.inputs]}
 
@@ -233,8 +316,13 @@ def arrays(op, *operands):
     updates = [np.asarray(a) for a in operands[n + 1:]]
     window_dims, inserted = list(op.update_window_dims), list(op.inserted_window_dims)
     index_map, ivd = list(op.scatter_dims_to_operand_dims), int(op.index_vector_dim)
+    input_batching = [int(d) for d in op.input_batching_dims]
+    index_batching = [int(d) for d in op.scatter_indices_batching_dims]
     r = inputs[0].ndim
     scatter_dims = [d for d in range(updates[0].ndim) if d not in window_dims]
+
+    def batching(usi):
+        return full_batching_index(usi, input_batching, index_batching, ivd, r)
 
     hits: dict = {}            # result_index -> [update_index, …] in row-major order
     window_of: dict = {}       # update_index -> its update_scatter_index
@@ -243,8 +331,8 @@ def arrays(op, *operands):
         usi = tuple(update_index[d] for d in scatter_dims)
         if usi not in starts:
             starts[usi] = full_start_index(start_index(indices, usi, ivd), index_map, r)
-        window = full_window_index([update_index[d] for d in window_dims], inserted, r)
-        result_index = tuple(s + w for s, w in zip(starts[usi], window))
+        window = full_window_index([update_index[d] for d in window_dims], inserted + input_batching, r)
+        result_index = tuple(s + b + w for s, b, w in zip(starts[usi], batching(usi), window))
         all_targets.append(result_index)
         window_of[update_index] = usi
         if in_bounds(result_index, inputs[0].shape):
@@ -290,7 +378,7 @@ def arrays(op, *operands):
                 labels[k].setdefault(flat, []).append(label)
 
     broken = []
-    if op.indices_are_sorted and not components_sorted([starts[u] for u in sorted(starts)]):
+    if op.indices_are_sorted and not batches_sorted(starts, lambda u: tuple(batching(u))):
         broken.append(("any value: indices_are_sorted but scatter_indices are not sorted", SORTED_WHY))
     if op.unique_indices and len(set(all_targets)) < len(all_targets):
         broken.append(("any value: unique_indices but result indices repeat", UNIQUE_WHY))
@@ -315,11 +403,18 @@ def _window_dims_lengths(op):
 
 
 def _inserted_lengths(op):
-    """C2: what `update_window_dims` leaves of the inputs' rank (all candidates until it is chosen)."""
+    """C2: what `update_window_dims` and the batching dims leave of the
+    inputs' rank (all candidates until `update_window_dims` is chosen)."""
     r, window = _input_rank(op), op.attributes.get("update_window_dims")
-    if window is not None and len(window) <= r:
-        return r - len(window)
-    return range(r, -1, -1)
+    nb = len(op.attributes.get("input_batching_dims") or ())
+    if window is not None and len(window) + nb <= r:
+        return r - len(window) - nb
+    return range(r - nb, -1, -1)
+
+
+def _index_batching_lengths(op):
+    """v1.20 C17: as many as `input_batching_dims` (declared before it: none in the seed's draws)."""
+    return len(op.attributes.get("input_batching_dims") or ())
 
 
 def _index_map_lengths(op):
@@ -338,7 +433,7 @@ def start_placement(op) -> StartVectors:
     window's extent, in order.  Repeated starts make updates collide
     (implementation-defined order) unless `unique_indices` promises
     disjoint windows."""
-    inserted = {int(d) for d in op.inserted_window_dims}
+    inserted = {int(d) for d in op.inserted_window_dims} | {int(d) for d in op.input_batching_dims}
     updates = [int(d) for d in op.updates[0].shape]
     sizes = iter(updates[int(d)] for d in op.update_window_dims)
     window = tuple(1 if d in inserted else next(sizes) for d in range(rank(op.inputs[0])))
@@ -355,12 +450,44 @@ CORNERS = (
 )
 
 
+def _batching(n: int, window: int, inputs: int = 1) -> dict:
+    """A layout with `n` batching dim pairs and `window` update window dims
+    (the inserted ones and `scatter_indices_batching_dims` follow by the hints)."""
+    out = {"lengths": {"input_batching_dims": n, "update_window_dims": window}}
+    if inputs != 1:
+        out["counts"] = {"inputs": inputs}
+    return out
+
+
+# v1.20's batching dims (`Exercise.later`): value cases on a stream of their own, and the structures
+# where the negative search and check-spec break scatter_c17 … scatter_c25.
+# Ranks: (inputs, scatter_indices, updates); updates: the indices' batch axes plus the window's.
+LATER_CORNERS = (
+    Corner("batching dims: per-example gradient of a vmapped x[i]", (2, 2, 2),
+           lambda op: [op.index_vector_dim == 1], layout=_batching(1, 1)),
+    Corner("batching dims, several updates per example", (2, 3, 2), lambda op: [], layout=_batching(1, 0)),
+    Corner("two batching dims", (3, 3, 2), lambda op: [], layout=_batching(2, 0)),
+    Corner("batching dims with an update window", (3, 2, 2),
+           lambda op: [any_of(d >= 2 for d in op.updates[0].shape)], layout=_batching(1, 1)),
+    Corner("batching dims not leading", (3, 3, 3),
+           lambda op: [op.input_batching_dims[0] >= 1, op.scatter_indices_batching_dims[0] >= 1],
+           layout=_batching(1, 1)),
+    Corner("batching dims, index_vector_dim = rank(scatter_indices)", (2, 1, 1),
+           lambda op: [op.index_vector_dim == 1], layout=_batching(1, 0)),
+    Corner("batching dims, two inputs", (2, 2, 2), lambda op: [], layout=_batching(1, 1, inputs=2)),
+)
+
+
 SPEC = OpSpec(
     mnemonic="scatter",
     operands=(Operand("inputs", ANY, variadic=True, count=(1, 2)),
               Operand("scatter_indices", INTEGER),
               Operand("updates", ANY, variadic=True, count=lambda op: len(op.inputs))),
     attributes=(
+        # v1.20's batching dims first: the hints of the seed's lists read how many there are
+        Attribute("input_batching_dims", I64ArrayAttr(), length=0, group=_DN, default=(), since="v1.20"),
+        Attribute("scatter_indices_batching_dims", I64ArrayAttr(), length=_index_batching_lengths, group=_DN,
+                  default=(), since="v1.20"),
         Attribute("update_window_dims", I64ArrayAttr(), length=_window_dims_lengths, group=_DN),
         Attribute("inserted_window_dims", I64ArrayAttr(), length=_inserted_lengths, group=_DN),
         Attribute("scatter_dims_to_operand_dims", I64ArrayAttr(), length=_index_map_lengths, group=_DN),
@@ -369,16 +496,19 @@ SPEC = OpSpec(
         Attribute("unique_indices", BoolAttr(), default=False),
     ),
     groups=(Group(_DN, "stablehlo.scatter",
-                  ("update_window_dims", "inserted_window_dims", "scatter_dims_to_operand_dims",
-                   "index_vector_dim")),),
+                  ("update_window_dims", "inserted_window_dims", "input_batching_dims",
+                   "scatter_indices_batching_dims", "scatter_dims_to_operand_dims", "index_vector_dim")),),
     regions=(Region("update_computation", update_computation_signature,
                     bodies=("add", "multiply", "maximum", "minimum", "subtract", "replace", "keep")),),
     results=(Result("results", ANY, variadic=True),),
     constraints=(scatter_c1, scatter_c2, scatter_c3, scatter_c4, scatter_c5, scatter_c6, scatter_c7, scatter_c8,
                  scatter_c9, scatter_c10, scatter_c11, scatter_c12, scatter_c13, scatter_c14, scatter_c15,
-                 scatter_c16),
+                 scatter_c16, scatter_c17, scatter_c18, scatter_c19, scatter_c20, scatter_c21, scatter_c22,
+                 scatter_c23, scatter_c24, scatter_c25),
     infer=infer,
     semantics=DataMovement(arrays, bit_exact=False),
-    exercise=Exercise(corners=CORNERS, indices=Indices(start_placement, IMPLEMENTATION_DEFINED)),
-    implied=('scatter_c2', 'scatter_c8', 'scatter_c10')
+    exercise=Exercise(corners=CORNERS, indices=Indices(start_placement, IMPLEMENTATION_DEFINED),
+                      later=LATER_CORNERS),
+    implied=('scatter_c2', 'scatter_c8', 'scatter_c10', 'scatter_c17', 'scatter_c19'),
+    later=LATER,
 )

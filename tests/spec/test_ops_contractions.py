@@ -6,6 +6,7 @@ judges it (`suites.compare.compare`)."""
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -79,7 +80,7 @@ def test_dot_seed_example_is_valid_and_inferred():
     (dict(precision=("HIGH", "HIGH", "HIGH")), ["dot_general_c12"]),
     (dict(result=(2, 2, 3)), ["dot_general_c13"]),
     (dict(result=(2, 2, 2, 1)), ["dot_general_c13"]),
-    (dict(result_et=F32), ["dot_general_c13"]),    # our reading: the result's element type is lhs's
+    (dict(result_et=F32), ["dot_general_c13"]),    # si32 -> f32: another kind, not v1.20's is_promotable
 ])
 def test_dot_constraint_broken_alone(change, broken):
     assert DOT.violated(seed_dot(**change)) == broken
@@ -125,6 +126,77 @@ def test_dot_infer_on_symbolic_entries():
     s.add(lc == 1, rc == 0, a == 2, b == 3, c == 4)
     assert s.check() == z3.sat
     assert [s.model().eval(d).as_long() for d in dims] == [2, 4]
+
+
+# --------------------------------------------------------------------------
+# dot_general: mixed precision (v1.20's promotion of the result type)
+# --------------------------------------------------------------------------
+
+@pytest.mark.parametrize("operands, result, ok", [
+    ("bf16", "f32", True), ("f16", "f32", True), ("f32", "f64", True), ("f8E4M3FN", "f32", True),
+    ("si8", "si32", True), ("ui8", "ui32", True), ("si8", "ui16", True),        # integers: any signedness
+    ("f16", "bf16", True), ("f8E5M2", "f8E4M3FN", True),                        # as wide: promotable, rounded
+    ("complex<f32>", "complex<f64>", True), ("i1", "i1", True),
+    ("f32", "f16", False), ("f64", "f32", False), ("si32", "si8", False),       # narrower
+    ("si8", "f32", False), ("bf16", "si32", False), ("f32", "complex<f32>", False), ("i1", "si8", False),
+    ("complex<f64>", "complex<f32>", False), ("si8", "i1", False),
+])
+def test_dot_result_element_type_is_a_promotion(operands, result, ok):
+    """C13 accepts a result element type lhs's is promotable to (v1.20's
+    is_promotable: same kind, at least as wide) and refuses the rest; infer
+    reads an accepted one back from the program, else gives lhs's."""
+    src, dst = element_type(operands), element_type(result)
+    inst = dot((2, 3), (3, 2), lc=(1,), rc=(0,), et=src, result_et=dst)
+    assert DOT.violated(inst) == ([] if ok else ["dot_general_c13"])
+    assert DOT.infer(inst)["result"] == TensorType((2, 2), dst if ok else src)
+
+
+def test_holds_every_value_says_which_promotions_are_exact():
+    from shlo_conform.spec.types import holds_every_value
+    exact = [("bf16", "f32"), ("f16", "f32"), ("f8E4M3FN", "f16"), ("f8E5M2", "bf16"), ("f32", "f64"),
+             ("complex<f32>", "complex<f64>"), ("f16", "f16")]
+    rounded = [("f16", "bf16"), ("bf16", "f16"), ("f8E4M3FN", "f8E5M2"), ("f8E5M2", "f8E4M3FN"), ("f32", "f16")]
+    assert all(holds_every_value(element_type(a), element_type(b)) for a, b in exact)
+    assert not any(holds_every_value(element_type(a), element_type(b)) for a, b in rounded)
+
+
+def test_dot_bf16_promoted_to_f32_is_the_f32_accumulation_bound():
+    """bf16 × bf16 → f32: each element the exact Σ aᵢbᵢ with f32's bound
+    γ_f32(K)·Σ|aᵢbᵢ| + K·2^-150 — written out here — not bf16's."""
+    bf16 = element_type("bf16")
+    a = np.array([[1.5, -2.25, 3.0, 0.0078125], [-7.0, 0.5, 1.0, 100.0]], bf16.numpy)
+    b = np.array([[0.3], [1.1], [-2.0], [6.5]], np.float32).astype(bf16.numpy)
+    inst = dot((2, 4), (4, 1), lc=(1,), rc=(0,), et=bf16, result_et=F32, precision=("HIGHEST", "HIGHEST"))
+    got = dot_answers(inst, a, b)
+    u = Fraction(1, 1 << 24)
+    for i in range(2):
+        terms = [Fraction(float(x)) * Fraction(float(y)) for x, y in zip(a[i].astype(np.float64),
+                                                                          b[:, 0].astype(np.float64))]
+        s, mag = sum(terms), sum(abs(t) for t in terms)
+        allowance = 4 * u / (1 - 4 * u) * mag + 4 * Fraction(1, 1 << 150)
+        r = got[i, 0]
+        assert isinstance(r, Range) and r.nearest == s and (r.lo, r.hi) == (s - allowance, s + allowance)
+
+
+def test_dot_i8_promoted_to_i32_is_exact_and_to_i16_wraps_labelled():
+    """The exact sum (past i8's range) in i32, no label; in si16 a sum past
+    its range wraps, labelled, as every integer dot does."""
+    a = np.array([-128, -128, -128], np.int8)
+    wide = oracle(DOT, dot((3,), (3,), lc=(0,), rc=(0,), et=SI8, result_et=SI32), a, a)
+    assert wide.array().tolist() == 3 * 128 * 128 and not wide.alternatives
+    narrow = oracle(DOT, dot((3,), (3,), lc=(0,), rc=(0,), et=SI8, result_et=element_type("si16")), a, a)
+    assert narrow.array().tolist() == 3 * 128 * 128 - 65536
+    assert [x.label for x in narrow.alternatives] == ["two's complement wrap"]
+
+
+def test_dot_operands_are_rounded_into_a_result_type_that_cannot_hold_them():
+    """f16 × f16 → bf16: the result type holds fewer digits than f16, so the
+    operands are converted (rounded to nearest even) before the products:
+    1 + 2^-10 is 1 in bf16, and (1 + 2^-10)·1 is exactly 1 there."""
+    f16, bf16 = element_type("f16"), element_type("bf16")
+    inst = dot((1,), (1,), lc=(0,), rc=(0,), et=f16, result_et=bf16, precision=("HIGHEST", "HIGHEST"))
+    r = dot_answers(inst, np.array([1 + 2 ** -10], np.float16), np.array([1.0], np.float16)).item()
+    assert isinstance(r, Range) and r.nearest == 1
 
 
 # --------------------------------------------------------------------------

@@ -147,3 +147,33 @@ def test_every_encoded_constraint_traced():
     assert ops["cholesky"].status == "ok" and ops["cholesky"].seed_labels == ["cholesky_c1", "cholesky_c2", "cholesky_c3"]
     # the seed's own numbering gap, reported as it is
     assert "gather_c14" not in ops["gather"].seed_labels and "gather_c15" in ops["gather"].seed_labels
+
+
+def test_later_clauses_are_listed_not_extra(tmp_path):
+    """A constraint an op declares from a later spec (`OpSpec.later`: v1.20's
+    batching clauses of gather and scatter) is listed with its clause, not
+    counted as a function without a seed label — unless it reuses a seed label."""
+    import dataclasses
+    p = tmp_path / "tiny.txt"
+    p.write_text(TINY.replace("* (C3) a third constraint that spec/ops/abs.py does not have.\n", ""))
+
+    def abs_c7(op):
+        return True
+    spec = dataclasses.replace(OPS["abs"], constraints=OPS["abs"].constraints + (abs_c7,))
+    t = tr.trace(tr.read_seeds(p), {"abs": spec})
+    assert not t.ok and _by_name(t)["abs"].extra == ["abs_c7"]
+    later = dataclasses.replace(spec, later=(("abs_c7", "v1.20 C3"),))
+    t = tr.trace(tr.read_seeds(p), {"abs": later})
+    assert t.ok and _by_name(t)["abs"].later == {"abs_c7": "v1.20 C3"} and _by_name(t)["abs"].extra == []
+    assert "later: abs_c7 = v1.20 C3" in tr.render(t)
+    clash = dataclasses.replace(OPS["abs"], later=(("abs_c2", "v1.20 C2"),))   # a seed label is the seed's
+    t = tr.trace(tr.read_seeds(p), {"abs": clash})
+    assert _by_name(t)["abs"].later == {} and _by_name(t)["abs"].present == ["abs_c1", "abs_c2"]
+
+
+def test_gather_and_scatter_trace_their_v1_20_clauses():
+    t = _by_name(tr.trace(tr.read_stored()))
+    assert t["gather"].status == "ok" and t["gather"].later["gather_c22"] == "v1.20 C15"
+    assert len(t["gather"].later) == 10 and len(t["scatter"].later) == 9
+    assert t["scatter"].status == "ok" and t["scatter"].later["scatter_c25"] == "v1.20 C20"
+    assert "gather_c16" not in t["gather"].seed_labels
