@@ -8,13 +8,29 @@ set of its own while it runs.  So, from the program's types alone:
          + the largest working set of one op (regions: their own peak,
            nested)
 
-with per-element costs by what the oracle stores and how a kind of
-semantics computes (`_HELD`, `_WORKING`).  The figures were measured on
-whole-array routes (tracemalloc peaks of elementwise, data-movement and
-accumulating programs) and rounded up; an op whose route falls back to
-Python objects per element costs more, so the estimate is a planning
-figure, and the address-space cap `run` sets at the stated budget
-(shlo_conform/isolation.py) is what makes the budget hold.
+A value holds its bits, and where it is approximate (a float sum's range,
+a transcendental's tolerance carried into what consumes it: `ranged`
+below) its lo/hi ends too; an accumulating op's float result also keeps
+the implementation-defined alternatives' bits (`_HELD`).  Which values are
+ranged follows the program's data flow, as oracle/propagation.py carries
+ranges: an approximate element-wise op or an accumulating op on floats
+starts one, any op with a ranged operand and a float result continues it.
+
+An op's working set is one rule per family, in `_working`, from the op's
+types, attributes and declared structure (semantics kind, regions, index
+operands), never its name; an op that knows its own route's memory states
+it beside its semantics (`Accumulating.working`: convolution's patch
+matrices, fft's transforms, reduce_window's pieces of windows).  The
+figures were measured (tests/oracle/test_cost_measured.py holds them to
+within 2× of the peak a child process reaches, family by family, at two
+sizes each) and rounded up.
+
+Where the route depends on the inputs, the figure is the route `run`'s
+random inputs take: gather and scatter with random (out-of-bounds) indices
+list an implementation-defined alternative per element (`_PER_INDEXED`);
+with in-bounds indices they need less.  The address-space cap `run` sets at
+the stated budget (shlo_conform/isolation.py) is what makes the budget
+hold.
 
 Why up front: a program of 10^11 elements used to reach numpy's allocator
 (745 GiB asked, `MemoryError` as an internal error) and a 10^8-element
@@ -25,17 +41,50 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..spec.dsl import Accumulating, ControlFlow, DataMovement, Elementwise, Statistical
+from ..spec.dsl import Accumulating, Collective, ControlFlow, DataMovement, Decomposition, Elementwise
+from ..spec.exercise import IMPLEMENTATION_DEFINED
 from ..spec.types import TensorType, TupleType
 
-# Bytes per element the oracle holds for a value: the primary bits, lo/hi
-# bits of a bounded value, and the alternatives' arrays, at most.
-HELD_PER_STORAGE_BYTE = 4
-# Bytes per element an op's execution works with, beyond what it returns,
-# by kind of semantics (float64 copies, masks, index arrays, rounding ends).
-_WORKING = {Elementwise: 96, DataMovement: 40, Accumulating: 160, Statistical: 64, ControlFlow: 16}
-# A contraction or reduction also works on every element of its operands.
-OPERAND_WORKING = 48
+# Copies of a value's storage the oracle holds for it: its bits; the lo/hi
+# ends of a ranged value; an accumulating op's float result also the bits of
+# its implementation-defined alternatives (measured: dot_general,
+# convolution 5, reduce_window 4); an op whose out-of-bounds index is
+# implementation-defined the alternative per element (gather: 2).
+_HELD = {"exact": 1, "ranged": 3, "accumulated": 5, "indexed": 3}
+
+# Working bytes per result element of an element-wise op: float64 copies,
+# masks, rounding ends (measured 6–18 exact; 36–74 on ranged operands, whose
+# ends are computed too: twice the figure).
+_PER_ELEMENTWISE = 24
+# Copies of a moved result's storage (gathered array, index arrays).
+_MOVED_COPIES = 2
+# An op with a region over its operands (sort's comparator, scatter's
+# update computation): keys, permutations, the region's calls (measured 41
+# per element of a sort).
+_PER_REGION_OPERAND = 48
+# An op whose out-of-bounds index is implementation-defined, per element it
+# places (gather: result; scatter: update): the per-element route's index
+# lists and an alternative per out-of-bounds element (measured 290 for a
+# gather whose indices are random).
+_PER_INDEXED = 320
+# An accumulating op: per result element (enclosures in the working type,
+# the whole-array record, the rounded ends) and per operand element (float64
+# copies, error-free transformation terms); measured dot_general 130 + 25,
+# reduce 34–44 per operand element.
+_PER_ACCUMULATED = 130
+_PER_ACCUMULATED_OPERAND = 40
+# An accumulating op with regions other than a pairwise body
+# (select_and_scatter's select and scatter): Python objects per element —
+# window lists, the select's cache, an answer per operand element.
+_PER_SELECTED_OPERAND = 640
+_PER_WINDOW_LEAF = 64
+# Control flow passes values; collectives exchange them; a decomposition
+# runs its ops one by one.
+_PER_CONTROL = 16
+_PER_COLLECTIVE = 64
+_PER_DECOMPOSED = 160
+_PER_DECOMPOSED_OPERAND = 48
+_PER_OTHER = 96
 
 
 @dataclass(frozen=True)
@@ -75,37 +124,45 @@ def _elements(t: TensorType) -> int:
     return n
 
 
-def _held(t) -> tuple[int, int]:
-    """(bytes held for a value of type t, its largest tensor's elements)."""
-    held, largest = 0, 0
-    for m in _tensors(t):
-        n = _elements(m)
-        et = m.element_type
-        storage = et.bits_dtype.itemsize * (2 if et.is_complex else 1)
-        held += n * storage * HELD_PER_STORAGE_BYTE
-        largest = max(largest, n)
-    return held, largest
+def _count(types) -> int:
+    return sum(_elements(m) for t in types for m in _tensors(t))
+
+
+def _storage(t: TensorType) -> int:
+    et = t.element_type
+    return _elements(t) * et.bits_dtype.itemsize * (2 if et.is_complex else 1)
+
+
+def _stored(types) -> int:
+    return sum(_storage(m) for t in types for m in _tensors(t))
+
+
+def _floats(types) -> bool:
+    return any(m.element_type.is_float or m.element_type.is_complex for t in types for m in _tensors(t))
+
+
+def _largest(types) -> int:
+    return max((_elements(m) for t in types for m in _tensors(t)), default=0)
 
 
 def program_cost(program) -> Cost:
     """The Cost of an `oracle.program.Program` (module docstring)."""
-    held, largest = 0, 0
-    for _, t in program.args:
-        h, n = _held(t)
-        held, largest = held + h, max(largest, n)
+    ranged: set = set()   # keys of values that carry a range
+    held = _stored(t for _, t in program.args)
+    largest = _largest(t for _, t in program.args)
     working = 0
     for step in program.steps:
         results = _step_results(step)
-        for t in results:
-            h, n = _held(t)
-            held, largest = held + h, max(largest, n)
-        w = _step_working(step, results)
-        for body in step.regions:
+        operands = _step_operands(step)
+        carries = any(k in ranged for k in step.operands)
+        how = _how_held(step, results, carries)
+        if how in ("ranged", "accumulated") or _approximate(step, results):
+            ranged.update(step.results)
+        held += _stored(results) * _HELD[how]
+        largest = max(largest, _largest(results))
+        w = _working(step, operands, results, carries)
+        for body in [*step.regions, *([step.call] if step.call is not None else [])]:
             inner = program_cost(body)
-            w = max(w, inner.peak)
-            largest = max(largest, inner.largest)
-        if step.call is not None:
-            inner = program_cost(step.call)
             w = max(w, inner.peak)
             largest = max(largest, inner.largest)
         working = max(working, w)
@@ -122,20 +179,87 @@ def _step_results(step) -> list:
     return [t for t in out if t is not None]
 
 
-def _step_working(step, results: list) -> int:
+def _step_operands(step) -> list:
+    if step.inst is None:
+        return list(t for _, t in step.call.args) if step.call is not None else []
+    out = []
+    for o in step.inst.spec.operands:
+        v = step.inst.operands[o.name]
+        out.extend(v if o.variadic else [v])
+    return [t for t in out if t is not None]
+
+
+def _indexed(spec) -> bool:
+    """The op reads positions whose out-of-bounds meaning is
+    implementation-defined (gather, scatter): alternatives per element."""
+    ix = spec.exercise.indices if spec.exercise is not None else None
+    return ix is not None and ix.out_of_bounds == IMPLEMENTATION_DEFINED
+
+
+def _how_held(step, results: list, carries: bool) -> str:
+    """Which `_HELD` figure a step's results take (module docstring)."""
+    if not _floats(results):
+        return "exact"
+    if step.inst is None:
+        return "ranged" if carries else "exact"
+    spec = step.inst.spec
+    sem = spec.semantics
+    if isinstance(sem, Accumulating) or (isinstance(sem, Collective) and getattr(sem, "accumulating", False)):
+        return "accumulated"
+    if isinstance(sem, Decomposition):
+        return "ranged"
+    if carries:
+        return "ranged"
+    if isinstance(sem, DataMovement) and _indexed(spec):
+        return "indexed"
+    return "exact"
+
+
+def _approximate(step, results: list) -> bool:
+    """An approximate element-wise op (a transcendental): its value holds its
+    bits alone, but what consumes it carries its tolerance as a range."""
+    sem = step.inst.spec.semantics if step.inst is not None else None
+    return isinstance(sem, Elementwise) and _floats(results) and sem.accuracy_for(step.inst) != "exact"
+
+
+def _working(step, operands: list, results: list, carries: bool) -> int:
+    """What one op works with while it runs, beyond the results it returns
+    (one rule per family: module docstring)."""
     if step.inst is None:
         return 0
-    sem = step.inst.spec.semantics
-    per = next((b for k, b in _WORKING.items() if isinstance(sem, k)), 96)
-    w = sum(_elements(m) for t in results for m in _tensors(t)) * per
+    spec = step.inst.spec
+    sem = spec.semantics
+    ends = 3 if carries else 1   # a ranged operand: the op runs on its ends too
+    R, O = _count(results), _count(operands)
+    if isinstance(sem, Elementwise):
+        return R * _PER_ELEMENTWISE * (2 if carries else 1)
+    if isinstance(sem, DataMovement):
+        w = _stored(results) * _MOVED_COPIES * ends
+        if spec.regions:
+            w += O * _PER_REGION_OPERAND
+        if _indexed(spec):   # per element placed: scatter's updates, gather's result
+            updates = step.inst.operands.get("updates")
+            placed = _count(results if updates is None else updates if isinstance(updates, list) else [updates])
+            w += placed * _PER_INDEXED
+        return w
     if isinstance(sem, Accumulating):
+        w = R * _PER_ACCUMULATED * ends + O * _PER_ACCUMULATED_OPERAND
+        if len(spec.regions) > 1:   # select and scatter: element by element, in Python objects
+            first = _count(operands[:1])
+            window = 1
+            for d in getattr(step.inst, "window_dimensions", None) or ():
+                window *= int(d)
+            w += first * _PER_SELECTED_OPERAND + _count(operands[1:2]) * window * _PER_WINDOW_LEAF
         if sem.working is not None:
             w += int(sem.working(step.inst))
-        for o in step.inst.spec.operands:
-            v = step.inst.operands[o.name]
-            for t in (v if o.variadic else [v]):
-                w += sum(_elements(m) for m in _tensors(t)) * OPERAND_WORKING
-    return w
+        return w
+    if isinstance(sem, ControlFlow):
+        return R * _PER_CONTROL
+    if isinstance(sem, Collective):
+        return R * _PER_COLLECTIVE
+    if isinstance(sem, Decomposition):
+        return R * _PER_DECOMPOSED + O * _PER_DECOMPOSED_OPERAND
+    return R * _PER_OTHER
 
 
 def parse_size(text: str) -> int:

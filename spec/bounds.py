@@ -817,10 +817,12 @@ def integer_dot(A: np.ndarray, B: np.ndarray, et: ElementType, element: Callable
 # --------------------------------------------------------------------------
 
 def float_sum(X: np.ndarray, valid: Optional[np.ndarray], fmt: FloatFormat, element: Callable,
-              probes: dict) -> Optional[Answers]:
+              probes: dict, rows_of: Optional[Callable] = None) -> Optional[Answers]:
     """`sum_range` of each row's valid leaves (float64 exact values), as an
     `Answers`; rows with no leaf are not expected here (their result is the
-    init value: `reduce_values`)."""
+    init value: `reduce_values`).  `rows_of(idx)`, where given, gives
+    (X[idx], valid[idx]) again: the record's later stages read their terms
+    from it instead of keeping every row."""
     W = working(fmt)
     if W is None:
         return None
@@ -842,8 +844,15 @@ def float_sum(X: np.ndarray, valid: Optional[np.ndarray], fmt: FloatFormat, elem
     kind, value, over_value, st = _classify(
         sums, n, lambda k: gamma(max(k - 1, 0), fmt), lambda k: Fraction(0), fmt, W, nan_, pinf, ninf)
 
-    def terms_of(idx):
-        return X0[idx]
+    if rows_of is None:
+        def terms_of(idx):
+            return X0[idx]
+    else:
+        def terms_of(idx):
+            Xi, vi = rows_of(idx)
+            Xi = np.asarray(Xi, dtype=np.float64)
+            return np.where(np.isfinite(Xi) if vi is None else (np.isfinite(Xi) & vi), Xi, 0.0)
+        del X0
 
     stages = (st, _cascade_stage(terms_of, st.b, W), _fsum_stage(terms_of, st.b, W))
     return Answers((P,), kind, value, stages, element, probes, over_value)

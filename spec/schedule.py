@@ -422,7 +422,8 @@ def _per_output(groups: list[list[tuple]], types, wildcard: str | None) -> list:
 # Whole arrays: many reductions at once (spec/bounds.py)
 # --------------------------------------------------------------------------
 
-def reduce_arrays(rows: list, valid, inits: tuple, body, types: list[ElementType], leaves_of: Callable):
+def reduce_arrays(rows: list, valid, inits: tuple, body, types: list[ElementType], leaves_of: Callable,
+                  rows_of: Callable | None = None):
     """`reduce_slice` of every row at once, or None where only the
     per-element route serves: one `bounds.Answers` per output k, row i
     reducing rows[k][i] (the exact input values as numpy arrays: float64,
@@ -432,7 +433,9 @@ def reduce_arrays(rows: list, valid, inits: tuple, body, types: list[ElementType
     (a `Range`), maximum and minimum; integer add, multiply, and, or, xor,
     maximum, minimum.  `leaves_of(i)` gives row i's leaves as
     `reduce_slice` takes them, for the elements the record leaves to the
-    per-element route."""
+    per-element route.  `rows_of(k, idx)`, where given, gives (rows[k][idx],
+    valid[idx]) again, so a float sum's record need not keep its rows for
+    its later stages (reduce_window: windows overlap, their rows are n²)."""
     from . import bounds
     n = len(types)
     ops = body.pairwise
@@ -449,7 +452,8 @@ def reduce_arrays(rows: list, valid, inits: tuple, body, types: list[ElementType
                   bounds.OVER: any_value(OVERFLOW, Fraction(0))}
         X = rows[k]
         if et.is_float and op == "add":
-            rec = bounds.float_sum(X, valid, et.format, element, probes)
+            again = None if rows_of is None else (lambda idx, k=k: rows_of(k, idx))
+            rec = bounds.float_sum(X, valid, et.format, element, probes, again)
         elif (et.is_float or et.is_integer) and op in ("maximum", "minimum"):
             rec = bounds.extremum(X, valid, op, et, element, probes)
         elif et.is_integer and op in ("add", "multiply", "and", "or", "xor"):

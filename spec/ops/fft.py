@@ -292,11 +292,16 @@ def arrays(op, operand):
 def _working(op) -> int:
     """The oracle's memory beyond operands and results: the working-type
     transforms, their enclosures and rounded ends per component, and the
-    whole-array record (measured: about 400 bytes per element of a
-    2^20-point complex<f32> FFT; stated with room)."""
+    whole-array record.  It grows with the transform's length up to 256
+    points (longer transforms leave more elements to the wider working
+    types' passes; tests/oracle/test_cost_measured.py): measured per
+    element of complex<f32> transforms, 440 bytes at 16 points, 930 at 64,
+    1,500 at 128, about 1,800 from 256 to 2^16 points."""
     n_res = int(np.prod([int(d) for d in op.result.shape], dtype=np.int64))
     n_op = int(np.prod([int(d) for d in op.operand.shape], dtype=np.int64))
-    return 512 * n_res + 256 * n_op
+    points = int(np.prod([int(d) for d in op.fft_length], dtype=np.int64))
+    per = max(256, 330 * min(max(points, 1).bit_length() - 1, 8) - 1000)
+    return per * n_res + 128 * n_op
 
 
 # --------------------------------------------------------------------------

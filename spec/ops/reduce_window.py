@@ -254,24 +254,51 @@ def infer(op):
 # Semantics
 # --------------------------------------------------------------------------
 
-def axis_sources(n: int, out: int, wd: int, stride: int, bd: int, wdil: int, low: int) -> list:
-    """On one axis, for result position o and window position j: the index
-    of the input element at that place of the padded input, or None where
-    it is padding or a hole of the base dilation (an init value).  The
-    window holds `wd` elements `wdil` apart from `o * stride` (module
-    docstring: the limit the seed's slice means); position p of the padded
-    input is position p - low of the dilated input (negative `low`: the
-    first elements were cut off), an input element where that is a
-    multiple of the base dilation within the dilated input."""
+def axis_sources(o, j, n: int, stride: int, bd: int, wdil: int, low: int) -> np.ndarray:
+    """On one axis, for result positions `o` and window positions `j`
+    (integer arrays, broadcast together): the index of the input element
+    at that place of the padded input, or -1 where it is padding or a hole
+    of the base dilation (an init value).  The window holds `wd` elements
+    `wdil` apart from `o * stride` (module docstring: the limit the seed's
+    slice means); position p of the padded input is position p - low of
+    the dilated input (negative `low`: the first elements were cut off),
+    an input element where that is a multiple of the base dilation within
+    the dilated input.  Computed for the places asked, never as a table of
+    every (result, window) pair: a cumulative window (`jnp.cumsum`) has n²."""
     dilated = 0 if n == 0 else (n - 1) * bd + 1
-    table = []
-    for o in range(out):
-        row = []
-        for j in range(wd):
-            q = o * stride + j * wdil - low
-            row.append(q // bd if 0 <= q < dilated and q % bd == 0 else None)
-        table.append(row)
-    return table
+    q = np.asarray(o, dtype=np.int64) * stride + np.asarray(j, dtype=np.int64) * wdil - low
+    inside = (q >= 0) & (q < dilated) & (q % bd == 0)
+    return np.where(inside, q // bd, -1)
+
+
+class _Windows:
+    """The windows of one reduce_window, computed for the result elements
+    asked: (flat input index, is an input element) per window position,
+    row-major over the window, for each result element (flat, row-major)."""
+
+    def __init__(self, op, in_shape: tuple, out_shape: tuple):
+        r = len(out_shape)
+        wd = [int(x) for x in entries(op, "window_dimensions")]
+        ws, bd = entries(op, "window_strides"), entries(op, "base_dilations")
+        wdil, pad = entries(op, "window_dilations"), entries(op, "padding")
+        self.axes = [(int(in_shape[d]), int(ws[d]), int(bd[d]), int(wdil[d]), int(pad[d][0])) for d in range(r)]
+        self.in_shape, self.out_shape = tuple(int(d) for d in in_shape), out_shape
+        self.wg = np.indices(tuple(wd)).reshape(r, -1) if r else np.zeros((0, 1), np.int64)
+        self.size = self.wg.shape[1]
+
+    def rows(self, flat) -> tuple:
+        """(src, ok): (len(flat), window size) arrays for result elements `flat`."""
+        flat = np.asarray(flat, dtype=np.int64).reshape(-1)
+        src = np.zeros((len(flat), self.size), dtype=np.int64)
+        ok = np.ones((len(flat), self.size), dtype=bool)
+        if not self.axes:
+            return src, ok
+        og = np.unravel_index(flat, self.out_shape)
+        for d, (n, stride, bd, wdil, low) in enumerate(self.axes):
+            q = axis_sources(og[d][:, None], self.wg[d][None, :], n, stride, bd, wdil, low)
+            ok &= q >= 0
+            src = src * n + np.maximum(q, 0)
+        return src, ok
 
 
 def padding_is_neutral(op, inits, types) -> bool:
@@ -290,70 +317,81 @@ def arrays(op, *operands):
     n = len(op.inputs)
     inputs = [np.asarray(a) for a in operands[:n]]
     inits = tuple(np.asarray(a).reshape(()) for a in operands[n:2 * n])
-    r = inputs[0].ndim
     types = [t.element_type for t in op.inputs]
-    wd = entries(op, "window_dimensions")
-    ws, bd = entries(op, "window_strides"), entries(op, "base_dilations")
-    wdil, pad = entries(op, "window_dilations"), entries(op, "padding")
     out_shape = tuple(int(d) for d in op.results["results"][0].shape)
-    tables = [axis_sources(inputs[0].shape[d], out_shape[d], int(wd[d]), int(ws[d]), int(bd[d]), int(wdil[d]),
-                           int(pad[d][0])) for d in range(r)]
+    windows = _Windows(op, inputs[0].shape, out_shape)
     skip_padding = padding_is_neutral(op, inits, types)
     if skip_padding:   # `reduce_arrays` decides what the whole route serves (not complex, not i1)
-        got = _whole(op, inputs, inits, types, tables, wd, out_shape)
+        got = _whole(op, inputs, inits, types, windows, out_shape)
         if got is not None:
             return got
+    flats = [a.reshape(-1) for a in inputs]
     results = [np.empty(out_shape, dtype=object) for _ in range(n)]
-    for out_index in np.ndindex(*out_shape):
+    for i, out_index in enumerate(np.ndindex(*out_shape)):
+        src, ok = windows.rows([i])
         leaves = []
-        for w in np.ndindex(*(int(x) for x in wd)):
-            src = [tables[d][out_index[d]][w[d]] for d in range(r)]
-            if any(s is None for s in src):
+        for s, inside in zip(src[0].tolist(), ok[0].tolist()):
+            if not inside:
                 if not skip_padding:
                     leaves.append(inits)
                 continue
-            leaves.append(tuple(a[tuple(src)] for a in inputs))
+            leaves.append(tuple(f[s] for f in flats))
         for k, answer in enumerate(reduce_slice(leaves, inits, op.body, types)):
             results[k][out_index] = answer
     return results
 
 
-WHOLE_CHUNK = 1 << 22   # window leaves gathered at once (rows of windows per piece)
+# Window leaves gathered at once (rows of windows per piece): what a piece
+# costs while it is reduced (oracle/cost.py states it), whatever the windows
+# of the whole result hold together (a cumulative window: n² leaves).
+WHOLE_CHUNK = 1 << 20
 
 
-def _whole(op, inputs, inits, types, tables, wd, out_shape):
+# Bytes per leaf of a piece while it is reduced (measured 43–46: flat input
+# indices and mask, their per-axis terms, the gathered exact values, a float
+# sum's masked terms and its working-type copies).
+PER_PIECE_LEAF = 56
+
+
+def working_bytes(op) -> int:
+    """What `_whole` holds beyond operands and results (oracle/cost.py):
+    one piece of windows at a time, at most WHOLE_CHUNK leaves (or one
+    window, where a window alone is larger)."""
+    P = int(np.prod([int(d) for d in op.results["results"][0].shape], dtype=np.int64))
+    Wn = int(np.prod([int(x) for x in entries(op, "window_dimensions")], dtype=np.int64))
+    rows = min(P, max(1, WHOLE_CHUNK // max(Wn, 1)))
+    return PER_PIECE_LEAF * rows * Wn * len(op.inputs)
+
+
+def _whole(op, inputs, inits, types, windows: _Windows, out_shape):
     """Every window at once (spec/schedule.py's `reduce_arrays`) where the
     padding is neutral: rows of the windows' input elements (padding and
     holes masked out), gathered in pieces of at most WHOLE_CHUNK leaves;
-    None where only the per-element route serves."""
-    r = len(out_shape)
+    None where only the per-element route serves.  A piece's records keep
+    no gathered rows: where a later stage needs a row's terms (or the
+    per-element route a row's leaves) they are gathered again."""
     P = int(np.prod(out_shape, dtype=np.int64))
-    Wn = int(np.prod([int(x) for x in wd], dtype=np.int64))
+    Wn = windows.size
     if P == 0 or inputs[0].size == 0:   # no windows, or no input (windows of padding only): nothing to gain
         return None
-    # flat input index of (output position, window position), -1 at padding and holes
-    src = np.zeros((P, Wn), dtype=np.int64)
-    ok = np.ones((P, Wn), dtype=bool)
-    og = np.indices(out_shape).reshape(r, -1) if r else np.zeros((0, 1), np.int64)
-    wg = np.indices(tuple(int(x) for x in wd)).reshape(r, -1) if r else np.zeros((0, 1), np.int64)
-    for d in range(r):
-        t = np.array([[-1 if v is None else v for v in row] for row in tables[d]], dtype=np.int64).reshape(
-            out_shape[d], int(wd[d]))
-        q = t[og[d][:, None], wg[d][None, :]]
-        ok &= q >= 0
-        src = src * inputs[0].shape[d] + np.maximum(q, 0)
     flats = [a.reshape(-1) for a in inputs]
     exact = [bounds.values(f, t) for f, t in zip(flats, types)]
     step = max(1, WHOLE_CHUNK // max(Wn, 1))
     pieces = []
     for start in range(0, P, step):
         rows = slice(start, min(P, start + step))
-        s_rows, v_rows = src[rows], ok[rows]
 
-        def leaves_of(i, s_rows=s_rows, v_rows=v_rows):
-            return [tuple(f[j] for f in flats) for j in s_rows[i][v_rows[i]].tolist()]
+        def leaves_of(i, start=start):
+            src, ok = windows.rows([start + i])
+            return [tuple(f[j] for f in flats) for j in src[0][ok[0]].tolist()]
 
-        got = reduce_arrays([x[s_rows] for x in exact], v_rows, inits, op.body, types, leaves_of)
+        def rows_of(k, idx, start=start):
+            src, ok = windows.rows(start + np.asarray(idx, dtype=np.int64))
+            return exact[k][src], ok
+
+        src, ok = windows.rows(np.arange(rows.start, rows.stop))
+        got = reduce_arrays([x[src] for x in exact], ok, inits, op.body, types, leaves_of, rows_of=rows_of)
+        del src, ok
         if got is None:
             return None
         pieces.append((got, np.arange(rows.start, rows.stop)))
@@ -477,7 +515,7 @@ SPEC = OpSpec(
                  reduce_window_c11, reduce_window_c12, reduce_window_c13, reduce_window_c14, reduce_window_c15,
                  reduce_window_c16),
     infer=infer,
-    semantics=Accumulating(arrays),
+    semantics=Accumulating(arrays, working=working_bytes),
     exercise=Exercise(corners=CORNERS, built_corners=built_corners, operand_values=init_values,
                       survey_when=survey_reason, elided=ELIDED),
 )
