@@ -14,10 +14,13 @@ implementation computes, at each result element, a value of the dot
 product's own allowance at some x', y' of the box: [RD(s' − b'),
 RU(s' + b')], s' = Σ x'y', b' = γ(n)·Σ|x'y'| + c₀ — spec/schedule.py's
 `dot_range`, with n the op's count of products (padding holes included)
-and c₀ = n·min_subnormal/2.  The oracle has stated that allowance at the
-primary point x₀, y₀ already, exactly (the op's run on the correctly
-rounded inputs, oracle/accumulate.py: lo₀ = RD(s₀ − b₀), hi₀ =
-RU(s₀ + b₀)); it is shifted here, not recomputed.  With dx = x' − x₀,
+and c₀ = n·min_subnormal/2, γ and c₀ of the *result's* format: a
+mixed-precision dot (bf16 × bf16 → f32) sums in the result type, whose
+values hold the operands' exactly (`types.holds_every_value`; where they
+do not, the operands are rounded first and corners take it).  The oracle
+has stated that allowance at the primary point x₀, y₀ already, exactly
+(the op's run on the correctly rounded inputs, oracle/accumulate.py:
+lo₀ = RD(s₀ − b₀), hi₀ = RU(s₀ + b₀)); it is shifted here, not recomputed.  With dx = x' − x₀,
 dy = y' − y₀, the box of the deviations written midpoint-radius
 (dx ∈ [dm_x − dr_x, dm_x + dr_x], which holds 0, so |dm_x| ≤ dr_x and
 |dx| ≤ 2·dr_x):
@@ -95,7 +98,7 @@ import numpy as np
 
 from ..spec.bounds import _sum_rd, _sum_ru, add_dn, add_up, bracket, gamma, threshold
 from ..spec.expectation import Alternative, Expectation
-from ..spec.types import E_F64, from_bits, from_ordinals
+from ..spec.types import E_F64, from_bits, from_ordinals, holds_every_value, top_ordinal
 from .accumulate import directed_bits
 
 WHY = "an input is approximate upstream: range by interval arithmetic over the inputs' ranges (oracle/bilinear.py)"
@@ -181,6 +184,8 @@ def carry(inst, outs: list, primary: list, ends: dict) -> list | None:
     et = out.type.element_type
     if et.is_complex or not et.is_float:
         return None
+    if not all(holds_every_value(inst.operands[inst.spec.operands[p].name].element_type, et) for p in pos):
+        return None   # operands rounded into the result type first (dot_general's f16 → bf16): corners
     n, product = inst.spec.semantics.bilinear_form(inst)
     x, y = _Side(primary[pos[0]], ends.get(pos[0])), _Side(primary[pos[1]], ends.get(pos[1]))
     shape = np.shape(out.bits)
@@ -252,8 +257,7 @@ def _shifted(lo_b, hi_b, d_lo, d_hi, et) -> tuple[np.ndarray, np.ndarray]:
     narrower formats: a little outward (`add_dn`), then into the format."""
     fmt = et.format
     top_v = float(fmt.max_finite)
-    from .propagation import _top   # propagation imports this module
-    top_o = _top(fmt)
+    top_o = top_ordinal(fmt)
     exact = fmt.precision > 24
     out = []
     for b, dv, direction in ((lo_b, d_lo, -1), (hi_b, d_hi, 1)):

@@ -44,10 +44,17 @@ What a program may hold:
 * tokens: values of the token ops (after_all, infeed, outfeed, send, recv),
   which run through the host model (host.py: queues, log, token order);
   @main takes none, and a token it returns is no output;
-* CHLO ops (JAX's `chlo.square`, `chlo.erf`, `chlo.top_k` …): rewritten into
-  StableHLO by jaxlib's chlo-legalize-to-stablehlo before anything is
-  checked (reading.py), and listed in `Program.legalized`, so that what is
-  judged is said; an op the pass does not decompose is `CannotJudge`.
+* CHLO ops (JAX's `chlo.erf`, `chlo.lgamma`, `chlo.square`, `chlo.top_k` …):
+  those spec/chlo declares, for the element types it declares them for, are
+  read like StableHLO ops — checked by their constraints and executed by
+  their declared semantics: the mathematical function, rounded correctly,
+  with the ULP tolerance of an approximate op (DESIGN.md: "CHLO ops are
+  mathematics") — and listed in `Program.chlo_judged`; every other CHLO op
+  is rewritten into StableHLO by jaxlib's chlo-legalize-to-stablehlo before
+  anything is checked (reading.py) and listed in `Program.legalized`, so
+  that what is judged is said; an op the pass does not decompose is
+  `CannotJudge`.  A program that arrives legalized (jax.export's artifact
+  holds no CHLO) is judged as written.
 
 The walk is whole-array: each op runs once on its operands' arrays (and
 once per corner of ranged operands, propagation.py); a value's array is
@@ -64,6 +71,7 @@ from typing import Sequence
 import numpy as np
 
 from ..spec.dsl import ControlFlow, Function, I64ArrayAttr, IntAttr, LoopLimit
+from ..spec.chlo import CHLO, declared as chlo_declared
 from ..spec.ops import OPS
 from ..spec.expectation import Expectation
 from ..spec.grid import SINGLE as SINGLE_GRID, Grid
@@ -72,6 +80,7 @@ from .elementwise import Unspecified
 from .grid import GridProcess, single_process
 from .host import Token, running
 from .literals import op_attributes, parse_dense, parse_elements
+from . import affine
 from .propagation import carry, payloads
 from .custom_calls import read_as_op
 from .semantics import Context, on_values, run_arrays, run_values, works_on_values
@@ -120,6 +129,7 @@ class Program:
     constants: dict = field(default_factory=dict)  # key -> Expectation of a `constant` operand
     captures: dict = field(default_factory=dict)   # key here -> key in the enclosing block
     legalized: dict = field(default_factory=dict)  # the entry's: CHLO ops decomposed before judging {name: count}
+    chlo_judged: dict = field(default_factory=dict)  # the entry's: CHLO ops judged by their meaning (spec/chlo)
     grid: Grid | None = None         # the entry's: the grid it was checked for (parse_program)
     module_grid: Grid | None = None  # the entry's: the grid its module's attributes state, if any
     manual: dict | None = None       # the entry's: the mesh of the sdy.manual_computation it is the body of
@@ -152,9 +162,11 @@ _context = unregistered_context
 def parse_program(source: str | bytes, grid: Grid | None = None) -> Program:
     """Parse and check a module in any StableHLO syntax (text in generic or
     pretty form, MLIR bytecode, a portable artifact); raise ProgramRejected
-    naming the first problem.  CHLO ops are legalized into StableHLO first
-    (reading.legalize_chlo) and listed in the program's `legalized`; one
-    that does not decompose raises CannotJudge, naming it.
+    naming the first problem.  CHLO ops that spec/chlo declares are read
+    as ops and listed in the program's `chlo_judged`; the others are
+    legalized into StableHLO first (reading.legalize_chlo) and listed in
+    its `legalized`; one that does not decompose raises CannotJudge,
+    naming it.
 
     The process grid the program is checked for (the collectives'
     constraints and type inference read it: `Instance.grid`) is the
@@ -162,7 +174,7 @@ def parse_program(source: str | bytes, grid: Grid | None = None) -> Program:
     them (a missing one is 1), else `grid`, else 1×1; a module that states
     another grid than `grid` is rejected.  The program keeps it (`grid`)
     and what the module said (`module_grid`, None when it says nothing)."""
-    module, legalized = _module(source)
+    module, legalized, judged = _module(source)
     with _context():
         stated = _module_grid(module)
         if stated is not None and grid is not None and stated != grid:
@@ -190,7 +202,7 @@ def parse_program(source: str | bytes, grid: Grid | None = None) -> Program:
             program.manual = {"devices": grid.size}
         else:
             program = functions.body(entry, "the entry point")
-    program.legalized = legalized
+    program.legalized, program.chlo_judged = legalized, judged
     program.grid, program.module_grid = grid, stated
     return program
 
@@ -315,7 +327,8 @@ def _module_grid(module) -> Grid | None:
 
 def _module(source: str | bytes):
     """(the module in the oracle's own context (stablehlo unregistered), the
-    CHLO ops legalized on the way: {name: count})."""
+    CHLO ops legalized on the way, the CHLO ops left in it to be judged by
+    their declared meaning: each {name: count})."""
     from jaxlib.mlir import ir
     if isinstance(source, (bytes, bytearray)):
         data = bytes(source)
@@ -335,9 +348,9 @@ def _module(source: str | bytes):
         except Exception:  # MLIRError: not generic form (or not a program at all)
             module = None
         if module is not None and not chlo_ops(module):
-            return module, {}
+            return module, {}, {}
     try:
-        read = read_registered(source)   # pretty form, or CHLO to legalize
+        read = read_registered(source, keep=_judged_as_declared)   # pretty form, or CHLO to legalize
     except SyntaxRejected as e:
         raise ProgramRejected(f"parse error: {e}") from None
     except VerifierRejected as e:
@@ -350,7 +363,21 @@ def _module(source: str | bytes):
     # the unregistered op, which might be a symbol table.  Spelled as an op of
     # our own, the call is resolved by the reader instead.
     with _context():
-        return ir.Module.parse(read.generic.replace('"func.call"(', f'"{CALL}"(')), read.legalized
+        return ir.Module.parse(read.generic.replace('"func.call"(', f'"{CALL}"(')), read.legalized, read.kept
+
+
+def _judged_as_declared(op) -> bool:
+    """Does spec/chlo declare this CHLO op (an MLIR operation) for its
+    operand and result element types?  Then it stays in the program and is
+    judged by its meaning; otherwise jaxlib's pass legalizes it."""
+    try:
+        ins = [parse_type(str(o.type)) for o in op.operands]
+        outs = [parse_type(str(r.type)) for r in op.results]
+    except ValueError:
+        return False
+    if not all(isinstance(t, TensorType) for t in ins + outs):
+        return False
+    return chlo_declared(op.name, [t.element_type for t in ins], [t.element_type for t in outs]) is not None
 
 
 def _our_verdict(e: VerifierRejected) -> ProgramRejected:
@@ -510,7 +537,7 @@ def _split(decl: list, values: list, what: str, mnemonic: str) -> dict:
 def _instance(op, functions=None, scope=None):
     """The op as a checked `Instance`, and its `constant` operands' values by name."""
     name = op.name
-    spec = OPS.get(name[len("stablehlo."):]) if name.startswith("stablehlo.") else None
+    spec = OPS.get(name[len("stablehlo."):]) if name.startswith("stablehlo.") else CHLO.get(name)
     if spec is None:
         raise ProgramRejected(f"op {name} not in the encoded spec")
     mnemonic = spec.mnemonic
@@ -702,7 +729,10 @@ def _expecter(body: Program):
     def expect(*values):
         if len(values) != len(body.args):
             raise ValueError(f"the region takes {len(body.args)} values, {len(values)} given")
-        return _run(body, list(values), body.bound)
+        out = _run(body, list(values), body.bound)
+        if affine.enabled():   # a loop's carry: its deviations rotated into a basis of their own (affine.py)
+            affine.reduce_carry(out)
+        return out
     return expect
 
 
@@ -728,8 +758,11 @@ def _pairwise(body: Program) -> tuple | None:
 
 
 def _doc(spec, label: str) -> str:
-    doc = (spec.constraint(label).__doc__ or "").strip().splitlines()
-    return doc[0] if doc else ""
+    """The constraint's statement: its docstring's first paragraph (the
+    spec's text, wrapped over several lines as the spec wraps it), on one
+    line — not its first line, which cut formulas off mid-way."""
+    doc = (spec.constraint(label).__doc__ or "").strip().split("\n\n")[0]
+    return " ".join(line.strip() for line in doc.splitlines())
 
 
 def execute(program: Program, inputs: Sequence[np.ndarray], process: GridProcess | None = None) -> list[Expectation]:
@@ -792,6 +825,8 @@ def _run(program: Program, values: list, captured: dict | None = None) -> list:
         else:   # on primary arrays, and on the ends of ranged operands (propagation.py)
             arrays = [_arrays(v) for v in inputs]
             outs = payloads(inputs, carry(run_arrays, step.inst, inputs, run_arrays(step.inst, arrays), arrays))
+            if affine.enabled():   # `run`: errors tracked with their correlations, ranges tightened (affine.py)
+                outs = affine.step(step.inst, inputs, outs)
         for k, o in zip(step.results, outs):
             env[k] = o
     return [env[k] for k in program.returns]

@@ -45,7 +45,7 @@ import itertools
 import numpy as np
 
 from ..spec.expectation import Alternative, Expectation
-from ..spec.types import from_bits, from_ordinals, nan_mask, ordinals, top_ordinal, ulp_range
+from ..spec.types import from_bits, from_ordinals, nan_mask, ordinals, ulp_range
 from . import bilinear, characterized
 
 MAX_RANGED = 4
@@ -66,8 +66,6 @@ def _nans(bits, et) -> np.ndarray:
     c = et.component if et.is_complex else et
     return nan_mask(bits, c.format) if c.is_float else np.zeros(np.shape(bits), dtype=bool)
 
-
-_top = top_ordinal   # bilinear.py's name for it, until its import moves to spec.types
 
 CHUNK = 1 << 16   # elements per pass over a range: the temporaries stay in cache
 

@@ -91,8 +91,9 @@ class BackendReport:
     def exit_code(self, judged: bool) -> int:
         """This backend's share of `run`'s exit status (`AGREES` … `NO_VERDICT`);
         `judged`: the oracle stated what the outputs must be."""
-        if self.verdict in ("timeout", "unsupported") or (self.verdict == "rejected" and not judged):
-            return NO_VERDICT   # slow, declared away, or refusing what nobody can judge: not wrong
+        if self.verdict in ("timeout", "unsupported") or (self.verdict in ("rejected", "fail") and not judged):
+            return NO_VERDICT   # slow, declared away, or refusing or failing (out of memory) what nobody
+            #                     can judge: not shown wrong — a crash still is (the process died)
         if self.verdict not in ("pass", "ran") or any(o.status == "DISAGREES" for o in self.outputs):
             return DISAGREES
         if any(o.status in ("UNCHECKED", "INCONCLUSIVE") for o in self.outputs):
@@ -124,6 +125,7 @@ class Prepared:
     cost: object = None          # oracle.cost.Cost
     cost_why: str = ""           # why there is no cost: the encoded spec rejects the program, …
     legalized: dict = field(default_factory=dict)   # CHLO ops decomposed before judging {name: count}
+    chlo_judged: dict = field(default_factory=dict)  # CHLO ops judged by their meaning (spec/chlo) {name: count}
     refusal: str = ""            # a user error (exit 2): not MLIR, no @main, …
     grid: Grid = SINGLE          # the process grid it runs on: the module's mhlo.num_replicas/num_partitions,
                                  # else --replicas/--partitions, else 1×1
@@ -210,6 +212,7 @@ def _prepared(source, text: str, form: str, data: bytes, grid: Grid | None = Non
         prep.cost_why = f"the encoded spec rejects the program: {e}"
         return prep
     prep.legalized = dict(program.legalized)
+    prep.chlo_judged = dict(program.chlo_judged)
     if program.manual is not None:   # shard_map / pmap: each process's inputs and outputs are its shards
         prep.types, prep.results = [t for _, t in program.args], list(program.return_types)
         prep.manual = program.manual
@@ -268,13 +271,15 @@ def expectations(data: bytes, inputs: list) -> tuple[list[Expectation] | None, s
     """The oracle's expectations for `inputs`, or None and why it has none
     (runs in the isolated job process, after `prepare`)."""
     from .generators.expect import ProgramRejected, Unspecified, expected_outputs
+    from .oracle import affine
     from .oracle.program import execute
     program = _PARSED.get(_key(data, SINGLE))
     try:
-        if program is not None:
-            return execute(program, list(inputs)), ""
-        source = data if data.startswith(MLIR_BYTECODE_MAGIC) else exported_module(data) or data.decode()
-        return expected_outputs(source, inputs), ""
+        with affine.enable():   # a program's errors tracked with their correlations (oracle/affine.py)
+            if program is not None:
+                return execute(program, list(inputs)), ""
+            source = data if data.startswith(MLIR_BYTECODE_MAGIC) else exported_module(data) or data.decode()
+            return expected_outputs(source, inputs), ""
     except ProgramRejected as e:
         return None, f"the encoded spec rejects the program: {e}"
     except Unspecified as e:
@@ -299,9 +304,12 @@ def rewritten_expectations(text: str, inputs: list) -> list[tuple[str, str, int,
 
 
 def _name_rewrites(reports: list, exps: list, outputs: list, rewrites: list) -> None:
-    """Failing elements that meet a rewritten program's expectation get the
-    rewrite's name as their cause (`OutputReport.specials`), the first
-    rewrite that explains an element winning."""
+    """Failing elements that equal the rewritten program's value bit for bit
+    (NaN for NaN) get the rewrite's name as their cause
+    (`OutputReport.specials`), the first rewrite that explains an element
+    winning.  Bit for bit, not "inside its expectation": a rewritten
+    program's enclosure can be wide, and a cause is a claim about what was
+    computed."""
     from .suites.compare import matches
     for r, exp, actual in zip(reports, exps, outputs):
         if r.ok or not kind_of(exp).element_wise:
@@ -309,9 +317,9 @@ def _name_rewrites(reports: list, exps: list, outputs: list, rewrites: list) -> 
         left = ~matches(exp, actual)
         for name, says, _, rw_exps in rewrites:
             rw = rw_exps[r.index]
-            if rw.type != exp.type or not kind_of(rw).element_wise:
+            if rw.type != exp.type:
                 continue
-            explained = left & matches(rw, actual)
+            explained = left & matches(Expectation(rw.type, rw.bits, "exact"), actual)
             if explained.any():
                 r.specials[f"{says} ({name})"] += int(explained.sum())
                 left &= ~explained
@@ -574,7 +582,7 @@ def _process(i: int, grid: Grid) -> str:
 
 def render(path: str, form: str, types: list, how: str, expected: list | None, why_none: str,
            reports: list[BackendReport], oracle_asked: bool, need: str = "", legalized: dict | None = None,
-           grid: Grid = SINGLE) -> str:
+           grid: Grid = SINGLE, chlo_judged: dict | None = None) -> str:
     """`run`'s text.  On a grid, `expected` and each report's raw outputs
     hold one list per process and each process is headed and indented
     under the line that owns it; one process is the same text without the
@@ -589,6 +597,9 @@ def render(path: str, form: str, types: list, how: str, expected: list | None, w
     def head(i: int) -> list:
         return [f"  {_process(i, grid)}"] if many else []
 
+    if chlo_judged:
+        lines.append("chlo     judged as mathematics (spec/chlo: the correctly rounded value, with the ULP tolerance "
+                     "of spec/accuracy.py): " + ", ".join(f"{op} x{n}" for op, n in sorted(chlo_judged.items())))
     if legalized:
         lines.append("chlo     legalized into StableHLO before judging (jaxlib's chlo-legalize-to-stablehlo; "
                      "the interpreter runs the same decomposition, XLA keeps some as its own ops): "
@@ -781,7 +792,7 @@ def run_command(path: str, backends: list[str], *, inputs_npz: str | None = None
                    f"computation (shard_map / pmap; mesh {', '.join(f'{a}={n}' for a, n in prep.manual.items())}), "
                    "run as its body on every process")
     out = render(path, prep.form, prep.types, how[0], expected, why_none, reports, ORACLE in backends, need,
-                 prep.legalized, prep.grid)
+                 prep.legalized, prep.grid, prep.chlo_judged)
     return out, exit_code(reports, expected is not None)
 
 

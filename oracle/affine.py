@@ -1,0 +1,747 @@
+"""Enclosures that stay tight through a program: affine forms (issue 32).
+
+The oracle states each op's allowed results at the operands' primary
+values and carries the ranges of approximate operands from op to op by
+their ends (propagation.py, bilinear.py).  That is sound, but it forgets
+that the error of a value is the *same* error wherever the value is used:
+through an LSTM's recurrent matrix U the ends of 128 ranges combine as
+|U|·r, which grows ~2–3× a step although the step is contractive, and after
+16 steps the hidden state's enclosure covers ±1 — zero and the negated
+state included.
+
+So `run` also carries every float value as an **affine form** (Stolfi &
+de Figueiredo, *Self-validated numerical methods and applications*, 1997;
+de Figueiredo & Stolfi, *Affine arithmetic: concepts and applications*,
+Numerical Algorithms 37, 2004):
+
+    x = c + A·ε + r·η,   ε ∈ [−1, 1]^K shared by the whole program,
+                         η ∈ [−1, 1]^n fresh for this value's elements,
+
+c the center, A the coefficients of the noise symbols, r ≥ 0 what is not
+tracked.  A noise symbol is one source of deviation the spec allows: the
+rounding of one element of one op, the tolerance of a transcendental, the
+allowance of a sum's evaluation order, the range of an approximate input.
+Linear steps (add, subtract, contractions, sums, data movement) map the
+symbols exactly, so deviations that cancel in the program cancel here.
+A nonlinear element-wise step is linearised at the center with a rigorous
+remainder: f(c + d) = f(c) + f′(c)·d + ½·f″(ξ)·d², |d| ≤ rad = Σ|A| + r,
+|f″(ξ)| bounded over the whole range (`_UNARY`); a product x·y adds the
+bilinear remainder radₓ·rad_y.  Each step then adds its own allowance as
+fresh symbols: half an ULP of rounding at the largest magnitude it can
+produce (the op's tolerance in ULPs besides, for transcendentals; γₙ·Σ|x||y|
+and the final directed rounding for a contraction or sum, as
+spec/schedule.py's `dot_range` states it).  Every quantity is a sound upper
+bound of the set the spec allows for the step, given that its operands lie
+in their forms — so by induction over the program the form of every value
+holds every result a conforming implementation can produce.
+
+Implementation-defined alternatives of an intermediate value do not
+propagate (as in propagation.py: the program's later ops are judged on the
+primary range); a value's stated range becomes its form where it has none.
+
+`run` intersects each ranged value's stated [lo, hi] (the op-by-op
+enclosure) with its form's [c − rad, c + rad], rounded outward into the
+format: both hold every allowed result, so their intersection does, and
+the op-by-op machinery downstream works from the narrower range too.
+
+Costs are bounded, never discovered: a form keeps at most `K_MAX` symbols
+and `ENTRIES_MAX` coefficients; past that, the symbols with the smallest
+coefficients move into r (Girard's reduction, "Reachability of uncertain
+linear systems using zonotopes", HSCC 2005: sound, it only forgets
+correlation).  An op without a rule here (convolution, sort, gather, …),
+a value in f64 (no wider format to evaluate it in), or one that may be
+non-finite has no form; its consumers start from its stated range as
+fresh symbols.
+
+Rigour of the float64 evaluation.  The program's formats have unit
+roundoff u ≥ 2^-24 here (f64 programs get no forms).  Centers,
+coefficients and radii are computed in float64: every computed radius is a
+sum of at most 2^20 nonnegative terms, each a product of at most four
+factors, so its relative error is below 2^-30; it is inflated by `_up`
+(×(1 + 2^-29), + 2^-1000) after each step.  Errors of the centers and
+coefficients themselves (a rounding of each entry, γ₆₄(n)·Σ|terms| for a
+contraction of n terms) are bounded from the same magnitudes and added to
+r (`_slop`).  numpy's float64 tanh, exp, log, … are taken to be within
+2^-40 relative of the true value, the assumption the fast route
+(oracle/fast.py) states and tests; that error, and its effect through the
+derivative, is added to r.
+
+Held against brute force in tests/oracle/test_affine.py: small programs
+evaluated in every order of their sums (and at the ends of every
+tolerance) never leave the enclosure.
+"""
+from __future__ import annotations
+
+import contextvars
+import threading
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..spec.expectation import Expectation
+from ..spec.types import TensorType, from_bits, from_ordinals, ordinals, to_bits, ulp_range
+
+K_MAX = 4096            # symbols a form keeps
+ENTRIES_MAX = 1 << 24   # coefficients a form keeps (128 MiB of float64)
+CARRY_MAX = 4096        # elements of a loop's carry rotated into symbols at most (`reduce_carry`)
+
+_NEXT_ID = [0]
+_ID_LOCK = threading.Lock()
+ENABLED: contextvars.ContextVar = contextvars.ContextVar("shlo_conform_affine", default=False)
+
+
+def _new_ids(k: int) -> np.ndarray:
+    """k noise symbols never used before (grid processes run in threads)."""
+    with _ID_LOCK:
+        start = _NEXT_ID[0]
+        _NEXT_ID[0] += k
+    return np.arange(start, start + k, dtype=np.int64)
+
+
+def _up(x: np.ndarray) -> np.ndarray:
+    return x * (1 + 2.0 ** -29) + 2.0 ** -1000
+
+
+@dataclass
+class Form:
+    """x = c + A·ε + r·η over the flattened elements (module docstring)."""
+    c: np.ndarray      # float64 (n,)
+    ids: np.ndarray    # int64 (K,), increasing
+    A: np.ndarray      # float64 (n, K)
+    r: np.ndarray      # float64 (n,), ≥ 0
+    shape: tuple
+
+    @property
+    def n(self) -> int:
+        return self.c.size
+
+    def rad(self) -> np.ndarray:
+        cached = self.__dict__.get("_rad")
+        if cached is None:   # forms are never changed in place: computed once
+            cached = _up(np.abs(self.A).sum(axis=1) + self.r) if self.A.shape[1] else self.r
+            self.__dict__["_rad"] = cached
+        return cached
+
+    def mag(self) -> np.ndarray:
+        return _up(np.abs(self.c) + self.rad())
+
+    def lo_hi(self) -> tuple[np.ndarray, np.ndarray]:
+        rad = self.rad()
+        return np.nextafter(self.c - rad, -np.inf), np.nextafter(self.c + rad, np.inf)
+
+    def tracked(self) -> bool:
+        """Does the form carry any deviation at all?"""
+        return bool(self.A.shape[1]) or bool(np.any(self.r))
+
+
+def _point(c: np.ndarray, shape) -> Form:
+    c = np.asarray(c, dtype=np.float64).reshape(-1)
+    return Form(c, np.zeros(0, np.int64), np.zeros((c.size, 0)), np.zeros(c.size), tuple(shape))
+
+
+def _fresh(f: Form, rho: np.ndarray) -> Form:
+    """`f` plus an allowance of ±rho per element, independent of everything
+    else (into r): symbols are made where they pay, at a loop's carry
+    (`reduce_carry`), not per element of every op (module docstring)."""
+    rho = np.asarray(rho, dtype=np.float64).reshape(-1)
+    return Form(f.c, f.ids, f.A, _up(f.r + rho), f.shape)
+
+
+def _condense(f: Form) -> Form:
+    """At most K_MAX symbols and ENTRIES_MAX coefficients: the symbols with
+    the smallest coefficients (Σ over elements) move into r."""
+    room = min(K_MAX, ENTRIES_MAX // max(f.n, 1))
+    if f.A.shape[1] <= room:
+        return f
+    weight = np.abs(f.A).sum(axis=0)
+    order = np.argsort(weight, kind="stable")
+    drop, kept = order[:f.A.shape[1] - room], np.sort(order[f.A.shape[1] - room:])
+    r = _up(f.r + np.abs(f.A[:, drop]).sum(axis=1))
+    return Form(f.c, f.ids[kept], f.A[:, kept], r, f.shape)
+
+
+def _align(*forms: Form) -> tuple[np.ndarray, list]:
+    """The union of the forms' symbols and each form's coefficients over it
+    — None for a form with no symbols (zeros: callers skip it, so a weight
+    matrix of 65,536 exact elements is never expanded over 8,192 symbols)."""
+    if forms and all(np.array_equal(f.ids, forms[0].ids) for f in forms[1:]):
+        return forms[0].ids, [f.A if f.ids.size else None for f in forms]
+    ids = np.unique(np.concatenate([f.ids for f in forms])) if forms else np.zeros(0, np.int64)
+    out = []
+    for f in forms:
+        if not f.ids.size:
+            out.append(None)
+            continue
+        if np.array_equal(f.ids, ids):
+            out.append(f.A)
+            continue
+        A = np.zeros((f.n, ids.size))
+        if f.ids.size:
+            A[:, np.searchsorted(ids, f.ids)] = f.A
+        out.append(A)
+    return ids, out
+
+
+def _sum_cols(terms: list, n: int, k: int) -> np.ndarray:
+    """Σ weight·coefficients over (weight, coefficients or None) pairs."""
+    out = None
+    for w, a in terms:
+        if a is None:
+            continue
+        out = w * a if out is None else out + w * a
+    return np.zeros((n, k)) if out is None else out
+
+
+def _slop(*mags: np.ndarray, terms: int = 1) -> np.ndarray:
+    """A bound of float64's own rounding in computing a sum of `terms`
+    terms whose magnitudes sum to Σ mags: γ₆₄(terms + 2)·Σ mags."""
+    g = (terms + 2) * 2.0 ** -53 / (1 - (terms + 2) * 2.0 ** -53)
+    return g * sum(mags)
+
+
+# --------------------------------------------------------------------------
+# Formats
+# --------------------------------------------------------------------------
+
+def _format(t):
+    """The real float format of a tensor type whose values forms can carry
+    (unit roundoff ≥ 2^-24), else None."""
+    if not isinstance(t, TensorType):
+        return None
+    et = t.element_type
+    if not et.is_float or et.is_complex or et.format.precision > 24:
+        return None
+    return et.format
+
+
+def _half_ulp(m: np.ndarray, fmt) -> np.ndarray:
+    """Half an ULP of the format at magnitude m or below: max(m·2^-p, 2^(emin-p))."""
+    return np.maximum(m * 2.0 ** -fmt.precision, 2.0 ** (fmt.emin - fmt.precision))
+
+
+def _rounding(f: Form, fmt, tolerance: int = 0) -> Form | None:
+    """`f` (the exact result) rounded into `fmt` and then up to `tolerance`
+    ULPs away: ±((tolerance + ½)·ULP at the largest magnitude reachable)."""
+    m = f.mag()
+    if not np.all(np.isfinite(m)) or np.any(m * (1 + (tolerance + 2) * 2.0 ** (2 - fmt.precision))
+                                            >= float(fmt.max_finite)):
+        return None   # may overflow: no form
+    m = m * (1 + (tolerance + 1) * 2.0 ** (2 - fmt.precision))
+    return _fresh(f, _up((2 * tolerance + 1) * _half_ulp(m, fmt)))
+
+
+# --------------------------------------------------------------------------
+# From and to expectations
+# --------------------------------------------------------------------------
+
+def of(e) -> Form | None:
+    """A value's form: the one it carries, else its stated range as fresh
+    symbols (a point for an exact value); None where no form fits (not a
+    real float of ≤ 24 bits, a non-finite element)."""
+    if isinstance(e, tuple) or not isinstance(e, Expectation):
+        return None
+    got = getattr(e, "affine", None)
+    if got is not None:
+        return got
+    fmt = _format(e.type)
+    if fmt is None:
+        return None
+    et = e.type.element_type
+    if e.kind == "exact":
+        v = from_bits(e.bits, et).astype(np.float64)
+        if not np.all(np.isfinite(v)):
+            return None
+        f = _point(v, e.type.shape)
+    elif e.kind in ("bounded", "ulp"):
+        if e.kind == "bounded":
+            lo_o, hi_o = ordinals(np.reshape(e.lo, -1), et), ordinals(np.reshape(e.hi, -1), et)
+        else:
+            lo_o, hi_o = ulp_range(e.bits, et, e.tolerance_ulp)
+        lo = from_bits(from_ordinals(lo_o, et), et).astype(np.float64)
+        hi = from_bits(from_ordinals(hi_o, et), et).astype(np.float64)
+        if not (np.all(np.isfinite(lo)) and np.all(np.isfinite(hi))):
+            return None
+        c = (lo + hi) / 2
+        half = _up(np.maximum(hi - c, c - lo))
+        f = _fresh(_point(c, e.type.shape), half)
+    else:
+        return None
+    e.affine = f
+    return f
+
+
+def tighten(e: Expectation, f: Form) -> None:
+    """Intersect a ranged expectation's [lo, hi] with the form's enclosure,
+    rounded outward into the format (module docstring); NaN elements keep
+    theirs.  An implementation-defined alternative is another allowed
+    value beside [lo, hi] and stays as it is."""
+    et = e.type.element_type
+    if e.kind != "bounded" or et.is_complex:
+        return
+    lo, hi = f.lo_hi()
+    lo_b, hi_b = _outward(lo, et, down=True), _outward(hi, et, down=False)
+    o_lo, o_hi = ordinals(np.reshape(e.lo, -1), et), ordinals(np.reshape(e.hi, -1), et)
+    n_lo, n_hi = ordinals(lo_b, et), ordinals(hi_b, et)
+    old_lo_v = from_bits(np.reshape(e.lo, -1), et).astype(np.float64)
+    old_hi_v = from_bits(np.reshape(e.hi, -1), et).astype(np.float64)
+    ok = ~np.isnan(old_lo_v) & ~np.isnan(old_hi_v)
+    new_lo, new_hi = np.where(ok, np.maximum(o_lo, n_lo), o_lo), np.where(ok, np.minimum(o_hi, n_hi), o_hi)
+    p = ordinals(np.reshape(e.bits, -1), et)
+    sane = (new_lo <= p) & (p <= new_hi)   # the primary value is an allowed result: never cut out
+    new_lo, new_hi = np.where(sane, new_lo, o_lo), np.where(sane, new_hi, o_hi)
+    shape = np.shape(e.lo)
+    e.lo = from_ordinals(new_lo, et).reshape(shape)
+    e.hi = from_ordinals(new_hi, et).reshape(shape)
+
+
+def _outward(x: np.ndarray, et, down: bool) -> np.ndarray:
+    """float64 values rounded into the format toward −∞ (down) or +∞, as bits."""
+    v = np.asarray(x, dtype=np.float64)
+    with np.errstate(over="ignore"):
+        r = v.astype(et.numpy)
+    back = r.astype(np.float64)
+    step = back > v if down else back < v
+    if np.any(step):
+        r = r.copy()
+        r[step] = np.nextafter(r[step], r.dtype.type(-np.inf if down else np.inf))
+    return to_bits(r, et).reshape(-1)
+
+
+# --------------------------------------------------------------------------
+# Rules
+# --------------------------------------------------------------------------
+
+RULES: dict = {}
+
+
+def rule(*names):
+    def register(fn):
+        for n in names:
+            RULES[n] = fn
+        return fn
+    return register
+
+
+def _linear(forms: list, weights: list, shape) -> Form:
+    """Σ wᵢ·formᵢ, element-wise with scalar or per-element weights, exact in the symbols."""
+    ids, As = _align(*forms)
+    c = sum(w * f.c for w, f in zip(weights, forms))
+    A = _sum_cols([(np.asarray(w).reshape(-1, 1) if np.ndim(w) else w, a) for w, a in zip(weights, As)],
+                  forms[0].n, ids.size)
+    r = sum(np.abs(w) * f.r for w, f in zip(weights, forms))
+    slop = _slop(*(np.abs(w) * (np.abs(f.c) + (0 if a is None else np.abs(a).sum(axis=1)))
+                   for w, f, a in zip(weights, forms, As)), terms=len(forms))
+    return Form(c, ids, A, _up(r + slop), tuple(shape))
+
+
+@rule("add", "subtract")
+def _add(inst, forms, outs):
+    x, y = forms
+    return _linear([x, y], [1.0, 1.0 if inst.spec.mnemonic == "add" else -1.0], x.shape), 0
+
+
+@rule("negate")
+def _negate(inst, forms, outs):
+    [x] = forms
+    return Form(-x.c, x.ids, -x.A, x.r, x.shape), None   # exact: no rounding
+
+
+def _product(x: Form, y: Form) -> Form:
+    """x·y exactly: cx·cy + cy·Aₓ + cx·A_y, the bilinear remainder in r."""
+    ids, (ax, ay) = _align(x, y)
+    c = x.c * y.c
+    A = _sum_cols([(y.c.reshape(-1, 1), ax), (x.c.reshape(-1, 1), ay)], c.size, ids.size)
+    rx, ry = x.rad(), y.rad()
+    r = np.abs(x.c) * y.r + np.abs(y.c) * x.r + rx * ry
+    slop = _slop(np.abs(c), np.abs(A).sum(axis=1), terms=2)
+    return Form(c, ids, A, _up(r + slop), x.shape)
+
+
+@rule("multiply")
+def _multiply(inst, forms, outs):
+    x, y = forms
+    return _product(x, y), 0
+
+
+def _tanh2(lo, hi):
+    return np.full_like(lo, 0.7699)       # max |tanh″| = 4/(3√3) ≈ 0.76980
+
+
+def _logistic2(lo, hi):
+    return np.full_like(lo, 0.0963)       # max |σ″| = 1/(6√3) ≈ 0.09623
+
+
+_UNARY = {   # name: (f, f′, bound of |f″| over [lo, hi] or None where the range leaves the domain)
+    "tanh": (np.tanh, lambda x: 1 - np.tanh(x) ** 2, _tanh2),
+    "logistic": (lambda x: 1 / (1 + np.exp(-x)), lambda x: np.exp(-x) / (1 + np.exp(-x)) ** 2, _logistic2),
+    "exponential": (np.exp, np.exp, lambda lo, hi: np.exp(hi)),
+    "exponential_minus_one": (np.expm1, np.exp, lambda lo, hi: np.exp(hi)),
+    "log": (np.log, lambda x: 1 / x, lambda lo, hi: np.where(lo > 0, 1 / lo ** 2, np.nan)),
+    "log_plus_one": (np.log1p, lambda x: 1 / (1 + x), lambda lo, hi: np.where(lo > -1, 1 / (1 + lo) ** 2, np.nan)),
+    "sqrt": (np.sqrt, lambda x: 0.5 / np.sqrt(x), lambda lo, hi: np.where(lo > 0, 0.25 * lo ** -1.5, np.nan)),
+    "rsqrt": (lambda x: x ** -0.5, lambda x: -0.5 * x ** -1.5,
+              lambda lo, hi: np.where(lo > 0, 0.75 * lo ** -2.5, np.nan)),
+    "sine": (np.sin, np.cos, lambda lo, hi: np.ones_like(lo)),
+    "cosine": (np.cos, lambda x: -np.sin(x), lambda lo, hi: np.ones_like(lo)),
+}
+LIBM = 2.0 ** -40   # numpy's float64 functions: relative error assumed (oracle/fast.py)
+
+
+def _unary(x: Form, f, df, d2) -> Form | None:
+    rad = x.rad()
+    lo, hi = x.c - rad, x.c + rad
+    with np.errstate(all="ignore"):
+        m2 = d2(lo, hi)
+        fc, dfc = f(x.c), df(x.c)
+    if not (np.all(np.isfinite(m2)) and np.all(np.isfinite(fc)) and np.all(np.isfinite(dfc))):
+        return None
+    A = dfc.reshape(-1, 1) * x.A
+    err = LIBM * (np.abs(fc) + np.abs(dfc) * rad)
+    r = np.abs(dfc) * x.r + 0.5 * m2 * rad * rad + err + _slop(np.abs(A).sum(axis=1))
+    return Form(fc, x.ids, A, _up(r), x.shape)
+
+
+def _rule_unary(name):
+    f, df, d2 = _UNARY[name]
+
+    def apply(inst, forms, outs):
+        [x] = forms
+        return _unary(x, f, df, d2), outs[0].tolerance_ulp
+    return apply
+
+
+for _name in _UNARY:
+    RULES[_name] = _rule_unary(_name)
+
+
+@rule("divide")
+def _divide(inst, forms, outs):
+    x, y = forms
+    rad = y.rad()
+    lo, hi = y.c - rad, y.c + rad
+    if not np.all((lo > 0) | (hi < 0)):
+        return None, None
+    least = np.minimum(np.abs(lo), np.abs(hi))
+    inv = _unary(y, lambda v: 1 / v, lambda v: -1 / v ** 2, lambda a, b: 2 / least ** 3)
+    return (None, None) if inv is None else (_product(x, inv), 0)
+
+
+def _rows(forms: list, choose: np.ndarray, shape) -> Form:
+    """Row i of forms[choose[i]]."""
+    ids, As = _align(*forms)
+    c, r = np.empty(forms[0].n), np.empty(forms[0].n)
+    A = np.zeros((forms[0].n, ids.size))
+    for k, (f, a) in enumerate(zip(forms, As)):
+        m = choose == k
+        c[m], r[m] = f.c[m], f.r[m]
+        if a is not None:
+            A[m] = a[m]
+    return Form(c, ids, A, r, tuple(shape))
+
+
+def _hull(lo: np.ndarray, hi: np.ndarray, shape) -> Form:
+    c = (lo + hi) / 2
+    return _point(c, shape) if not np.any(hi > lo) else \
+        Form(c, np.zeros(0, np.int64), np.zeros((c.size, 0)), _up(np.maximum(hi - c, c - lo)), tuple(shape))
+
+
+@rule("maximum", "minimum")
+def _extreme(inst, forms, outs):
+    """Where one operand's range lies above (below) the other's, its form;
+    elsewhere the hull of both (no correlation kept there)."""
+    x, y = forms
+    (xl, xh), (yl, yh) = x.lo_hi(), y.lo_hi()
+    big = inst.spec.mnemonic == "maximum"
+    take_x = (xl >= yh) if big else (xh <= yl)
+    take_y = (yl >= xh) if big else (yh <= xl)
+    hull = _hull(np.maximum(xl, yl) if big else np.minimum(xl, yl), np.maximum(xh, yh) if big else np.minimum(xh, yh),
+                 x.shape)
+    return _rows([x, y, hull], np.where(take_x, 0, np.where(take_y, 1, 2)), x.shape), None
+
+
+@rule("convert")
+def _convert(inst, forms, outs):
+    [x] = forms
+    src, dst = _format(inst.operand), _format(inst.result)
+    if src is None or dst is None:
+        return None, None
+    exact = dst.precision >= src.precision and dst.emin <= src.emin and dst.max_finite >= src.max_finite
+    return x, (None if exact else 0)
+
+
+def _dims(inst, name):
+    return [int(d) for d in (inst.attributes.get(name) or [])]
+
+
+@rule("dot_general")
+def _dot_general(inst, forms, outs):
+    """Σ over the contracting dims, exact in the symbols: the contraction
+    applied to the centers and to every symbol's coefficients (one einsum
+    with the symbols as a trailing axis); the allowance of the order of
+    summation, γₙ·Σ|x||y| plus n half-subnormals, as fresh symbols."""
+    x, y = forms
+    lb, rb = _dims(inst, "lhs_batching_dimensions"), _dims(inst, "rhs_batching_dimensions")
+    lc, rc = _dims(inst, "lhs_contracting_dimensions"), _dims(inst, "rhs_contracting_dimensions")
+    fmt = _format(inst.result)
+    if fmt is None or len(x.shape) + len(y.shape) > 20:
+        return None, None
+    letters = iter("abcdefghijklmnopqrstuvwxyz")
+    ls = [next(letters) for _ in x.shape]
+    rs = [None] * len(y.shape)
+    for a, b in zip(lb, rb):
+        rs[b] = ls[a]
+    for a, b in zip(lc, rc):
+        rs[b] = ls[a]
+    rs = [s or next(letters) for s in rs]
+    out = [ls[d] for d in lb] + [ls[d] for d in range(len(x.shape)) if d not in lb and d not in lc] + \
+          [rs[d] for d in range(len(y.shape)) if d not in rb and d not in rc]
+    k = next(letters)
+    sx, sy, so = "".join(ls), "".join(rs), "".join(out)
+    shape = tuple(int(d) for d in inst.result.shape)
+    n = int(np.prod([x.shape[d] for d in lc], dtype=np.int64)) if lc else 1
+
+    def con(a, b, ea=sx, eb=sy, eo=so):
+        return np.einsum(f"{ea},{eb}->{eo}", a, b, optimize=True).reshape(-1)
+
+    xc, yc = x.c.reshape(x.shape), y.c.reshape(y.shape)
+    xr, yr = x.rad().reshape(x.shape), y.rad().reshape(y.shape)
+    c = con(xc, yc)
+    ids, (ax, ay) = _align(x, y)
+    A = np.zeros((c.size, ids.size))
+    if ax is not None:
+        A += _coefficients(ax, x.shape, yc, lb, lc, rb, rc, first=True, eq=(sx, sy, so, k))
+    if ay is not None:
+        A += _coefficients(ay, y.shape, xc, rb, rc, lb, lc, first=False, eq=(sx, sy, so, k))
+    axc, ayc = np.abs(xc), np.abs(yc)
+    r = con(x.r.reshape(x.shape), ayc) + con(axc, y.r.reshape(y.shape)) + con(xr, yr)
+    mx, my = axc + xr, ayc + yr   # |x| and |y| at most
+    big = con(mx, my)
+    spread = 0
+    if ax is not None:
+        spread = spread + con(np.abs(ax).sum(axis=1).reshape(x.shape), ayc)
+    if ay is not None:
+        spread = spread + con(axc, np.abs(ay).sum(axis=1).reshape(y.shape))
+    slop = _slop(con(axc, ayc), np.abs(A).sum(axis=1) if ids.size else 0, spread, terms=n + 2)
+    exact = Form(c, ids, A, _up(r + slop), shape)
+    u = 2.0 ** -fmt.precision
+    if n * u >= 1:
+        return None, None
+    gamma = n * u / (1 - n * u)
+    allowance = _up(gamma * big + n * 2.0 ** (fmt.emin - fmt.precision))
+    return _fresh(exact, allowance), 0
+
+
+def _coefficients(a, shape, other, batch, contract, obatch, ocontract, first: bool, eq) -> np.ndarray:
+    """The contraction applied to each symbol's coefficients of one operand
+    (`a`: elements × symbols) against the other operand's centers: one
+    BLAS matrix product where there are no batch dimensions (the symbols
+    ride along with the free dimensions), an einsum otherwise."""
+    n_sym = a.shape[1]
+    sx, sy, so, k = eq
+    if batch:
+        spec = f"{sx}{k},{sy}->{so}{k}" if first else f"{sx},{sy}{k}->{so}{k}"
+        args = (a.reshape(shape + (n_sym,)), other) if first else (other, a.reshape(shape + (n_sym,)))
+        return np.einsum(spec, *args, optimize=True).reshape(-1, n_sym)
+    free = [d for d in range(len(shape)) if d not in contract]
+    ofree = [d for d in range(other.ndim) if d not in ocontract]
+    m = int(np.prod([shape[d] for d in contract], dtype=np.int64))
+    # (free..., symbols) × contract  @  contract × (other free...)
+    left = np.moveaxis(a.reshape(shape + (n_sym,)), [*contract], list(range(len(shape) + 1 - len(contract), len(shape) + 1)))
+    left = left.reshape(-1, m)
+    right = np.transpose(other, list(ocontract) + ofree).reshape(m, -1)
+    prod = (left @ right).reshape([shape[d] for d in free] + [n_sym] + [other.shape[d] for d in ofree])
+    # to (lhs free, rhs free, symbols) in the result's order
+    nf = len(free)
+    prod = np.moveaxis(prod, nf, -1)
+    if not first:   # result order is (other's free, this operand's free)
+        prod = np.moveaxis(prod, list(range(nf)), list(range(len(ofree), len(ofree) + nf)))
+    return prod.reshape(-1, n_sym)
+
+
+@rule("reduce")
+def _reduce(inst, forms, outs):
+    """A sum over `dimensions` (one input, an add body): exact in the
+    symbols, the allowance γₙ·Σ|x| of its order as fresh symbols; a
+    maximum or minimum: the hull of the ends."""
+    if len(forms) != 2:
+        return None, None
+    x, init = forms
+    body = inst.regions.get("body")
+    ops = getattr(body, "pairwise", None)
+    fmt = _format(inst.results["results"][0] if isinstance(inst.results.get("results"), list)
+                  else next(iter(inst.results.values())))
+    if ops not in (("add",), ("maximum",), ("minimum",)) or fmt is None:
+        return None, None
+    dims = tuple(_dims(inst, "dimensions"))
+    keep = [d for d in range(len(x.shape)) if d not in dims]
+    shape = tuple(x.shape[d] for d in keep)
+    perm = keep + list(dims)
+    m = int(np.prod([x.shape[d] for d in dims], dtype=np.int64)) if dims else 1
+    if ops != ("add",):
+        lo, hi = x.lo_hi()
+        (il, ih) = init.lo_hi()
+        lo = lo.reshape(x.shape).transpose(perm).reshape(-1, m)
+        hi = hi.reshape(x.shape).transpose(perm).reshape(-1, m)
+        pick = np.max if ops == ("maximum",) else np.min
+        return _hull(pick(np.concatenate([lo, np.broadcast_to(il, (lo.shape[0], 1))], 1), axis=1),
+                     pick(np.concatenate([hi, np.broadcast_to(ih, (hi.shape[0], 1))], 1), axis=1), shape), None
+    ids, (ax, ai) = _align(x, init)
+    grouped = lambda v: v.reshape(x.shape + v.shape[1:]).transpose(perm + list(range(len(x.shape), v.ndim + len(x.shape) - 1))).reshape((-1, m) + v.shape[1:])  # noqa: E731
+    c = grouped(x.c).sum(axis=1) + init.c[0]
+    A = grouped(ax).sum(axis=1) if ax is not None else np.zeros((c.size, ids.size))
+    if ai is not None:
+        A = A + ai[0]
+    r = grouped(x.r).sum(axis=1) + init.r[0]
+    mag = grouped(x.mag()).sum(axis=1) + init.mag()[0]
+    exact = Form(c, ids, A, _up(r + _slop(mag, terms=m + 1)), shape)
+    n = m + 1
+    u = 2.0 ** -fmt.precision
+    if n * u >= 1:
+        return None, None
+    allowance = _up(n * u / (1 - n * u) * mag + n * 2.0 ** (fmt.emin - fmt.precision))
+    return _fresh(exact, allowance), 0
+
+
+# Data movement: the op's own index formulas run on element numbers, then the forms' rows gathered.
+MOVES = ("broadcast_in_dim", "reshape", "transpose", "slice", "concatenate", "pad", "reverse",
+         "dynamic_slice", "dynamic_update_slice", "copy")
+
+
+def _moved(inst, values: list, forms: list) -> Form | None:
+    from ..spec.dsl import DataMovement
+    sem = inst.spec.semantics
+    if not isinstance(sem, DataMovement):
+        return None
+    floats = [k for k, v in enumerate(values) if _format(getattr(v, "type", None)) is not None]
+    if not floats or any(forms[k] is None for k in floats):
+        return None
+    args, offset = [], 0
+    for k, v in enumerate(values):
+        if k in floats:
+            size = forms[k].n
+            args.append(np.arange(offset, offset + size, dtype=np.int64).reshape(forms[k].shape))
+            offset += size
+        else:
+            if isinstance(v, tuple):
+                return None
+            args.append(v.array())
+    try:
+        [idx] = sem.fn(inst, *args)
+    except Exception:   # an index formula that needs the values' own type: no form
+        return None
+    idx = np.asarray(idx)
+    if idx.dtype.kind not in "iu":
+        return None
+    stacked = [forms[k] for k in floats]
+    ids, As = _align(*stacked)
+    c = np.concatenate([f.c for f in stacked])
+    r = np.concatenate([f.r for f in stacked])
+    A = np.concatenate([np.zeros((f.n, ids.size)) if a is None else a for f, a in zip(stacked, As)])
+    flat = idx.reshape(-1)
+    return _condense(Form(c[flat], ids, A[flat], r[flat], tuple(idx.shape)))
+
+
+# --------------------------------------------------------------------------
+# The step
+# --------------------------------------------------------------------------
+
+def step(inst, inputs: list, outs: list) -> list:
+    """Give `outs` (the step's expectations) their forms and tighten the
+    ranged ones with them (module docstring).  Never raises: an op the
+    rules cannot follow leaves its results without forms."""
+    if len(outs) != 1 or isinstance(outs[0], tuple) or _format(outs[0].type) is None:
+        return outs
+    try:
+        form = _form(inst, inputs, outs)
+    except (ValueError, TypeError, IndexError, KeyError, AttributeError, FloatingPointError, MemoryError):
+        form = None
+    if form is None:
+        return outs
+    if form.n != np.size(outs[0].bits) or not np.all(np.isfinite(form.rad())):
+        return outs
+    tighten(outs[0], form)
+    outs[0].affine = form
+    return outs
+
+
+def _form(inst, inputs: list, outs: list) -> Form | None:
+    name = inst.spec.mnemonic
+    if name in MOVES:
+        forms = [of(v) if _format(getattr(v, "type", None)) is not None else None for v in inputs]
+        return _moved(inst, inputs, forms)
+    if name == "select":
+        return _select_values(inst, inputs)
+    fn = RULES.get(name)
+    if fn is None:
+        return None
+    forms = [of(v) for v in inputs]
+    if any(f is None for f in forms):
+        return None
+    if not any(f.tracked() for f in forms):
+        return None   # exact operands: the op's own statement is the whole range (and `of` makes its form)
+    form, tolerance = fn(inst, forms, outs)
+    if form is None:
+        return None
+    if tolerance is not None:
+        form = _rounding(form, _format(outs[0].type), tolerance)
+    return None if form is None else _condense(form)
+
+
+def _select_values(inst, inputs: list) -> Form | None:
+    pred, a, b = inputs
+    if isinstance(pred, tuple) or pred.kind != "exact" or pred.impl_defined:
+        return None
+    fa, fb = of(a), of(b)
+    if fa is None or fb is None:
+        return None
+    p = np.broadcast_to(np.asarray(pred.array(), dtype=bool), fa.shape).reshape(-1)
+    return _rows([fa, fb], np.where(p, 0, 1), fa.shape)
+
+
+def reduce_carry(values: list) -> None:
+    """At a loop body's end: the untracked radii of its float results
+    become symbols, one per element, shared by the whole carry.
+
+    Inside one iteration the fresh allowances of its ops sit in r; the
+    next iteration's linear steps (the recurrent matrix) would map r as
+    |U|·r — the wrapping effect, the same growth as interval ends.  As
+    symbols they map as U·diag(r)·ε, exactly, in every later iteration, so
+    what is contractive stays contractive.  The symbols' number grows by
+    the carry's size each iteration; `_condense` keeps the K_MAX with the
+    largest coefficients (Girard's reduction: the oldest, most decayed,
+    are boxed into r first).  Skipped for a carry of more than CARRY_MAX
+    elements (its forms keep their radii)."""
+    forms = [(k, getattr(v, "affine", None)) for k, v in enumerate(values)
+             if isinstance(v, Expectation) and getattr(v, "affine", None) is not None]
+    forms = [(k, f) for k, f in forms if np.any(f.r)]
+    total = sum(f.n for _, f in forms)
+    if not forms or total > CARRY_MAX:
+        return
+    new_ids = _new_ids(total)
+    row = 0
+    for k, f in forms:
+        cols = np.zeros((f.n, total))
+        cols[np.arange(f.n), row + np.arange(f.n)] = f.r
+        keep = np.zeros(total, dtype=bool)
+        keep[row:row + f.n] = f.r > 0
+        g = Form(f.c, np.concatenate([f.ids, new_ids[keep]]), np.concatenate([f.A, cols[:, keep]], axis=1),
+                 np.zeros(f.n), f.shape)
+        values[k].affine = _condense(g)
+        row += f.n
+
+
+def enabled():
+    return ENABLED.get()
+
+
+class enable:
+    """`with affine.enable():` — `run`'s expectations carry forms."""
+
+    def __enter__(self):
+        self._token = ENABLED.set(True)
+        return self
+
+    def __exit__(self, *exc):
+        ENABLED.reset(self._token)
+        return False
+
