@@ -8,7 +8,11 @@ tests/cli/fixtures/wrong.py), and the oracle's time beside XLA's run in the
 same command.  A wrong backend must be DISAGREES or, where the enclosure
 is too wide to tell, INCONCLUSIVE — never "agrees".
 
-    .venv/bin/python bench/real_programs.py [--only NAME,…] [--out DIR]
+    .venv/bin/python bench/real_programs.py [--only NAME,…] [--interpreter]
+
+The oracle's time is its expectations as `run` computes them (affine forms
+included); the interpreter's (with --interpreter) is its compile and run,
+each in a process of its own, cut at 900 s.
 """
 from __future__ import annotations
 
@@ -18,6 +22,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import zlib
 from pathlib import Path
 
 import jax
@@ -104,9 +109,16 @@ def _stored(a):
     return a.view(np.uint16) if a.dtype == ml_dtypes.bfloat16 else a
 
 
+def inputs(name: str) -> list:
+    """The program's inputs: from a seed of its own name, whatever else runs."""
+    global RNG
+    RNG = np.random.default_rng(zlib.crc32(name.encode()))
+    return PROGRAMS[name][1]()
+
+
 def run_one(name: str, tmp: Path) -> dict:
-    f, make = PROGRAMS[name]
-    args = make()
+    f = PROGRAMS[name][0]
+    args = inputs(name)
     prog, npz = tmp / f"{name}.mlir", tmp / f"{name}.npz"
     prog.write_text(jax.jit(f).lower(*args).as_text())
     np.savez(npz, **{f"arg{i}": _stored(a) for i, a in enumerate(args)})
@@ -129,17 +141,51 @@ def run_one(name: str, tmp: Path) -> dict:
             widths.append((w.group(1), w.group(3)))
     judged = "cannot judge" not in p.stdout
     return {"name": name, "rc": p.returncode, "judged": judged, "verdicts": verdicts, "widths": widths,
-            "wall": wall, "why": "" if judged else p.stdout.split("cannot judge:", 1)[1].split("\n")[0][:120]}
+            "wall": wall, "why": "" if judged else p.stdout.split("cannot judge:", 1)[1].split("\n")[0][:120],
+            "oracle": _timed(prog, npz, "oracle"), "interpreter": _timed(prog, npz, "interpreter") if INTERPRETER[0]
+            else None}
+
+
+INTERPRETER = [False]
+_TIMED = """
+import sys, time, numpy as np
+from shlo_conform import differential as d, run_program
+data = open(sys.argv[1], "rb").read()
+prep = d.prepare(data)
+inputs = d.npz_inputs(sys.argv[2], prep.types)
+t = time.perf_counter()
+if sys.argv[3] == "oracle":
+    got, why = d.expectations(data, inputs)
+    assert got is not None, why
+else:
+    run_program(prep.text, inputs, backend=sys.argv[3])
+print(time.perf_counter() - t)
+"""
+
+
+def _timed(prog: Path, npz: Path, who: str, limit: float = 900.0) -> str:
+    """Seconds `who` takes on the program (the oracle: its expectations as
+    `run` computes them; a backend: compile and run), in a process of its own."""
+    try:
+        p = subprocess.run([sys.executable, "-c", _TIMED, str(prog), str(npz), who], capture_output=True,
+                           text=True, cwd=ROOT, timeout=limit)
+    except subprocess.TimeoutExpired:
+        return f"> {limit:g} s"
+    if p.returncode:
+        return "failed: " + (p.stderr.strip().splitlines() or ["?"])[-1][:60]
+    return f"{float(p.stdout.split()[-1]):.1f} s"
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--only", default="")
+    ap.add_argument("--interpreter", action="store_true", help="time the reference interpreter too (slow)")
     a = ap.parse_args(argv)
+    INTERPRETER[0] = a.interpreter
     names = [n for n in a.only.split(",") if n] or list(PROGRAMS)
     print("| program | judged | xla | enclosure median / widest (xla's outputs) | zeroed | negated | ×1.01 | "
-          "wall (oracle + 4 backends) |")
-    print("|---|---|---|---|---|---|---|---|")
+          "oracle | interpreter |")
+    print("|---|---|---|---|---|---|---|---|---|")
     with tempfile.TemporaryDirectory() as tmp:
         for n in names:
             r = run_one(n, Path(tmp))
@@ -147,7 +193,8 @@ def main(argv=None) -> int:
             cell = lambda k: ",".join(sorted(set(v.get(k, ["—"]))))   # noqa: E731
             widths = "; ".join(f"{a}/{b}" for a, b in r["widths"]) or "—"
             print(f"| {n} | {'yes' if r['judged'] else 'no: ' + r['why']} | {cell('xla')} | {widths} | "
-                  f"{cell('Zeroed')} | {cell('Negated')} | {cell('Scaled')} | {r['wall']:.1f} s |", flush=True)
+                  f"{cell('Zeroed')} | {cell('Negated')} | {cell('Scaled')} | {r['oracle']} | "
+                  f"{r['interpreter'] or '—'} |", flush=True)
     return 0
 
 
