@@ -32,6 +32,11 @@ with in-bounds indices they need less.  The address-space cap `run` sets at
 the stated budget (shlo_conform/isolation.py) is what makes the budget
 hold.
 
+`run` carries affine forms besides (oracle/affine.py; `affine=True`): a
+center and a radius per float element, and inside control flow's regions,
+where a loop's carry becomes symbols, up to ENTRIES_MAX coefficients a
+value — a bound, so a loop of wide values is stated generously.
+
 Why up front: a program of 10^11 elements used to reach numpy's allocator
 (745 GiB asked, `MemoryError` as an internal error) and a 10^8-element
 reduce reached 11.5 GB before failing.  Refusing with the figure tells the
@@ -145,8 +150,29 @@ def _largest(types) -> int:
     return max((_elements(m) for t in types for m in _tensors(t)), default=0)
 
 
-def program_cost(program) -> Cost:
-    """The Cost of an `oracle.program.Program` (module docstring)."""
+def _affine(results: list, in_loop: bool) -> tuple[int, int]:
+    """(held, working) bytes of the affine forms `run` gives the step's float
+    results (oracle/affine.py): a center and a radius per element; inside a
+    loop body, where symbols are made, up to ENTRIES_MAX coefficients per
+    value held and three such matrices while the step runs."""
+    from .affine import ENTRIES_MAX, K_MAX
+    held = working = 0
+    for t in results:
+        for m in _tensors(t):
+            et = m.element_type
+            if not et.is_float or et.is_complex or et.format.precision > 24:
+                continue
+            n = _elements(m)
+            coefficients = min(n * K_MAX, ENTRIES_MAX) * 8 if in_loop else 0
+            held += 16 * n + coefficients
+            working = max(working, 3 * coefficients + 48 * n)
+    return held, working
+
+
+def program_cost(program, affine: bool = False, in_loop: bool = False) -> Cost:
+    """The Cost of an `oracle.program.Program` (module docstring); `affine`:
+    with the affine forms `run` carries (`_affine`), `in_loop`: the block
+    is a region of control flow (a loop's body: its values carry symbols)."""
     ranged: set = set()   # keys of values that carry a range
     held = _stored(t for _, t in program.args)
     largest = _largest(t for _, t in program.args)
@@ -161,8 +187,13 @@ def program_cost(program) -> Cost:
         held += _stored(results) * _HELD[how]
         largest = max(largest, _largest(results))
         w = _working(step, operands, results, carries)
+        if affine:
+            form_held, form_working = _affine(results, in_loop)
+            held += form_held
+            w += form_working
+        loop = in_loop or (step.inst is not None and isinstance(step.inst.spec.semantics, ControlFlow))
         for body in [*step.regions, *([step.call] if step.call is not None else [])]:
-            inner = program_cost(body)
+            inner = program_cost(body, affine, loop)
             w = max(w, inner.peak)
             largest = max(largest, inner.largest)
         working = max(working, w)

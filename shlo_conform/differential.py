@@ -219,7 +219,7 @@ def _prepared(source, text: str, form: str, data: bytes, grid: Grid | None = Non
     _PARSED.clear()
     _PARSED[_key(data, prep.grid)] = program
     _PARSED["source"] = source
-    prep.cost = program_cost(program)
+    prep.cost = program_cost(program, affine=True)   # run's expectations carry affine forms
     return prep
 
 
