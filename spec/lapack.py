@@ -469,6 +469,33 @@ def eigh_vectors(attrs, arrays, types, rt, actual) -> Measured:
                     finite, np.ones(finite.shape, bool), "matrices")
 
 
+@dataclasses.dataclass
+class _Operand:
+    """The one matrix operand of a two-sided factorisation's criterion (svd's
+    vectors, QR's R and Q), read once: its format, dims, LAPACK's threshold
+    for them, the working format's unit roundoff and the format's, the
+    matrix in the working format."""
+    et: object
+    m: int
+    n: int
+    big: int
+    thr: float
+    uw: float
+    u: float
+    A: np.ndarray
+    shape: tuple
+
+
+def _two_sided_operand(arrays, types) -> _Operand:
+    (a,), (ta,) = arrays, types
+    et = ta.element_type
+    m, n = (int(d) for d in ta.shape[-2:])
+    big = max(m, n)
+    _, uw = working(et)
+    return _Operand(et, m, n, big, two_sided(big, et), uw, unit_roundoff(et), to_working(a, et),
+                    tuple(int(d) for d in ta.shape))
+
+
 SVD_VALUES_STATEMENT = "max |ŝᵢ − σᵢ| / (max(m,n)·max(‖A‖₁,‖A‖∞)·ε), nonnegative, descending"
 SVD_VECTORS_STATEMENT = ("max(‖I − UᴴU‖₁/(c·ε), ‖UᴴAAᴴU − Σ²‖₁/(max(m,n)·N(A)²·ε)) (Vᴴ: with AᴴA), signs free; "
                          "U and Vᴴ judged alone")
@@ -476,17 +503,11 @@ SVD_VECTORS_STATEMENT = ("max(‖I − UᴴU‖₁/(c·ε), ‖UᴴAAᴴU − Σ
 
 def svd_vectors(attrs, arrays, types, rt, actual) -> Measured:
     """svd.u (`attrs["side"]` "u": the columns of U) or svd.vt ("vt": the rows of Vᴴ)."""
-    (a,), (ta,) = arrays, types
-    et = ta.element_type
-    m, n = (int(d) for d in ta.shape[-2:])
-    big = max(m, n)
-    thr = two_sided(big, et)
-    if 0 in tuple(int(d) for d in ta.shape) or 0 in np.shape(actual):
+    op = _two_sided_operand(arrays, types)
+    et, m, n, big, thr, uw, u, A = op.et, op.m, op.n, op.big, op.thr, op.uw, op.u, op.A
+    if 0 in op.shape or 0 in np.shape(actual):
         return Measured(0.0, thr, True, "no element")
-    _, uw = working(et)
-    u = unit_roundoff(et)
-    A = to_working(a, et)
-    batch = tuple(int(d) for d in ta.shape[:-2])
+    batch = op.shape[:-2]
     sig = np.asarray(attrs["values"], dtype=np.float64).reshape(batch + (min(m, n),))
     sig_err = np.asarray(attrs["error"], dtype=np.float64).reshape(batch)
     X, finite = _finite(to_working(actual, et))
@@ -524,17 +545,11 @@ HOUSEHOLDER_STATEMENT = "‖Q̂ − H₁⋯H_k‖₁ / (m·k·ε·Π(1 + |τᵢ|
 
 
 def geqrf_r(attrs, arrays, types, rt, actual) -> Measured:
-    (a,), (ta,) = arrays, types
-    et = ta.element_type
-    m, n = (int(d) for d in ta.shape[-2:])
-    big = max(m, n)
-    thr = two_sided(big, et)
-    mask = np.broadcast_to(np.triu(np.ones((m, n), dtype=bool)), tuple(int(d) for d in ta.shape))
-    if 0 in tuple(int(d) for d in ta.shape):
+    op = _two_sided_operand(arrays, types)
+    et, m, n, big, thr, uw, u, A = op.et, op.m, op.n, op.big, op.thr, op.uw, op.u, op.A
+    mask = np.broadcast_to(np.triu(np.ones((m, n), dtype=bool)), op.shape)
+    if 0 in op.shape:
         return Measured(0.0, thr, True, "no element", mask)
-    _, uw = working(et)
-    u = unit_roundoff(et)
-    A = to_working(a, et)
     F = np.where(mask, to_working(actual, et), 0)
     F, finite = _finite(F)
     R = F[..., :min(m, n), :]
@@ -546,16 +561,10 @@ def geqrf_r(attrs, arrays, types, rt, actual) -> Measured:
 
 
 def qr_q(attrs, arrays, types, rt, actual) -> Measured:
-    (a,), (ta,) = arrays, types
-    et = ta.element_type
-    m, n = (int(d) for d in ta.shape[-2:])
-    big = max(m, n)
-    thr = two_sided(big, et)
-    if 0 in tuple(int(d) for d in ta.shape) or 0 in np.shape(actual):
+    op = _two_sided_operand(arrays, types)
+    et, m, n, big, thr, uw, u, A = op.et, op.m, op.n, op.big, op.thr, op.uw, op.u, op.A
+    if 0 in op.shape or 0 in np.shape(actual):
         return Measured(0.0, thr, True, "no element")
-    _, uw = working(et)
-    u = unit_roundoff(et)
-    A = to_working(a, et)
     Q, finite = _finite(to_working(actual, et))
     c = Q.shape[-1]
     g, g_err = _gram_residual(Q, uw)
