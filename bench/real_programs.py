@@ -173,7 +173,7 @@ def _timed(prog: Path, npz: Path, who: str, limit: float = 900.0) -> str:
         return f"> {limit:g} s"
     if p.returncode:
         return "failed: " + (p.stderr.strip().splitlines() or ["?"])[-1][:60]
-    return f"{float(p.stdout.split()[-1]):.1f} s"
+    return f"{float(p.stdout.split()[-1]):.2g} s"
 
 
 def main(argv=None) -> int:

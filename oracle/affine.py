@@ -118,7 +118,7 @@ class Form:
     def rad(self) -> np.ndarray:
         cached = self.__dict__.get("_rad")
         if cached is None:   # forms are never changed in place: computed once
-            cached = _up(np.abs(self.A).sum(axis=1) + self.r) if self.A.shape[1] else self.r
+            cached = _up(_abs_rows(self.A) + self.r) if self.A.shape[1] else self.r
             self.__dict__["_rad"] = cached
         return cached
 
@@ -132,6 +132,15 @@ class Form:
     def tracked(self) -> bool:
         """Does the form carry any deviation at all?"""
         return bool(self.A.shape[1]) or bool(np.any(self.r))
+
+
+def _abs_rows(a: np.ndarray, block: int = 256) -> np.ndarray:
+    """Σ|aᵢₖ| per row, a block of rows at a time (the |a| temporary stays
+    in cache instead of doubling a matrix of 2^24 coefficients)."""
+    out = np.empty(a.shape[0])
+    for i in range(0, a.shape[0], block):
+        out[i:i + block] = np.abs(a[i:i + block]).sum(axis=1)
+    return out
 
 
 def _point(c: np.ndarray, shape) -> Form:
@@ -188,7 +197,15 @@ def _sum_cols(terms: list, n: int, k: int) -> np.ndarray:
     for w, a in terms:
         if a is None:
             continue
-        out = w * a if out is None else out + w * a
+        if out is None:
+            out = np.multiply(a, w)
+        elif np.ndim(w) == 0 and w in (1.0, -1.0):   # add, subtract: no product to form
+            if w == 1.0:
+                out += a
+            else:
+                out -= a
+        else:
+            out += w * a
     return np.zeros((n, k)) if out is None else out
 
 
@@ -329,7 +346,7 @@ def _linear(forms: list, weights: list, shape) -> Form:
     A = _sum_cols([(np.asarray(w).reshape(-1, 1) if np.ndim(w) else w, a) for w, a in zip(weights, As)],
                   forms[0].n, ids.size)
     r = sum(np.abs(w) * f.r for w, f in zip(weights, forms))
-    slop = _slop(*(np.abs(w) * (np.abs(f.c) + (0 if a is None else np.abs(a).sum(axis=1)))
+    slop = _slop(*(np.abs(w) * (np.abs(f.c) + (0 if a is None else _abs_rows(a)))
                    for w, f, a in zip(weights, forms, As)), terms=len(forms))
     return Form(c, ids, A, _up(r + slop), tuple(shape))
 
@@ -353,7 +370,7 @@ def _product(x: Form, y: Form) -> Form:
     A = _sum_cols([(y.c.reshape(-1, 1), ax), (x.c.reshape(-1, 1), ay)], c.size, ids.size)
     rx, ry = x.rad(), y.rad()
     r = np.abs(x.c) * y.r + np.abs(y.c) * x.r + rx * ry
-    slop = _slop(np.abs(c), np.abs(A).sum(axis=1), terms=2)
+    slop = _slop(np.abs(c), _abs_rows(A), terms=2)
     return Form(c, ids, A, _up(r + slop), x.shape)
 
 
@@ -397,7 +414,7 @@ def _unary(x: Form, f, df, d2) -> Form | None:
         return None
     A = dfc.reshape(-1, 1) * x.A
     err = LIBM * (np.abs(fc) + np.abs(dfc) * rad)
-    r = np.abs(dfc) * x.r + 0.5 * m2 * rad * rad + err + _slop(np.abs(A).sum(axis=1))
+    r = np.abs(dfc) * x.r + 0.5 * m2 * rad * rad + err + _slop(_abs_rows(A))
     return Form(fc, x.ids, A, _up(r), x.shape)
 
 
@@ -518,10 +535,10 @@ def _dot_general(inst, forms, outs):
     big = con(mx, my)
     spread = 0
     if ax is not None:
-        spread = spread + con(np.abs(ax).sum(axis=1).reshape(x.shape), ayc)
+        spread = spread + con(_abs_rows(ax).reshape(x.shape), ayc)
     if ay is not None:
-        spread = spread + con(axc, np.abs(ay).sum(axis=1).reshape(y.shape))
-    slop = _slop(con(axc, ayc), np.abs(A).sum(axis=1) if ids.size else 0, spread, terms=n + 2)
+        spread = spread + con(axc, _abs_rows(ay).reshape(y.shape))
+    slop = _slop(con(axc, ayc), _abs_rows(A) if ids.size else 0, spread, terms=n + 2)
     exact = Form(c, ids, A, _up(r + slop), shape)
     u = 2.0 ** -fmt.precision
     if n * u >= 1:
