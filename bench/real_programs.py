@@ -142,8 +142,8 @@ def run_one(name: str, tmp: Path) -> dict:
     judged = "cannot judge" not in p.stdout
     return {"name": name, "rc": p.returncode, "judged": judged, "verdicts": verdicts, "widths": widths,
             "wall": wall, "why": "" if judged else p.stdout.split("cannot judge:", 1)[1].split("\n")[0][:120],
-            "oracle": _timed(prog, npz, "oracle"), "interpreter": _timed(prog, npz, "interpreter", 300.0) if INTERPRETER[0]
-            else None}
+            "oracle": _timed(prog, npz, "oracle"),
+            "interpreter": _timed(prog, npz, "interpreter", 300.0) if INTERPRETER[0] else None}
 
 
 INTERPRETER = [False]

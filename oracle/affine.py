@@ -563,7 +563,8 @@ def _coefficients(a, shape, other, batch, contract, obatch, ocontract, first: bo
     ofree = [d for d in range(other.ndim) if d not in ocontract]
     m = int(np.prod([shape[d] for d in contract], dtype=np.int64))
     # (free..., symbols) × contract  @  contract × (other free...)
-    left = np.moveaxis(a.reshape(shape + (n_sym,)), [*contract], list(range(len(shape) + 1 - len(contract), len(shape) + 1)))
+    last = list(range(len(shape) + 1 - len(contract), len(shape) + 1))   # the contracting dims go last
+    left = np.moveaxis(a.reshape(shape + (n_sym,)), [*contract], last)
     left = left.reshape(-1, m)
     right = np.transpose(other, list(ocontract) + ofree).reshape(m, -1)
     prod = (left @ right).reshape([shape[d] for d in free] + [n_sym] + [other.shape[d] for d in ofree])
@@ -603,7 +604,10 @@ def _reduce(inst, forms, outs):
         return _hull(pick(np.concatenate([lo, np.broadcast_to(il, (lo.shape[0], 1))], 1), axis=1),
                      pick(np.concatenate([hi, np.broadcast_to(ih, (hi.shape[0], 1))], 1), axis=1), shape), None
     ids, (ax, ai) = _align(x, init)
-    grouped = lambda v: v.reshape(x.shape + v.shape[1:]).transpose(perm + list(range(len(x.shape), v.ndim + len(x.shape) - 1))).reshape((-1, m) + v.shape[1:])  # noqa: E731
+
+    def grouped(v):   # (kept elements, the m reduced ones[, symbols])
+        trail = list(range(len(x.shape), len(x.shape) + v.ndim - 1))
+        return v.reshape(x.shape + v.shape[1:]).transpose(perm + trail).reshape((-1, m) + v.shape[1:])
     c = grouped(x.c).sum(axis=1) + init.c[0]
     A = grouped(ax).sum(axis=1) if ax is not None else np.zeros((c.size, ids.size))
     if ai is not None:
