@@ -122,3 +122,15 @@ def test_the_ends_of_every_input_range_stay_inside():
         d = xs.astype(np.float64) @ w.astype(np.float64)
         val = np.tanh(d) * 2 - d   # no rounding at all: one point of the allowed set's enclosure
         assert np.all(val >= lo) and np.all(val <= hi)
+
+
+def test_a_rule_that_fails_leaves_the_op_by_op_enclosure(monkeypatch):
+    """A tightening only: a rule that raises (here tanh's) gives its op no
+    form, and the expectation is the op-by-op one, bit for bit."""
+    args = _case(3, 6)
+
+    def broken(inst, forms, outs):
+        raise RuntimeError("a rule's own defect")
+    monkeypatch.setitem(affine.RULES, "tanh", broken)
+    tight, loose = _expected(args, True), _expected(args, False)
+    assert tight == loose
