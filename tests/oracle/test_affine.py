@@ -126,11 +126,14 @@ def test_the_ends_of_every_input_range_stay_inside():
 
 def test_a_rule_that_fails_leaves_the_op_by_op_enclosure(monkeypatch):
     """A tightening only: a rule that raises (here tanh's) gives its op no
-    form, and the expectation is the op-by-op one, bit for bit."""
+    form — the run completes, its ops downstream start from tanh's stated
+    range, and every element stays inside the op-by-op enclosure."""
     args = _case(3, 6)
 
     def broken(inst, forms, outs):
         raise RuntimeError("a rule's own defect")
     monkeypatch.setitem(affine.RULES, "tanh", broken)
     tight, loose = _expected(args, True), _expected(args, False)
-    assert tight == loose
+    f32 = (lambda b: np.asarray(b).view(np.float32))
+    assert np.array_equal(tight.bits, loose.bits)
+    assert np.all(f32(loose.lo) <= f32(tight.lo)) and np.all(f32(tight.hi) <= f32(loose.hi))
