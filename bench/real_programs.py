@@ -103,6 +103,7 @@ PROGRAMS = {
 
 VERDICT = re.compile(r"^  #(\d+) \S+: (\w+)")
 WIDTH = re.compile(r"enclosure ±(\S+) median \(([^)]*)\), ±(\S+) widest")
+CAUGHT = re.compile(r"catches a scaling by (\S+)")
 
 
 def _stored(a):
@@ -138,7 +139,8 @@ def run_one(name: str, tmp: Path) -> dict:
             verdicts.setdefault(current, []).append(m.group(2))
         w = WIDTH.search(ln)
         if w and current == "xla":
-            widths.append((w.group(1), w.group(3)))
+            c = CAUGHT.search(ln)
+            widths.append((w.group(1), w.group(3), c.group(1).rstrip(";") if c else "—"))
     judged = "cannot judge" not in p.stdout
     return {"name": name, "rc": p.returncode, "judged": judged, "verdicts": verdicts, "widths": widths,
             "wall": wall, "why": "" if judged else p.stdout.split("cannot judge:", 1)[1].split("\n")[0][:120],
@@ -183,16 +185,17 @@ def main(argv=None) -> int:
     a = ap.parse_args(argv)
     INTERPRETER[0] = a.interpreter
     names = [n for n in a.only.split(",") if n] or list(PROGRAMS)
-    print("| program | judged | xla | enclosure median / widest (xla's outputs) | zeroed | negated | ×1.01 | "
-          "oracle | interpreter |")
-    print("|---|---|---|---|---|---|---|---|---|")
+    print("| program | judged | xla | enclosure median / widest (xla's outputs) | smallest scaling caught | zeroed | "
+          "negated | ×1.01 | oracle | interpreter |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     with tempfile.TemporaryDirectory() as tmp:
         for n in names:
             r = run_one(n, Path(tmp))
             v = r["verdicts"]
             cell = lambda k: ",".join(sorted(set(v.get(k, ["—"]))))   # noqa: E731
-            widths = "; ".join(f"{a}/{b}" for a, b in r["widths"]) or "—"
-            print(f"| {n} | {'yes' if r['judged'] else 'no: ' + r['why']} | {cell('xla')} | {widths} | "
+            widths = "; ".join(f"{a}/{b}" for a, b, _ in r["widths"]) or "—"
+            caught = "; ".join(c for _, _, c in r["widths"]) or "—"
+            print(f"| {n} | {'yes' if r['judged'] else 'no: ' + r['why']} | {cell('xla')} | {widths} | {caught} | "
                   f"{cell('Zeroed')} | {cell('Negated')} | {cell('Scaled')} | {r['oracle']} | "
                   f"{r['interpreter'] or '—'} |", flush=True)
     return 0
