@@ -105,7 +105,8 @@ def _families() -> dict:
         return jax.nn.relu(x @ w1 + b1) @ w2 + b2
 
     return {
-        "elementwise": (lambda x: jnp.tanh(x) * x + 1.0, lambda n: [S(n)], (200_000, 600_000)),   # past the ~10 MB a first run allocates
+        # sizes past the ~10 MB a first run allocates whatever its size
+        "elementwise": (lambda x: jnp.tanh(x) * x + 1.0, lambda n: [S(n)], (200_000, 600_000)),
         "data movement": (movement, lambda n: [S(n, 64)], (10_000, 40_000)),
         "dot_general": (lambda a, b: a @ b, lambda n: [S(n, n), S(n, n)], (256, 512)),
         "convolution": (lambda x, w: lax.conv_general_dilated(x, w, (1, 1), "SAME"),
