@@ -36,6 +36,11 @@ rewritten too) and returns how many sites it changed.  Today:
   algebraic simplifier applies it, also inside the acosh it keeps as its
   own op (docs/findings.md).
 
+* **fast min/max** — `maximum(x, y)` as `x < y ? y : x`, `minimum` as
+  `x > y ? y : x`: what one maxss/minss computes, and what XLA:CPU does
+  with `xla_cpu_enable_fast_min_max=true` (a NaN in y is lost, −0 and +0
+  are not ordered).
+
 Flushed subnormals are named by suites/causes.py already (inputs and
 outputs); reassociation has no single rewritten program (every order is a
 different one) and stays "out of tolerance" beyond the bounded kinds.
@@ -233,10 +238,42 @@ def cancelled_constants(module) -> int:
     return sites
 
 
+# --------------------------------------------------------------------------
+# Fast min/max: no NaN propagation, no order of signed zeros
+# --------------------------------------------------------------------------
+
+def fast_min_max(module) -> int:
+    """maximum(x, y) as `x < y ? y : x` and minimum(x, y) as `x > y ? y : x`
+    (real float types) — one compare and a select, what a single maxss/minss
+    instruction computes: NaN only where x is NaN, and x where they tie
+    (−0 against +0)."""
+    from jaxlib.mlir import ir
+    sites = 0
+    for op in _walk(module.operation):
+        if op.name not in ("stablehlo.maximum", "stablehlo.minimum") or _float_name(op.results[0].type) is None:
+            continue
+        t = ir.RankedTensorType(op.results[0].type)
+        flags = ir.RankedTensorType.get(t.shape, ir.IntegerType.get_signless(1))
+        direction = "LT" if op.name == "stablehlo.maximum" else "GT"
+        x, y = op.operands[0], op.operands[1]
+        with ir.InsertionPoint(op):
+            pick_y = ir.Operation.create(
+                "stablehlo.compare", results=[flags], operands=[x, y],
+                attributes={"comparison_direction": ir.Attribute.parse(f"#stablehlo<comparison_direction {direction}>"),
+                            "compare_type": ir.Attribute.parse("#stablehlo<comparison_type FLOAT>")}).results[0]
+            chosen = ir.Operation.create("stablehlo.select", results=[op.results[0].type], operands=[pick_y, y, x])
+        op.results[0].replace_all_uses_with(chosen.results[0])
+        op.erase()
+        sites += 1
+    return sites
+
+
 REWRITES = (
     Rewrite("reciprocal multiplication", "x / c computed as x · fl(1/c)", reciprocal_multiplication),
     Rewrite("FMA contraction", "a·b ± c computed with one rounding (fused multiply-add)", fma_contraction),
     Rewrite("algebraic simplification", "(x + c) − c folded to x", cancelled_constants),
+    Rewrite("fast min/max", "max/min as one compare and select (x < y ? y : x): NaN and −0 not ordered",
+            fast_min_max),
 )
 
 

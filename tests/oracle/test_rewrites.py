@@ -89,3 +89,27 @@ def test_x_plus_c_minus_c_folded_to_x_is_named(tmp_path, capsys):
     out = capsys.readouterr().out
     failing = int(out.split(" of 1000 elements differ")[0].rsplit(None, 1)[1])
     assert rc == 1 and failing > 900 and f"(algebraic simplification) x{failing}" in out, out
+
+
+def test_fast_min_max_is_named_for_xla_configured_so_and_only_then(tmp_path, capsys):
+    """maximum/minimum as one compare and select: the rewritten program's
+    value is numpy's `where(x < y, y, x)` (NaN only from x, x on a tie of
+    ±0); XLA compiled with xla_cpu_enable_fast_min_max=true returns exactly
+    that, and `run` names it; XLA as jax.jit compiles agrees."""
+    x = np.array([np.nan, 1.0, -0.0, 2.0, np.nan, 0.0, 3.0], np.float32)
+    y = np.array([1.0, np.nan, 0.0, -np.inf, np.nan, -0.0, 3.0], np.float32)
+    f = jax.jit(lambda x, y: (jax.numpy.maximum(x, y), jax.numpy.minimum(x, y)))
+    [(rw, changed, sites)] = [r for r in rewritten(f.lower(x, y).as_text()) if r[0].name == "fast min/max"]
+    hi, lo = execute(parse_program(changed), [x, y])
+    assert sites == 2
+    assert np.array_equal(hi.array(), np.where(x < y, y, x), equal_nan=True)
+    assert np.array_equal(lo.array(), np.where(x > y, y, x), equal_nan=True)
+    assert np.signbit(hi.array()[2]) and not np.signbit(lo.array()[5])   # the tie keeps x: −0 and +0 unordered
+    (tmp_path / "m.mlir").write_text(f.lower(x, y).as_text())
+    np.savez(tmp_path / "m.npz", x, y)
+    rc = main(["run", str(tmp_path / "m.mlir"), "--backend=xla:xla_cpu_enable_fast_min_max=true", "--inputs",
+               str(tmp_path / "m.npz")])
+    out = capsys.readouterr().out
+    assert rc == 1 and out.count("(fast min/max) x2") == 2, out
+    rc = main(["run", str(tmp_path / "m.mlir"), "--backend=xla", "--inputs", str(tmp_path / "m.npz")])
+    assert rc == 0 and "fast min/max" not in capsys.readouterr().out
