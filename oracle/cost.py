@@ -49,6 +49,7 @@ from dataclasses import dataclass
 from ..spec.dsl import Accumulating, Collective, ControlFlow, DataMovement, Decomposition, Elementwise
 from ..spec.exercise import IMPLEMENTATION_DEFINED
 from ..spec.types import TensorType, TupleType
+from .semantics import operand_types, result_types
 
 # Copies of a value's storage the oracle holds for it: its bits; the lo/hi
 # ends of a ranged value; an accumulating op's float result also the bits of
@@ -203,21 +204,13 @@ def program_cost(program, affine: bool = False, in_loop: bool = False) -> Cost:
 def _step_results(step) -> list:
     if step.inst is None:
         return list(step.call.return_types) if step.call is not None else []
-    out = []
-    for r in step.inst.spec.results:
-        v = step.inst.results[r.name]
-        out.extend(v if r.variadic else [v])
-    return [t for t in out if t is not None]
+    return [t for t in result_types(step.inst) if t is not None]
 
 
 def _step_operands(step) -> list:
     if step.inst is None:
         return list(t for _, t in step.call.args) if step.call is not None else []
-    out = []
-    for o in step.inst.spec.operands:
-        v = step.inst.operands[o.name]
-        out.extend(v if o.variadic else [v])
-    return [t for t in out if t is not None]
+    return [t for t in operand_types(step.inst) if t is not None]
 
 
 def _indexed(spec) -> bool:
