@@ -60,6 +60,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from fractions import Fraction
 
+import mpmath
 import numpy as np
 
 from ..dsl import (FLOAT, Attribute, Decomposition, EnumAttr, IntAttr, OpSpec, Operand, Result, at, dim, element_type,
@@ -228,6 +229,19 @@ def decomposition(op, b, operand, scale, offset, mean, variance):
 OPERAND_REGIMES = ("spread", "spread", "spread", "offset", "constant", "huge", "tiny", "specials")
 
 
+def pow2(u) -> np.ndarray:
+    """2^u for each float64 in u, the same bits on every machine.  numpy's
+    `2.0 ** u` is not: it dispatches to the CPU's SIMD kernels (on AVX-512
+    hosts, SVML's pow, which differs from glibc's in the last bit on about 5%
+    of arguments), so suites/core's batch norm inputs came out one bit apart
+    on two machines.  mpmath computes at 80 bits and rounds once to float64:
+    deterministic, and equal to the correctly rounded value except where 2^u
+    lies within 2^-80 of a midpoint."""
+    with mpmath.workprec(80):
+        out = [float(mpmath.power(2, mpmath.mpf(float(x)))) for x in np.reshape(u, -1)]
+    return np.reshape(np.array(out, dtype=np.float64), np.shape(u))
+
+
 def _per_feature(t: TensorType, feature_index: int, values: np.ndarray) -> np.ndarray:
     """A per-feature vector laid along `feature_index` of an array of type t."""
     r = len(t.shape)
@@ -252,7 +266,7 @@ def data(t: TensorType, feature_index, rng) -> np.ndarray:
     regime = OPERAND_REGIMES[int(rng.integers(len(OPERAND_REGIMES)))]
     z = rng.standard_normal(shape_ if shape_ else ())
     means = rng.uniform(-4, 4, size=k)
-    spreads = 2.0 ** rng.uniform(-3, 2, size=k)
+    spreads = pow2(rng.uniform(-3, 2, size=k))
     lay = (lambda v: _per_feature(t, fi, v)) if fi is not None else (lambda v: v[0])
     if regime == "spread":
         x = lay(means) + lay(spreads) * z
@@ -261,9 +275,9 @@ def data(t: TensorType, feature_index, rng) -> np.ndarray:
     elif regime == "constant":
         x = lay(means) + 0 * z
     elif regime == "huge":
-        x = np.sqrt(big) * 2.0 ** rng.uniform(-1, 1, size=z.shape) * np.sign(z + 0.5)
+        x = np.sqrt(big) * pow2(rng.uniform(-1, 1, size=z.shape)) * np.sign(z + 0.5)
     elif regime == "tiny":
-        x = small * 2.0 ** rng.uniform(-fmt.mantissa_bits, 3, size=z.shape) * np.sign(z)
+        x = small * pow2(rng.uniform(-fmt.mantissa_bits, 3, size=z.shape)) * np.sign(z)
     else:
         x = lay(means) + lay(spreads) * z
         specials = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, big, -big])
@@ -286,7 +300,7 @@ def per_feature(name: str, t: TensorType, rng) -> np.ndarray:
         v = rng.normal(1.0, 0.5, n)
         v[rng.random(n) < 0.15] = 0.0
     elif name == "variance":
-        v = 2.0 ** rng.uniform(-6, 6, n)
+        v = pow2(rng.uniform(-6, 6, n))
         u = rng.random(n)
         v[u < 0.15] = 0.0
         v[(u >= 0.15) & (u < 0.22)] = float(et.format.min_normal)
