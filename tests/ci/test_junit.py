@@ -137,7 +137,8 @@ def _schema(name):
 
 
 def test_valid_against_jenkins_xunit_schema(toy_run):
-    _schema("junit-10.xsd").validate(str(toy_run / "r.xml"))
+    errors = [str(e) for e in _schema("junit-10.xsd").iter_errors(str(toy_run / "r.xml"))]
+    assert errors == []
 
 
 def test_valid_against_the_ant_schema_but_for_skipped(toy_run, tmp_path):

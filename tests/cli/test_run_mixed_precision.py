@@ -3,11 +3,10 @@ from __future__ import annotations
 
 import ml_dtypes
 import numpy as np
-import pytest
 
 from shlo_conform.cli import main
 
-jax = pytest.importorskip("jax")
+import jax
 import jax.numpy as jnp  # noqa: E402
 
 MATMUL = (((1,), (0,)), ((), ()))

@@ -32,7 +32,7 @@ def small_suite(tmp_path_factory):
 def mlir_ctx():
     """jaxlib's MLIR context with the StableHLO dialects registered (the parser
     and verifier a backend starts from)."""
-    jm = pytest.importorskip("jax._src.interpreters.mlir")
+    from jax._src.interpreters import mlir as jm
     from jaxlib.mlir import ir
     with jm.make_ir_context() as ctx, ir.Location.unknown():
         yield ir, ctx

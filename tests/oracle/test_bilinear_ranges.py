@@ -389,7 +389,7 @@ def test_the_convolutions_declared_product_is_xlas_convolution(cfg):
     """`bilinear_form`'s product against jax.lax.conv_general_dilated (XLA:CPU)
     on small integers (every sum exact in f32): strides, padding, both
     dilations, window reversal (the kernel flipped), feature and batch groups."""
-    jax = pytest.importorskip("jax")
+    import jax
     inst = _conv_inst(**cfg)
     rng = np.random.default_rng(8)
     x = rng.integers(-3, 4, cfg["lhs"]).astype(np.float32)
@@ -432,7 +432,7 @@ def test_a_jax_dot_of_sines_meets_the_oracle_on_xla_and_the_interpreter(dtype, b
     """jnp.dot(jnp.sin(x), w) with weights of both signs and pairs of columns
     that cancel (w and −w shifted by one ULP), 16×32·32×8: XLA's and the
     interpreter's outputs meet the oracle's expectation."""
-    jax = pytest.importorskip("jax")
+    import jax
     jnp = jax.numpy
     np_t = np.float32 if dtype == "float32" else ml_dtypes.bfloat16
     rng = np.random.default_rng(12)
@@ -452,7 +452,7 @@ def test_a_jax_dot_of_sines_meets_the_oracle_on_xla_and_the_interpreter(dtype, b
 
 
 def test_a_jax_convolution_of_sines_meets_the_oracle_on_xla_and_the_interpreter(backends):
-    jax = pytest.importorskip("jax")
+    import jax
     rng = np.random.default_rng(13)
     x = rng.uniform(-4, 4, (2, 12, 3)).astype(np.float32)
     k = rng.standard_normal((3, 3, 4)).astype(np.float32)

@@ -239,7 +239,7 @@ def test_convert_f32_to_bf16_on_a_large_array_rounds_once():
 def test_a_models_weights_baked_in_as_a_constant_are_read_exactly():
     """A JAX function closing over its weights prints them as one long hex
     literal (megabytes for a model; split here by a regular expression)."""
-    jax = pytest.importorskip("jax")
+    import jax
     w = np.random.default_rng(9).standard_normal((300, 300)).astype(np.float32)
     w[w == 0] = 1.0
     text = jax.jit(lambda v: v + w).lower(np.zeros((300, 300), np.float32)).as_text()

@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-jax = pytest.importorskip("jax")
+import jax
 import jax.numpy as jnp  # noqa: E402
 
 from shlo_conform.generators.expect import expected_outputs  # noqa: E402

@@ -8,7 +8,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
-import pytest
 
 from shlo_conform.batching import merge
 from shlo_conform.runner import Runner
@@ -18,7 +17,6 @@ from shlo_conform.spec.types import parse_type
 from shlo_conform.suites.io import load_cases, suite_path
 from shlo_conform.suites.records import Case, TensorValue, case_id
 
-pytest.importorskip("jax")
 
 FIXTURE = Path(__file__).parent / "fixtures" / "crashy_xla.py"
 BACKEND = f"{FIXTURE}:CrashyXla"

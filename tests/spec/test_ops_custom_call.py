@@ -190,7 +190,7 @@ def _same_or_both_nan(a, b) -> bool:
 # -- a JAX program with a registry target, on the oracle and on XLA ---------
 
 def test_jax_sharding_program_on_oracle_and_xla(oracle):
-    jax = pytest.importorskip("jax")
+    import jax
     import jax.numpy as jnp
     old = jax.config.jax_use_shardy_partitioner
     jax.config.update("jax_use_shardy_partitioner", False)   # so JAX writes custom_call @Sharding
@@ -281,7 +281,7 @@ def test_jax_cholesky_uses_the_pre_rfc_spelling(oracle):
     does not define; the oracle reads it as the op it computes, cholesky
     (oracle/custom_calls.py; tests/oracle/test_wild_linalg.py), and XLA
     (LAPACK initialised by JAX's lowering in this process) factors it."""
-    jax = pytest.importorskip("jax")
+    import jax
     import jax.numpy as jnp
     a = np.array([[4, 2, 0], [2, 5, 2], [0, 2, 2]], np.float32)
     text = jax.jit(jnp.linalg.cholesky).lower(a).as_text()
@@ -297,7 +297,6 @@ def test_xla_factors_the_suite_lapack_cases_once_lapack_is_initialised():
     LAPACK table is filled only by JAX's lowering); with it filled, XLA
     gives exactly the oracle's expectation — the factor, the triangle never
     read, info = 0 (docs/findings.md, custom_call)."""
-    pytest.importorskip("jax")
     from jaxlib import lapack
     lapack._lapack.initialize()
     xla = load_backend("xla")

@@ -130,7 +130,7 @@ def test_boolean_uniform_is_false_and_normal_sd_zero_is_the_mean():
 
 # -- XLA: determinism, its state layout, and JAX programs --------------------------
 
-jax = pytest.importorskip("jax")
+import jax
 
 
 @pytest.fixture(scope="module")
