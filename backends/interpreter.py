@@ -87,11 +87,14 @@ class _Program:
     single: Any = None       # its 1×1 run_parallel form (_GridProgram), made on its first run
 
 
+_NATIVE_FLOATS = (np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64))
+
+
 def _carrier_result(et: ElementType) -> str:
     """How a result of this element type is read back ("native" when numpy can)."""
     if et.is_complex:
         return "complex"
-    if et.name in ("bf16", "f8E4M3FN", "f8E5M2"):
+    if et.is_float and et.numpy not in _NATIVE_FLOATS:   # ml_dtypes' formats (bf16, f8 …): numpy has no dtype
         return "bits"
     if et.bits == 4:
         return "widen"

@@ -69,6 +69,7 @@ i128), which is reported as a rejection.
 from __future__ import annotations
 
 import os
+import re
 import signal
 import struct
 import subprocess
@@ -79,7 +80,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from ..spec.types import ElementType, TensorType, element_type, from_bits, to_bits
+from ..spec.types import ELEMENT_TYPES, ElementType, TensorType, element_type, from_bits, to_bits
 from .base import Backend, Rejected, Skip, Unsupported
 from ..suites.records import element_type_of
 from ..suites.signature import main_signature
@@ -96,6 +97,26 @@ _NO_COLLECTIVES = ("compiles to IREE's flow.collective / flow.channel ops, but t
 _UNSUPPORTED_MESSAGES = (
     "does not have integral number of total bytes",
 )
+
+
+def hal_name(et: ElementType) -> str:
+    """IREE's name of an element type (iree.runtime.HalElementType): i1 is
+    BOOL_8, siN/uiN SINT_N/UINT_N, bf16 BFLOAT_16, complex<fN> COMPLEX_2N,
+    and a float format `f<bits>E<e>M<m><suffix>` FLOAT_<bits>[_E<e>M<m>[_<suffix>]]
+    (f8E4M3FN → FLOAT_8_E4M3_FN, f8E5M2FNUZ → FLOAT_8_E5M2_FNUZ): derived
+    from the type's declaration, so a new format needs no row here."""
+    if et.is_bool:
+        return "BOOL_8"
+    if et.is_integer:
+        return f"{'SINT' if et.is_signed else 'UINT'}_{et.bits}"
+    if et.is_complex:
+        return f"COMPLEX_{et.bits}"
+    if et.name == "bf16":
+        return "BFLOAT_16"
+    m = re.fullmatch(r"f(\d+)(E\d+M\d+)?([A-Z0-9]*)", et.name)
+    if m is None:
+        return ""
+    return "_".join(p for p in (f"FLOAT_{m.group(1)}", m.group(2), m.group(3)) if p)
 
 
 @dataclass
@@ -230,30 +251,23 @@ class IreeBackend(Backend):
         return rt.HalBufferView(buf, [int(d) for d in a.shape], self._hal_type(et))
 
     def _hal_type(self, et: ElementType):
-        H = self._rt.HalElementType
-        return {
-            "i1": H.BOOL_8, "si4": H.SINT_4, "ui4": H.UINT_4,
-            "si8": H.SINT_8, "si16": H.SINT_16, "si32": H.SINT_32, "si64": H.SINT_64,
-            "ui8": H.UINT_8, "ui16": H.UINT_16, "ui32": H.UINT_32, "ui64": H.UINT_64,
-            "f8E4M3FN": H.FLOAT_8_E4M3_FN, "f8E5M2": H.FLOAT_8_E5M2, "bf16": H.BFLOAT_16,
-            "f16": H.FLOAT_16, "f32": H.FLOAT_32, "f64": H.FLOAT_64,
-            "complex<f32>": H.COMPLEX_64, "complex<f64>": H.COMPLEX_128,
-        }[et.name]
+        """IREE's HAL element type of `et`, by IREE's naming rule (`hal_name`)."""
+        hal = getattr(self._rt.HalElementType, hal_name(et), None)
+        if hal is None:
+            raise Unsupported(f"iree: no HAL element type for {et.name}")
+        return hal
 
     def _from_hal_type(self, hal) -> ElementType:
+        """The element type of a HAL type: every declared type by `hal_name`,
+        and IREE's signless INT_n read as signed (the declared result type
+        corrects a ui result: `_to_host`)."""
         H = self._rt.HalElementType
-        table = {
-            H.BOOL_8: "i1", H.SINT_4: "si4", H.UINT_4: "ui4", H.INT_4: "si4",
-            H.SINT_8: "si8", H.SINT_16: "si16", H.SINT_32: "si32", H.SINT_64: "si64",
-            H.INT_8: "si8", H.INT_16: "si16", H.INT_32: "si32", H.INT_64: "si64",
-            H.UINT_8: "ui8", H.UINT_16: "ui16", H.UINT_32: "ui32", H.UINT_64: "ui64",
-            H.FLOAT_8_E4M3_FN: "f8E4M3FN", H.FLOAT_8_E5M2: "f8E5M2", H.BFLOAT_16: "bf16",
-            H.FLOAT_16: "f16", H.FLOAT_32: "f32", H.FLOAT_64: "f64",
-            H.COMPLEX_64: "complex<f32>", H.COMPLEX_128: "complex<f64>",
-        }
-        for k, v in table.items():
-            if int(k) == int(hal):
-                return element_type(v)
+        for et in ELEMENT_TYPES.values():
+            if int(getattr(H, hal_name(et), -1)) == int(hal):
+                return et
+        for bits in (4, 8, 16, 32, 64):
+            if int(getattr(H, f"INT_{bits}")) == int(hal):
+                return element_type(f"si{bits}")
         raise TypeError(f"iree: result of HAL element type {hal:#x} has no StableHLO element type")
 
     def _to_host(self, bv, want: ElementType | None) -> np.ndarray:

@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..spec.exercise import Exercise
-from ..spec.types import ElementType, from_bits
+from ..spec.types import ElementType, from_bits, nan_mask
 
 NO_FACTS = Exercise()
 
@@ -31,55 +31,66 @@ SPECIAL_FRACTION = 0.4   # share of special values in an ordinary case
 # Float specials
 # --------------------------------------------------------------------------
 
+def _labelled_specials(et: ElementType) -> list[tuple[str, int]]:
+    """(what, bit pattern) of the format's special values, each magnitude
+    positive then negative, read from the format's declaration (spec/types.py
+    FloatFormat): a value the format lacks (a zero, subnormals, an infinity,
+    a NaN, a negative twin that is NaN in FNUZ) is simply absent."""
+    f = et.format
+    mags = []
+    if f.has_zero:
+        mags.append(("zero", 0))
+    if f.has_subnormals:
+        mags += [("smallest subnormal", 1), ("largest subnormal", f.mantissa_mask)]
+    mags += [("min normal", (1 if f.has_zero else 0) << f.mantissa_bits),
+             ("largest finite", f.max_finite_bits),
+             ("one", f.bias << f.mantissa_bits)]
+    out = []
+    for what, m in mags:
+        out.append((what, m))
+        if f.signed and not f.is_nan_bits(m | f.sign_mask):
+            out.append((what, m | f.sign_mask))
+    if f.has_inf:
+        out += [("inf", f.inf_bits(False)), ("inf", f.inf_bits(True))]
+    if f.has_nan:
+        out.append(("nan", f.nan_bits()))
+        if f.nan_bits(True) != f.nan_bits():
+            out.append(("nan", f.nan_bits(True)))
+    return out
+
+
 def float_special_bits(et: ElementType) -> list[int]:
     """Bit patterns of the format's special values (positive and negative)."""
-    f = et.format
-    top_field = (1 << f.exponent_bits) - 1
-    max_field = top_field - 1 if f.has_inf else top_field
-    max_mant = f.mantissa_mask if f.has_inf else f.mantissa_mask - 1
-    mags = [
-        0,                                            # zero
-        1,                                            # smallest subnormal
-        f.mantissa_mask,                              # largest subnormal
-        1 << f.mantissa_bits,                         # min normal
-        (max_field << f.mantissa_bits) | max_mant,    # largest finite
-        f.bias << f.mantissa_bits,                    # 1.0
-    ]
-    out = []
-    for m in mags:
-        out += [m, m | f.sign_mask]
-    if f.has_inf:
-        out += [f.inf_bits(False), f.inf_bits(True)]
-    out += [f.nan_bits(), f.nan_bits() | f.sign_mask]
-    return out
+    return [b for _, b in _labelled_specials(et)]
 
 
 def float_specials(et: ElementType) -> np.ndarray:
     return from_bits(np.array(float_special_bits(et), dtype=np.uint64), et)
 
 
+def _specials_of(et: ElementType, keep) -> np.ndarray:
+    return from_bits(np.array([b for what, b in _labelled_specials(et) if what in keep], dtype=np.uint64), et)
+
+
 def core_float_specials(et: ElementType) -> np.ndarray:
-    """The specials that matter in pairs (for grids of binary ops)."""
-    b = float_special_bits(et)
-    keep = b[:2] + b[2:4] + b[6:8] + b[8:10] + b[10:12] + b[12:]   # drop the largest subnormal
-    return from_bits(np.array(keep, dtype=np.uint64), et)
+    """The specials that matter in pairs (for grids of binary ops): all but the largest subnormal."""
+    return _specials_of(et, ("zero", "smallest subnormal", "min normal", "largest finite", "one", "inf", "nan"))
 
 
 def random_floats(et: ElementType, rng, n: int) -> np.ndarray:
     """Random finite normal numbers: half over the whole range, half of
-    moderate magnitude (|x| in [1/16, 32)), random signs."""
+    moderate magnitude (|x| in [1/16, 32)), random signs (none in an
+    unsigned format)."""
     f = et.format
-    top_field = (1 << f.exponent_bits) - 1
-    max_field = top_field - 1 if f.has_inf else top_field
-    wide = rng.integers(1, max_field + 1, size=n)
-    narrow = np.clip(rng.integers(f.bias - 4, f.bias + 5, size=n), 1, max_field)
+    max_field = f.max_finite_bits >> f.mantissa_bits
+    low = 1 if f.has_zero else 0
+    wide = rng.integers(low, max_field + 1, size=n)
+    narrow = np.clip(rng.integers(f.bias - 4, f.bias + 5, size=n), low, max_field)
     field = np.where(rng.random(n) < 0.5, wide, narrow).astype(np.uint64)
     mant = rng.integers(0, 1 << f.mantissa_bits, size=n, dtype=np.uint64)
     sign = rng.integers(0, 2, size=n).astype(np.uint64)
-    bits = (sign << np.uint64(f.bits - 1)) | (field << np.uint64(f.mantissa_bits)) | mant
-    if not f.has_inf:   # S.1111.111 is NaN in FN formats: step down one
-        nan_mag = np.uint64(f.exponent_mask | f.mantissa_mask)
-        bits = np.where((bits & np.uint64(~f.sign_mask & ((1 << f.bits) - 1))) == nan_mag, bits - np.uint64(1), bits)
+    bits = (sign * np.uint64(f.sign_mask)) | (field << np.uint64(f.mantissa_bits)) | mant
+    bits = np.where(nan_mask(bits, f), bits - np.uint64(1), bits)   # S.1111.111 is NaN in FN formats: step down one
     return from_bits(bits, et)
 
 
@@ -146,7 +157,7 @@ def grid_specials(et: ElementType, exercise: Exercise = NO_FACTS, operand: int =
     if et.is_float:
         return core_float_specials(et)
     if et.is_complex:
-        c = core_float_specials(et.component)[[0, 1, 8, 9, 10, 11, 12]]   # ±0, ±1, ±inf, NaN
+        c = _specials_of(et.component, ("zero", "one", "inf", "nan"))[:7]   # ±0, ±1, ±inf, NaN
         re, im = np.meshgrid(c, c, indexing="ij")
         return _complex(re.ravel(), im.ravel(), et)
     return specials(et, exercise, operand)

@@ -11,20 +11,24 @@ precision).  The result is the bit pattern (an int) in `fmt`.
 Rules (IEEE 754 §4.3.1 and §7.4, default rounding direction):
 * ties to even, subnormals included (gradual underflow);
 * a value rounding to zero keeps the sign of the exact value, so a tiny
-  negative real becomes -0;
-* overflow: in a format with infinities, |x| >= max_finite + ulp/2 becomes
-  ±inf (the tie at that point rounds to the "even" 2^(emax+1), i.e. inf);
-  in f8E4M3FN, which has no infinity, the same overflow becomes NaN — the
-  OCP FN convention and what ml_dtypes' cast does.  A value between
+  negative real becomes -0 (+0 in a format without negative zero: FNUZ);
+* overflow: |x| >= max_finite + ulp/2 becomes the format's
+  `overflow_bits` — ±inf where it has infinities (the tie at that point
+  rounds to the "even" 2^(emax+1), i.e. inf), NaN where it has none (f8E4M3FN:
+  the OCP FN convention and what ml_dtypes' cast does).  A value between
   max_finite and the midpoint still rounds to ±max_finite.
 * NaN → the format's canonical quiet NaN (payloads are not an exact real).
+
+Every fact of the format (its largest finite pattern, its ±0, what an
+overflow becomes) is asked of the FloatFormat (spec/types.py): a format
+declared there is rounded here with no edit.
 """
 from __future__ import annotations
 
 import math
 from fractions import Fraction
 
-from ..spec.types import FloatFormat
+from ..spec.types import FloatFormat, top_ordinal
 
 
 def _ratio(x, fmt: FloatFormat) -> tuple[bool, int, int] | float:
@@ -64,18 +68,23 @@ def round_bits(x, fmt: FloatFormat) -> int:
     """Bit pattern of the exact real `x` correctly rounded (ties to even) into `fmt`."""
     r = _ratio(x, fmt)
     if isinstance(r, float):
-        sign = fmt.sign_mask if math.copysign(1.0, r) < 0 else 0
         if math.isnan(r):
             return fmt.nan_bits()
-        if math.isinf(r):
-            return fmt.inf_bits(r < 0) if fmt.has_inf else fmt.nan_bits()
-        return sign  # ±0
+        if math.isinf(r):   # no infinity in the format: the canonical NaN (an overflow of a finite value keeps its sign)
+            return fmt.inf_bits(r < 0) if fmt.has_inf else fmt.nan_bits() if fmt.has_nan else fmt.overflow_bits(r < 0)
+        return fmt.zero_bits(math.copysign(1.0, r) < 0)  # ±0
     neg, n, d = r
-    return (fmt.sign_mask if neg else 0) | _round_magnitude(n, d, fmt)
+    mag = _round_magnitude(n, d, fmt)
+    if mag is None:
+        return fmt.overflow_bits(neg)
+    if mag == 0:
+        return fmt.zero_bits(neg)
+    return (fmt.sign_mask if neg else 0) | mag
 
 
 def _round_magnitude(n: int, d: int, fmt: FloatFormat) -> int:
-    """Bits of the magnitude n/d > 0 rounded into fmt (sign bit clear)."""
+    """Bits of the magnitude n/d > 0 rounded into fmt (sign bit clear), or
+    None past the largest finite value (an overflow)."""
     m = fmt.mantissa_bits
     # e = floor(log2(n/d)), exactly, from bit lengths.
     e = n.bit_length() - d.bit_length()
@@ -89,17 +98,9 @@ def _round_magnitude(n: int, d: int, fmt: FloatFormat) -> int:
         k += 1
     # One formula for subnormal and normal results: the pattern counts quanta
     # from zero, binade by binade; a carry into the next binade is automatic.
-    bits = ((q - fmt.emin) << m) + k
-    max_bits = _max_finite_bits(fmt)
-    if bits > max_bits:
-        return fmt.exponent_mask if fmt.has_inf else fmt.nan_bits()
-    return bits
-
-
-def _max_finite_bits(fmt: FloatFormat) -> int:
-    if fmt.has_inf:
-        return fmt.exponent_mask - 1
-    return (fmt.exponent_mask | fmt.mantissa_mask) - 1  # S.1111.110 in f8E4M3FN
+    # (A format without zero and subnormals starts at 1.0·2^emin, pattern 0.)
+    bits = ((q - fmt.emin) << m) + k - (0 if fmt.has_subnormals else 1 << m)
+    return None if bits > fmt.max_finite_bits else bits
 
 
 def round_value(x, fmt: FloatFormat):
@@ -119,7 +120,7 @@ def round_directed(x, fmt: FloatFormat, up: bool) -> int:
         return b
     v = fmt.decode(b)
     if isinstance(v, float) and math.isnan(v):   # f8E4M3FN overflow: the largest finite of that sign
-        return (fmt.sign_mask if x < 0 else 0) | _max_finite_bits(fmt)
+        return (fmt.sign_mask if x < 0 else 0) | fmt.max_finite_bits
     if (up and v < x) or (not up and v > x):
         b = _step(b, fmt, 1 if up else -1)
     return b
@@ -127,9 +128,7 @@ def round_directed(x, fmt: FloatFormat, up: bool) -> int:
 
 def _step(b: int, fmt: FloatFormat, direction: int) -> int:
     """The neighbouring pattern in the format's order (±0 are one point)."""
-    mag = b & ~fmt.sign_mask
-    o = -mag if b & fmt.sign_mask else mag
-    o += direction
-    top = fmt.exponent_mask if fmt.has_inf else _max_finite_bits(fmt)
+    o = fmt.ordinal(b) + direction
+    top = top_ordinal(fmt)
     o = max(-top, min(top, o))
     return (fmt.sign_mask | -o) if o < 0 else o

@@ -22,23 +22,61 @@ import ml_dtypes
 import numpy as np
 
 
+# How a format encodes NaN — the one fact that differs most between the
+# formats StableHLO has and will have (a row each; a new encoding is a row and
+# the branches of `is_nan_bits` / `nan_bits` / `max_finite_bits`):
+#   "ieee": exponent all ones, mantissa nonzero (f16, f32, f8E5M2, f8E4M3 …);
+#   "fn":   only the all-ones magnitude, one per sign, no infinity (f8E4M3FN,
+#           f8E8M0FNU's 0xFF);
+#   "fnuz": only the pattern of negative zero, 1.000…0, which then is no zero
+#           (f8E4M3FNUZ, f8E5M2FNUZ, f8E4M3B11FNUZ);
+#   "none": no NaN at all (f4E2M1FN, f6E2M3FN, f6E3M2FN).
+NAN_ENCODINGS = ("ieee", "fn", "fnuz", "none")
+
+
 @dataclass(frozen=True)
 class FloatFormat:
-    """A binary floating-point format: sign, `exponent_bits`, `mantissa_bits` (stored).
+    """A binary floating-point format, declared by its facts.
 
-    `precision` counts the hidden bit.  `has_inf` is False for f8E4M3FN ("FN":
-    finite, with NaN only at S.1111.111), where the all-ones exponent still
-    holds normal numbers.
+    Shape: a sign bit unless `signed` is False (f8E8M0FNU), `exponent_bits`,
+    `mantissa_bits` (stored; `precision` counts the hidden bit).  Values:
+    `exponent_bias` (None: IEEE's 2^(e-1) − 1; FNUZ formats add one,
+    f8E4M3B11FNUZ's is 11), `has_inf`, how NaN is encoded (`nan`, one of
+    NAN_ENCODINGS), `has_zero` (False: exponent code 0 is a normal binade,
+    no zero and no subnormals — f8E8M0FNU).  `tolerance_ulp` is the default
+    ULP tolerance of `approx` ops in the format (spec/accuracy.py; None:
+    1 ULP up to 11 bits of precision — narrow formats computed wider and
+    rounded once more — else 4, a good libm's budget).
+
+    Everything else — the largest finite value, the patterns of ±0, ±inf
+    and NaN, what an overflow rounds to, the order of patterns — is derived
+    here, so rounding, generators, causes, printing and backends that ask
+    these properties take a new format with no edit of their own.
     """
 
     name: str
     exponent_bits: int
     mantissa_bits: int
     has_inf: bool = True
+    nan: str = "ieee"
+    exponent_bias: int | None = None
+    signed: bool = True
+    has_zero: bool = True
+    tolerance_ulp: int | None = None
+
+    def __post_init__(self):
+        if self.nan not in NAN_ENCODINGS:
+            raise ValueError(f"{self.name}: NaN encoding {self.nan!r} is not one of {NAN_ENCODINGS}")
+        if self.has_inf and self.nan != "ieee":
+            raise ValueError(f"{self.name}: an infinity takes IEEE's all-ones exponent, so NaN must be 'ieee'")
+        if self.nan == "ieee" and self.mantissa_bits == 0:
+            raise ValueError(f"{self.name}: IEEE NaNs need a mantissa bit")
+        if self.nan == "fnuz" and not (self.signed and self.has_zero):
+            raise ValueError(f"{self.name}: an FNUZ NaN is the pattern of negative zero")
 
     @property
     def bits(self) -> int:
-        return 1 + self.exponent_bits + self.mantissa_bits
+        return int(self.signed) + self.exponent_bits + self.mantissa_bits
 
     @property
     def precision(self) -> int:
@@ -46,24 +84,46 @@ class FloatFormat:
 
     @property
     def bias(self) -> int:
-        return (1 << (self.exponent_bits - 1)) - 1
+        return (1 << (self.exponent_bits - 1)) - 1 if self.exponent_bias is None else self.exponent_bias
+
+    @property
+    def has_nan(self) -> bool:
+        return self.nan != "none"
+
+    @property
+    def has_subnormals(self) -> bool:
+        """Exponent code 0 holds zero and the subnormals (every format but
+        those without a zero, where it is a normal binade)."""
+        return self.has_zero and self.mantissa_bits > 0
+
+    @property
+    def has_negative_zero(self) -> bool:
+        return self.signed and self.has_zero and self.nan != "fnuz"
 
     @property
     def emin(self) -> int:
         """Exponent of the smallest normal number."""
-        return 1 - self.bias
+        return (1 if self.has_zero else 0) - self.bias
 
     @property
     def emax(self) -> int:
         """Exponent of the largest finite number."""
-        top = (1 << self.exponent_bits) - 1
-        return (top if not self.has_inf else top - 1) - self.bias
+        return (self.max_finite_bits >> self.mantissa_bits) - self.bias
+
+    @property
+    def max_finite_bits(self) -> int:
+        """The pattern of the largest finite value (sign clear): below the
+        infinities and IEEE NaNs' exponent, below the all-ones NaN (FN), or
+        the all-ones magnitude itself (FNUZ, no NaN)."""
+        if self.nan == "ieee":
+            return self.exponent_mask - 1
+        if self.nan == "fn":
+            return self.magnitude_mask - 1
+        return self.magnitude_mask
 
     @property
     def max_finite(self) -> Fraction:
-        # FN formats lose the all-ones mantissa at the top exponent to NaN.
-        top_mantissa = (1 << self.mantissa_bits) - (1 if self.has_inf else 2)
-        return Fraction((1 << self.mantissa_bits) + top_mantissa, 1 << self.mantissa_bits) * _pow2(self.emax)
+        return self.decode(self.max_finite_bits)
 
     @property
     def min_normal(self) -> Fraction:
@@ -71,7 +131,15 @@ class FloatFormat:
 
     @property
     def min_subnormal(self) -> Fraction:
-        return _pow2(self.emin - self.mantissa_bits)
+        """The smallest positive value (the smallest normal where there are no subnormals)."""
+        return _pow2(self.emin - self.mantissa_bits) if self.has_subnormals else self.min_normal
+
+    @property
+    def tolerance(self) -> int:
+        """The default ULP tolerance of an `approx` op in this format."""
+        if self.tolerance_ulp is not None:
+            return self.tolerance_ulp
+        return 1 if self.precision <= 11 else 4
 
     @property
     def unit_roundoff(self) -> Fraction:
@@ -81,7 +149,8 @@ class FloatFormat:
     # --- bit layout -------------------------------------------------------
     @property
     def sign_mask(self) -> int:
-        return 1 << (self.bits - 1)
+        """The sign bit (0 in a format without one)."""
+        return 1 << (self.bits - 1) if self.signed else 0
 
     @property
     def exponent_mask(self) -> int:
@@ -91,25 +160,53 @@ class FloatFormat:
     def mantissa_mask(self) -> int:
         return (1 << self.mantissa_bits) - 1
 
+    @property
+    def magnitude_mask(self) -> int:
+        """Every bit but the sign."""
+        return self.exponent_mask | self.mantissa_mask
+
     def is_nan_bits(self, b: int) -> bool:
-        mag = b & ~self.sign_mask
-        if self.has_inf:
+        if self.nan == "fnuz":
+            return b == self.sign_mask
+        mag = b & self.magnitude_mask
+        if self.nan == "ieee":
             return (mag & self.exponent_mask) == self.exponent_mask and (mag & self.mantissa_mask) != 0
-        return mag == (self.exponent_mask | self.mantissa_mask)
+        return self.nan == "fn" and mag == self.magnitude_mask
 
     def is_inf_bits(self, b: int) -> bool:
-        return self.has_inf and (b & ~self.sign_mask) == self.exponent_mask
+        return self.has_inf and (b & self.magnitude_mask) == self.exponent_mask
 
     def inf_bits(self, negative: bool) -> int:
         if not self.has_inf:
             raise ValueError(f"{self.name} has no infinity")
         return self.exponent_mask | (self.sign_mask if negative else 0)
 
-    def nan_bits(self) -> int:
-        """The canonical quiet NaN (positive)."""
+    def nan_bits(self, negative: bool = False) -> int:
+        """The canonical quiet NaN (of that sign where NaNs have one)."""
+        if self.nan == "ieee":
+            return self.exponent_mask | (1 << (self.mantissa_bits - 1)) | (self.sign_mask if negative else 0)
+        if self.nan == "fn":
+            return self.magnitude_mask | (self.sign_mask if negative else 0)
+        if self.nan == "fnuz":
+            return self.sign_mask
+        raise ValueError(f"{self.name} has no NaN")
+
+    def zero_bits(self, negative: bool) -> int:
+        """±0: negative zero where the format has one, else +0 (FNUZ)."""
+        if not self.has_zero:
+            raise ValueError(f"{self.name} has no zero")
+        return self.sign_mask if negative and self.has_negative_zero else 0
+
+    def overflow_bits(self, negative: bool) -> int:
+        """What a finite value past the largest finite (rounding to nearest)
+        becomes: ±inf; NaN with the value's sign where there is no infinity
+        (the OCP FN convention, ml_dtypes' casts); the largest finite of
+        that sign where there is no NaN either (saturation)."""
         if self.has_inf:
-            return self.exponent_mask | (1 << (self.mantissa_bits - 1))
-        return self.exponent_mask | self.mantissa_mask
+            return self.inf_bits(negative)
+        if self.has_nan:
+            return self.nan_bits(negative)
+        return self.max_finite_bits | (self.sign_mask if negative else 0)
 
     def decode(self, b: int) -> Union[Fraction, float]:
         """Exact value of a bit pattern: a Fraction for finite numbers, a float
@@ -121,7 +218,7 @@ class FloatFormat:
             return float("-inf") if neg else float("inf")
         e = (b & self.exponent_mask) >> self.mantissa_bits
         m = b & self.mantissa_mask
-        if e == 0:
+        if e == 0 and self.has_subnormals:
             mag = Fraction(m) * _pow2(self.emin - self.mantissa_bits)
         else:
             mag = Fraction((1 << self.mantissa_bits) | m) * _pow2(e - self.bias - self.mantissa_bits)
@@ -132,7 +229,7 @@ class FloatFormat:
     def ordinal(self, b: int) -> int:
         """Position of a non-NaN bit pattern on the number line, counted in ULP
         steps from zero (±0 both map to 0, so the ULP distance of -0 and +0 is 0)."""
-        mag = b & ~self.sign_mask
+        mag = b & self.magnitude_mask
         return -mag if b & self.sign_mask else mag
 
     def ulp(self, x: Fraction) -> Fraction:
@@ -176,7 +273,7 @@ def _floor_log2(x: Fraction) -> int:
     return e
 
 
-F8E4M3FN = FloatFormat("f8E4M3FN", 4, 3, has_inf=False)
+F8E4M3FN = FloatFormat("f8E4M3FN", 4, 3, has_inf=False, nan="fn")
 F8E5M2 = FloatFormat("f8E5M2", 5, 2)
 BF16 = FloatFormat("bf16", 8, 7)
 F16 = FloatFormat("f16", 5, 10)
@@ -289,6 +386,14 @@ def _et(name, kind, bits, mlir, np_dtype, fmt=None, component=None):
     return ElementType(name, kind, bits, mlir, np.dtype(np_dtype), fmt, component)
 
 
+def float_type(fmt: FloatFormat, np_dtype) -> ElementType:
+    """The element type of a float format — its whole declaration beside the
+    FloatFormat: spelled as the format is named (MLIR writes it so too),
+    stored in its own bits, held in numpy as `np_dtype` (ml_dtypes has every
+    format StableHLO names)."""
+    return _et(fmt.name, "float", fmt.bits, fmt.name, np_dtype, fmt)
+
+
 I1 = _et("i1", "bool", 1, "i1", np.bool_)
 SI4 = _et("si4", "si", 4, "i4", ml_dtypes.int4)
 SI8 = _et("si8", "si", 8, "i8", np.int8)
@@ -300,12 +405,12 @@ UI8 = _et("ui8", "ui", 8, "ui8", np.uint8)
 UI16 = _et("ui16", "ui", 16, "ui16", np.uint16)
 UI32 = _et("ui32", "ui", 32, "ui32", np.uint32)
 UI64 = _et("ui64", "ui", 64, "ui64", np.uint64)
-E_F8E4M3FN = _et("f8E4M3FN", "float", 8, "f8E4M3FN", ml_dtypes.float8_e4m3fn, F8E4M3FN)
-E_F8E5M2 = _et("f8E5M2", "float", 8, "f8E5M2", ml_dtypes.float8_e5m2, F8E5M2)
-E_BF16 = _et("bf16", "float", 16, "bf16", ml_dtypes.bfloat16, BF16)
-E_F16 = _et("f16", "float", 16, "f16", np.float16, F16)
-E_F32 = _et("f32", "float", 32, "f32", np.float32, F32)
-E_F64 = _et("f64", "float", 64, "f64", np.float64, F64)
+E_F8E4M3FN = float_type(F8E4M3FN, ml_dtypes.float8_e4m3fn)
+E_F8E5M2 = float_type(F8E5M2, ml_dtypes.float8_e5m2)
+E_BF16 = float_type(BF16, ml_dtypes.bfloat16)
+E_F16 = float_type(F16, np.float16)
+E_F32 = float_type(F32, np.float32)
+E_F64 = float_type(F64, np.float64)
 C64 = _et("complex<f32>", "complex", 64, "complex<f32>", np.complex64, component=E_F32)
 C128 = _et("complex<f64>", "complex", 128, "complex<f64>", np.complex128, component=E_F64)
 
@@ -354,7 +459,8 @@ def holds_every_value(src: ElementType, dst: ElementType) -> bool:
         return False
     a, b = src.format, dst.format
     return (a.precision <= b.precision and a.emax <= b.emax and a.min_subnormal >= b.min_subnormal
-            and (b.has_inf or not a.has_inf))
+            and (b.has_inf or not a.has_inf) and (b.has_nan or not a.has_nan)
+            and (b.has_negative_zero or not a.has_negative_zero) and (b.signed or not a.signed))
 
 
 # --------------------------------------------------------------------------
@@ -514,7 +620,7 @@ def widen_nans(a: np.ndarray, wide: np.ndarray, et: ElementType) -> np.ndarray:
     no payload to keep."""
     fmt = et.format
     nan = np.isnan(wide)
-    if et.bits >= 64 or not fmt.has_inf or not nan.any():
+    if et.bits >= 64 or fmt.nan != "ieee" or not nan.any():
         return wide
     b = np.asarray(to_bits(a[nan], et)).astype(np.uint64)
     sign = (b & np.uint64(fmt.sign_mask)) != 0
@@ -529,11 +635,15 @@ def nan_mask(bits: np.ndarray, fmt: FloatFormat) -> np.ndarray:
     storage arrays stay in numpy's integer loops, as do object arrays of
     Python ints)."""
     b = np.asarray(bits)
-    mag = b & (b.dtype.type(fmt.sign_mask - 1) if b.dtype.kind == "u" else fmt.sign_mask - 1)
-    if fmt.has_inf:
+    mag = b & (b.dtype.type(fmt.magnitude_mask) if b.dtype.kind == "u" else fmt.magnitude_mask)
+    if fmt.nan == "ieee":
         out = ((mag & fmt.exponent_mask) == fmt.exponent_mask) & ((mag & fmt.mantissa_mask) != 0)
+    elif fmt.nan == "fn":
+        out = mag == fmt.magnitude_mask
+    elif fmt.nan == "fnuz":
+        out = b == (b.dtype.type(fmt.sign_mask) if b.dtype.kind == "u" else fmt.sign_mask)
     else:
-        out = mag == (fmt.exponent_mask | fmt.mantissa_mask)
+        out = np.zeros(np.shape(b), dtype=bool)
     return np.asarray(out, dtype=bool)   # 0-d object arrays give Python scalars otherwise
 
 
@@ -549,7 +659,7 @@ def ordinals(bits: np.ndarray, et: ElementType) -> np.ndarray:
     b = np.asarray(bits)
     if c.is_float:
         b = b.astype(np.uint64, copy=False) if b.dtype != object else b.astype(np.uint64)
-        mag = (b & np.uint64(c.format.sign_mask - 1)).astype(np.int64)
+        mag = (b & np.uint64(c.format.magnitude_mask)).astype(np.int64)
         return np.where((b & np.uint64(c.format.sign_mask)) != 0, -mag, mag)
     if c.storage_bits == 64 and not c.is_signed:
         return b.astype(object)
@@ -578,7 +688,7 @@ def top_ordinal(fmt: FloatFormat) -> int:
     """The ordinal a range of values stops at: +inf's, or the largest
     finite value's in a format without infinities (f8E4M3FN, whose next
     pattern is NaN)."""
-    return fmt.inf_bits(False) if fmt.has_inf else (fmt.exponent_mask | fmt.mantissa_mask) - 1
+    return fmt.inf_bits(False) if fmt.has_inf else fmt.max_finite_bits
 
 
 def ulp_range(bits: np.ndarray, et: ElementType, tolerance: int) -> tuple[np.ndarray, np.ndarray]:

@@ -68,7 +68,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..spec.types import ElementType, from_bits, ordinals, to_bits
+from ..spec.types import ElementType, from_bits, nan_mask, ordinals, to_bits
 
 CAUSES = ("subnormal flushed", "wrong order", "wrong choice", "NaN lost", "NaN invented", "NaN payload",
           "signed zero", "infinity", "out of tolerance", "integer wrap", "other")
@@ -87,16 +87,12 @@ def float_classes(bits: np.ndarray, fmt):
     patterns of `fmt` (any shape; unsigned or Python-int object arrays):
     the one reading of float bits the causes, the survey and `run` share."""
     b = np.asarray(bits).astype(np.uint64)
-    mag = b & np.uint64(fmt.sign_mask - 1)
-    expo, mant = np.uint64(fmt.exponent_mask), np.uint64(fmt.mantissa_mask)
-    if fmt.has_inf:
-        nan = ((mag & expo) == expo) & ((mag & mant) != 0)
-        inf = mag == expo
-    else:   # f8E4M3FN: NaN only at S.1111.111, no infinity
-        nan = mag == (expo | mant)
-        inf = np.zeros(b.shape, bool)
-    zero = mag == 0
-    sub = ((mag & expo) == 0) & ~zero
+    mag = b & np.uint64(fmt.magnitude_mask)
+    expo = np.uint64(fmt.exponent_mask)
+    nan = nan_mask(b, fmt)
+    inf = (mag == expo) if fmt.has_inf else np.zeros(b.shape, bool)
+    zero = (mag == 0) & ~nan if fmt.has_zero else np.zeros(b.shape, bool)   # FNUZ: 1.000…0 is NaN
+    sub = ((mag & expo) == 0) & (mag != 0) if fmt.has_subnormals else np.zeros(b.shape, bool)
     neg = (b & np.uint64(fmt.sign_mask)) != 0
     return (np.asarray(nan, bool), np.asarray(inf, bool), np.asarray(zero, bool), np.asarray(sub, bool),
             np.asarray(neg, bool))

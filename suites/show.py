@@ -42,8 +42,8 @@ def nan_text(bits: int, fmt: FloatFormat) -> str:
     """The notation of one NaN bit pattern of `fmt` (module docstring)."""
     bits = int(bits)
     sign = "-" if bits & fmt.sign_mask else ""
-    if not fmt.has_inf:   # f8E4M3FN: one NaN per sign, no quiet bit
-        return sign + "nan"
+    if fmt.nan != "ieee":   # FN: one NaN per sign, FNUZ: one NaN; no quiet bit, no payload
+        return sign + "nan" if fmt.nan == "fn" else "nan"
     quiet = 1 << (fmt.mantissa_bits - 1)
     m = bits & fmt.mantissa_mask
     payload = m & (quiet - 1)

@@ -5,20 +5,16 @@ import zlib
 
 import numpy as np
 
+from ..spec.types import nan_mask
 from .ops import EXHAUSTIVE, _et
 
 
 def _specials(et) -> np.ndarray:
     """±0, the smallest and largest subnormal, the smallest normal, ±1, the
-    largest finite, ±inf and a NaN (where the format has them)."""
-    f = et.format
-    mb = f.mantissa_bits
-    mags = [0, 1, f.mantissa_mask, 1 << mb, f.bias << mb]
-    if f.has_inf:
-        mags += [f.exponent_mask - 1, f.exponent_mask, f.exponent_mask | (1 << (mb - 1))]
-    else:
-        mags += [(f.exponent_mask | f.mantissa_mask) - 1, f.exponent_mask | f.mantissa_mask]
-    return np.array([m | s for m in mags for s in (0, f.sign_mask)], dtype=np.uint64)
+    largest finite, ±inf and NaN (where the format has them): the
+    generators' list, read from the format's declaration."""
+    from ..generators.values import float_special_bits
+    return np.array(float_special_bits(et), dtype=np.uint64)
 
 
 def stratified(et, size: int, rng: np.random.Generator) -> np.ndarray:
@@ -26,19 +22,18 @@ def stratified(et, size: int, rng: np.random.Generator) -> np.ndarray:
     signs (each subnormal binade by its leading bit), uniform within it."""
     f = et.format
     mb = f.mantissa_bits
-    top = (f.exponent_mask >> mb) - (1 if f.has_inf else 0)      # the largest finite exponent code
-    per = max(1, -(-size // (2 * (top + mb))))   # per binade and sign
+    top = f.max_finite_bits >> mb                                 # the largest finite exponent code
+    subnormal_binades = mb if f.has_subnormals else 0
+    per = max(1, -(-size // (2 * (top + subnormal_binades))))    # per binade and sign
     parts = []
-    for e in range(1, top + 1):
+    for e in range(1 if f.has_zero else 0, top + 1):
         parts.append(np.uint64(e << mb) | rng.integers(0, 1 << mb, 2 * per, dtype=np.uint64))
-    for j in range(mb):                                           # subnormals with leading bit j
+    for j in range(subnormal_binades):                            # subnormals with leading bit j
         parts.append(np.uint64(1 << j) | rng.integers(0, 1 << j, 2 * per, dtype=np.uint64) if j else
                      np.ones(2 * per, dtype=np.uint64))
     signs = np.repeat(np.array([0, f.sign_mask], dtype=np.uint64), per)   # half of each binade negative
     out = np.concatenate([p | signs for p in parts])
-    if not f.has_inf:   # f8E4M3FN's all-ones pattern is NaN: keep the draw finite
-        out = out[(out & np.uint64(f.exponent_mask | f.mantissa_mask)) != (f.exponent_mask | f.mantissa_mask)]
-    return out
+    return out[~nan_mask(out, f)]   # FN formats' all-ones pattern is NaN: keep the draw finite
 
 
 def _hard(op: str, et, operand: int) -> np.ndarray:

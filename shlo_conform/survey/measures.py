@@ -13,7 +13,7 @@ def _classes(bits: np.ndarray, fmt) -> dict:
     from ..suites.causes import float_classes
     b = bits.astype(np.uint64)
     nan, inf, zero, sub, neg = float_classes(b, fmt)
-    mag = b & np.uint64(fmt.sign_mask - 1)
+    mag = b & np.uint64(fmt.magnitude_mask)
     return {"nan": nan, "inf": inf, "zero": zero, "sub": sub, "neg": neg, "mag": mag.astype(np.int64)}
 
 

@@ -363,7 +363,7 @@ def operand_values(array, et, rt) -> np.ndarray:
             dst[i] = x
         else:
             r = x if math.isinf(x) else round_fraction(Fraction(x), fmt, "near")
-            dst[i] = r if fmt.has_inf or not math.isinf(r) else math.nan
+            dst[i] = r if fmt.has_inf or not math.isinf(r) else float(fmt.decode(fmt.overflow_bits(r < 0)))
     return out
 
 

@@ -499,8 +499,8 @@ def _nan_bits(et, *, negative: bool, payload: bool) -> int:
     """A quiet NaN, negative or not, with a payload bit where the format has room (bits must move
     intact: a sort only moves elements)."""
     f = et.format
-    extra = 1 if payload and f.has_inf and f.mantissa_bits > 2 else 0
-    return f.nan_bits() | extra | (f.sign_mask if negative else 0)
+    extra = 1 if payload and f.nan == "ieee" and f.mantissa_bits > 2 else 0
+    return f.nan_bits(negative) | extra
 
 
 def _float_pool(et, body: str, rng) -> list:
