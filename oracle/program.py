@@ -49,7 +49,11 @@ What a program may hold:
   read like StableHLO ops — checked by their constraints and executed by
   their declared semantics: the mathematical function, rounded correctly,
   with the ULP tolerance of an approximate op (DESIGN.md: "CHLO ops are
-  mathematics") — and listed in `Program.chlo_judged`; every other CHLO op
+  mathematics"); top_k as data movement, ragged_dot as dot_general's
+  accumulation per group, mulhi as exact integer arithmetic — and listed
+  in `Program.chlo_judged`.  (One such op that jaxlib's verifier refuses
+  is judged alone by spec/chlo's constraints, as a StableHLO op is:
+  `_our_verdict`.)  Every other CHLO op
   is rewritten into StableHLO by jaxlib's chlo-legalize-to-stablehlo before
   anything is checked (reading.py) and listed in `Program.legalized`, so
   that what is judged is said; an op the pass does not decompose is
@@ -349,6 +353,9 @@ def _module(source: str | bytes):
             module = None
         if module is not None and not chlo_ops(module):
             return module, {}, {}
+        if module is not None and _ISOLATED_REFUSAL.get():
+            # the one op jaxlib's verifier refused (`_our_verdict`), read as written for our constraints
+            return module, {}, chlo_ops(module)
     try:
         read = read_registered(source, keep=_judged_as_declared)   # pretty form, or CHLO to legalize
     except SyntaxRejected as e:
@@ -385,14 +392,22 @@ def _our_verdict(e: VerifierRejected) -> ProgramRejected:
     cannot read without it): judge the refused op alone by our constraints."""
     isolated = isolated_program(e.op_text) if e.op_text else None
     if isolated is not None:
+        token = _ISOLATED_REFUSAL.set(True)
         try:
             parse_program(isolated)
         except ProgramRejected as ours:
             return ProgramRejected(f"{ours} (jaxlib's verifier refuses it too: {e.message})", ours.constraint)
+        finally:
+            _ISOLATED_REFUSAL.reset(token)
         return ProgramRejected(f"jaxlib's verifier refuses an op the encoded spec accepts — a disagreement "
                                f"to examine; the pretty form cannot be read past the verifier: {e.message}")
     return ProgramRejected(f"jaxlib's verifier refuses the program: {e.message}")
 
+
+# Set while `_our_verdict` reads the one op jaxlib's verifier refused: a CHLO op in it is read as written
+# (generic form, the oracle's own context) and judged by spec/chlo's constraints, not handed to jaxlib's
+# verifier again — which refused it, and would send the reader round the same verdict without end.
+_ISOLATED_REFUSAL: contextvars.ContextVar = contextvars.ContextVar("shlo_conform_isolated_refusal", default=False)
 
 CALL = "shlo_conform.call"   # func.call, as the reader spells it inside regions (see `_module`)
 

@@ -1,18 +1,22 @@
-"""chlo.acos — arccosine, element-wise, real operands (chlo.md "chlo.acos").
+"""chlo.acos — arccosine, element-wise (chlo.md "chlo.acos").
 
 acos(1) = +0 exactly; |x| > 1 and NaN → NaN; every other float (acos(±0) =
-π/2, acos(-1) = π) is an `Approx` of acos.  Complex operands: legalized.
+π/2, acos(-1) = π) is an `Approx` of acos.  Complex operands: C99's
+principal cacos, Annex G.6.1.1 (spec/chlo/complex_inverse.py).
 """
 import math
 
 import mpmath
 import numpy as np
 
-from ..dsl import FLOAT, Approx, Generic
+from ..dsl import COMPLEX, FLOAT, Approx, Generic
 from .common import unary
+from .complex_inverse import cacos
 
 
 def element(op, x):
+    if isinstance(x, complex):
+        return cacos(x)
     if math.isnan(x) or abs(x) > 1:
         return math.nan
     if x == 1:
@@ -28,4 +32,4 @@ def _outside(x):
     return np.abs(x) > 1
 
 
-SPEC = unary("acos", element, FLOAT, generic=Generic(mpmath.acos, _generic, nan=_outside))
+SPEC = unary("acos", element, FLOAT + COMPLEX, generic=Generic(mpmath.acos, _generic, nan=_outside))

@@ -1,20 +1,24 @@
-"""chlo.acosh — inverse hyperbolic cosine, element-wise, real operands
+"""chlo.acosh — inverse hyperbolic cosine, element-wise
 (chlo.md "chlo.acosh": NaN below -1 — and below 1, where no real value
 exists).
 
 acosh(1) = +0, acosh(+inf) = +inf; x < 1 and NaN → NaN; every other float
-is an `Approx` of acosh.  Complex operands: legalized.
+is an `Approx` of acosh.  Complex operands: C99's principal cacosh,
+Annex G.6.2.1 (spec/chlo/complex_inverse.py).
 """
 import math
 
 import mpmath
 import numpy as np
 
-from ..dsl import FLOAT, Approx, Generic
+from ..dsl import COMPLEX, FLOAT, Approx, Generic
 from .common import unary
+from .complex_inverse import cacosh
 
 
 def element(op, x):
+    if isinstance(x, complex):
+        return cacosh(x)
     if math.isnan(x) or x < 1:
         return math.nan
     if x == 1:
@@ -32,4 +36,4 @@ def _outside(x):
     return x < 1
 
 
-SPEC = unary("acosh", element, FLOAT, generic=Generic(mpmath.acosh, _generic, nan=_outside))
+SPEC = unary("acosh", element, FLOAT + COMPLEX, generic=Generic(mpmath.acosh, _generic, nan=_outside))

@@ -1,19 +1,23 @@
-"""chlo.asin — arcsine, element-wise, real operands (chlo.md "chlo.asin").
+"""chlo.asin — arcsine, element-wise (chlo.md "chlo.asin").
 
 asin(±0) = ±0; |x| > 1 and NaN → NaN (no real value); every other float,
-±1 included (±π/2), is an `Approx` of asin.  Complex operands are not
-declared here: jaxlib's decomposition of them is judged (spec/chlo).
+±1 included (±π/2), is an `Approx` of asin.  Complex operands: the
+principal casin of C99, with Annex G's special values and branch cuts
+(spec/chlo/complex_inverse.py).
 """
 import math
 
 import mpmath
 import numpy as np
 
-from ..dsl import FLOAT, Approx, Generic
+from ..dsl import COMPLEX, FLOAT, Approx, Generic
 from .common import unary
+from .complex_inverse import casin
 
 
 def element(op, x):
+    if isinstance(x, complex):
+        return casin(x)
     if math.isnan(x) or abs(x) > 1:
         return math.nan
     if x == 0:
@@ -29,4 +33,4 @@ def _outside(x):
     return np.abs(x) > 1
 
 
-SPEC = unary("asin", element, FLOAT, generic=Generic(mpmath.asin, _generic, nan=_outside))
+SPEC = unary("asin", element, FLOAT + COMPLEX, generic=Generic(mpmath.asin, _generic, nan=_outside))

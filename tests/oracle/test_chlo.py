@@ -1,9 +1,10 @@
 """CHLO, the ops JAX emits beside StableHLO (issue 21).
 
 jnp.var and lax.square lower to chlo.square, the exact GELU to chlo.erfc,
-lax.top_k to chlo.top_k.  The element-wise functions spec/chlo declares
-are judged by their meaning (`Program.chlo_judged`; tests/oracle/
-test_chlo_math.py); the rest the oracle rewrites with jaxlib's own
+lax.top_k to chlo.top_k.  The ops spec/chlo declares (the element-wise
+functions, top_k, ragged_dot, mulhi) are judged by their meaning
+(`Program.chlo_judged`; tests/oracle/test_chlo_math.py,
+test_chlo_complex.py, test_chlo_structured.py); the rest the oracle rewrites with jaxlib's own
 chlo-legalize-to-stablehlo (oracle/reading.py), judges the StableHLO that
 comes out, and says which ops it legalized (`Program.legalized`).
 
@@ -68,14 +69,19 @@ def test_chlo_in_generic_form_is_read_too():
     assert e.array().tolist() == [4.0, 0.25, 9.0]
 
 
-def test_top_k_is_judged_as_the_sort_it_decomposes_to():
+def test_top_k_is_judged_by_its_meaning_not_legalized():
+    """chlo.top_k is declared (spec/chlo/top_k.py): the k largest by
+    totalOrder, ties' indices in any order (JAX writes no `is_stable`)."""
     x = np.array([[0.5, -1.0, 7.0, 2.0, 2.0, -0.0], [3.0, 1.0, 4.0, 1.0, 5.0, 9.0]], np.float32)
     text = _lowered(lambda v: lax.top_k(v, 3), x)
-    assert parse_program(text).legalized == {"chlo.top_k": 1}
+    program = parse_program(text)
+    assert program.chlo_judged == {"chlo.top_k": 1} and program.legalized == {}
     values, indices = expected_outputs(text, [x])
     order = np.argsort(-x, axis=1, kind="stable")[:, :3]     # ties: the lower index first, as a stable sort
     assert values.array().tolist() == np.take_along_axis(x, order, axis=1).tolist()
     assert indices.array().tolist() == order.tolist()
+    assert compare(indices, np.array([[2, 4, 3], [5, 4, 2]], np.int32)).ok       # the tie 2.0, 2.0 swapped
+    assert not compare(indices, np.array([[2, 3, 0], [5, 4, 2]], np.int32)).ok   # x[0, 0] = 0.5 is no 2.0
 
 
 def test_programs_without_chlo_legalize_nothing():
@@ -85,11 +91,13 @@ def test_programs_without_chlo_legalize_nothing():
 
 
 def test_the_decomposition_is_the_one_the_interpreter_follows_to_the_bit():
-    """What stays legalized — top_k, and the complex arcsine and arccosine
-    (spec/chlo declares asin and acos for real operands only; acos's
-    decomposition carries a default `result_accuracy` on its sqrt): the
-    reference interpreter, run on the same legalized program, meets the
-    oracle's expectation with no ULP of difference."""
+    """A program whose CHLO arrives legalized (here: legalized with jaxlib's
+    own pass first — top_k's sort, the complex arcsine's and arccosine's
+    formulas; acos's decomposition carries a default `result_accuracy` on
+    its sqrt) is judged as written, op by op: the reference interpreter,
+    run on the same program, meets the oracle's expectation with no ULP of
+    difference.  (spec/chlo now declares these ops, so the program as JAX
+    writes it is judged by their meaning instead: test_chlo_complex.py.)"""
     from shlo_conform.backends.base import load_backend
     interp = load_backend("interpreter")
     rng = np.random.default_rng(1)
@@ -97,13 +105,15 @@ def test_the_decomposition_is_the_one_the_interpreter_follows_to_the_bit():
     cases = [(lambda v: lax.top_k(v, 5)[0], rng.uniform(-6, 6, (4, 64)).astype(np.float32)),
              (jnp.arccos, z), (jnp.arcsin, z)]
     for f, x in cases:
-        text = _lowered(f, x)
+        written = _lowered(f, x)
+        assert parse_program(written).chlo_judged and not parse_program(written).legalized
+        text = read_registered(written).generic
         program = parse_program(text)
-        assert program.legalized and all(k.startswith("chlo.") for k in program.legalized)
+        assert program.legalized == {} and program.chlo_judged == {} and "chlo." not in text
         (e,) = execute(program, [x])
-        (got,) = interp.run(interp.compile(read_registered(text).generic), [x])
+        (got,) = interp.run(interp.compile(text), [x])
         result = compare(e, got)
-        assert result.ok and result.max_ulp == 0, (text.splitlines()[2], result.detail)
+        assert result.ok and result.max_ulp == 0, (written.splitlines()[2], result.detail)
 
 
 def test_result_accuracy_other_than_the_default_is_refused():
