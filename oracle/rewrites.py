@@ -41,9 +41,30 @@ rewritten too) and returns how many sites it changed.  Today:
   with `xla_cpu_enable_fast_min_max=true` (a NaN in y is lost, −0 and +0
   are not ordered).
 
+* **reassociation (constants folded)** — `(x + c1) + c2` becomes `x +
+  fl(c1 + c2)`, and likewise with subtract on either side (`(c1 − x) + c2`
+  is `fl(c1 + c2) − x`) and for multiply (`(x · c1) · c2` is `x · fl(c1 ·
+  c2)`): the constants are brought together and folded in the format,
+  one rounding, where the spec rounds after each op.  XLA's algebraic
+  simplifier does this in f16, f32 and f64 as jax.jit compiles
+  (docs/findings.md), also where the inner sum has other uses.
+
+* **reassociation (right to left / left to right / balanced)** — a chain
+  of floating-point `add` (or of `multiply`) ops whose inner results have
+  one use each, with three or more leaves, re-bracketed: `a + (b + (c +
+  d))`, `((a + b) + c) + d`, or halved recursively `(a + b) + (c + d)`.
+  Reassociation in general has no single program (every order is a
+  different one), but these three are the orders a rewrite commonly
+  leaves (a left fold as written, a right fold, a tree-height reduction
+  for parallelism), each one program, so "bit for bit" still means
+  something (three leaves halved are the left fold: only the right fold
+  differs there).  XLA:CPU keeps the
+  order of a chain of non-constant operands (docs/findings.md); the rows
+  name backends that do not.  A reduce's order is implementation-defined
+  already and is never a rewrite.
+
 Flushed subnormals are named by suites/causes.py already (inputs and
-outputs); reassociation has no single rewritten program (every order is a
-different one) and stays "out of tolerance" beyond the bounded kinds.
+outputs); any other order stays "out of tolerance" beyond the bounded kinds.
 """
 from __future__ import annotations
 
@@ -268,27 +289,250 @@ def fast_min_max(module) -> int:
     return sites
 
 
+# --------------------------------------------------------------------------
+# Reassociation: constants brought together and folded
+# --------------------------------------------------------------------------
+
+def _constant_values(value, fmt: str):
+    """The values of the constant `value` comes from, in the format's numpy
+    type: a 0-d array when the constant is a splat (through any broadcasts
+    and reshapes), the whole array when the constant has `value`'s own
+    type; None otherwise (not a constant, a non-splat constant reshaped, a
+    bf16 array numpy cannot read here)."""
+    from jaxlib.mlir import ir
+    found = _constant_chain(value)
+    if found is None:
+        return None
+    const, chain = found
+    dtype = element_type(fmt).numpy
+    try:
+        dense = ir.DenseElementsAttr(const.attributes["value"])
+        if dense.is_splat:
+            return np.array(ir.FloatAttr(dense.get_splat_value()).value, dtype=dtype)
+        if chain or fmt == "bf16":
+            return None
+        return np.asarray(np.array(dense), dtype=dtype).reshape(ir.RankedTensorType(value.type).shape)
+    except (ValueError, TypeError):
+        return None
+
+
+_FAMILY = {"stablehlo.add": "additive", "stablehlo.subtract": "additive", "stablehlo.multiply": "multiplicative"}
+
+
+def _with_constant(op, fmt: str):
+    """`op` with exactly one constant operand, as (family, x, s, k): s·x + k
+    for add and subtract (s = ±1; k negated where it is subtracted —
+    negation is exact), x·k for multiply (s = 1); else None."""
+    family = _FAMILY.get(getattr(op, "name", None))
+    if family is None:
+        return None
+    ks = [_constant_values(v, fmt) for v in op.operands]
+    if (ks[0] is None) == (ks[1] is None):
+        return None
+    j = 0 if ks[0] is not None else 1
+    x, k = op.operands[1 - j], ks[j]
+    if op.name == "stablehlo.subtract":
+        return (family, x, 1, -k) if j == 1 else (family, x, -1, k)
+    return family, x, 1, k
+
+
+def _constant_of(t, values: np.ndarray):
+    """A constant op's result of tensor type `t` holding `values` (0-d: a
+    splat)."""
+    from jaxlib.mlir import ir
+    rt = ir.RankedTensorType(t)
+    if values.ndim == 0:
+        attr = ir.DenseElementsAttr.get_splat(rt, ir.FloatAttr.get(rt.element_type, float(values)))
+    else:
+        attr = ir.DenseElementsAttr.get(np.ascontiguousarray(values), type=rt.element_type, shape=list(rt.shape))
+    return ir.Operation.create("stablehlo.constant", results=[t], attributes={"value": attr}).results[0]
+
+
+def folded_constants(module) -> int:
+    """`outer(inner(x, c1), c2)` with both ops of one family (add/subtract,
+    or multiply), each with one constant operand, becomes `x + K` (or `K −
+    x`, `x · K`) with K the two constants combined by one correctly
+    rounded op of the format: numpy's arithmetic, in f16 and bf16 through
+    f32, which rounds one op correctly (24 ≥ 2p + 2 bits).  A chain of
+    several folds step by step, as ops are visited in order.  Where K is
+    the identity (0, 1) the result is x itself, as XLA's simplifier goes on
+    to make it."""
+    from jaxlib.mlir import ir
+    sites = 0
+    for op in _walk(module.operation):
+        fmt = _float_name(op.results[0].type) if len(op.results) == 1 else None
+        outer = _with_constant(op, fmt) if fmt is not None else None
+        if outer is None:
+            continue
+        family, v, s_o, k_o = outer
+        inner = _with_constant(v.owner, fmt) if v.type == op.results[0].type else None
+        if inner is None or inner[0] != family:
+            continue
+        _, x, s_i, k_i = inner
+        with np.errstate(all="ignore"):
+            k = (s_o * k_i + k_o) if family == "additive" else (k_i * k_o)
+        k = np.asarray(k, dtype=element_type(fmt).numpy)
+        if not np.all(np.isfinite(k.astype(np.float64))):
+            continue   # an overflow folded: a different program altogether, not named
+        sign = s_o * s_i
+        t = op.results[0].type
+        with ir.InsertionPoint(op):
+            identity = np.all(k.astype(np.float64) == (0.0 if family == "additive" else 1.0))
+            if identity and sign == 1:
+                result = x
+            else:
+                kv = _constant_of(t, k)
+                name = "stablehlo.multiply" if family == "multiplicative" else \
+                    "stablehlo.add" if sign == 1 else "stablehlo.subtract"
+                result = ir.Operation.create(name, results=[t], operands=[x, kv] if sign == 1 else [kv, x]).results[0]
+        op.results[0].replace_all_uses_with(result)
+        op.erase()
+        if _uses(v) == 0:
+            v.owner.erase()
+        sites += 1
+    return sites
+
+
+# --------------------------------------------------------------------------
+# Reassociation: a chain of + (or ×) re-bracketed
+# --------------------------------------------------------------------------
+
+_CHAINED = ("stablehlo.add", "stablehlo.multiply")
+
+
+def _absorbed(value, name: str, t) -> bool:
+    """`value` is an inner node of a chain of `name` ops of type `t`: one
+    of them computed it and nothing else uses it."""
+    return getattr(value.owner, "name", None) == name and value.type == t and _uses(value) == 1
+
+
+# A bracketing is written in postfix: leaf numbers in order, `OP` where an
+# op combines the two values before it — flat lists, so a chain of 10^4
+# adds (an unrolled sum) needs no recursion to read, compare or build.
+OP = None
+
+
+def _postfix(root, inner: list) -> tuple[list, list]:
+    """(the leaf values of the chain `root` ends, left to right; its
+    bracketing in postfix).  A leaf is a value no op of the chain computed;
+    `inner` collects the ops absorbed, parents first."""
+    name, t = root.name, root.results[0].type
+    leaves, code = [], []
+    stack = [(root.operands[1], False), (root.operands[0], False)]
+    while stack:
+        v, done = stack.pop()
+        if done:
+            code.append(OP)
+        elif _absorbed(v, name, t):
+            inner.append(v.owner)
+            stack += [(v, True), (v.owner.operands[1], False), (v.owner.operands[0], False)]
+        else:
+            code.append(len(leaves))
+            leaves.append(v)
+    code.append(OP)
+    return leaves, code
+
+
+def _right_to_left(n: int) -> list:
+    """a + (b + (c + d)): every leaf, then every op."""
+    return list(range(n)) + [OP] * (n - 1)
+
+
+def _left_to_right(n: int) -> list:
+    """((a + b) + c) + d: the first leaf, then each next leaf and an op."""
+    return [0] + [m for k in range(1, n) for m in (k, OP)]
+
+
+def _balanced(n: int, first: int = 0) -> list:
+    """(a + b) + (c + d): halved recursively, the larger half left (depth
+    log2 n)."""
+    if n == 1:
+        return [first]
+    half = (n + 1) // 2
+    return _balanced(half, first) + _balanced(n - half, first + half) + [OP]
+
+
+def _is_root(op) -> bool:
+    """`op` ends a chain: a float add or multiply whose result is not an
+    inner node of a larger chain of the same op."""
+    if op.name not in _CHAINED or len(op.results) != 1 or _float_name(op.results[0].type) is None:
+        return False
+    r = op.results[0]
+    if _uses(r) != 1:
+        return True
+    user = next(iter(r.uses)).owner
+    return not (getattr(user, "name", None) == op.name and user.results[0].type == r.type)
+
+
+def _rebracketing(order: Callable) -> Callable:
+    """A rewrite that builds every chain of three or more leaves (floats,
+    inner results used once) in `order` (n → its postfix), where its
+    bracketing differs."""
+    def rewrite(module) -> int:
+        from jaxlib.mlir import ir
+        sites = 0
+        for root in [op for op in _walk(module.operation) if _is_root(op)]:
+            inner = []
+            leaves, code = _postfix(root, inner)
+            target = order(len(leaves))
+            if len(leaves) < 3 or code == target:
+                continue
+            t = root.results[0].type
+            with ir.InsertionPoint(root):
+                values = []
+                for k in target:
+                    if k is OP:
+                        rhs, lhs = values.pop(), values.pop()
+                        values.append(ir.Operation.create(root.name, results=[t], operands=[lhs, rhs]).results[0])
+                    else:
+                        values.append(leaves[k])
+            root.results[0].replace_all_uses_with(values[0])
+            root.erase()
+            for op in inner:   # parents first: each is unused once the one above it is gone
+                op.erase()
+            sites += 1
+        return sites
+    return rewrite
+
+
+right_to_left = _rebracketing(_right_to_left)
+left_to_right = _rebracketing(_left_to_right)
+balanced = _rebracketing(_balanced)
+
+
 REWRITES = (
     Rewrite("reciprocal multiplication", "x / c computed as x · fl(1/c)", reciprocal_multiplication),
     Rewrite("FMA contraction", "a·b ± c computed with one rounding (fused multiply-add)", fma_contraction),
     Rewrite("algebraic simplification", "(x + c) − c folded to x", cancelled_constants),
     Rewrite("fast min/max", "max/min as one compare and select (x < y ? y : x): NaN and −0 not ordered",
             fast_min_max),
+    Rewrite("reassociation (constants folded)", "(x + c1) + c2 computed as x + fl(c1 + c2) (likewise −, ×)",
+            folded_constants),
+    Rewrite("reassociation (right to left)", "a chain of + or × bracketed right to left: a + (b + (c + d))",
+            right_to_left),
+    Rewrite("reassociation (left to right)", "a chain of + or × bracketed left to right: ((a + b) + c) + d",
+            left_to_right),
+    Rewrite("reassociation (balanced)", "a chain of + or × halved recursively: (a + b) + (c + d)", balanced),
 )
 
 
 def rewritten(text: str) -> list[tuple[Rewrite, str, int]]:
     """(rewrite, the rewritten program's generic text, sites) for each
-    rewrite that changes `text` (a program in any textual syntax)."""
+    rewrite that changes `text` (a program in any textual syntax); a
+    rewrite that yields the very program an earlier one did is left out
+    (the earlier names it; the oracle need not judge it twice)."""
     from jaxlib.mlir import ir
 
     from .reading import registered_context
-    out = []
+    out, seen = [], set()
     for rw in REWRITES:
         with registered_context(), ir.Location.unknown():
             module = ir.Module.parse(text)
             sites = rw.apply(module)
             if sites:
-                out.append((rw, module.operation.get_asm(print_generic_op_form=True, assume_verified=True), sites))
+                changed = module.operation.get_asm(print_generic_op_form=True, assume_verified=True)
+                if changed not in seen:
+                    seen.add(changed)
+                    out.append((rw, changed, sites))
     return out
 

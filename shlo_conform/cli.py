@@ -96,9 +96,6 @@ def _size(flag: str):
     return parse
 
 
-RUN_PROGRAM_TIMEOUT = 60.0   # `run`: seconds per backend run and for the oracle (model-sized programs)
-
-
 def _nonempty(flag: str):
     """An argparse type: a path or name that is not empty."""
     def parse(text):
@@ -768,9 +765,11 @@ def cmd_run(argv: list[str]) -> int:
                      help="draw inputs from this seed (default: seed 0)")
     p.add_argument("--specials", type=_bounded(float, -1e-300, 1.0, "--specials"), default=0.0, metavar="P",
                    help="with --random: share of special values (±0, ±inf, NaN, subnormals, extremes); default 0")
-    p.add_argument("--timeout", type=_bounded(float, 0, 3600, "--timeout"), default=None,
+    from .differential import TIMEOUT_MAX, TIMEOUT_RULE
+    p.add_argument("--timeout", type=_bounded(float, 0, TIMEOUT_MAX, "--timeout"), default=None,
                    help="seconds for each backend's run and for the oracle (compiles get twice as long); "
-                        f"default {RUN_PROGRAM_TIMEOUT:g} s")
+                        f"default scaled to the program: {TIMEOUT_RULE}.  A backend past it is slow, not "
+                        "wrong: no verdict (exit 4)")
     p.add_argument("--oracle-memory", type=_size("--oracle-memory"), default=None, metavar="SIZE",
                    help="memory the oracle may use (e.g. 16G); a program that needs more is refused up front "
                         "with the figure; default 8G or half the machine's memory")
@@ -787,7 +786,7 @@ def cmd_run(argv: list[str]) -> int:
     grid = Grid(a.replicas or 1, a.partitions or 1) if (a.replicas or a.partitions) else None
     try:
         text, rc = run_command(a.program, backends, inputs_npz=a.inputs, seed=a.random,
-                               special_fraction=a.specials, timeout=a.timeout or RUN_PROGRAM_TIMEOUT,
+                               special_fraction=a.specials, timeout=a.timeout,
                                oracle_memory=a.oracle_memory, grid=grid)
     except InputError as e:
         raise UsageError(str(e)) from None

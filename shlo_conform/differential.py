@@ -286,20 +286,35 @@ def expectations(data: bytes, inputs: list) -> tuple[list[Expectation] | None, s
         return None, f"the spec states no result for these inputs: {e}"
 
 
-def rewritten_expectations(text: str, inputs: list) -> list[tuple[str, str, int, list]]:
-    """The oracle's expectations for `text` with each known compiler rewrite
-    applied (oracle/rewrites.py): (name, what was computed instead, sites,
-    expectations) per rewrite that changes the program and that the oracle
-    can judge (runs in the isolated job process)."""
+def rewritten_programs(text: str) -> list[tuple[str, str, int, str]]:
+    """(name, what was computed instead, sites, the rewritten program's
+    text) for each known compiler rewrite (oracle/rewrites.py) that changes
+    `text` (runs in the isolated job process: MLIR's parser)."""
+    from .oracle.rewrites import rewritten
+    return [(rw.name, rw.says, sites, changed) for rw, changed, sites in rewritten(text)]
+
+
+def rewritten_expectation(changed: str, inputs: list) -> list | None:
+    """The oracle's expectations for one rewritten program, None where the
+    oracle cannot judge it (runs in the isolated job process)."""
     from .generators.expect import ProgramRejected, Unspecified
     from .oracle.program import execute, parse_program
-    from .oracle.rewrites import rewritten
+    try:
+        return execute(parse_program(changed), list(inputs))
+    except (ProgramRejected, Unspecified):
+        return None
+
+
+def rewritten_expectations(text: str, inputs: list) -> list[tuple[str, str, int, list]]:
+    """The oracle's expectations for `text` with each known compiler rewrite
+    applied: (name, what was computed instead, sites, expectations) per
+    rewrite that changes the program and that the oracle can judge, all in
+    this process (`run` asks for them one job at a time instead)."""
     out = []
-    for rw, changed, sites in rewritten(text):
-        try:
-            out.append((rw.name, rw.says, sites, execute(parse_program(changed), list(inputs))))
-        except (ProgramRejected, Unspecified):
-            continue
+    for name, says, sites, changed in rewritten_programs(text):
+        exps = rewritten_expectation(changed, inputs)
+        if exps is not None:
+            out.append((name, says, sites, exps))
     return out
 
 
@@ -582,7 +597,7 @@ def _process(i: int, grid: Grid) -> str:
 
 def render(path: str, form: str, types: list, how: str, expected: list | None, why_none: str,
            reports: list[BackendReport], oracle_asked: bool, need: str = "", legalized: dict | None = None,
-           grid: Grid = SINGLE, chlo_judged: dict | None = None) -> str:
+           grid: Grid = SINGLE, chlo_judged: dict | None = None, limit: str = "") -> str:
     """`run`'s text.  On a grid, `expected` and each report's raw outputs
     hold one list per process and each process is headed and indented
     under the line that owns it; one process is the same text without the
@@ -598,8 +613,8 @@ def render(path: str, form: str, types: list, how: str, expected: list | None, w
         return [f"  {_process(i, grid)}"] if many else []
 
     if chlo_judged:
-        lines.append("chlo     judged as mathematics (spec/chlo: the correctly rounded value, with the ULP tolerance "
-                     "of spec/accuracy.py): " + ", ".join(f"{op} x{n}" for op, n in sorted(chlo_judged.items())))
+        lines.append("chlo     judged as mathematics (spec/chlo: each op's declared meaning — functions correctly "
+                     "rounded, with spec/accuracy.py's ULP tolerance): " + ", ".join(f"{op} x{n}" for op, n in sorted(chlo_judged.items())))
     if legalized:
         lines.append("chlo     legalized into StableHLO before judging (jaxlib's chlo-legalize-to-stablehlo; "
                      "the interpreter runs the same decomposition, XLA keeps some as its own ops): "
@@ -623,8 +638,8 @@ def render(path: str, form: str, types: list, how: str, expected: list | None, w
         lines.append(f"{r.name}   {r.describe}" if r.describe and r.describe != r.name else r.name)
         if not r.outputs:
             lines.append(f"  {r.verdict.upper()}" + (f": {r.detail}" if r.detail else "")
-                         + (" — slow, not wrong: no verdict (--timeout raises the limit)"
-                            if r.verdict == "timeout" else "")
+                         + (" — slow, not wrong: no verdict (" + (f"{limit}; " if limit else "")
+                            + "--timeout raises the limit)" if r.verdict == "timeout" else "")
                          + (" (no verdict without the oracle's expectation)" if r.verdict == "ran" else ""))
             if r.raw is not None and expected is None:
                 for i, per in enumerate(r.raw if many else [r.raw]):
@@ -668,47 +683,103 @@ def default_oracle_memory() -> int:
     return min(DEFAULT_ORACLE_MEMORY, total // 2)
 
 
-def judge_isolated(jobs, data: bytes, inputs_for, *, timeout: float, memory: int, grid: Grid | None = None) -> tuple:
+# --------------------------------------------------------------------------
+# How long a program may take: the default --timeout
+# --------------------------------------------------------------------------
+
+# A flat limit fits one size: a model-sized program may need minutes to be
+# judged and compiled, while a backend hung on a tiny one is waited for as
+# long.  So the default grows with what makes a program slow to judge and to
+# compile: its data and its ops.
+TIMEOUT_FLOOR = 60.0      # s, any program: a worker starts jax or IREE, the oracle its imports
+TIMEOUT_PER_MIB = 1 / 16  # s per MiB of data: the oracle judged 50–200 MiB of its estimated peak a second
+#                           (MLPs of 256² and 512² f32, a 1M-element elementwise chain; 2026-11-28):
+#                           3–12× slack for a loaded machine and precision escalation
+TIMEOUT_PER_LINE = 0.02   # s per line of the program's text (about one op a line): compiles and the
+#                           oracle's steps grow with the ops
+TIMEOUT_MAX = 3600.0      # what --timeout allows at most
+TIMEOUT_RULE = (f"{TIMEOUT_FLOOR:g} s + 1 s per {1 / TIMEOUT_PER_MIB:g} MiB of the program's data (the oracle's "
+                f"estimated memory, oracle/cost.py, or the file's size where larger) + 1 s per "
+                f"{1 / TIMEOUT_PER_LINE:g} lines of its text, at most {TIMEOUT_MAX:g} s; a loop's trip count is "
+                f"not seen")
+
+
+def default_timeout(data_bytes: int, lines: int) -> float:
+    """The default limit, in seconds, for a program of `data_bytes` of data
+    and `lines` lines of text (`TIMEOUT_RULE`): each backend's run (its
+    compile twice that, isolation.compile_timeout_for) and each of the
+    oracle's jobs.  Past it a backend is "slow, not wrong" (no verdict,
+    exit 4), never a disagreement; an explicit --timeout replaces it."""
+    return min(TIMEOUT_MAX, TIMEOUT_FLOOR + data_bytes / (1 << 20) * TIMEOUT_PER_MIB + lines * TIMEOUT_PER_LINE)
+
+
+def program_timeout(data: bytes, prep: Prepared | None = None) -> float:
+    """`default_timeout` of a program: its data is the larger of the file's
+    bytes (weights held as constants) and the oracle's estimated peak
+    memory for every process of its grid (oracle/cost.py, when it has
+    one); its lines those of the text the backends compile — before the
+    program is read (`prep` None), the file's own (none for bytecode or a
+    serialized jax.export artifact)."""
+    size, lines = len(data), 0
+    if not data.startswith(MLIR_BYTECODE_MAGIC):
+        try:
+            lines = data.decode().count("\n") + 1
+        except UnicodeDecodeError:
+            pass
+    if prep is not None:
+        lines = prep.text.count("\n") + 1 if prep.text else lines
+        if prep.cost is not None:
+            size = max(size, prep.cost.peak * prep.grid.size)
+    return default_timeout(size, lines)
+
+
+def judge_isolated(jobs, data: bytes, inputs_for, *, timeout: float | None, memory: int,
+                   grid: Grid | None = None) -> tuple:
     """Read the program and run the oracle in a job process of their own
     (shlo_conform/isolation.py): a parser that dies, a recursion past any
-    stack, an allocation past `memory` or a run past `timeout` becomes one
-    line and "cannot judge", never the end of `run`.  `inputs_for(types)`
-    makes the inputs once @main's types are known.  Returns (Prepared,
-    inputs, expectations or None, why there are none, the cost line)."""
+    stack, an allocation past `memory` or a run past the timeout becomes
+    one line and "cannot judge", never the end of `run`.  `timeout` None:
+    the program's default (`program_timeout`: from the file to read it,
+    from what was read to judge it).  `inputs_for(types)` makes the inputs
+    once @main's types are known.  Returns (Prepared, inputs, expectations
+    or None, why there are none, the cost line, the timeout for the rest)."""
     from .isolation import Failure, default_startup_timeout
     from .oracle.cost import human_bytes
-    reading = default_startup_timeout(timeout)   # the job process's start (imports) is in the reading's time
+    explicit = timeout is not None
+    reading = default_startup_timeout(timeout if explicit else program_timeout(data))   # the job process's
+    #                                                                        start (imports) is in its time
     prep = jobs.call("shlo_conform.differential:prepare", data, grid, timeout=reading)
     if isinstance(prep, Failure):   # the reader died: the backends may still read it
         sig = fallback_signature(data)
         if sig is None:
-            raise InputError(f"cannot read the program: {_failure(prep, reading, memory)}")
-        why = f"reading the program failed: {_failure(prep, reading, memory)}"
+            raise InputError(f"cannot read the program: {_failure(prep, reading, memory, explicit)}")
+        why = f"reading the program failed: {_failure(prep, reading, memory, explicit)}"
         prep = Prepared("text", data.decode(), *sig)
         stated = _stated_grid(prep.text)
         prep.grid = stated if isinstance(stated, Grid) else grid or SINGLE
-        return prep, inputs_for(prep.types, prep.grid), None, why, ""
+        return prep, inputs_for(prep.types, prep.grid), None, why, "", timeout if explicit else program_timeout(data)
     if prep.refusal:
         raise InputError(prep.refusal)
+    timeout = timeout if explicit else program_timeout(data, prep)
     inputs = inputs_for(prep.types, prep.grid)
     if prep.cost is None:
-        return prep, inputs, None, prep.cost_why, ""
+        return prep, inputs, None, prep.cost_why, "", timeout
     n = prep.grid.size   # every process holds its values at once
     need = f"needs {prep.cost.describe()}" + (f" per process, {n} processes" if n > 1 else "") + \
         f"; budget {human_bytes(memory)}"
     if prep.cost.peak * n > memory:
         return prep, inputs, None, (f"the oracle would need {prep.cost.describe()}"
                                     + (f" for each of {n} processes" if n > 1 else "") + ", past its budget of "
-                                    f"{human_bytes(memory)} (--oracle-memory raises it)"), ""
+                                    f"{human_bytes(memory)} (--oracle-memory raises it)"), "", timeout
     if n > 1:
         got = jobs.call("shlo_conform.differential:grid_expectations", data, prep.grid, inputs, timeout=timeout,
                         memory=memory)
     else:
         got = jobs.call("shlo_conform.differential:expectations", data, inputs, timeout=timeout, memory=memory)
     if isinstance(got, Failure):
-        return prep, inputs, None, _failure(got, timeout, memory), need
+        return prep, inputs, None, _failure(got, timeout, memory, explicit), need, timeout
     expected, why = got
-    return prep, inputs, expected, why, need
+    return prep, inputs, expected, why, need, timeout
 
 
 def named(message: str, path: str) -> str:
@@ -717,11 +788,13 @@ def named(message: str, path: str) -> str:
     return message.replace('"-":', f"{path}:")
 
 
-def _failure(f, timeout: float, memory: int) -> str:
-    """A job's Failure as the one line `run` prints."""
+def _failure(f, timeout: float, memory: int, explicit: bool = True) -> str:
+    """A job's Failure as the one line `run` prints (`explicit`: the
+    timeout was --timeout's, not the program's default)."""
     from .oracle.cost import human_bytes
     if f.kind == "timeout":
-        return f"the oracle took longer than {timeout:g} s" + (" (--timeout)" if timeout else "")
+        return f"the oracle took longer than {timeout:g} s" + (
+            " (--timeout)" if explicit else " (the default for this program's size; --timeout raises it)")
     if f.kind == "memory":
         return f"the oracle ran out of its memory budget of {human_bytes(memory)} (--oracle-memory raises it)"
     if f.kind == "recursion":
@@ -732,7 +805,7 @@ def _failure(f, timeout: float, memory: int) -> str:
 
 
 def run_command(path: str, backends: list[str], *, inputs_npz: str | None = None, seed: int | None = None,
-                special_fraction: float = 0.0, timeout: float = 60.0,
+                special_fraction: float = 0.0, timeout: float | None = None,
                 oracle_memory: int | None = None, grid: Grid | None = None) -> tuple[str, int]:
     """The whole `run` command: (what to print, exit status — `exit_code`:
     1 when a backend disagrees with the oracle's expectation, crashes or
@@ -741,7 +814,9 @@ def run_command(path: str, backends: list[str], *, inputs_npz: str | None = None
     or a backend ran past `timeout`; 3 when an output is inconclusive or
     unchecked; 0 when everything agrees); raises InputError for unusable
     input (exit 2).  The program is read and judged in a process of its
-    own, within `timeout` seconds and `oracle_memory` bytes."""
+    own, within `timeout` seconds and `oracle_memory` bytes; `timeout`
+    None: the default scaled to the program (`program_timeout`,
+    `TIMEOUT_RULE`), for the oracle and every backend alike."""
     data = read_source(path)
     how = [""]
 
@@ -762,8 +837,10 @@ def run_command(path: str, backends: list[str], *, inputs_npz: str | None = None
     from .isolation import Failure, Jobs
     with tempfile.TemporaryDirectory(prefix="shlo-conform-") as tmp, Jobs(tmp, label="oracle") as jobs:
         try:
-            prep, inputs, expected, why_none, need = judge_isolated(jobs, data, inputs_for, timeout=timeout,
-                                                                    memory=memory, grid=grid)
+            explicit = timeout is not None
+            prep, inputs, expected, why_none, need, timeout = judge_isolated(jobs, data, inputs_for,
+                                                                             timeout=timeout, memory=memory,
+                                                                             grid=grid)
         except InputError as e:
             raise InputError(named(str(e), path)) from None
         why_none = named(why_none, path)
@@ -778,11 +855,17 @@ def run_command(path: str, backends: list[str], *, inputs_npz: str | None = None
 
         rewrites = []
 
-        def rewrites_for(case):   # the oracle on the program with each known rewrite, once, in the same process
-            if not rewrites:
-                got = jobs.call("shlo_conform.differential:rewritten_expectations", prep.text, case.input_arrays(),
-                                timeout=timeout, memory=memory)
-                rewrites.append([] if isinstance(got, Failure) else got)
+        def rewrites_for(case):   # the oracle on the program with each known rewrite, once, in the same process:
+            if not rewrites:      # one job (and one timeout) per rewrite, so a slow one costs its own name only
+                found = []
+                got = jobs.call("shlo_conform.differential:rewritten_programs", prep.text, timeout=timeout,
+                                memory=memory)
+                for name, says, sites, changed in [] if isinstance(got, Failure) else got:
+                    exps = jobs.call("shlo_conform.differential:rewritten_expectation", changed, case.input_arrays(),
+                                     timeout=timeout, memory=memory)
+                    if exps is not None and not isinstance(exps, Failure):
+                        found.append((name, says, sites, exps))
+                rewrites.append(found)
             return rewrites[0]
 
         reports = run_backends(prep.text, inputs, prep.types, backends, expected, timeout, flushed_for, prep.grid,
@@ -792,8 +875,16 @@ def run_command(path: str, backends: list[str], *, inputs_npz: str | None = None
                    f"computation (shard_map / pmap; mesh {', '.join(f'{a}={n}' for a, n in prep.manual.items())}), "
                    "run as its body on every process")
     out = render(path, prep.form, prep.types, how[0], expected, why_none, reports, ORACLE in backends, need,
-                 prep.legalized, prep.grid, prep.chlo_judged)
+                 prep.legalized, prep.grid, prep.chlo_judged,
+                 limit=_limit(timeout, explicit))
     return out, exit_code(reports, expected is not None)
+
+
+def _limit(timeout: float, explicit: bool) -> str:
+    """The limits a backend ran under, as its TIMEOUT line states them."""
+    from .isolation import compile_timeout_for
+    return f"limit {timeout:g} s a run, {compile_timeout_for(timeout):g} s a compile" + \
+        ("" if explicit else ": the default for this program's size")
 
 
 def exit_code(reports: list[BackendReport], judged: bool) -> int:
