@@ -38,11 +38,11 @@ from __future__ import annotations
 
 from .expectations import CHUNK, CacheEntry, build, cache_key, entry_path, expectations
 from .inputs import stratified, survey_inputs
-from .measures import SPECIAL_CAUSES, measure, ulp_errors
+from .measures import SPECIAL_CAUSES, judge, measure, ulp_errors
 from .ops import COMPLEX, DEFAULT_SIZE, DTYPES, EXHAUSTIVE, FORMAT_VERSION, SAMPLED, accepts, exhaustive, float_ops, program
 from .runs import DEFAULT_ENTRY_TIMEOUT, render, run_backend, survey, survey_entry
 
 __all__ = ["CHUNK", "CacheEntry", "build", "cache_key", "entry_path", "expectations", "stratified", "survey_inputs",
-           "SPECIAL_CAUSES", "measure", "ulp_errors", "COMPLEX", "DEFAULT_SIZE", "DTYPES", "EXHAUSTIVE",
+           "SPECIAL_CAUSES", "judge", "measure", "ulp_errors", "COMPLEX", "DEFAULT_SIZE", "DTYPES", "EXHAUSTIVE",
            "FORMAT_VERSION", "SAMPLED", "accepts", "exhaustive", "float_ops", "program", "DEFAULT_ENTRY_TIMEOUT",
            "render", "run_backend", "survey", "survey_entry"]

@@ -71,7 +71,18 @@ def judge(entry: CacheEntry, actual: np.ndarray) -> dict:
         taken |= special[k]
     acc = ~taken | chosen   # chosen alternatives count as correctly rounded
     return {"elem_ulp": elem_ulp, "acc": acc, "free": free, "special": special, "flushed_in": flushed_in,
-            "tolerance_ulp": tol}
+            "tolerance_ulp": tol, "within": within_tolerance(et, e, a, ulp.max(axis=1), tol) | chosen}
+
+
+def within_tolerance(et, e: np.ndarray, a: np.ndarray, elem_ulp: np.ndarray, tol: int) -> np.ndarray:
+    """Per element, "within tolerance" by the suite's own rule: the "ulp"
+    expectation kind's (suites/kinds/ulp.py — the ULP count and, for a real
+    zero, its sign), so the survey and the suite never disagree on it."""
+    from ..spec.expectation import Expectation
+    from ..spec.types import TensorType
+    from ..suites.kinds import kind_of
+    exp = Expectation(TensorType((len(e),), et), e, kind="ulp", tolerance_ulp=tol)
+    return np.asarray(kind_of(exp).matches(exp, et.component if et.is_complex else et, e, a, True, elem_ulp))
 
 
 def measure(entry: CacheEntry, actual: np.ndarray) -> dict:
@@ -93,7 +104,7 @@ def measure(entry: CacheEntry, actual: np.ndarray) -> dict:
         "max_ulp": float(u.max()) if u.size else 0.0,
         "mean_ulp": float(u.mean()) if u.size else 0.0,
         "correctly_rounded": float((u == 0).mean()) if u.size else 1.0,
-        "within_tolerance": float((u <= tol).mean()) if u.size else 1.0,
+        "within_tolerance": float(j["within"][acc].mean()) if u.size else 1.0,
         "tolerance_ulp": tol,
         "specials": {k: int(v.sum()) for k, v in special.items()},
         "input_flushes": int((special["subnormal flushed"] & flushed_in).sum()),

@@ -186,14 +186,15 @@ def summarize(op: str, dtype: str, lo: int, bits: np.ndarray, expected, alts, fr
     else:   # every element plain: nothing for judge (it needs one element at least)
         from ..spec.accuracy import tolerance_ulp
         j = {"acc": np.zeros(0, bool), "elem_ulp": np.zeros(0), "free": free, "flushed_in": np.zeros(0, bool),
-             "special": {k: np.zeros(0, bool) for k in SPECIAL_CAUSES}, "tolerance_ulp": tolerance_ulp(_et(dtype))}
+             "special": {k: np.zeros(0, bool) for k in SPECIAL_CAUSES}, "tolerance_ulp": tolerance_ulp(_et(dtype)),
+             "within": np.zeros(0, bool)}
     acc, elem = j["acc"], j["elem_ulp"]
     u = elem[acc]
     hist = np.bincount(_bucket(u), minlength=HIST_BUCKETS)
     hist[0] += plain
     s = {"n": int(bits.size) + plain, "measured": int(acc.sum()) + plain, "free": int(j["free"].sum()),
          "correctly_rounded": int((u == 0).sum()) + plain,
-         "within_tolerance": int((u <= j["tolerance_ulp"]).sum()) + plain,
+         "within_tolerance": int(j["within"][acc].sum()) + plain,
          "tolerance_ulp": j["tolerance_ulp"], "ulp_sum": int(u.astype(np.int64).sum()),
          "hist": hist.astype(int).tolist(),
          "specials": {k: int(v.sum()) for k, v in j["special"].items()},

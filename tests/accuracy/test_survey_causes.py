@@ -69,3 +69,29 @@ def test_a_daz_backend_flushes_inputs_in_sqrt_and_add(tmp_path):
     [row] = doc["rows"]
     assert changed > 0 and row["specials"]["subnormal flushed"] == changed
     assert row["special_disagreements"] == changed and row["max_ulp"] == 0
+
+
+def test_within_tolerance_is_the_suites_rule_element_by_element():
+    """The survey's "within tolerance" and the suite's verdict on an "ulp"
+    expectation (suites/compare.py `matches`) agree on every element: zeros
+    of either sign, 0–7 ULP off, both sides of the tolerance (f32: 4 ULP)."""
+    from shlo_conform.spec.expectation import Expectation
+    from shlo_conform.spec.types import E_F32, TensorType
+    from shlo_conform.suites.compare import matches
+    rng = np.random.default_rng(5)
+    e = rng.standard_normal(400).astype(np.float32).view(np.uint32)
+    e[:40] = 0
+    e[40:60] = 0x80000000
+    e[60:80] = 1                                         # the smallest subnormal
+    a = (e.astype(np.int64) + rng.integers(-7, 8, 400)).astype(np.uint32)
+    a[:20] = 0x80000000                                  # +0 expected, −0 given
+    a[20:30] = 0
+    a[60:70] = 0
+    a[a & 0x7FFFFFFF > 0x7F7FFFFF] = 0                    # keep every draw a finite number
+    entry = accuracy.CacheEntry("sine", "f32", inputs=np.zeros((1, 400), np.uint32), expected=e,
+                                alts=np.zeros((0, 400), np.uint32), free=np.zeros(400, bool), meta={})
+    j = accuracy.judge(entry, a)
+    suite = matches(Expectation(TensorType((400,), E_F32), e, kind="ulp", tolerance_ulp=4), a.view(np.float32))
+    assert j["tolerance_ulp"] == 4
+    assert (j["within"] == suite).all()
+    assert 0 < suite.sum() < 400                           # both verdicts occur
