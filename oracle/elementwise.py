@@ -199,11 +199,11 @@ def run_elementwise(sem: Elementwise, inst, operands: list, result: TensorType) 
         table = _plain_bits(distinct, et)
         if table is None:
             per_element = [distinct[j] for j in inverse.tolist()]
-            return _assemble(per_element, result, sem.accuracy_for(inst), sem.bit_exact)
+            return _assemble(per_element, result, sem.accuracy_for(inst), sem.bit_exact, sem.tolerance)
     trail = (2,) if et.is_complex else ()
     ulp = sem.accuracy_for(inst) == "approx" and (et.is_float or et.is_complex)
     return Expectation(result, table[inverse].reshape(shape + trail), "ulp" if ulp else "exact",
-                       tolerance_ulp(et) if ulp else 0, sem.bit_exact, [], [], "")
+                       tolerance_ulp(et, sem.tolerance) if ulp else 0, sem.bit_exact, [], [], "")
 
 
 def _bit_columns(array, et: ElementType) -> list:
@@ -343,7 +343,8 @@ def _run_generic(sem: Elementwise, inst, arrays: list, op_types: list, result: T
                 answers[j] = r.options[0][1]
         bits[rest] = answers[inverse]
     ulp = sem.accuracy_for(inst) == "approx"
-    return Expectation(result, bits.reshape(shape), "ulp" if ulp else "exact", tolerance_ulp(et) if ulp else 0,
+    return Expectation(result, bits.reshape(shape), "ulp" if ulp else "exact",
+                       tolerance_ulp(et, sem.tolerance) if ulp else 0,
                        sem.bit_exact, [], [], "")
 
 
@@ -431,7 +432,7 @@ def _integer_result(sem: Elementwise, inst, arrays: list, op_types: list, result
     args = [exact_values(np.asarray(a).reshape(-1)[idx], t.element_type) for a, t in zip(arrays, op_types)]
     for j, i in enumerate(idx.tolist()):
         per_element[i] = resolve(sem.fn(inst, *[a[j] for a in args]), et)
-    return _assemble(per_element, result, sem.accuracy_for(inst), sem.bit_exact)
+    return _assemble(per_element, result, sem.accuracy_for(inst), sem.bit_exact, sem.tolerance)
 
 
 def _resolve_fast(answers: dict, et: ElementType) -> dict:
@@ -456,7 +457,8 @@ def _resolve_fast(answers: dict, et: ElementType) -> dict:
     return out
 
 
-def _assemble(per_element: list, result: TensorType, accuracy: str, bit_exact: bool) -> Expectation:
+def _assemble(per_element: list, result: TensorType, accuracy: str, bit_exact: bool,
+              tolerance: dict | None = None) -> Expectation:
     et = result.element_type
     shape = tuple(int(d) for d in result.shape)
     trail = (2,) if et.is_complex else ()
@@ -487,7 +489,7 @@ def _assemble(per_element: list, result: TensorType, accuracy: str, bit_exact: b
     if undecided:
         why = (why + "; " if why else "") + f"rounding undecided at elements {undecided[:10]}"
     ulp = accuracy == "approx" and (et.is_float or et.is_complex)
-    exp = Expectation(result, bits, "ulp" if ulp else "exact", tolerance_ulp(et) if ulp else 0,
+    exp = Expectation(result, bits, "ulp" if ulp else "exact", tolerance_ulp(et, tolerance) if ulp else 0,
                       bit_exact, impl, _alternatives(alternatives), why)
     if any(r.bounds is not None for r in per_element):   # an accumulation: the range of every schedule
         ends = [r.bounds or (p, p) for r, p in zip(per_element, prim)]

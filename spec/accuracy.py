@@ -10,10 +10,15 @@ from __future__ import annotations
 
 from .types import ElementType
 
-def tolerance_ulp(et: ElementType) -> int:
+def tolerance_ulp(et: ElementType, stated: dict | None = None) -> int:
     """ULP tolerance for an `approx` result of element type `et` (per
-    component for complex): the format's own (`FloatFormat.tolerance`,
-    declared with the format — narrow formats are typically computed in f32
-    and rounded once more, which costs at most one ULP of the narrow format;
-    wider formats get the budget of a good libm)."""
-    return (et.component if et.is_complex else et).format.tolerance
+    component for complex): the op's own where its semantics state one for
+    this format (`Elementwise.tolerance`, {format name: ULPs}), else the
+    format's (`FloatFormat.tolerance`, declared with the format — narrow
+    formats are typically computed in f32 and rounded once more, which costs
+    at most one ULP of the narrow format; wider formats get the budget of a
+    good libm)."""
+    fmt = (et.component if et.is_complex else et).format
+    if stated and fmt.name in stated:
+        return stated[fmt.name]
+    return fmt.tolerance

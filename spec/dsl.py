@@ -933,6 +933,8 @@ class Elementwise:
     accuracy: Any = "exact"  # a str, or a callable(op Instance) -> str
     bit_exact: bool = False  # NaN payloads significant (bitcast_convert moves bits)
     generic: "Generic | None" = None  # where fn is one Approx: lets the oracle work on whole arrays
+    tolerance: Any = None    # {format name: ULPs}: this op's own tolerance of "approx" results, where the
+                             # format's default (FloatFormat.tolerance, spec/accuracy.py) is not the right one
 
     def accuracy_for(self, op: "Instance") -> str:
         """The accuracy class ("exact" | "approx") of this op instance: ops

@@ -56,7 +56,7 @@ def judge(entry: CacheEntry, actual: np.ndarray) -> dict:
         alt = alt.astype(np.uint64).reshape(n, -1)
         chosen |= ((alt == a) | (_classes(alt, fmt)["nan"] & ca["nan"])).all(axis=1)
     free = entry.free.copy()
-    tol = tolerance_ulp(et)
+    tol = tolerance_ulp(et, stated_tolerance(entry.op))
     differs = ~((e == a) | both_nan).all(axis=1) & ~free & ~chosen
     flushed_in = _input_flushes(entry, a, differs & _subnormal_operand(entry, fmt), fmt, tol)
     idx = np.flatnonzero(differs)
@@ -72,6 +72,13 @@ def judge(entry: CacheEntry, actual: np.ndarray) -> dict:
     acc = ~taken | chosen   # chosen alternatives count as correctly rounded
     return {"elem_ulp": elem_ulp, "acc": acc, "free": free, "special": special, "flushed_in": flushed_in,
             "tolerance_ulp": tol, "within": within_tolerance(et, e, a, ulp.max(axis=1), tol) | chosen}
+
+
+def stated_tolerance(op: str) -> dict | None:
+    """The op's own ULP tolerances ({format name: ULPs}), where its semantics state any."""
+    from ..spec.ops import OPS
+    spec = OPS.get(op)
+    return getattr(spec.semantics, "tolerance", None) if spec is not None else None
 
 
 def within_tolerance(et, e: np.ndarray, a: np.ndarray, elem_ulp: np.ndarray, tol: int) -> np.ndarray:

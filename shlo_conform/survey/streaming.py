@@ -171,7 +171,7 @@ def _bucket(u: np.ndarray) -> np.ndarray:
 def summarize(op: str, dtype: str, lo: int, bits: np.ndarray, expected, alts, free, actual: np.ndarray) -> dict:
     """A slice's compact summary (module docstring), by `measures.judge`."""
     from .expectations import CacheEntry
-    from .measures import SPECIAL_CAUSES, _classes, judge
+    from .measures import SPECIAL_CAUSES, _classes, judge, stated_tolerance
     # Only the elements whose verdict is not plain need `judge`: where the
     # backend's bits equal the expected ones, the value is not NaN and the
     # element is not free, judge says 0 ULP and measured whatever the
@@ -186,7 +186,8 @@ def summarize(op: str, dtype: str, lo: int, bits: np.ndarray, expected, alts, fr
     else:   # every element plain: nothing for judge (it needs one element at least)
         from ..spec.accuracy import tolerance_ulp
         j = {"acc": np.zeros(0, bool), "elem_ulp": np.zeros(0), "free": free, "flushed_in": np.zeros(0, bool),
-             "special": {k: np.zeros(0, bool) for k in SPECIAL_CAUSES}, "tolerance_ulp": tolerance_ulp(_et(dtype)),
+             "special": {k: np.zeros(0, bool) for k in SPECIAL_CAUSES},
+             "tolerance_ulp": tolerance_ulp(_et(dtype), stated_tolerance(op)),
              "within": np.zeros(0, bool)}
     acc, elem = j["acc"], j["elem_ulp"]
     u = elem[acc]
