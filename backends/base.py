@@ -40,6 +40,31 @@ class Crashed(Exception):
     no handle of the dead process is ever used again."""
 
 
+def status_of(error: BaseException) -> tuple[str, str]:
+    """The one reading of what an adapter raised, for every caller (the
+    worker, the survey, the mutation tool): (status, one line) — `crash`
+    (Crashed), `rejected` (Rejected), `unsupported` (Unsupported), or
+    `error` for anything else (the adapter failed: type and message)."""
+    for cls, status in ((Crashed, "crash"), (Rejected, "rejected"), (Unsupported, "unsupported")):
+        if isinstance(error, cls):
+            return status, str(error) or {"crash": "the implementation crashed"}.get(status, status)
+    return "error", f"{type(error).__name__}: {error}".strip()
+
+
+def compile_and_run(backend: "Backend", text: str, inputs: Sequence, *, op: str | None = None,
+                    dtype: str | None = None, executable=None) -> tuple[list, Any]:
+    """The one adapter call outside the runner: the backend's claim on `op`
+    and `dtype` (Unsupported when it declines them), compile (unless an
+    `executable` is given), run.  Returns (outputs as numpy arrays, the
+    executable, for reuse); raises what the adapter raises (`status_of`)."""
+    if op is not None:
+        claim = backend.claims(op, dtype)
+        if claim:
+            raise Unsupported(claim)
+    exe = backend.compile(text) if executable is None else executable
+    return [np.asarray(o) for o in backend.run(exe, list(inputs))], exe
+
+
 @dataclass
 class HostQueues:
     """The host side of one run (a case's `host` data, oracle/host.py):

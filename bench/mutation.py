@@ -19,7 +19,7 @@ Each mutant is scored as a backend on the op's cases of the suite, in a
 process forked for it: the mutated module is served from memory by an
 import hook (the working tree is never written), the project imported
 afresh, every case compiled, run and judged exactly as the runner
-classifies it (`Runner._compile_verdict` / `_run_verdict`).  A mutant is
+classifies it (`Runner.compile_verdict` / `run_verdict`).  A mutant is
 *killed* when any verdict differs from the unmutated oracle's — the
 verdict with the labels of the implementation-defined choices it reports,
 so a mutant that swaps negate's "wraps" and "saturates" is noticed; for a
@@ -407,7 +407,7 @@ def _score(suite: str, ops: list[str], baseline: dict | None, trace: list[str] |
         sys.settrace(glob)
         threading.settrace(glob)
     import importlib
-    from shlo_conform.backends.base import Rejected, Unsupported
+    from shlo_conform.backends.base import status_of
     from shlo_conform.backends.oracle import OracleBackend
     from shlo_conform.planning import grid_of
     from shlo_conform.runner import Runner
@@ -430,14 +430,13 @@ def _score(suite: str, ops: list[str], baseline: dict | None, trace: list[str] |
         hit = phases[c.id] = {}
         try:
             ex = backend.compile_grid(c.mlir, Grid(*grid_of(c))) if c.grid is not None else backend.compile(c.mlir)
-        except (Rejected, Unsupported) as e:
-            st = "rejected" if isinstance(e, Rejected) else "unsupported"
+        except Exception as e:
+            st, said = status_of(e)
             # which constraint the oracle names is part of the verdict: a mutant that moves a rejection
             # to another constraint (or makes one constraint the other's) is noticed
-            named = sorted(set(CONSTRAINT_ID.findall(str(e)))) if st == "rejected" else []
-            v = runner._compile_verdict(c, st, str(e), 0).verdict + "".join(f" [{k}]" for k in named)
-        except Exception as e:
-            v = runner._compile_verdict(c, "error", repr(e), 0).verdict
+            named = sorted(set(CONSTRAINT_ID.findall(said))) if st == "rejected" else []
+            v = runner.compile_verdict(c, st, said if st != "error" else repr(e), 0).verdict \
+                + "".join(f" [{k}]" for k in named)
         else:
             try:
                 if c.grid is not None:
@@ -450,14 +449,11 @@ def _score(suite: str, ops: list[str], baseline: dict | None, trace: list[str] |
                 else:
                     res = backend.run(ex, [t.array() for t in c.inputs])
                 st = "ok"
-            except Rejected as e:
-                st, res = "rejected", str(e)
-            except Unsupported as e:
-                st, res = "unsupported", str(e)
             except Exception as e:
-                st, res = "error", repr(e)
+                st, res = status_of(e)
+                res = repr(e) if st == "error" else res
             try:
-                got = runner._run_verdict(c, st, res, 0)
+                got = runner.run_verdict(c, st, res, 0)
                 # the implementation-defined choices the report shows are part of what a mutant may change
                 v = got.verdict + "".join(f" [{label}]" for label in got.impl_defined or ())
             except Exception as e:   # outputs the judge cannot even read

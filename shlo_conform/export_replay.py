@@ -162,7 +162,7 @@ def replay(out_dir: Path, suite: str = "core", ops: set[str] | None = None, time
     or a hang is the case in flight's `crash` or `timeout`, the next case
     starts a fresh process, and a process that cannot start says why."""
     import tempfile
-    from .isolation import Failure, Jobs, default_startup_timeout
+    from .isolation import Failure, Jobs, default_startup_timeout, failure_status
     todo = []
     for f in sorted(Path(out_dir).glob("ops_*.mlir")):
         op = f.stem[len("ops_"):]
@@ -176,9 +176,8 @@ def replay(out_dir: Path, suite: str = "core", ops: set[str] | None = None, time
                           timeout=default_startup_timeout(timeout) if fresh else timeout)
             fresh = isinstance(r, Failure) and r.kind in ("crash", "timeout")
             if isinstance(r, Failure):
-                what = {"crash": "died", "timeout": "hung"}.get(r.kind, "failed")
-                r = {"id": item[1], "verdict": r.kind if r.kind in ("crash", "timeout") else "error",
-                     "ours": r.kind, "detail": f"the interpreter process {what}: {r.detail}"[:300]}
+                verdict, detail = failure_status(r, timeout)
+                r = {"id": item[1], "verdict": verdict, "ours": r.kind, "detail": f"the interpreter's {detail}"[:300]}
             results.append(r)
     return results
 

@@ -343,6 +343,16 @@ class Failure:
     detail: str
 
 
+def failure_status(f: Failure, timeout: float) -> tuple[str, str]:
+    """The one reading of a job that did not return, as a verdict: (status,
+    what became of the process, to follow "the backend's" or "the
+    interpreter's") — `crash` (it died), `timeout` (no answer in `timeout`
+    s), or `error` (memory, recursion, an exception) with its own words."""
+    why = {"crash": "process died", "timeout": f"process gave no answer in {timeout:g} s"}.get(
+        f.kind, f"process failed ({f.kind})")
+    return (f.kind if f.kind in ("crash", "timeout") else "error"), f"{why}: {f.detail}"
+
+
 class Jobs:
     """A job server kept between calls (a survey's backend, an export's
     replay): `call` returns the target's value or a `Failure`; after a

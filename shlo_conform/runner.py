@@ -385,7 +385,7 @@ class Runner:
                     continue
                 if status != "ok":
                     for rest in todo[i:]:
-                        emit(self._compile_verdict(rest, status, payload, time.monotonic() - t0))
+                        emit(self.compile_verdict(rest, status, payload, time.monotonic() - t0))
                     return
                 compiled = True
             t0 = time.monotonic()
@@ -405,7 +405,7 @@ class Runner:
                 self.outputs[c.id] = payload[0] if c.host is not None else payload
             seconds = time.monotonic() - t0
             t1 = time.monotonic()
-            v = self._run_verdict(c, status, payload, seconds)
+            v = self.run_verdict(c, status, payload, seconds)
             with self._lock:
                 self.timing["judge"] += time.monotonic() - t1
             emit(v)
@@ -506,14 +506,18 @@ class Runner:
         return Verdict(id=c.id, op=c.op, dtype=c.dtype, kind=c.kind, verdict=verdict, detail=detail,
                        seconds=round(seconds, 6), violates=c.violates, **kw)
 
-    def _compile_verdict(self, c: Case, status: str, msg: str, seconds: float) -> Verdict:
+    def compile_verdict(self, c: Case, status: str, msg: str, seconds: float) -> Verdict:
+        """The verdict of a case whose compile answered `status` (`backends.base.status_of`) with `msg`."""
         if status == "rejected":
             return self._verdict(c, "rejected", msg, seconds)
         if status == "unsupported":
             return self._verdict(c, "unsupported", msg, seconds)
         return self._verdict(c, "fail", f"adapter error while compiling (not a Rejected): {msg}", seconds)
 
-    def _run_verdict(self, c: Case, status: str, payload, seconds: float) -> Verdict:
+    def run_verdict(self, c: Case, status: str, payload, seconds: float) -> Verdict:
+        """The verdict of a compiled case whose run answered `status` with
+        `payload` (the outputs where "ok", else one line): judged against the
+        case's expectations, or the refusal/error as the verdict."""
         if status == "unsupported":
             return self._verdict(c, "unsupported", payload, seconds)
         if status == "rejected":

@@ -52,16 +52,12 @@ import time
 import traceback
 
 
-def _error_text(e: BaseException) -> str:
-    return f"{type(e).__name__}: {e}".strip()
-
-
 def serve(conn) -> None:
     """The worker's main loop."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the runner's to handle
     import numpy as np
 
-    from .backends.base import Backend, Crashed, HostQueues, Rejected, Unsupported, load_backend
+    from .backends.base import Backend, HostQueues, Unsupported, load_backend, status_of
     from .suites.records import TensorValue
 
     backend = None
@@ -120,22 +116,16 @@ def serve(conn) -> None:
                 reply = ("ok", ([np.asarray(o) for o in outs], [(str(s), np.asarray(a)) for s, a in log]))
             else:
                 reply = ("error", f"unknown worker message {msg!r}")
-        except Crashed as e:
-            reply = ("crash", str(e) or "the implementation crashed")
-        except Rejected as e:
-            reply = ("rejected", str(e) or "rejected")
-        except Unsupported as e:
-            reply = ("unsupported", str(e) or "unsupported")
-        except Exception as e:  # an adapter error: reported, never fatal to the worker
-            tb = traceback.format_exc(limit=-3)
-            print(tb, file=sys.stderr)
-            reply = ("error", _error_text(e))
+        except Exception as e:  # a refusal, a crash or an adapter error: reported, never fatal to the worker
+            reply = status_of(e)
+            if reply[0] == "error":
+                print(traceback.format_exc(limit=-3), file=sys.stderr)
         if msg in ("compile", "run", "run_host", "compile_grid", "run_grid"):
             reply = (*reply, time.perf_counter() - t0 if spent is None else spent)
         try:
             conn.send(reply)
         except Exception as e:  # e.g. outputs that do not pickle
-            conn.send(("error", f"reply could not be sent: {_error_text(e)}", 0.0))
+            conn.send(("error", f"reply could not be sent: {status_of(e)[1]}", 0.0))
         if reply[0] == "crash":
             return
 

@@ -13,7 +13,7 @@ from .ops import FORMAT_VERSION, _et, accepts, program
 def _run_one(backend, backend_name: str, describe: str, entry: CacheEntry) -> dict:
     """One op × type on a loaded backend: one compile, one run, the measures;
     a refusal or an exception is the row's status."""
-    from ..backends.base import Rejected, Unsupported
+    from ..backends.base import compile_and_run, status_of
     from ..spec.types import from_bits, to_bits
     et = _et(entry.dtype)
     row = {"op": entry.op, "dtype": entry.dtype, "backend": backend_name, "describe": describe}
@@ -22,22 +22,15 @@ def _run_one(backend, backend_name: str, describe: str, entry: CacheEntry) -> di
         return {**row, "status": "unspecified", "seconds": 0.0,
                 "detail": "the spec states no result for this op on this type"}
     try:
-        claim = backend.claims(entry.op, entry.dtype)
-        if claim:
-            raise Unsupported(claim)
         arity, n = entry.inputs.shape[:2]
-        exe = backend.compile(program(entry.op, arity, n, entry.dtype))
-        [out] = backend.run(exe, [from_bits(r, et) for r in entry.inputs])
-        out = np.asarray(out)
+        [out], _ = compile_and_run(backend, program(entry.op, arity, n, entry.dtype),
+                                   [from_bits(r, et) for r in entry.inputs], op=entry.op, dtype=entry.dtype)
         if out.dtype != np.dtype(et.numpy) or out.size != n:
             raise ValueError(f"output {out.dtype} {out.shape} where tensor<{n}x{et.mlir}> was declared")
         row.update(status="measured", **measure(entry, to_bits(out, et)))
-    except Rejected as ex:
-        row.update(status="rejected", detail=str(ex)[:300])
-    except Unsupported as ex:
-        row.update(status="unsupported", detail=str(ex)[:300])
-    except Exception as ex:   # the backend failed on this op × type: recorded, the survey goes on
-        row.update(status="error", detail=f"{type(ex).__name__}: {ex}"[:300])
+    except Exception as ex:   # the backend refused or failed on this op × type: recorded, the survey goes on
+        status, detail = status_of(ex)
+        row.update(status=status, detail=detail[:300])
     row["seconds"] = round(time.perf_counter() - t0, 3)
     return row
 
@@ -98,11 +91,10 @@ def run_backend(backend_name: str, entries: list, paths: list, log=None,
 def _failure_row(r, base: dict, timeout: float) -> dict:
     """A job's answer as a row: an isolation `Failure` becomes `crash`,
     `timeout` or `error` with one line."""
-    from ..isolation import Failure
+    from ..isolation import Failure, failure_status
     if isinstance(r, Failure):
-        why = {"crash": "the backend's process died", "timeout": f"no answer in {timeout:g} s"}.get(r.kind, r.kind)
-        return {**base, "status": r.kind if r.kind in ("crash", "timeout") else "error",
-                "detail": f"{why}: {r.detail}"[:300], "seconds": 0.0}
+        status, detail = failure_status(r, timeout)
+        return {**base, "status": status, "detail": f"the backend's {detail}"[:300], "seconds": 0.0}
     return r
 
 

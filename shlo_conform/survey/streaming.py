@@ -113,7 +113,7 @@ def backend_chunk(backend_name: str, op: str, dtype: str, lo: int, hi: int) -> d
     """The backend's output bits on patterns [lo, hi) (runs in a job process
     of the isolation harness: survey.runs keeps the loaded adapter, the
     executable is kept per chunk length)."""
-    from ..backends.base import Rejected, Unsupported
+    from ..backends.base import compile_and_run, status_of
     from ..spec.types import from_bits, to_bits
     from .runs import loaded
     try:
@@ -123,26 +123,18 @@ def backend_chunk(backend_name: str, op: str, dtype: str, lo: int, hi: int) -> d
     et = _et(dtype)
     n = hi - lo
     try:
-        claim = backend.claims(op, dtype)
-        if claim:
-            raise Unsupported(claim)
         key = (backend_name, op, dtype, n)
-        if key not in _EXE:
-            if len(_EXE) > 2:
-                _EXE.clear()
-            _EXE[key] = backend.compile(program(op, 1, n, dtype))
+        if key not in _EXE and len(_EXE) > 2:
+            _EXE.clear()
         bits = np.arange(lo, hi, dtype=np.uint64).astype(et.bits_dtype)
-        [out] = backend.run(_EXE[key], [from_bits(bits, et)])
-        out = np.asarray(out)
+        [out], _EXE[key] = compile_and_run(backend, program(op, 1, n, dtype), [from_bits(bits, et)], op=op,
+                                           dtype=dtype, executable=_EXE.get(key))
         if out.dtype != np.dtype(et.numpy) or out.size != n:
             raise ValueError(f"output {out.dtype} {out.shape} where tensor<{n}x{et.mlir}> was declared")
         return {"status": "ok", "bits": np.asarray(to_bits(out, et)).reshape(n), "describe": describe}
-    except Rejected as ex:
-        return {"status": "rejected", "detail": str(ex)[:300], "describe": describe}
-    except Unsupported as ex:
-        return {"status": "unsupported", "detail": str(ex)[:300], "describe": describe}
     except Exception as ex:
-        return {"status": "error", "detail": f"{type(ex).__name__}: {ex}"[:300], "describe": describe}
+        status, detail = status_of(ex)
+        return {"status": status, "detail": detail[:300], "describe": describe}
 
 
 # -- one unit of work (an engine worker, a local process, or here) ----------------------------------------
@@ -234,7 +226,7 @@ def merge(parts: list[dict]) -> dict:
 def run_chunk(op: str, dtype: str, backend: str, lo: int, hi: int, timeout: float) -> dict:
     """One unit: the backend's bits (isolated), the oracle's, the summary."""
     from ..distributed import worker_jobs
-    from ..isolation import Failure
+    from ..isolation import Failure, failure_status
     t0, c0 = time.perf_counter(), time.process_time()
     et = _et(dtype)
     r = worker_jobs(f"backend-{backend}").call("shlo_conform.survey.streaming:backend_chunk", backend, op, dtype,
@@ -242,9 +234,8 @@ def run_chunk(op: str, dtype: str, backend: str, lo: int, hi: int, timeout: floa
     t_backend = time.perf_counter() - t0
     base = {"lo": lo, "hi": hi, "pid": os.getpid()}
     if isinstance(r, Failure):
-        why = {"crash": "the backend's process died", "timeout": f"no answer in {timeout:g} s"}.get(r.kind, r.kind)
-        return {**base, "status": r.kind if r.kind in ("crash", "timeout") else "error",
-                "detail": f"{why}: {r.detail}"[:300]}
+        status, detail = failure_status(r, timeout)
+        return {**base, "status": status, "detail": f"the backend's {detail}"[:300]}
     if r["status"] != "ok":
         return {**base, "status": r["status"], "detail": r["detail"]}
     actual = r["bits"]
