@@ -80,6 +80,7 @@ import numpy as np
 
 from ..spec.expectation import Expectation
 from ..spec.types import TensorType, from_bits, from_ordinals, ordinals, to_bits, ulp_range
+from . import numbering
 
 K_MAX = 4096            # symbols a form keeps
 ENTRIES_MAX = 1 << 24   # coefficients a form keeps (128 MiB of float64)
@@ -634,32 +635,26 @@ def _moved(inst, values: list, forms: list) -> Form | None:
     if not isinstance(sem, DataMovement):
         return None
     floats = [k for k, v in enumerate(values) if _format(getattr(v, "type", None)) is not None]
-    if not floats or any(forms[k] is None for k in floats):
+    if not floats or any(forms[k] is None for k in floats) or any(isinstance(v, tuple) for v in values):
         return None
-    args, offset = [], 0
-    for k, v in enumerate(values):
-        if k in floats:
-            size = forms[k].n
-            args.append(np.arange(offset, offset + size, dtype=np.int64).reshape(forms[k].shape))
-            offset += size
-        else:
-            if isinstance(v, tuple):
-                return None
-            args.append(v.array())
-    try:
+    shape = []
+
+    def run(numbered):
+        args = [v.array() for v in values]
+        for k, x in zip(floats, numbered):
+            args[k] = x
         [idx] = sem.fn(inst, *args)
-    except Exception:   # an index formula that needs the values' own type: no form
-        return None
-    idx = np.asarray(idx)
-    if idx.dtype.kind not in "iu":
+        shape[:] = np.shape(idx)
+        return idx
+    flat = numbering.sources(run, [forms[k].shape for k in floats])   # the op's index formulas on element numbers
+    if flat is None or (flat < 0).any():
         return None
     stacked = [forms[k] for k in floats]
     ids, As = _align(*stacked)
     c = np.concatenate([f.c for f in stacked])
     r = np.concatenate([f.r for f in stacked])
     A = np.concatenate([np.zeros((f.n, ids.size)) if a is None else a for f, a in zip(stacked, As)])
-    flat = idx.reshape(-1)
-    return _condense(Form(c[flat], ids, A[flat], r[flat], tuple(idx.shape)))
+    return _condense(Form(c[flat], ids, A[flat], r[flat], tuple(shape)))
 
 
 # --------------------------------------------------------------------------

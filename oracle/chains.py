@@ -1,8 +1,8 @@
 """Properties carried downstream of a factorisation, where the factors are used together.
 
 oracle/characterized.py offers "any value" for what an op computes from a
-residual-judged value.  Two uses of factors restore a property, and JAX
-emits both:
+residual-judged value.  These uses of factors restore a property or a
+range, and JAX emits each:
 
 * **A factor's two triangular solves** (`jnp.linalg.solve`, `inv`: LU,
   xGETRF then two xTRSM; a Cholesky solve: `cholesky` then two
@@ -25,21 +25,52 @@ emits both:
   factor of the same operands (the same op and operands; for xGETRF the same
   pivots); c must be exact (not approximate, not free).
 * **xORGQR of xGEQRF's outputs** (`jnp.linalg.qr`): "qr.q" of geqrf's A.
+* **Complex parts put back together** (JAX conjugates by real, imag,
+  negate and complex: `cho_factor`'s upper factor is conj(Lᵀ), lstsq's Uᴴ
+  is transpose(conj(U))): `_components` tags each part with its sign;
+  complex(re, im) of one value gives it back; complex(re, −im) of a
+  Cholesky factor seen through a transpose is Lᴴ — the factor of the other
+  triangle (`lower` flipped), so the complex Cholesky solve is checked end
+  to end like the real one; of any other judged value it is the conjugate,
+  marked `conj` (spec/lapack.py `measure` conjugates the output back).
+* **U's diagonal** (`jnp.linalg.det`, `slogdet`: Σ log|uₖₖ|, the signs of
+  uₖₖ and the pivots' parity): where data movement (JAX's gather) picks
+  only diagonal elements of U out of a real xGETRF result, the picked
+  values are stated as a "bounded" range — every û_kk any evaluation order
+  of the factorisation can give (oracle/lu_diagonal.py: ball
+  arithmetic and leading minors, componentwise backward error, Higham
+  ch. 9 and 14) — and the program's own arithmetic on them is the ordinary ranged
+  walk (oracle/propagation.py, affine.py): sign exact where no ball holds 0,
+  logabsdet and det ranges whose width `run` prints (too wide: inconclusive).
+* **The eigen- and singular values computed on** (`as_range`): the range
+  their criterion lets pass (spec/lapack.py `values_range`), where an op
+  computes on them (characterized.downstream; lstsq's rcond mask and 1/σ).
+* **lstsq** (`_lstsq`, A of full column rank, m ≥ n): Uᴴ·b (xGESDD's U
+  through a transpose — of its conjugate where complex —, b exact), then
+  D ⊙ (Uᴴ·b) with D a stated value whose range is within RHO_MAX of 1/σᵢ
+  on row i, then V·(…) (vt likewise, of the same A): x judged by "lstsq" —
+  the normal equations' residual ‖Aᴴ(A·x − b)‖ (LAPACK's dqrt17), with a
+  threshold covering the SVD's backward error and D's deviation
+  (spec/lapack.py `lstsq_threshold`).
 
 Between the steps JAX moves the values (reshape, transpose, slice, pad,
 select on info): `moved` follows a value through any op that moves its
 elements — observed, not assumed: the op runs on the value's element
-numbers (1, 2, … and their negatives, so an element that is computed
-rather than moved is told apart), and where every element the criterion
-reads comes out exactly once, the record gets a `view` (spec/lapack.py,
-`measure`: the output is moved back before the criterion reads it).
+numbers (oracle/numbering.py: 1, 2, … and their negatives, so an element
+that is computed rather than moved is told apart), and where every element
+the criterion reads comes out exactly once, the record gets a `view`
+(spec/lapack.py, `measure`: the output is moved back before the criterion
+reads it).
 
-What stays "any value": anything mixing the factors into arithmetic —
-`det` and `slogdet` (products of U's diagonal and the pivots' parity),
-`lstsq` (arithmetic on the SVD), a solve through a factor used otherwise
-than above, anything downstream of a factorisation whose pivots the oracle
-does not state (a near-tie) or of an implementation-defined output (tau,
-LAPACK's overwritten a).
+What stays "any value": an underdetermined lstsq (m < n: the normal
+equations hold for every solution, the minimum-norm one is not singled
+out), complex det and slogdet (a complex range's components move
+together in oracle/propagation.py's corners, which bound no |z| over a
+box), a
+rank-deficient or nearly rank-deficient lstsq (D not within reach of Σ⁻¹),
+a solve through a factor used otherwise than above, anything downstream of
+a factorisation whose pivots the oracle does not state (a near-tie) or of
+an implementation-defined output (tau, LAPACK's overwritten a).
 """
 from __future__ import annotations
 
@@ -47,8 +78,10 @@ import numpy as np
 
 from ..spec import lapack
 from ..spec.expectation import Expectation
-from ..spec.ops.cholesky import component, hermitian
+from ..spec.ops.cholesky import hermitian
 from ..spec.types import TensorType, parse_type, tensor_from_hex, tensor_to_hex
+from . import numbering
+from .lu_diagonal import lu_diagonal
 
 
 def tag(v):
@@ -69,7 +102,7 @@ def _triangular(inst):
 def _factor_key(rec: dict):
     """What identifies the factorisation a record states (cholesky's `lower` aside: both triangles of
     a defined operand state the same factor)."""
-    if rec.get("view"):
+    if rec.get("view") or rec.get("conj"):
         return None
     if rec.get("op") == "cholesky":
         return ("cholesky", tuple(o["hex"] for o in rec["operands"]), rec["operands"][0]["type"])
@@ -157,10 +190,17 @@ def combine(inst, inputs: list, outs: list, primary: list) -> list | None:
             return [Expectation(o.type, o.bits, ch.KIND, residual=new,
                                 why="; ".join(w for w in (a.why, why) if w))]
         return None
+    parts = _components(inst, inputs, outs)
+    if parts is not None:
+        return parts
+    least = _lstsq(inst, inputs, outs, primary)
+    if least is not None:
+        return least
     fam = getattr(inst.spec.semantics, "family", None)
     if fam == "orgqr" and len(inputs) == 2 and len(outs) == 1:
         r, tau = tag(inputs[0]), tag(inputs[1])
-        if r is None or tau is None or r.get("property") != "geqrf.r" or tau.get("pending") != "geqrf.tau":
+        if r is None or tau is None or r.get("property") != "geqrf.r" or tau.get("pending") != "geqrf.tau" \
+                or r.get("conj"):
             return None
         if r["operands"][0] != tau["of"] or not _embeds(r, inputs[0].type):
             return None
@@ -173,6 +213,228 @@ def combine(inst, inputs: list, outs: list, primary: list) -> list | None:
         return [Expectation(o.type, o.bits, ch.KIND, residual=new,
                             why=f"{inst.spec.semantics.reading} of xGEQRF's outputs: the Q of A (oracle/chains.py)")]
     return None
+
+
+COMPONENT = "the {part} parts of a value judged by a property, {sign}(oracle/chains.py)"
+CONJUGATED = ("the conjugate transpose of {op}'s factor, put together from its parts: the property of {op} with "
+              "{words} (oracle/chains.py)")
+
+
+def _components(inst, inputs: list, outs: list) -> list | None:
+    """JAX conjugates a complex value by parts — real, imag, negate,
+    complex (`jax.scipy.linalg.cho_factor`: the upper factor is conj(Lᵀ)).
+    real / imag of a judged or tagged complex value give "any value" tagged
+    with the part and its sign; negate flips the sign; complex(re, ±im) of
+    the same value gives it back (+) or, where the value is a cholesky
+    factor moved by a transpose of its matrices, Lᴴ — the factor of the
+    other triangle of the same matrix (−).  Anything else: None."""
+    from . import characterized as ch
+    name = inst.spec.mnemonic
+    if len(outs) != 1 or isinstance(outs[0], tuple):
+        return None
+    (o,) = outs
+    if name in ("real", "imag") and len(inputs) == 1:
+        (v,) = inputs
+        rec = tag(v)
+        if rec is None or rec.get("pending") == "part" or not v.type.element_type.is_complex:
+            return None
+        part = {"pending": "part", "part": "re" if name == "real" else "im", "sign": 1, "of": rec,
+                "judged": v.kind == ch.KIND}
+        return [ch.unstated(o.type, o.bits, "; ".join(w for w in (v.why, COMPONENT.format(
+            part=part["part"], sign="")) if w), part)]
+    if name == "negate" and len(inputs) == 1:
+        rec = tag(inputs[0])
+        if rec is None or rec.get("pending") != "part" or rec.get("view"):
+            return None
+        new = {**rec, "sign": -rec["sign"]}
+        return [ch.unstated(o.type, o.bits, inputs[0].why + "; negated", new)]
+    if name == "complex" and len(inputs) == 2:
+        re, im = (tag(x) for x in inputs)
+        if re is None or im is None or any(t.get("pending") != "part" or t.get("view") for t in (re, im)):
+            return None
+        if (re["part"], re["sign"], im["part"]) != ("re", 1, "im") or re["of"] != im["of"] or not re["judged"]:
+            return None
+        rec = re["of"]
+        if not rec.get("property") and not rec.get("op"):
+            return None
+        if im["sign"] == 1:
+            why = COMPONENT.format(part="re and im", sign="put back together ")
+            return [Expectation(o.type, o.bits, ch.KIND, residual=rec, why=why)]
+        restated = _conjugate_transposed(rec, o.type)
+        if restated is None:   # the conjugate, judged by the same property on its conjugate (spec/lapack.measure)
+            new = {k: v for k, v in rec.items() if k != "conj"}
+            if not rec.get("conj"):
+                new["conj"] = True
+            return [Expectation(o.type, o.bits, ch.KIND, residual=new,
+                                why=COMPONENT.format(part="re and −im", sign="put back together: the conjugate "))]
+        new, words = restated
+        return [Expectation(o.type, o.bits, ch.KIND, residual=new,
+                            why=CONJUGATED.format(op=new["op"], words=words))]
+    return None
+
+
+def _conjugate_transposed(rec: dict, t: TensorType) -> tuple | None:
+    """(the record, words) where `rec` is a cholesky factor seen through a transpose of its matrices (its
+    `view`) and the value is conjugated: Lᴴ, the factor of the other triangle (A = L·Lᴴ = Uᴴ·U, U = Lᴴ)."""
+    view = rec.get("view")
+    if rec.get("op") != "cholesky":
+        return None
+    if not _transposed(view, t):
+        return None
+    lower = not rec["attributes"].get("lower", False)
+    new = {k: v for k, v in rec.items() if k != "view"}
+    new["attributes"] = {**rec["attributes"], "lower": lower}
+    return new, f"lower = {str(lower).lower()}"
+
+
+def _transposed(view: dict | None, t: TensorType) -> bool:
+    """Is the `view` (a value of type t) the transpose of its record's matrices, batch dimensions kept?"""
+    if not view:
+        return False
+    shape0 = tuple(int(d) for d in parse_type(view["type"]).shape)
+    shape = tuple(int(d) for d in t.shape)
+    if len(shape0) < 2 or shape != shape0[:-2] + (shape0[-1], shape0[-2]):
+        return False
+    swapped = np.arange(int(np.prod(shape0, dtype=np.int64))).reshape(shape0).swapaxes(-1, -2).reshape(-1)
+    return np.array_equal(np.asarray(view["src"], dtype=np.int64), swapped)
+
+
+# --------------------------------------------------------------------------
+# jnp.linalg.lstsq: x = V·D·(Uᴴ·b), D = Σ⁻¹ on the singular values kept
+# --------------------------------------------------------------------------
+
+VALUES_RANGE = ("the values its criterion lets pass, as a range (spec/lapack.py `values_range`), where a program "
+                "computes on them (oracle/chains.py)")
+LSTSQ_WHY = ("V·D·(Uᴴ·b) with D within a relative {rho:.2g} of Σ⁻¹, from xGESDD of A: x of min ‖A·x − b‖ "
+             "(oracle/chains.py)")
+RHO_MAX = 2.0 ** -6   # D further from Σ⁻¹ than this (a singular value dropped or near rcond): not claimed
+
+
+def as_range(v) -> Expectation | None:
+    """A residual-judged value of eigen- or singular values (moved or not)
+    as the range of values its criterion lets pass — what it is where a
+    program computes on it (characterized.downstream); None for anything else."""
+    from . import characterized as ch
+    if isinstance(v, tuple) or v.kind != ch.KIND:
+        return None
+    rec = v.residual
+    if rec.get("property") not in ("eigh.values", "svd.values") or v.type.element_type.is_complex:
+        return None
+    lo, hi = (x.reshape(-1) for x in lapack.values_range({k: val for k, val in rec.items() if k != "view"}))
+    view = rec.get("view")
+    if view:
+        src = np.asarray(view["src"], dtype=np.int64)
+        if (src < 0).any():
+            return None
+        lo, hi = lo[src], hi[src]
+    shape = tuple(int(d) for d in v.type.shape)
+    et = v.type.element_type
+    return Expectation(v.type, v.bits, "bounded", lo=_outward(lo, et, True).reshape(shape),
+                       hi=_outward(hi, et, False).reshape(shape), why="; ".join(w for w in (v.why, VALUES_RANGE) if w))
+
+
+def _matmul(inst, lhs_rank: int, rhs_rank: int) -> bool:
+    """Is the dot_general a batched matrix product lhs·rhs (batch dimensions leading, in order)?"""
+    if inst.spec.mnemonic != "dot_general" or lhs_rank != rhs_rank or lhs_rank < 2:
+        return False
+    got = [[int(d) for d in (inst.attributes.get(k) or [])] for k in
+           ("lhs_batching_dimensions", "rhs_batching_dimensions", "lhs_contracting_dimensions",
+            "rhs_contracting_dimensions")]
+    batch = list(range(lhs_rank - 2))
+    return got == [batch, batch, [lhs_rank - 1], [lhs_rank - 2]]
+
+
+def _svd_of(rec: dict) -> list:
+    return [rec["operands"][0]["type"], rec["operands"][0]["hex"]]
+
+
+def _lstsq(inst, inputs: list, outs: list, primary: list) -> list | None:
+    """The three steps of `jnp.linalg.lstsq` after xGESDD (A of full column
+    rank): Uᴴ·b (Uᴴ: xGESDD's u through a transpose, conjugated first where
+    complex — the record's `conj` —, b exact) is pending;
+    D ⊙ (Uᴴ·b) with D a stated value within RHO_MAX of 1/σᵢ on row i (D's
+    range read from its expectation: JAX's 1/s where s > rcond·s₀, the
+    singular values entering as `as_range`) is pending; V·(…) (V: vt
+    through a transpose, of the same A) is x, judged by "lstsq"
+    (spec/lapack.py).  Anything else: None."""
+    from . import characterized as ch
+    if len(outs) != 1 or isinstance(outs[0], tuple) or len(inputs) != 2 or any(isinstance(x, tuple) for x in inputs):
+        return None
+    (o,) = outs
+    name = inst.spec.mnemonic
+    lhs, rhs = inputs
+    if name == "dot_general" and _matmul(inst, lhs.type.rank, rhs.type.rank) and lhs.kind == ch.KIND:
+        rec = lhs.residual
+        if not _transposed(rec.get("view"), lhs.type) or bool(rec.get("conj")) != o.type.element_type.is_complex:
+            return None   # Uᴴ, V: the transpose, of the conjugate where complex
+        if rec.get("property") == "svd.u" and _exact(rhs):
+            k = int(lhs.type.shape[-2])
+            if k != len(rec["attributes"]["values"]) // max(1, int(np.prod(lhs.type.shape[:-2], dtype=np.int64))):
+                return None   # U with more columns than singular values (mode 'A'): not lstsq's
+            b = {"type": rhs.type.mlir, "hex": tensor_to_hex(np.asarray(primary[1]).astype(rhs.type.element_type.numpy),
+                                                             rhs.type)}
+            pend = {"pending": "lstsq.utb", "svd": _svd_of(rec), "b": b, "values": rec["attributes"]["values"],
+                    "error": rec["attributes"]["error"]}
+            return [ch.unstated(o.type, o.bits, f"{ch.DOWNSTREAM}; Uᴴ·b of xGESDD's U (oracle/chains.py)", pend)]
+        p = tag(rhs)
+        if rec.get("property") == "svd.vt" and p is not None and p.get("pending") == "lstsq.scaled" \
+                and not p.get("view") and p["svd"] == _svd_of(rec):
+            ta = parse_type(rec["operands"][0]["type"])
+            if int(ta.shape[-2]) < int(ta.shape[-1]):
+                return None   # fewer equations than unknowns: every solution meets the normal equations, not one
+            a = tensor_from_hex(rec["operands"][0]["hex"], ta)
+            tb = parse_type(p["b"]["type"])
+            b = tensor_from_hex(p["b"]["hex"], tb)
+            big = max(int(d) for d in ta.shape[-2:])
+            thr = lapack.lstsq_threshold(big, p["eta"] / lapack.norm_of(a, ta), o.type.element_type)
+            new = lapack.record("lstsq", {"threshold": thr, "rho": p["rho"]}, [(a, ta), (b, tb)],
+                                lapack.LSTSQ_STATEMENT, thr)
+            new["reference"] = ch.significant(lapack.measure(new, o.type, o.array()).value)
+            return [Expectation(o.type, o.bits, ch.KIND, residual=new, why=LSTSQ_WHY.format(rho=p["rho"]))]
+        return None
+    if name == "multiply":
+        for d, y in ((lhs, rhs), (rhs, lhs)):
+            p = tag(y)
+            if p is None or p.get("pending") != "lstsq.utb" or p.get("view") or ch.is_free(d) \
+                    or d.type != y.type:
+                continue
+            got = _scaling(d, p, y.type)
+            if got is None:
+                return None
+            rho, eta = got
+            new = {**p, "pending": "lstsq.scaled", "rho": rho, "eta": eta}
+            return [ch.unstated(o.type, o.bits, f"{ch.DOWNSTREAM}; Σ⁻¹·Uᴴ·b within a relative {rho:.2g} "
+                                                f"(oracle/chains.py)", new)]
+    return None
+
+
+def _scaling(d: Expectation, p: dict, t: TensorType) -> tuple | None:
+    """(ρ, η): the largest relative distance ρᵢ of D's range from 1/σᵢ (row
+    i), and the largest σᵢ·ρᵢ — what D's deviation adds to A's normal
+    equations: Aᴴ·A·V·Σ⁻¹·Δ·Uᴴ·b = V·Σ·Δ·Uᴴ·b; None where ρ > RHO_MAX."""
+    from ..spec.types import from_bits
+    et = d.type.element_type
+    if d.kind == "bounded":
+        lo, hi = (np.asarray(from_bits(x, et)).astype(np.complex128 if et.is_complex else np.float64)
+                  for x in (d.lo, d.hi))
+    elif d.kind in ("exact", "ulp") and not d.impl_defined:
+        x = d.array()
+        c = et.component if et.is_complex else et
+        spread = 2 * d.tolerance_ulp * np.spacing(np.abs(x).astype(c.numpy)).astype(np.float64)
+        lo, hi = x - spread * (1 + 1j if et.is_complex else 1), x + spread * (1 + 1j if et.is_complex else 1)
+    else:
+        return None
+    shape = tuple(int(s) for s in t.shape)
+    sig = np.asarray(p["values"], dtype=np.float64).reshape(shape[:-2] + (shape[-2], 1))
+    err = np.asarray(p["error"], dtype=np.float64).reshape(shape[:-2] + (1, 1))
+    if not (np.isfinite(lo).all() and np.isfinite(hi).all()) or (sig - err <= 0).any():
+        return None
+    lo, hi = np.asarray(lo), np.asarray(hi)   # a complex range is a box: |dσ − 1| ≤ |re dev| + |im|·σ over it
+    rho = np.maximum(np.abs(lo.real * sig - 1), np.abs(hi.real * sig - 1)) \
+        + np.maximum(np.abs(lo.imag), np.abs(hi.imag)) * sig + err / (sig - err)
+    if float(np.max(rho)) > RHO_MAX:
+        return None
+    return float(np.max(rho)), float(np.max((sig + err) * rho))
 
 
 def _jsonable(x):
@@ -203,36 +465,24 @@ def moved(run_op, inst, arrays: list, i: int, v: Expectation, k: int, o) -> Expe
     rec = tag(v)
     if isinstance(o, tuple) or rec is None or o.type.element_type != v.type.element_type:
         return None
-    et = v.type.element_type
     shape = tuple(int(d) for d in v.type.shape)
     n = int(np.prod(shape, dtype=np.int64))
-    if n == 0 or n + 1 >= 2 ** min(component(et).format.precision, 53):
-        return None
-    ids = np.arange(1, n + 1, dtype=np.float64).reshape(shape)
-    if et.is_complex:   # both components numbered: a conjugation is no move
-        ids = ids * (1 + 1j)
-    got = []
-    for sign in (1.0, -1.0):
+
+    def run(numbered):
         trial = list(arrays)
-        trial[i] = (sign * ids).astype(et.numpy)
-        try:
-            out = run_op(inst, trial)[k]
-        except Exception:   # the op states nothing on these values: no move shown
-            return None
-        if isinstance(out, tuple) or out.type != o.type:
-            return None
-        got.append(np.asarray(out.array()).astype(np.complex128).reshape(-1))
-    x, y = got
-    im = x.real if et.is_complex else 0
-    hit = (x.imag == im) & (x == -y) & (x.real >= 1) & (x.real <= n) & (x.real == np.round(x.real))
-    src = np.where(hit, x.real, 0).astype(np.int64) - 1
+        trial[i] = numbered[0]
+        out = run_op(inst, trial)[k]
+        return None if isinstance(out, tuple) or out.type != o.type else out.array()
+    src = numbering.sources(run, [shape], v.type.element_type)
+    if src is None:
+        return None
     # the elements that must come through: what the criterion reads (a pending value: all of it)
     view = rec.get("view")
     need = ch.scored(v).reshape(-1) if v.kind == ch.KIND else np.ones(n, dtype=bool)
     got_src = src[src >= 0]
     counts = np.bincount(got_src, minlength=n) if got_src.size else np.zeros(n, dtype=np.int64)
     if (counts[need] != 1).any():
-        return None
+        return _diagonal(rec, v, src, o) if v.kind == ch.KIND else None
     if view:
         src0 = np.asarray(view["src"], dtype=np.int64)
         src = np.where(src >= 0, src0[np.maximum(src, 0)], -1)
@@ -246,3 +496,50 @@ def moved(run_op, inst, arrays: list, i: int, v: Expectation, k: int, o) -> Expe
         note = MOVED if MOVED not in v.why else ""
         return Expectation(o.type, o.bits, ch.KIND, residual=new, why="; ".join(w for w in (v.why, note) if w))
     return ch.unstated(o.type, o.bits, v.why, new)
+
+
+PICKED = ("U's diagonal of xGETRF's LU, picked out by data movement: every value any evaluation order of the "
+          "factorisation can give (oracle/lu_diagonal.py; oracle/chains.py)")
+
+
+def _diagonal(rec: dict, v: Expectation, src: np.ndarray, o: Expectation) -> Expectation | None:
+    """Output `o` where every element holds an element of U's diagonal of a
+    getrf.lu value `v` (`src`: the elements' numbers in `v`, −1 where none):
+    a "bounded" expectation from oracle/lu_diagonal.py; None elsewhere."""
+    if rec.get("property") != "getrf.lu" or (src < 0).any():
+        return None
+    view = rec.get("view")
+    if view:
+        src = np.asarray(view["src"], dtype=np.int64)[src]
+        if (src < 0).any():
+            return None
+    (a,), (ta,) = lapack.operands_of(rec)
+    m, n = (int(d) for d in ta.shape[-2:])
+    batch, (i, j) = np.unravel_index(src // (m * n), tuple(int(d) for d in ta.shape[:-2]) or (1,)), \
+        np.unravel_index(src % (m * n), (m, n))
+    if (i != j).any():
+        return None
+    got = lu_diagonal(a, ta.element_type, rec["attributes"]["pivots"])
+    if isinstance(got, str):
+        return None
+    lo, hi = (x.reshape(-1, min(m, n)) for x in got)
+    flat_batch = np.ravel_multi_index(batch, tuple(int(d) for d in ta.shape[:-2]) or (1,))
+    et = o.type.element_type
+    shape = tuple(int(d) for d in o.type.shape)
+    return Expectation(o.type, o.bits, "bounded", lo=_outward(lo[flat_batch, i], et, True).reshape(shape),
+                       hi=_outward(hi[flat_batch, i], et, False).reshape(shape),
+                       why="; ".join(w for w in (v.why, PICKED) if w))
+
+
+def _outward(x: np.ndarray, et, down: bool) -> np.ndarray:
+    """float64 values rounded into the format toward −∞ (down) or +∞, as bits."""
+    from ..spec.types import to_bits
+    v = np.asarray(x, dtype=np.float64)
+    with np.errstate(over="ignore"):
+        r = v.astype(et.numpy)
+    back = r.astype(np.float64)
+    step = back > v if down else back < v
+    if np.any(step):
+        r = r.copy()
+        r[step] = np.nextafter(r[step], r.dtype.type(-np.inf if down else np.inf))
+    return to_bits(r, et)

@@ -38,6 +38,10 @@ stated by a value:
 * where the op only moves the elements (reshape, transpose, slice, pad…,
   observed on numbered elements: `chains.moved`), the same property with a
   `view` that moves the output back before the criterion reads it;
+* where an op computes on eigen- or singular values (and keeps none of
+  them whole), the values enter as the range their criterion lets pass
+  (`chains.as_range`) and the op is carried like any ranged one
+  (propagation.carry: lstsq's rcond mask and 1/σ);
 * anything else is "any value", labelled `DOWNSTREAM` (every element an
   implementation-defined alternative without candidates, as
   oracle/propagation.py labels a range crossing NaN), and so is everything
@@ -177,6 +181,14 @@ def downstream(run_op, inst, inputs: list, outs: list, arrays: list | None) -> l
         chained = chains.combine(inst, inputs, outs, primary)   # a factorisation's factors used together
         if chained is not None:
             return chained
+    ranges = [chains.as_range(inputs[i]) for i in free]
+    if inst is not None and all(r is not None for r in ranges) and not _kept_whole(run_op, inst, primary, inputs,
+                                                                                    free, outs):
+        from .propagation import carry   # eigen- or singular values computed on: the range their criterion allows
+        ranged = list(inputs)
+        for i, r in zip(free, ranges):
+            ranged[i] = r
+        return carry(run_op, inst, ranged, outs, arrays)
     residual = [i for i in free if not isinstance(inputs[i], tuple) and inputs[i].kind == KIND]
     tagged = [i for i in free if not isinstance(inputs[i], tuple) and chains.tag(inputs[i]) is not None]
     out = []
@@ -195,6 +207,20 @@ def downstream(run_op, inst, inputs: list, outs: list, arrays: list | None) -> l
             kept = chains.moved(run_op, inst, primary, tagged[0], inputs[tagged[0]], k, o)
         out.append(kept if kept is not None else any_value(o))
     return out
+
+
+def _kept_whole(run_op, inst, primary: list, inputs: list, free: list, outs: list) -> bool:
+    """Does every output keep a lone residual input whole (passed through, or moved)?  Then the property
+    goes on as it is (`downstream`'s loop), not as a range."""
+    if len(free) != 1:
+        return False
+    i = free[0]
+    r = inputs[i]
+    for k, o in enumerate(outs):
+        if not (_passes_through(run_op, inst, primary, i, r, k, o)
+                or chains.moved(run_op, inst, primary, i, r, k, o) is not None):
+            return False
+    return True
 
 
 def _name(rec: dict) -> str:

@@ -33,6 +33,19 @@ The ratios are LAPACK's (TESTING/LIN and TESTING/EIG, LAPACK Working Note
                ≤ n for a Cholesky factor (its rows have norms √aᵢᵢ), and for LU
                the growth of the oracle's own partial-pivoting factors (the
                pivots are the oracle's, stated exactly).  A zero x fails.
+* lstsq        ‖Aᴴ(A·x − b)‖₁ / (max(m,n)·N(A)·(‖b‖₁ + N(A)·‖x‖₁)·ε) per right-hand
+               side (the normal equations' residual, LAPACK's dqrt17, with ‖b‖ and
+               ‖A‖·‖x‖ both in the scale: a backward-stable solve makes Aᴴ·r of
+               order ‖E‖·‖r‖ + ‖A‖·‖E‖·‖x‖, r the least-squares residual, never
+               zero when b is not in A's range).  For x = V·D·Uᴴ·b downstream of
+               xGESDD (`jnp.linalg.lstsq`, oracle/chains.py), A of full column rank (m ≥ n).
+               Threshold `lstsq_threshold` = 4·two_sided + 2·(η + 2ε)/ε, η =
+               max σᵢ·ρᵢ/N(A) for D within a relative ρᵢ of 1/σᵢ: D's deviation
+               adds V·Σ·Δ·Uᴴ·b to Aᴴ·r, at most η·N(A)·‖b‖ — no condition number.
+               A zero, negated or 1 %-scaled x fails (the scaling: where
+               0.01·‖AᴴA·x‖ exceeds the threshold's share — f64 always here, f32
+               for small well-conditioned A; a wider f32 case passes, as any
+               backward-error test lets it).
 * eigh.values  max |ŵᵢ − λᵢ| / (n·‖A‖₁·ε), λ the eigenvalues in high
                precision, ascending; ŵ must be ascending and finite.
 * eigh.vectors max(‖I − VᴴV‖₁/(n·ε), ‖A·V − V·Λ‖₁/(2n·‖A‖₁·ε))   (dsyt21: the
@@ -62,6 +75,12 @@ max(30, 2·γ(4n²)/(n·ε)): Householder reductions have backward error
 Demmel–Kahan, the divide and conquer of xSTEDC / xBDSDC); c = 4 is taken
 here — a stated assumption, 8n for large n: wrong outputs (zeros, a 1 %
 perturbation, another matrix's factors) are off by 1/ε.
+
+Where a program computes on eigen- or singular values (lstsq's rcond mask
+and 1/σᵢ), they enter as the range their criterion lets pass
+(`values_range`).  Where it computes on U's diagonal (det, slogdet), the
+diagonal enters as the range the oracle proves for every evaluation
+order (oracle/lu_diagonal.py: ball arithmetic, Higham ch. 9 and 14).
 
 Each ratio is computed in the working format of spec/ops/cholesky.py with
 its own rounding bounded, and a result fails only where the whole enclosure
@@ -131,7 +150,12 @@ def measure(rec: dict, result_type: TensorType, actual) -> Measured:
     (`rec["op"]`) or a property's here (`rec["property"]`); where the record
     has a `view` (the value moved by data movement downstream,
     oracle/characterized.py), the output is moved back first and the
-    scored mask moved forward."""
+    scored mask moved forward; where it is marked `conj` (the value
+    conjugated by parts downstream, oracle/chains.py), the output is
+    conjugated back."""
+    if rec.get("conj"):
+        rec = {k: v for k, v in rec.items() if k != "conj"}
+        actual = np.conj(np.asarray(actual))
     view = rec.get("view")
     if not view:
         return _plain(rec, result_type, actual)
@@ -436,6 +460,74 @@ def _values_check(attrs, arrays, types, actual, kind):
                     extra="singular values not nonnegative and descending")
 
 
+def values_range(rec: dict) -> tuple[np.ndarray, np.ndarray]:
+    """(low, high) float64 per element of an "eigh.values" or "svd.values"
+    record: every value its criterion (`_values_check`) lets pass — within
+    threshold·max(m,n)·N(A)·ε of λᵢ, plus the reference's own error and the
+    ratio's rounding, rounded outward; singular values nonnegative.  What a
+    backend's values may be where a program computes on them
+    (oracle/chains.py: `jnp.linalg.lstsq`'s 1/σᵢ)."""
+    kind = "eigh" if rec["property"] == "eigh.values" else "svd"
+    (a,), (ta,) = operands_of(rec)
+    et = ta.element_type
+    attrs = rec["attributes"]
+    m, n = (int(d) for d in ta.shape[-2:])
+    A = _hermitian_read(to_working(a, et), bool(attrs["lower"])) if kind == "eigh" else to_working(a, et)
+    norm = np.asarray(one_norm(A) if kind == "eigh" else np.maximum(one_norm(A), _norm_inf(A)), dtype=np.float64)
+    batch = tuple(int(d) for d in ta.shape[:-2])
+    lam = np.asarray(attrs["values"], dtype=np.float64).reshape(batch + (-1,))
+    err = np.asarray(attrs["error"], dtype=np.float64).reshape(batch)
+    slack = float(rec["threshold"]) * max(m, n) * norm * unit_roundoff(et) * (1 + 2.0 ** -40) \
+        + err + 2.0 ** -51 * np.abs(lam).max(axis=-1, initial=0.0)
+    lo, hi = lam - slack[..., None], lam + slack[..., None]
+    lo, hi = np.nextafter(lo, -np.inf), np.nextafter(hi, np.inf)
+    return (np.maximum(lo, 0.0) if kind == "svd" else lo), hi
+
+
+LSTSQ_STATEMENT = ("‖Aᴴ(A·x − b)‖₁ / (max(m,n)·N(A)·(‖b‖₁ + N(A)·‖x‖₁)·ε) per right-hand side, N(A) = "
+                   "max(‖A‖₁, ‖A‖∞) (the normal equations' residual: LAPACK dqrt17)")
+
+
+def lstsq_threshold(big: int, eta: float, et) -> float:
+    """`lstsq`'s threshold for x = V·D·Uᴴ·b from an SVD whose scaling D is
+    within a relative ρᵢ of 1/σᵢ, η = max σᵢ·ρᵢ / N(A) (oracle/chains.py):
+    the SVD's backward error and loss of orthogonality (each `two_sided`,
+    the residual meeting both twice), D's deviation — Aᴴ·A·V·Σ⁻¹·Δ·Uᴴ·b =
+    V·Σ·Δ·Uᴴ·b, at most η·N(A)·‖b‖ — and the rounding of D's product."""
+    u = unit_roundoff(et)
+    return 4 * two_sided(big, et) + 2 * (eta + 2 * u) / u
+
+
+def norm_of(a: np.ndarray, ta: TensorType) -> float:
+    """N(A) = max(‖A‖₁, ‖A‖∞), the largest over a batch."""
+    A = to_working(a, ta.element_type)
+    return float(np.max(np.maximum(one_norm(A), _norm_inf(A)), initial=0.0))
+
+
+def lstsq(attrs, arrays, types, rt, actual) -> Measured:
+    """x of min ‖A·x − b‖ for a full-rank A, judged by the normal equations' residual (LSTSQ_STATEMENT)."""
+    (a, b), (ta, tb) = arrays, types
+    et = tb.element_type
+    m, n = (int(d) for d in ta.shape[-2:])
+    big = max(m, n)
+    thr = float(attrs["threshold"])
+    if 0 in np.shape(actual) or 0 in tuple(int(d) for d in ta.shape):
+        return Measured(0.0, thr, True, "no element")
+    _, uw = working(et)
+    A, B = to_working(a, et), to_working(b, et)
+    X = to_working(actual, et)
+    finite = np.isfinite(X).all(axis=-2)
+    X = np.where(np.isfinite(X), X, 0)
+    R = A @ X - B
+    G = ct(A) @ R
+    err = gamma(2 * m + 4, uw) * column_norms(np.abs(ct(A)) @ (np.abs(A) @ np.abs(X) + np.abs(B)))
+    N = np.maximum(one_norm(A), _norm_inf(A))[..., None]
+    den = big * N * (column_norms(B) + N * column_norms(X)) * unit_roundoff(et)
+    v, lo, hi = enclosure(column_norms(G), err, den, gamma(big + 3, uw))
+    return _verdict([("‖Aᴴ(Ax − b)‖₁/(max(m,n)·N(A)·(‖b‖₁ + N(A)‖x‖₁)·ε)", v, lo, hi)], thr, finite,
+                    np.ones(finite.shape, bool), "right-hand sides")
+
+
 def eigh_values(attrs, arrays, types, rt, actual):
     return _values_check(attrs, arrays, types, actual, "eigh")
 
@@ -638,4 +730,4 @@ def householder(attrs, arrays, types, rt, actual) -> Measured:
 
 PROPERTIES = {"getrf.lu": getrf_lu, "linear_solve": linear_solve, "eigh.values": eigh_values,
               "eigh.vectors": eigh_vectors, "svd.values": svd_values, "svd.u": svd_vectors, "svd.vt": svd_vectors,
-              "geqrf.r": geqrf_r, "qr.q": qr_q, "householder": householder}
+              "geqrf.r": geqrf_r, "qr.q": qr_q, "householder": householder, "lstsq": lstsq}

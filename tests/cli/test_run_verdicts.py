@@ -100,14 +100,29 @@ def test_a_cholesky_solve_is_checked_end_to_end(tmp_path, capsys):
 
 
 def test_an_output_the_oracle_states_no_value_for_is_unchecked_not_exact(tmp_path, capsys):
-    """jnp.linalg.det: arithmetic on the LU factors (the product of U's
-    diagonal) is not carried downstream, so the oracle states no value —
-    "unchecked", exit 3, for XLA and for an all-zero answer alike; it used
-    to print "exact" and agree."""
+    """jnp.linalg.det of a complex matrix: the product of U's complex
+    diagonal is not carried downstream (a box of complex values bounds no
+    modulus), so the oracle states no value — "unchecked", exit 3, for XLA
+    and for an all-zero answer alike; it used to print "exact" and agree."""
     rng = np.random.default_rng(0)
-    args = [rng.standard_normal((8, 8)).astype(np.float32)]
+    args = [(rng.standard_normal((8, 8)) + 1j * rng.standard_normal((8, 8))).astype(np.complex64)]
     rc = _run(tmp_path, jnp.linalg.det, args, f"xla,{WRONG}:Zeroed")
     out = capsys.readouterr().out
     verdicts = _verdicts(out)
     assert verdicts["xla"] == ["UNCHECKED"] and verdicts[f"{WRONG}:Zeroed"] == ["UNCHECKED"], out
     assert "exact (" not in out and "unchecked: any value" in out and rc == 3
+
+
+def test_a_real_determinant_is_judged_and_a_wrong_one_caught(tmp_path, capsys):
+    """jnp.linalg.det of a real 8×8 f32 matrix: U's diagonal gets a range
+    holding every evaluation order of the factorisation (oracle/lu_diagonal.py),
+    the product is carried as ranges — XLA agrees; zeroed, negated and ×1.01
+    answers disagree, exit 1."""
+    rng = np.random.default_rng(0)
+    args = [rng.standard_normal((8, 8)).astype(np.float32)]
+    rc = _run(tmp_path, jnp.linalg.det, args, f"xla,{WRONG}:Zeroed,{WRONG}:Negated,{WRONG}:Scaled")
+    out = capsys.readouterr().out
+    verdicts = _verdicts(out)
+    assert verdicts["xla"] == ["agrees"], out
+    assert all(verdicts[f"{WRONG}:{w}"] == ["DISAGREES"] for w in ("Zeroed", "Negated", "Scaled")), out
+    assert rc == 1

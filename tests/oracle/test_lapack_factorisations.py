@@ -183,14 +183,14 @@ def test_svd(xla, dtype, full):
     assert not ok(e_u, perturbed(u)) and not ok(e_vt, wide(vt) + 1e-2 * rand(vt.shape, vt.dtype, rng))
 
 
-@pytest.mark.parametrize("f", [jnp.linalg.det, lambda x: jnp.linalg.slogdet(x)[1],
-                               lambda x: jnp.linalg.lstsq(x, x[..., :1])[0]])
+@pytest.mark.parametrize("f", [jnp.linalg.det, lambda x: jnp.linalg.slogdet(x)[1]])
 def test_what_stays_any_value(xla, f):
-    """Arithmetic on the factors (det: the product of U's diagonal; lstsq:
-    on the SVD) is not carried: any value, said."""
-    a = rand((4, 4), np.float32, np.random.default_rng(8))
+    """Complex det and slogdet: arithmetic on a complex U's diagonal is not
+    carried (real det and slogdet, and lstsq, are judged:
+    tests/oracle/test_lapack_downstream.py) — any value, said."""
+    a = rand((4, 4), np.complex64, np.random.default_rng(8))
     es, _, _ = program(xla, f, [a])
-    assert es[0].kind != "residual" and "any value" in es[0].why
+    assert es[0].kind not in ("residual", "bounded") and "any value" in es[0].why
 
 
 def test_a_call_that_does_not_fit_is_said():

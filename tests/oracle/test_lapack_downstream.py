@@ -1,0 +1,329 @@
+"""What JAX computes from LAPACK's factors, judged: `jnp.linalg.det` and
+`slogdet` (arithmetic on U's diagonal, oracle/lu_diagonal.py, carried by
+the ordinary ranges downstream), `jnp.linalg.lstsq` (x from the SVD, judged
+by the normal equations' residual) and the complex Cholesky solve
+(`jax.scipy.linalg.cho_solve`: the upper factor built as conj(Lᵀ) by parts,
+oracle/chains.py).
+
+Independent truth: determinants and least-squares solutions from exact
+rational arithmetic (fractions: every float is a rational), mpmath at 300
+digits, float32 eliminations in other summation orders and LAPACK's sgetrf
+(scipy) — the oracle's ranges must hold them; XLA's outputs must agree;
+deliberately wrong answers — scaled by 1.01, negated, zero, logabsdet +
+0.01, the sign flipped, the conjugate — must fail; where the matrix is too
+ill-conditioned for the range to tell them apart, the verdict must say
+inconclusive (suites/resolution.py), never decide."""
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+jax = pytest.importorskip("jax")
+import jax.numpy as jnp  # noqa: E402
+import scipy.linalg as sla  # noqa: E402
+
+from shlo_conform.backends.base import load_backend  # noqa: E402
+from shlo_conform.oracle.program import execute, parse_program  # noqa: E402
+from shlo_conform.suites.compare import compare  # noqa: E402
+from shlo_conform.suites.resolution import resolution  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def xla():
+    jax.config.update("jax_enable_x64", True)
+    yield load_backend("xla")
+    jax.config.update("jax_enable_x64", False)
+
+
+def program(xla, f, args):
+    text = jax.jit(f).lower(*args).as_text()
+    es = execute(parse_program(text), list(args))
+    return es, [np.asarray(o) for o in xla.run(xla.compile(text), list(args))]
+
+
+def ok(e, a) -> bool:
+    return compare(e, np.asarray(a).astype(e.type.element_type.numpy)).ok
+
+
+def exact_det(m: np.ndarray) -> Fraction:
+    """det by Gaussian elimination on exact rationals (no rounding at all)."""
+    w = [[Fraction(float(x)) for x in row] for row in m]
+    n, det = len(w), Fraction(1)
+    for j in range(n):
+        p = next((i for i in range(j, n) if w[i][j] != 0), None)
+        if p is None:
+            return Fraction(0)
+        if p != j:
+            w[j], w[p] = w[p], w[j]
+            det = -det
+        det *= w[j][j]
+        for i in range(j + 1, n):
+            f = w[i][j] / w[j][j]
+            w[i] = [x - f * y for x, y in zip(w[i], w[j])]
+    return det
+
+
+def _ends(e):
+    from shlo_conform.spec.types import from_bits
+    et = e.type.element_type
+    return (np.asarray(from_bits(e.lo, et)).astype(np.float64).reshape(-1),
+            np.asarray(from_bits(e.hi, et)).astype(np.float64).reshape(-1))
+
+
+def rand(shape, dtype, rng):
+    x = rng.standard_normal(shape)
+    if np.issubdtype(dtype, np.complexfloating):
+        x = x + 1j * rng.standard_normal(shape)
+    return x.astype(dtype)
+
+
+def scaled(x, s):
+    return (np.asarray(x).astype(np.complex128 if np.iscomplexobj(x) else np.float64) * s).astype(x.dtype)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_det_and_slogdet_are_judged(xla, dtype):
+    rng = np.random.default_rng(11)
+    a = rng.standard_normal((3, 5, 5)).astype(dtype)
+    truth = [exact_det(a[i]) for i in range(3)]
+    (e,), (got,) = program(xla, jnp.linalg.det, [a])
+    assert e.kind == "bounded" and "any value" not in e.why
+    lo, hi = _ends(e)
+    assert all(lo[i] <= float(t) <= hi[i] for i, t in enumerate(truth))          # the exact determinant inside
+    assert resolution(e).conclusive and np.max((hi - lo) / np.abs(lo)) < 1e-3   # narrow enough to decide
+    assert ok(e, got)
+    for wrong in (scaled(got, 1.01), scaled(got, -1), np.zeros_like(got)):
+        assert not ok(e, wrong)
+    (e_sign, e_log), (sign, logabs) = program(xla, jnp.linalg.slogdet, [a])
+    assert e_sign.kind == "exact" and e_log.kind == "bounded"
+    assert np.array_equal(e_sign.array(), np.array([math.copysign(1, t) for t in truth], dtype))
+    lo, hi = _ends(e_log)
+    logs = [math.log(abs(t.numerator)) - math.log(t.denominator) for t in truth]
+    assert all(lo[i] <= x <= hi[i] for i, x in enumerate(logs))
+    assert ok(e_sign, sign) and ok(e_log, logabs)
+    assert not ok(e_sign, -sign) and not ok(e_log, (logabs + 0.01).astype(dtype))
+    assert not ok(e_log, np.zeros_like(logabs))
+
+
+def test_a_larger_f64_det_stays_tight(xla):
+    """24×24 in f64: the balls of the elimination wrap (radii ~10⁻⁸), the
+    leading minors' perturbation bound does not (oracle/lu_diagonal.py
+    `_minor_balls`): the range holds mpmath's determinant (300 digits) and
+    rules out a relative error of 10⁻⁶."""
+    import mpmath
+    rng = np.random.default_rng(18)
+    a = rng.standard_normal((24, 24))
+    with mpmath.workdps(300):
+        truth = float(mpmath.det(mpmath.matrix(a.tolist())))
+    (e,), (got,) = program(xla, jnp.linalg.det, [a])
+    lo, hi = _ends(e)
+    assert lo[0] <= truth <= hi[0] and ok(e, got)
+    assert (hi[0] - lo[0]) / abs(truth) < 1e-7
+    assert not ok(e, scaled(got, 1 + 1e-6)) and not ok(e, scaled(got, 1 - 1e-6))
+
+
+def test_an_ill_conditioned_det_is_inconclusive_not_agreed(xla):
+    """A 5×5 f32 matrix whose last row is nearly a combination of the others
+    (last pivot ~10⁻⁵): the pivots are decided, but the ball of the last
+    û_kk is a few percent wide — the range holds the exact determinant and
+    XLA's, and a 1 % scaling too, so the verdict's width says inconclusive
+    (wider than suites/resolution.py's RESOLVED) instead of "agrees"."""
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((5, 5))
+    a[4] = a[:4].sum(0) * 0.25 + 2e-5 * rng.standard_normal(5)
+    a = a.astype(np.float32)
+    (e,), (got,) = program(xla, jnp.linalg.det, [a])
+    assert e.kind == "bounded"
+    lo, hi = _ends(e)
+    assert lo[0] <= float(exact_det(a)) <= hi[0]
+    assert ok(e, got) and ok(e, scaled(got, 1.01))   # inside: the width cannot tell them apart ...
+    r = resolution(e)
+    assert not r.conclusive and r.unresolved == 1, r.describe()   # ... and says so
+
+
+def test_a_tie_in_the_pivots_states_nothing(xla):
+    a = np.array([[1, 2, 0, 1], [-1, 1, 3, 0], [0.5, 1, 1, 2], [0, 1, 0, 1]], np.float32)   # |1| = |−1|
+    (e,), (got,) = program(xla, jnp.linalg.det, [a])
+    assert "any value" in e.why and ok(e, got) and ok(e, np.zeros_like(got))
+
+
+def test_complex_det_stays_any_value_and_says_so(xla):
+    """Complex U's diagonal is not stated (the ranges downstream move a
+    complex value's components together, which does not bound |z| over a
+    box): any value, labelled — honest, not judged."""
+    rng = np.random.default_rng(12)
+    a = (rng.standard_normal((4, 4)) + 1j * rng.standard_normal((4, 4))).astype(np.complex64)
+    (e,), _ = program(xla, jnp.linalg.det, [a])
+    assert e.kind != "bounded" and "any value" in e.why
+
+
+@pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
+def test_complex_cho_solve_is_judged_end_to_end(xla, dtype):
+    """cho_factor's upper factor is conj(Lᵀ) built by real, imag, negate,
+    complex: read back as the factor of the other triangle, so the two
+    solves after it are judged by M·x = c (it was any value)."""
+    rng = np.random.default_rng(13)
+    g = rng.standard_normal((2, 5, 5)) + 1j * rng.standard_normal((2, 5, 5))
+    h = g @ np.conj(np.swapaxes(g, -1, -2)) + 5 * np.eye(5)
+    a = ((h + np.conj(np.swapaxes(h, -1, -2))) / 2).astype(dtype)   # exactly Hermitian: a real diagonal
+    a[..., np.arange(5), np.arange(5)] = a[..., np.arange(5), np.arange(5)].real
+    b = (rng.standard_normal((2, 5, 3)) + 1j * rng.standard_normal((2, 5, 3))).astype(dtype)
+    f = lambda a, b: jax.scipy.linalg.cho_solve(jax.scipy.linalg.cho_factor(a), b)  # noqa: E731
+    (e,), (got,) = program(xla, f, [a, b])
+    assert e.kind == "residual" and e.residual["property"] == "linear_solve", e.why
+    assert ok(e, got)
+    w = a.astype(np.complex128)
+    assert ok(e, np.stack([sla.cho_solve(sla.cho_factor(w[i]), b[i].astype(np.complex128)) for i in range(2)]))
+    assert not ok(e, np.zeros_like(got)) and not ok(e, scaled(got, 1.01))
+    assert not ok(e, np.conj(got))                                       # the conjugate system's answer
+    (u,), (gu,) = program(xla, lambda a: jax.scipy.linalg.cholesky(a, lower=False), [a])
+    assert u.kind == "residual" and u.residual["attributes"] == {"lower": False}
+    assert ok(u, gu) and not ok(u, np.conj(gu)) and not ok(u, np.swapaxes(gu, -1, -2))
+
+
+def test_a_conjugated_factor_is_judged_as_the_conjugate(xla):
+    """conj(L) (by parts, not through a transpose) is no Cholesky factor of
+    A, but its conjugate is: judged by cholesky's property on the conjugate
+    of the output (`conj`, spec/lapack.py `measure`) — XLA's passes, L
+    itself (not conjugated back) and zeros fail."""
+    rng = np.random.default_rng(14)
+    g = rng.standard_normal((4, 4)) + 1j * rng.standard_normal((4, 4))
+    a = (g @ g.conj().T + 4 * np.eye(4)).astype(np.complex64)
+    a[np.arange(4), np.arange(4)] = a[np.arange(4), np.arange(4)].real
+    (e,), (got,) = program(xla, lambda a: jnp.conj(jnp.linalg.cholesky(a)), [a])
+    assert e.kind == "residual" and e.residual.get("conj") and e.residual["op"] == "cholesky"
+    assert ok(e, got) and not ok(e, np.conj(got)) and not ok(e, np.zeros_like(got))
+
+
+def exact_lstsq(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """min ‖A·x − b‖ from the normal equations AᴴA·x = Aᴴb on exact (Gaussian) rationals, A of full column rank."""
+    def q(z):
+        z = complex(z)
+        return (Fraction(z.real), Fraction(z.imag))
+
+    def mul(x, y):
+        return (x[0] * y[0] - x[1] * y[1], x[0] * y[1] + x[1] * y[0])
+
+    def div(x, y):
+        d = y[0] * y[0] + y[1] * y[1]
+        return ((x[0] * y[0] + x[1] * y[1]) / d, (x[1] * y[0] - x[0] * y[1]) / d)
+
+    def sub(x, y):
+        return (x[0] - y[0], x[1] - y[1])
+
+    A = [[q(x) for x in row] for row in a]
+    B = [[q(x) for x in row] for row in b]
+    m, n, k = len(A), len(A[0]), len(B[0])
+    conj = [[(x[0], -x[1]) for x in row] for row in A]
+
+    def dot(col_i, other):   # Σ_r conj(A[r][i])·other[r]
+        acc = (Fraction(0), Fraction(0))
+        for r in range(m):
+            t = mul(conj[r][col_i], other[r])
+            acc = (acc[0] + t[0], acc[1] + t[1])
+        return acc
+    N = [[dot(i, [A[r][j] for r in range(m)]) for j in range(n)] + [dot(i, [B[r][c] for r in range(m)])
+                                                                    for c in range(k)] for i in range(n)]
+    for j in range(n):   # Gauss–Jordan; AᴴA is positive definite: no pivoting needed on exact numbers
+        p = N[j][j]
+        N[j] = [div(x, p) for x in N[j]]
+        for i in range(n):
+            if i != j:
+                f = N[i][j]
+                N[i] = [sub(x, mul(f, y)) for x, y in zip(N[i], N[j])]
+    out = np.array([[complex(float(N[i][n + c][0]), float(N[i][n + c][1])) for c in range(k)] for i in range(n)])
+    return out if np.iscomplexobj(a) else out.real
+
+
+LSTSQ = [(np.float32, (6, 4), 2), (np.float32, (5, 5), 1), (np.float64, (7, 3), 2), (np.float64, (8, 8), 3),
+         (np.complex64, (6, 4), 2), (np.complex128, (5, 3), 1)]
+
+
+@pytest.mark.parametrize("dtype, shape, k", LSTSQ)
+def test_lstsq_is_judged_by_the_normal_equations(xla, dtype, shape, k):
+    """jnp.linalg.lstsq (xGESDD, then V·Σ⁻¹·Uᵀ·b): x is judged by
+    ‖Aᵀ(Ax − b)‖ (spec/lapack.py "lstsq").  The exact least-squares solution
+    (rationals), XLA's and numpy's pass; zero, negated, scaled by 1.01 and
+    the square subsystem's solution fail."""
+    rng = np.random.default_rng(15)
+    a, b = rand(shape, dtype, rng), rand((shape[0], k), dtype, rng)
+    (e,), (got,) = program(xla, lambda a, b: jnp.linalg.lstsq(a, b)[0], [a, b])
+    assert e.kind == "residual" and e.residual["property"] == "lstsq", e.why
+    assert ok(e, got) and ok(e, exact_lstsq(a, b))
+    w = np.complex128 if np.iscomplexobj(a) else np.float64
+    assert ok(e, np.linalg.lstsq(a.astype(w), b.astype(w), rcond=None)[0])
+    for wrong in (np.zeros_like(got), scaled(got, -1), scaled(got, 1.01)):
+        assert not ok(e, wrong)
+    if np.iscomplexobj(a):
+        assert not ok(e, np.conj(got))
+    n = shape[1]
+    if shape[0] > n:
+        assert not ok(e, np.linalg.solve(a[:n].astype(w), b[:n].astype(w)))
+
+
+def test_lstsq_of_a_rank_deficient_matrix_is_not_claimed(xla):
+    """A repeated column: a singular value is ~0, JAX's rcond drops it or
+    not depending on rounding — D is not within reach of Σ⁻¹: any value."""
+    rng = np.random.default_rng(16)
+    a = rng.standard_normal((6, 4))
+    a[:, 3] = a[:, 2]
+    a, b = a.astype(np.float64), rng.standard_normal((6, 2))
+    (e,), (got,) = program(xla, lambda a, b: jnp.linalg.lstsq(a, b)[0], [a, b])
+    assert e.kind != "residual" and ok(e, got)
+
+
+def test_an_underdetermined_lstsq_is_not_claimed(xla):
+    """m < n: Aᵀ(Ax − b) = 0 for every solution of A·x = b, while lstsq's is
+    the one of least norm — the criterion would pass a wrong one, so no
+    claim is made."""
+    rng = np.random.default_rng(20)
+    a, b = rng.standard_normal((3, 5)), rng.standard_normal((3, 1))
+    (e,), (got,) = program(xla, lambda a, b: jnp.linalg.lstsq(a, b)[0], [a, b])
+    assert e.kind != "residual" and "any value" in e.why and ok(e, got)
+
+
+def _f32_doolittle(a: np.ndarray, reverse: bool) -> np.ndarray:
+    """U's diagonal of GEPP in float32, each element one inner product summed forward or backward."""
+    w = a.astype(np.float32).copy()
+    n = w.shape[0]
+    L, U = np.zeros((n, n), np.float32), np.zeros((n, n), np.float32)
+    for j in range(n):
+        def s(i, c):
+            terms = [np.float32(L[i, t] * U[t, c]) for t in range(j)]
+            acc = w[i, c]
+            for x in (reversed(terms) if reverse else terms):
+                acc = np.float32(acc - x)
+            return acc
+        cand = [s(i, j) for i in range(j, n)]
+        r = j + int(np.argmax(np.abs(cand)))
+        w[[j, r]], L[[j, r]] = w[[r, j]], L[[r, j]]
+        U[j, j] = s(j, j)
+        for c in range(j + 1, n):
+            U[j, c] = s(j, c)
+        for i in range(j + 1, n):
+            L[i, j] = np.float32(s(i, j) / U[j, j])
+    return np.diagonal(U)
+
+
+def test_u_diagonal_encloses_every_evaluation_order_tried():
+    """Brute force against the enclosure: LAPACK's sgetrf (scipy) and two
+    float32 eliminations summing in opposite orders all land inside the
+    range oracle/lu_diagonal.py states for each ûₖₖ — and the ranges are
+    not so wide that they say nothing."""
+    from shlo_conform.oracle.lu_diagonal import lu_diagonal
+    from shlo_conform.spec.lapack import lu_pivoting
+    from shlo_conform.spec.types import E_F32
+    rng = np.random.default_rng(19)
+    for n in (3, 6, 10):
+        a = rng.standard_normal((n, n)).astype(np.float32)
+        _, piv, _, why = lu_pivoting(a.astype(np.float64), E_F32)
+        assert why is None
+        lo, hi = lu_diagonal(a, E_F32, piv)
+        lapack_diag = np.diagonal(sla.lu_factor(a)[0]).astype(np.float64)
+        for d in (lapack_diag, _f32_doolittle(a, False), _f32_doolittle(a, True)):
+            d = np.asarray(d, np.float64)
+            assert ((lo <= d) & (d <= hi)).all(), (n, lo, d, hi)
+        assert np.max((hi - lo) / np.abs(lo)) < 1e-3
