@@ -29,7 +29,10 @@ smallest uniform scaling the enclosure catches is printed beside it
 
 The enclosure itself is the kind's (`suites.kinds.Kind.enclosure`); a kind
 that states no range of values (a residual property, a distribution) has
-no width here and its own verdict stands.
+no width here and its own verdict stands — unless its rule still accepts
+the oracle's own answer scaled by 1 ± RESOLVED (`Kind.catches_scaling`: a
+residual bound loose for f32 least squares): then it cannot tell that
+wrong answer from a right one, and the output is inconclusive too.
 """
 from __future__ import annotations
 
@@ -42,6 +45,8 @@ from ..spec.types import from_bits, from_ordinals, ordinal_distance
 from .kinds import kind_of
 
 RESOLVED = 2.0 ** -6
+PROPERTY_SEARCH_FLOOR = 2.0 ** -16      # a property's smallest scaling caught: halved from RESOLVED down to this
+PROPERTY_SEARCH_ELEMENTS = 1 << 16      # ... for outputs up to this size (each step judges the output twice)
 
 
 @dataclass
@@ -57,6 +62,7 @@ class Resolution:
     ulp_max: float = 0.0
     unresolved: int = 0                # checked elements wider than RESOLVED
     scaling_caught: float | None = None   # the smallest s for which both 1 + s and 1 − s are ruled out
+    property_loose: bool = False       # a property (no range) that the reference scaled by 1 ± RESOLVED still meets
 
     @property
     def checked(self) -> int:
@@ -68,13 +74,21 @@ class Resolution:
 
     @property
     def conclusive(self) -> bool:
-        return not self.all_unchecked and (not self.stated or self.rel_median <= RESOLVED)
+        if self.all_unchecked or self.property_loose:
+            return False
+        return not self.stated or self.rel_median <= RESOLVED
 
     def describe(self) -> str:
         """One line: the width and what it leaves open."""
         if self.all_unchecked:
             return "unchecked: the oracle states no value for any element (any value)"
         if not self.stated:
+            if self.property_loose:
+                return (f"judged by its property, whose bound the oracle's own answer scaled by "
+                        f"±{_pct(RESOLVED)} still meets: too loose to tell")
+            if self.scaling_caught is not None:
+                return (f"judged by its property, not by a range of values; catches a scaling by "
+                        f"{_pct(self.scaling_caught)}")
             return "judged by its property, not by a range of values"
         parts = []
         if self.rel_max == 0:
@@ -112,9 +126,17 @@ def resolution(e: Expectation) -> Resolution:
     n = int(np.prod(e.type.shape, dtype=np.int64))
     unchecked = _any_value_elements(e, n)
     res = Resolution(n, int(unchecked.sum()))
-    ends = kind_of(e).enclosure(e)
+    kind = kind_of(e)
+    ends = kind.enclosure(e)
     if ends is None:
         res.stated = False
+        caught = kind.catches_scaling(e, RESOLVED)
+        res.property_loose = caught is False
+        if caught and n <= PROPERTY_SEARCH_ELEMENTS:   # how fine a scaling the property still refuses
+            s = RESOLVED
+            while s > PROPERTY_SEARCH_FLOOR and kind.catches_scaling(e, s / 2):
+                s /= 2
+            res.scaling_caught = s
         return res
     c = et.component if et.is_complex else et
     if not c.is_float:

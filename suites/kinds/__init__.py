@@ -57,6 +57,14 @@ class Kind:
         kind states no range of values (a property or a distribution)."""
         return None
 
+    def catches_scaling(self, e: Expectation, s: float) -> bool | None:
+        """For a kind that states no range (a property): does its rule refuse
+        the oracle's reference scaled by 1 + s and by 1 − s?  False: a
+        uniformly wrong answer that large would pass, so "agrees" would claim
+        more than was checked (suites/resolution.py).  None: not a question
+        for this kind."""
+        return None
+
     def check(self, e: Expectation) -> tuple[str | None, str]:
         """(how the interpreter's test format states it, or None; why not)."""
         return None, f"expectation kind {self.name!r} has no check op"

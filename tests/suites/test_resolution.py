@@ -60,3 +60,38 @@ def test_a_kind_without_a_range_keeps_its_own_verdict():
     e = _exp([1.0], "statistical", statistical={"tests": []})
     r = resolution(e)
     assert not r.stated and r.conclusive
+
+
+def _least_squares(dtype):
+    """The oracle's expectation of jnp.linalg.lstsq's x (a residual property,
+    spec/lapack.py's normal-equations criterion) for an 8×5 system."""
+    import jax
+    import jax.numpy as jnp
+
+    from shlo_conform.oracle.program import execute, parse_program
+    rng = np.random.default_rng(0)
+    a, b = rng.standard_normal((8, 5)).astype(dtype), rng.standard_normal(8).astype(dtype)
+    (e,) = execute(parse_program(jax.jit(lambda a, b: jnp.linalg.lstsq(a, b)[0]).lower(a, b).as_text()), [a, b])
+    assert e.kind == "residual"
+    return e
+
+
+def test_a_property_states_the_scaling_it_catches_and_a_loose_one_is_inconclusive(monkeypatch):
+    """f32 least squares: the criterion refuses the oracle's own x scaled by
+    1 ± 2^-6 but not by 1 ± 2^-7 (checked here by judging those scalings
+    directly); a criterion that accepted the 2^-6 scaling would leave the
+    output inconclusive, never "agrees"."""
+    from shlo_conform.suites.kinds import kind_of
+    e = _least_squares(np.float32)
+    r = resolution(e)
+    x = e.array().astype(np.float64)
+    judge = kind_of(e).judge
+    assert not judge(e, (x * (1 + RESOLVED)).astype(np.float32)).ok
+    assert judge(e, (x * (1 + RESOLVED / 2)).astype(np.float32)).ok
+    assert not r.stated and r.conclusive and r.scaling_caught == RESOLVED
+    assert "catches a scaling by 1.56%" in r.describe()
+    kind = kind_of(e)
+    monkeypatch.setattr(type(kind), "judge", lambda self, e, a: type("C", (), {"ok": True})())
+    assert kind.catches_scaling(e, RESOLVED) is False
+    loose = resolution(e)
+    assert loose.property_loose and not loose.conclusive and "too loose to tell" in loose.describe()
