@@ -101,6 +101,12 @@ def inputs(f, fmt: FloatFormat, n: int, rng) -> list:
     v = _format_values(fmt, n, rng)
     if name == "pi_times":
         return [np.array([1.0, -1.0, 0.5, -0.5, 0.25, -0.25, 0.75, -0.75])]
+    if name == "polygamma":   # integer n >= 1, x > 0 (x < 0 is the mpmath loop's: real_functions)
+        x = v[v > 0]
+        return [rng.integers(1, 9, n).astype(np.float64), rng.choice(x, n)]
+    if name == "zeta":   # x > 1, q > 0: the series' domain (q < 0 is the mpmath loop's); arb's
+        # 160-bit ball is slow for huge x and wide for tiny q (tests/oracle/test_chlo_fast.py goes there)
+        return [rng.choice(v[(v > 1) & (v < 64)], n), rng.choice(v[v > 2.0 ** -10], n)]
     if name in ("atan2", "hypot", "signed_power"):
         v = v[v != 0]   # the op modules state zero arguments exactly, never as an Approx
         a, b = rng.choice(v, n), rng.choice(v, n)
@@ -117,10 +123,8 @@ def inputs(f, fmt: FloatFormat, n: int, rng) -> list:
         v = v[np.abs(v) <= 1]
     elif name == "acosh":
         v = v[v > 1]
-    elif name == "lgamma":   # poles and exact values are the op's; [-5, 0] is arb's (real_functions)
-        v = v[((v > 0) | (v < -5)) & (v != np.round(v))]
-    elif name == "digamma":   # poles are the op's; x < 0 is arb's (real_functions)
-        v = v[(v > 0) & (v != np.round(v))]
+    elif name in ("lgamma", "digamma"):   # poles and exact values are the op's
+        v = v[v != np.round(v)]
     v = v[v != 0]
     return [rng.choice(v, n, replace=False) if len(v) > n else v]
 

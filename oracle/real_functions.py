@@ -26,6 +26,8 @@ correct rounding is the answer outright and costs a tenth of arb's ball.
 """
 from __future__ import annotations
 
+import functools
+import math
 from dataclasses import dataclass
 from typing import Callable
 
@@ -110,19 +112,19 @@ TABLE: dict = {
 
 # CHLO's special functions (spec/chlo/).  Their vectorised evaluations are
 # scipy.special's (a dependency of jaxlib, which the oracle reads programs
-# with): float64 only, so for f64 results MPFR decides where it has the
-# function, arb elsewhere (`long_double=False`).  Their relative error is
-# measured like numpy's (fastcheck.py, test_fast.py, bench/fast_vs_rigorous.py);
-# where it is not small — an absolute error near a zero of the function
-# (lgamma at 1 and 2: scipy's gammaln is within 2^-29 relative at 2^-24 from
-# them, 2^-46 beyond 1/16), or the reflection formula near the poles of x < 0
-# (digamma: 2^-39 at -16.99999; lgamma on [-5, 0]) — the evaluation answers NaN, which the fast
-# path never decides, and arb states those elements.  MPFR for f64: its
-# lngamma is NaN where Γ < 0 (left to arb), its erf, erfc, digamma, asin …
-# round correctly by contract; that erf, erfc, lgamma or digamma of a float
-# is never exactly a binary64 midpoint is not proven (asin … are
-# transcendental at nonzero algebraic arguments, Lindemann–Weierstrass), but
-# MPFR's tie-to-even answer would still be the correctly rounded value.
+# with), with series, reflections and tests of cancellation of our own
+# where scipy's relative accuracy fails: float64 only, so for f64 results
+# MPFR decides where it has the function, arb elsewhere
+# (`long_double=False`).  Their relative error is measured like numpy's
+# (fastcheck.py, test_fast.py, tests/oracle/test_chlo_fast.py, which adds
+# adversarial points: near zeros, poles, huge and tiny arguments); where it
+# is not small the evaluation answers NaN, which the fast path never
+# decides, and arb states those elements.  MPFR for f64: its lngamma is
+# NaN where Γ < 0 (left to arb), its erf, erfc, digamma, asin … round
+# correctly by contract; that erf, erfc, lgamma or digamma of a float is
+# never exactly a binary64 midpoint is not proven (asin … are
+# transcendental at nonzero algebraic arguments, Lindemann–Weierstrass),
+# but MPFR's tie-to-even answer would still be the correctly rounded value.
 try:
     import scipy.special as _sp
 except ImportError:   # no scipy: arb decides every element of these functions, slower, with the same bits
@@ -133,28 +135,241 @@ def _scipy(name: str):
     return None if _sp is None else getattr(_sp, name)
 
 
+def _taylor_coefficients(first, zeta_minus: int, n: int = 24) -> np.ndarray:
+    """Coefficients c_1 … c_n (float64, each correctly rounded from 40
+    digits) of log Γ(a + z) = Σ c_k z^k at a = 1 (zeta_minus = 0) or a = 2
+    (zeta_minus = 1): c_1 = -γ or 1 - γ, c_k = (-1)^k (ζ(k) - zeta_minus)/k
+    (Abramowitz & Stegun 6.1.33; at 2, log Γ(2 + z) = log Γ(1 + z) + log(1 + z))."""
+    with mpmath.workdps(40):
+        return np.array([float(first())] + [float((-1) ** k * (mpmath.zeta(k) - zeta_minus) / k)
+                                            for k in range(2, n + 1)])
+
+
+_EULER = float(mpmath.euler)   # γ, correctly rounded
+_LGAMMA_AT_1 = _taylor_coefficients(lambda: -mpmath.euler, 0)
+_LGAMMA_AT_2 = _taylor_coefficients(lambda: 1 - mpmath.euler, 1)
+_SERIES_RADIUS = 0.125   # |z| <= 1/8: 24 terms leave < 2^-60 of the sum; scipy's gammaln beyond (2^-46)
+
+
+def _horner(c: np.ndarray, z: np.ndarray) -> np.ndarray:
+    """Σ c_k z^k (k >= 1) as z·(c_1 + z·(c_2 + …)): near a zero of the sum
+    (z → 0) its relative error stays that of the bracket, a few ulp where
+    its terms shrink geometrically and c_1 dominates (8-fold for lgamma
+    about 1 and 2 at |z| <= 1/8, 4-fold for `_zero_series`)."""
+    acc = np.full_like(z, c[-1])
+    for ck in c[-2::-1]:
+        acc = acc * z + ck
+    return acc * z
+
+
+def _lgamma_positive(x):
+    """log Γ(x) for x > 0: scipy's gammaln (within 2^-46 relative beyond
+    1/16 of the zeros 1 and 2, measured), and within 1/8 of those zeros
+    the Taylor series of log Γ about them, in z = x - 1 or x - 2 (exact:
+    Sterbenz), whose relative error stays a few ulp as z → 0 where gammaln's
+    absolute error becomes relative (2^-29 at 2^-24 from them).  Below
+    2^-26, -log x - γx (scipy's gammaln overflows at the smallest subnormals)."""
+    y = _sp.gammaln(x)
+    tiny = np.flatnonzero(x < 2.0 ** -26)   # gammaln(2^-1074) is inf: -log x - γx, within 2^-52 there
+    y[tiny] = -np.log(x[tiny]) - _EULER * x[tiny]
+    for a, c in ((1.0, _LGAMMA_AT_1), (2.0, _LGAMMA_AT_2)):
+        near = np.flatnonzero(np.abs(x - a) <= _SERIES_RADIUS)
+        if len(near):
+            y[near] = _horner(c, x[near] - a)
+    return y
+
+
+# Zeros where a reflection's terms cancel over stretches wide enough to matter: lgamma's between
+# -2 and -5 (two between each pair of poles; further left they lie within 1/n! of the poles) and
+# digamma's in each of (-n, -n + 1) down to -12, as brackets findroot refines
+_LGAMMA_ZEROS = ((-2.46, -2.45), (-2.75, -2.74), (-3.15, -3.14), (-3.96, -3.95), (-4.04, -4.03),
+                 (-4.992, -4.991), (-5.009, -5.008))
+_DIGAMMA_ZEROS = tuple((-n + 0.001, -n + 0.999) for n in range(1, 13))
+
+
+@functools.cache
+def _zero_series(name: str) -> list:
+    """[(x0 as hi + lo, radius, c_1 … c_29)] about each zero x0 (40 digits)
+    of lgamma (`_LGAMMA_ZEROS`) or digamma (`_DIGAMMA_ZEROS`): f(x0 + h) =
+    Σ c_k h^k, c_k = f⁽ᵏ⁾(x0)/k! from ψ⁽ᵏ⁻¹⁾ (lgamma) or ψ⁽ᵏ⁾ (digamma),
+    used where |h| <= d/4, d the distance to x0's nearer pole (the series'
+    radius): the pole's share of c_k is d^-k (lgamma) or d^-(k+1), so the
+    terms after the first fall 4-fold each, the 30th below 2^-55 of the
+    sum, and Horner keeps a few ulp of relative accuracy as h → 0, where
+    the reflection's terms cancel.  Computed on first use (mpmath, 0.1 s
+    for each function)."""
+    f, shift, brackets = ((lambda t: mpmath.log(abs(mpmath.gamma(t))), -1, _LGAMMA_ZEROS) if name == "lgamma"
+                          else (mpmath.digamma, 0, _DIGAMMA_ZEROS))
+    out = []
+    with mpmath.workdps(40):
+        for bracket in brackets:
+            x0 = mpmath.findroot(f, bracket, solver="anderson")
+            hi = float(x0)
+            radius = float(abs(x0 - mpmath.nint(x0))) / 4
+            c = np.array([float(mpmath.psi(k + shift, x0) / mpmath.factorial(k)) for k in range(1, 30)])
+            out.append((hi, float(x0 - hi), radius, c))
+    return out
+
+
+def _near_zeros(name: str, x: np.ndarray, y: np.ndarray) -> None:
+    """y at the elements of x (x < 0) within a series' radius of a zero of
+    `name`: its Taylor series there (`_zero_series`), in place.  x - hi is
+    exact (Sterbenz), and h = (x - hi) - lo within 2^-53 of x - x0."""
+    for hi, lo, radius, c in _zero_series(name):
+        near = np.flatnonzero(np.abs(x - hi) <= radius)
+        if len(near):
+            y[near] = _horner(c, (x[near] - hi) - lo)
+
+
+_CANCELLATION = 64   # a reflection is trusted where its terms' magnitudes sum to at most this times its value
+
+
+def _one_minus(x):
+    """(u, du): u = 1 - x rounded, du its rounding error exactly (Knuth's
+    TwoSum), so 1 - x = u + du."""
+    u = 1 - x
+    v = u - 1
+    return u, (1 - (u - v)) + (-x - v)
+
+
 def _np_lgamma(x):
-    """log|Γ(x)|: scipy's gammaln for x > 0; for x < -5 the reflection
-    log π - log|sin(π r)| - gammaln(1 - x), r = x - round(x) (exact; sin of
-    π·r, |r| <= ½, keeps its relative accuracy near the poles).  Its three
-    terms cancel near lgamma's zeros (one beside every pole: |x + n| ≈ 1/n!),
-    so it is trusted only where their magnitudes sum to less than 16 times
-    the result's (each term within 2^-50 relative: a sum within 2^-46).  NaN
-    (untrusted) there, within 1/8 of the zeros 1 and 2, and on [-5, 0]
-    (arb decides)."""
+    """log|Γ(x)|: `_lgamma_positive` for x > 0; for x < 0 the reflection
+    log π - log|sin(π r)| - log Γ(1 - x), r = x - round(x) (exact; sin of
+    π·r, |r| <= ½, keeps its relative accuracy near the poles).  Each term
+    is within a few ulp of itself (the sine's argument within 2^-52 of
+    π·r: below 2^-51 absolute on its logarithm), and 1 - x = u + du
+    (`_one_minus`, du = 0 for the arguments of formats up to f32 above
+    -2^28) moves log Γ by |ψ(u)·du| <= max(1, log u)·|du|: with m = the
+    terms' magnitudes + 2^50 of that, the error is below 2^-50·m.  The
+    terms cancel near lgamma's zeros (two between each pair of poles below
+    -2; below -5 within 1/n! of the pole -n), so the sum is trusted only
+    where m is at most `_CANCELLATION` = 64 times it (2^-44 relative,
+    fast.FAST_REL_ERROR/16), NaN (arb decides) elsewhere.  Above -2^-26,
+    -log|x| - γx (π·r would be subnormal); near the zeros between -2 and
+    -5, their Taylor series (`_zero_series`)."""
     with np.errstate(all="ignore"):
-        y = _sp.gammaln(x)
-        r = x - np.round(x)
-        a, b, c = np.log(np.pi), -np.log(np.abs(np.sin(np.pi * r))), -_sp.gammaln(1 - x)
-        left = a + b + c
-        cancels = (abs(a) + np.abs(b) + np.abs(c)) > 16 * np.abs(left)
-    y = np.where(x < -5, left, y)
-    untrusted = ((x <= 0) & (x >= -5)) | (np.abs(x - 1) < 0.125) | (np.abs(x - 2) < 0.125) | ((x < -5) & cancels)
-    return np.where(untrusted, np.nan, y)
+        x = np.asarray(x, dtype=np.float64)
+        y = np.full_like(x, np.nan)
+        pos = x > 0
+        y[pos] = _lgamma_positive(x[pos])
+        neg = np.flatnonzero(x < 0)
+        if len(neg):
+            xn = x[neg]
+            u, du = _one_minus(xn)
+            r = xn - np.round(xn)
+            a, b, c = np.log(np.pi), -np.log(np.abs(np.sin(np.pi * r))), -_lgamma_positive(u)
+            left = a + b + c
+            m = abs(a) + np.abs(b) + np.abs(c) + 2.0 ** 50 * np.maximum(1, np.log(u)) * np.abs(du)
+            left = np.where(m <= _CANCELLATION * np.abs(left), left, np.nan)
+            _near_zeros("lgamma", xn, left)
+            # tiny x: π·r is subnormal below 2^-1022 (inexact); log|Γ(x)| = -log|x| - γx + O(x²), and
+            # the rest is below 2^-52 of -log|x| >= 18 where |x| < 2^-26
+            tiny = xn > -(2.0 ** -26)
+            y[neg] = np.where(tiny, -np.log(-xn) - _EULER * xn, left)
+    return y
 
 
 def _np_digamma(x):
-    return np.where(x < 0, np.nan, _sp.psi(x))
+    """ψ(x): scipy's psi for x > 0 (a series about its positive zero
+    1.4616…: relative accuracy there too); for x < 0 the reflection
+    ψ(x) = ψ(1 - x) - π/tan(π r), r = x - round(x) (exact; cot has period
+    π).  Each term is within a few ulp of itself, and 1 - x = u + du
+    (`_one_minus`) moves ψ by |ψ'(u)·du| <= 2|du|: with m the terms'
+    magnitudes + 1 + 2^51·|du| the error is below 2^-50·m, trusted where m
+    is at most half `_CANCELLATION` times the result (2^-45: psi's
+    measured error is nearer its bound than gammaln's), NaN near ψ's
+    zeros (one between each pair of poles) where the terms cancel — but
+    near those above -12, their Taylor series (`_zero_series`).  Above
+    -2^-26, -1/x - γ (π·r would be subnormal)."""
+    with np.errstate(all="ignore"):
+        x = np.asarray(x, dtype=np.float64)
+        y = np.full_like(x, np.nan)
+        pos = x > 0
+        y[pos] = _sp.psi(x[pos])
+        neg = np.flatnonzero(x < 0)
+        if len(neg):
+            xn = x[neg]
+            u, du = _one_minus(xn)
+            a, b = _sp.psi(u), -np.pi / np.tan(np.pi * (xn - np.round(xn)))
+            s = a + b
+            m = np.abs(a) + np.abs(b) + 1 + 2.0 ** 51 * np.abs(du)
+            s = np.where(2 * m <= _CANCELLATION * np.abs(s), s, np.nan)
+            _near_zeros("digamma", xn, s)
+            # tiny x: π·r is subnormal below 2^-1022 (inexact); ψ(x) = -1/x - γ + ζ(2)·x + …, the rest
+            # below 2^-52 of 1/|x| where |x| < 2^-26 (an overflow of -1/x is the true value's, past 2^1024)
+            y[neg] = np.where(xn > -(2.0 ** -26), -1 / xn - _EULER, s)
+    return y
+
+
+# Hurwitz zeta by Euler–Maclaurin for 1 < s <= 12 (scipy's zeta, beyond, costs 0.5 µs an element):
+# the sum's first terms up to q + k >= 12, then the tail at z = q + N in [12, 13) (or z = q) with 20
+# Bernoulli terms, whose truncation is below 2^-56 of ζ there (checked in mpmath for s up to 13)
+_EM_Z, _EM_MAX_S = 12, 12.0
+with mpmath.workdps(40):
+    _EM_B = [float(mpmath.bernoulli(2 * j) / mpmath.factorial(2 * j)) for j in range(1, 21)]
+
+
+def _hurwitz_em(s, q):
+    """ζ(s, q) for 1 < s <= 12 and q > 0 (float64 arrays): Σ_{k<N} (q+k)^-s
+    + z^(1-s)/(s-1) + z^-s/2 + Σ_j B_2j/(2j)!·s(s+1)…(s+2j-2)·z^(-s-2j+1),
+    z = q + N, N = ceil(12 - q) (0 for q >= 12).  Positive terms and an
+    alternating tail below 1/12 of the total: each term within a few ulp
+    of numpy's pow (2^-50) and s times q + k's or z's rounding (< 2^-49),
+    the sum within 2^-47.  s - 1 is exact (1 < s <= 12: s is a multiple
+    of its ulp, and 1 of that ulp), which matters for huge z, where an
+    error δ in the exponent would move z^(1-s) by δ·ln z."""
+    n = np.where(q < _EM_Z, np.ceil(_EM_Z - q), 0.0)
+    acc = np.zeros_like(q)
+    for k in range(_EM_Z):
+        live = np.flatnonzero(k < n)
+        if not len(live):
+            break
+        acc[live] += (q[live] + k) ** -s[live]
+    z = q + n
+    d = s - 1
+    z1s = z ** -d                       # z^(1-s) itself: z^-s·z would underflow first for huge z
+    u = s * (z1s / z) / z               # s·z^(-s-1), the first Bernoulli term's power
+    tail = np.zeros_like(q)
+    for j, b in enumerate(_EM_B, start=1):
+        tail += b * u
+        u = u * ((s + 2 * j - 1) * (s + 2 * j)) / (z * z)
+    return acc + (z1s / d + (z1s / z) / 2 + tail)
+
+
+def _zeta(s, q):
+    """ζ(s, q), s > 1, q > 0: `_hurwitz_em` up to s = 12, scipy's zeta beyond."""
+    y = np.empty_like(q)
+    em = s <= _EM_MAX_S
+    y[em] = _hurwitz_em(s[em], q[em])
+    y[~em] = _sp.zeta(s[~em], q[~em])
+    return y
+
+
+_FACTORIAL = np.array([float(math.factorial(k)) for k in range(171)])   # each correctly rounded; 171! overflows
+
+
+def _np_polygamma(n, x):
+    """ψ⁽ⁿ⁾(x) = (-1)^(n+1)·n!·ζ(n + 1, x) for integer 1 <= n <= 170 and
+    x > 0: the Hurwitz zeta (`_zeta`: a positive sum, no cancellation,
+    within 2^-47) times n! (rounded once).  NaN elsewhere (x < 0: the
+    mpmath loop; n past 170: arb), and where ζ underflows float64's normal
+    range (< 2^-1000), since n! may lift the product back into it."""
+    with np.errstate(all="ignore"):
+        n, x = np.asarray(n, dtype=np.float64), np.asarray(x, dtype=np.float64)
+        ok = (n >= 1) & (n <= 170) & (n == np.floor(n)) & (x > 0) & np.isfinite(x)
+        k = np.where(ok, n, 1).astype(np.int64)
+        z = _zeta(k + 1.0, np.where(ok, x, 1.0))
+        y = np.where(k % 2 == 1, 1.0, -1.0) * _FACTORIAL[k] * z
+        return np.where(ok & (z >= 2.0 ** -1000), y, np.nan)
+
+
+def _np_zeta(x, q):
+    """ζ(x, q) for x > 1, q > 0 (the series' domain: positive terms, no
+    cancellation): `_zeta`, NaN elsewhere (q < 0: the mpmath loop)."""
+    with np.errstate(all="ignore"):
+        x, q = np.asarray(x, dtype=np.float64), np.asarray(q, dtype=np.float64)
+        ok = (x > 1) & (q > 0) & np.isfinite(x) & np.isfinite(q)
+        return np.where(ok, _zeta(np.where(ok, x, 2.0), np.where(ok, q, 1.0)), np.nan)
 
 
 def _arb_log_abs_gamma(x):
@@ -186,8 +401,8 @@ TABLE.update({
     mpmath.sinh: RealFunction("sinh", lambda x: x.sinh(), np.sinh, _mpfr("sinh")),
     mpmath.cosh: RealFunction("cosh", lambda x: x.cosh(), np.cosh, _mpfr("cosh")),
     i1e: RealFunction("i1e", lambda x: x.bessel_i(1) * (-abs(x)).exp(), _scipy("i1e"), long_double=False),
-    polygamma: RealFunction("polygamma", _arb_polygamma, None),
-    hurwitz_zeta: RealFunction("zeta", lambda x, q: x.zeta(q), None),
+    polygamma: RealFunction("polygamma", _arb_polygamma, _sp and _np_polygamma, long_double=False),
+    hurwitz_zeta: RealFunction("zeta", lambda x, q: x.zeta(q), _sp and _np_zeta, long_double=False),
 })
 
 UNCOVERED = ("the lambdas of spec/annex_g.py's complex functions (components of csin, cexp, clog, "

@@ -13,8 +13,9 @@ digamma's).  Every other element is an `Approx` of ψ⁽ⁿ⁾(x).
 import math
 
 import mpmath
+import numpy as np
 
-from ..dsl import FLOAT, Approx, Elementwise, ImplDefined, OpSpec, Operand, Result
+from ..dsl import FLOAT, Approx, Elementwise, Generic, ImplDefined, OpSpec, Operand, Result
 from .common import infer_same, is_nonpositive_integer, same_operand_and_result_type
 from .digamma import element as digamma_element
 
@@ -56,6 +57,12 @@ def element(op, n, x):
     return Approx(polygamma if x > 0 else polygamma_negative, n, x)
 
 
+def _generic(n, x):
+    """Where `element` answers Approx(polygamma, n, x): an integer n >= 1 and a finite x > 0."""
+    with np.errstate(invalid="ignore"):
+        return np.isfinite(n) & (n >= 1) & (n == np.floor(n)) & np.isfinite(x) & (x > 0)
+
+
 SPEC = OpSpec(mnemonic="chlo.polygamma", operands=(Operand("n", FLOAT), Operand("x", FLOAT)),
               results=(Result("result", FLOAT),), constraints=(polygamma_c1,), infer=infer_same,
-              semantics=Elementwise(element, accuracy="approx"))
+              semantics=Elementwise(element, accuracy="approx", generic=Generic(polygamma, _generic)))

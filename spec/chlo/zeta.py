@@ -15,8 +15,9 @@ q = -inf, and everything else: NaN.
 import math
 
 import mpmath
+import numpy as np
 
-from ..dsl import FLOAT, Approx, Elementwise, ImplDefined, OpSpec, Operand, Result
+from ..dsl import FLOAT, Approx, Elementwise, Generic, ImplDefined, OpSpec, Operand, Result
 from .common import infer_same, is_nonpositive_integer, same_operand_and_result_type
 
 DIVERGES = "zeta(x < 1, q > 0): the series diverges to +inf; NaN (outside the series' domain: scipy, XLA) or +inf"
@@ -56,6 +57,12 @@ def element(op, x, q):
     return Approx(hurwitz_zeta_negative_q, x, q) if x == math.floor(x) else math.nan
 
 
+def _generic(x, q):
+    """Where `element` answers Approx(hurwitz_zeta, x, q): finite x > 1 and q > 0 (the series' domain)."""
+    with np.errstate(invalid="ignore"):
+        return np.isfinite(x) & (x > 1) & np.isfinite(q) & (q > 0)
+
+
 SPEC = OpSpec(mnemonic="chlo.zeta", operands=(Operand("x", FLOAT), Operand("q", FLOAT)),
               results=(Result("result", FLOAT),), constraints=(zeta_c1,), infer=infer_same,
-              semantics=Elementwise(element, accuracy="approx"))
+              semantics=Elementwise(element, accuracy="approx", generic=Generic(hurwitz_zeta, _generic)))
