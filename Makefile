@@ -54,16 +54,16 @@ bench-scoring: $(STAMP)
 accuracy: $(STAMP)
 	$(BIN)/shlo-conform accuracy --backend=$(BACKEND) --json $(OUTDIR)/accuracy-$(BACKEND).json --html $(OUTDIR)/accuracy-$(BACKEND).html
 
-# Mutation testing (bench/mutation.py, issue 25): every op module and the oracle's shared modules,
+# Mutation testing (tools/mutation/mutation.py, issue 25): every op module and the oracle's shared modules,
 # a deterministic sample per module (SEED, SAMPLE), each mutant scored as a backend on SUITE; long
 # (hours on two cores), not part of `make test`.  While writing an op:
-#   .venv/bin/python bench/mutation.py --ops sine,add
+#   .venv/bin/python tools/mutation/mutation.py --ops sine,add
 SEED   ?= 0
 SAMPLE ?= 12
 SUITE  ?= core
 .PHONY: mutation
 mutation: $(STAMP)
-	$(BIN)/python bench/mutation.py --all --suite $(SUITE) --seed $(SEED) --sample $(SAMPLE) --json $(OUTDIR)/mutation.json
+	$(BIN)/python tools/mutation/mutation.py --all --suite $(SUITE) --seed $(SEED) --sample $(SAMPLE) --json $(OUTDIR)/mutation.json
 
 clean:
 	rm -rf $(VENV) $(OUTDIR)

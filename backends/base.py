@@ -2,7 +2,7 @@
 
 An adapter answers three questions and nothing else: which ops and element
 types it claims, `compile(mlir) -> executable`, `run(executable, inputs) ->
-outputs`.  The runner (shlo_conform/runner.py) owns scheduling, worker
+outputs`.  The runner (shlo_conform/pipeline/runner.py) owns scheduling, worker
 processes, timeouts, crash recovery and judging; adapters never see cases'
 expectations.  Inputs and outputs are numpy arrays (ml_dtypes for bf16, f8,
 int4), in the order of @main's arguments and results.
@@ -95,12 +95,12 @@ class Backend(ABC):
     skips: tuple[Skip, ...] = ()
     # True: `compile` takes a module whose @main calls several private
     # functions as readily as a single program, and compiling one such
-    # module is cheaper than compiling its parts (shlo_conform/batching.py);
+    # module is cheaper than compiling its parts (shlo_conform/pipeline/batching.py);
     # the runner then compiles many cases at once and re-runs any that do
     # not pass alone.
     batches: bool = False
     # Modules the adapter imports that start no threads and hold no handles
-    # once imported: the runner's zygote (shlo_conform/zygote.py) imports
+    # once imported: the runner's zygote (shlo_conform/pipeline/zygote.py) imports
     # them once, and every worker forked from it starts with them loaded.
     # Never the adapter's clients or sessions: those are made per worker.
     preload: tuple[str, ...] = ()

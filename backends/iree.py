@@ -129,7 +129,7 @@ class _Executable:
 
 class IreeBackend(Backend):
     name = "iree"
-    batches = True  # one compile for many cases (shlo_conform/batching.py)
+    batches = True  # one compile for many cases (shlo_conform/pipeline/batching.py)
     preload = ("iree.runtime",)   # imported by the zygote; the compiler lives in the compile server (_serve)
     host_unsupported = ("IREE's StableHLO input conversion refuses tokens (`stablehlo.after_all` is illegal), and "
                         "iree.runtime has no infeed/outfeed/channel API")

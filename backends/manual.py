@@ -14,7 +14,7 @@ values — the convention of XLA's `run_grid` and of the oracle (each
 process's inputs and outputs are its shards, flattened id order).
 
 Which programs qualify is the oracle's rule, not a second copy of it:
-`oracle.program._manual_computation` (Shardy) and `_gspmd_manual` (GSPMD)
+`oracle.partitioned.manual_computation` (Shardy) and `gspmd_manual` (GSPMD)
 decide, on the parsed module, whether @main is exactly one manual
 computation over every mesh axis whose mesh has as many devices as the
 grid has processes.  The oracle needs no extraction of its own: it reads
@@ -61,15 +61,16 @@ def per_process(module, grid) -> dict | None:
     is what each process of `grid` runs; return the mesh ({axis: size}; for
     GSPMD {"devices": n}), or None, leaving the module untouched, when
     @main is no manual computation.  Errors: see `per_process_text`."""
-    from ..oracle.program import CannotJudge, ProgramRejected, _gspmd_manual, _manual_computation
+    from ..oracle.partitioned import gspmd_manual, manual_computation
+    from ..oracle.rejection import CannotJudge, ProgramRejected
 
     funcs = {_name(op): op for op in _ops(module.body) if op.name == "func.func"}
     main = funcs.get("main")
     if main is None:
         return None
     try:
-        found = _manual_computation(module, main, grid)
-        callee = _gspmd_manual(main, grid) if found is None else None
+        found = manual_computation(module, main, grid)
+        callee = gspmd_manual(main, grid) if found is None else None
     except CannotJudge as e:
         raise Unsupported(f"no per-process program: {e}") from None
     except ProgramRejected as e:

@@ -85,7 +85,7 @@ from .diagnostics import one_line
 
 class XlaBackend(Backend):
     name = "xla"
-    batches = True  # one compile for many cases (shlo_conform/batching.py)
+    batches = True  # one compile for many cases (shlo_conform/pipeline/batching.py)
     configurable = True  # xla:KEY=VALUE — XLA options, as jax.jit's compiler_options
     preload = ("jax", "jaxlib.lapack", "jax._src.interpreters.pxla")   # imported by the zygote; clients per worker
     host_unsupported = ("jaxlib's PJRT client has no infeed/outfeed transfer API (no Device.transfer_to_infeed / "

@@ -239,7 +239,7 @@ def routes() -> None:
             t_ld = best(lambda: al @ bl, 1)
             S = al @ bl
             M = np.abs(al) @ np.abs(bl)
-            g = bounds._gamma_u(n, Fraction(1, 1 << 64))
+            g = bounds.gamma_u(n, Fraction(1, 1 << 64))
             E = M * np.longdouble(float(g)) * np.longdouble(1 + 2.0 ** -50)
             ok = accumulate.decide((S - E, S + E), et, 0)[0]
             print(f"  {'long double matmul (numpy, no BLAS)':<44} {t_ld:8.3f} s per product, "
@@ -254,7 +254,7 @@ def routes() -> None:
                       "(conversion + product; reading the balls back not counted)")
             except ImportError:
                 pass
-            rows = np.concatenate(bounds._two_product(a[:50][:, None, :], b.T[None, :50, :]), axis=2).reshape(-1, 2 * n)
+            rows = np.concatenate(bounds.two_product(a[:50][:, None, :], b.T[None, :50, :]), axis=2).reshape(-1, 2 * n)
             t_fs = best(lambda: [math.fsum(r) for r in rows.tolist()], 1) / len(rows)
             print(f"  {'math.fsum over TwoProduct terms':<44} {t_fs * 1e6:8.1f} us per element")
 

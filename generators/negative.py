@@ -36,7 +36,7 @@ from ..spec.symbolic import (Skeleton, candidates, constraint_exprs, later_struc
 from ..spec.types import TensorType, TupleType
 from .regions import PREDICATES
 from .skeleton import enumerate_skeletons
-from .solve import _attr_target, _target, assert_constraints, budget, concretize, new_solver, steer
+from .solve import assert_constraints, attr_target, budget, concretize, dim_target, new_solver, steer
 
 SHAPE_LAYOUTS = 8   # hint combinations tried per structure by the "shapes" strategy
 STRATEGIES = ("shapes", "result", "rank", "layout", "mixed", "region", "types")
@@ -259,7 +259,8 @@ def find_violation(spec: OpSpec, label: str, strategy: str, rng, valid: list[Ske
         solver.add(budget(sym))
         if solver.check() != z3.sat:
             continue
-        targets = [(d, _target(rng, 0.0)) for d in sym.dims] + [(v, _attr_target(rng, k)) for k, v in sym.attr_vars.items()]
+        targets = [(d, dim_target(rng, 0.0)) for d in sym.dims] + \
+            [(v, attr_target(rng, k)) for k, v in sym.attr_vars.items()]
         model = steer(solver, targets, solver.model())
         inst = concretize(spec, skel, sym, model, infer_results=False)
         if spec.violated(inst) != [label] or spec.types_outside_tables(inst):

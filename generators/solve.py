@@ -96,13 +96,15 @@ def _sat(spec, skel, ranks, layout=None) -> bool:
     return s.check() == z3.sat
 
 
-def _target(rng, zero_prob: float) -> int:
+def dim_target(rng, zero_prob: float) -> int:
+    """A dimension size to steer toward: 0 with probability `zero_prob` (empty
+    tensors are valid and often mishandled), else 1..MAX_DIM."""
     if rng.random() < zero_prob:
         return 0
     return int(rng.integers(1, MAX_DIM + 1))
 
 
-def _attr_target(rng, name: str = "") -> int:
+def attr_target(rng, name: str = "") -> int:
     """Scalar integer attributes: mostly small; entries of array attributes
     (`name[i]`: dimension numbers, sizes, paddings): small, now and then
     negative (pad's edges may be)."""
@@ -187,8 +189,8 @@ def solve_shapes(spec: OpSpec, skel: Skeleton, ranks, rng, n: int, zero_prob: fl
     for _ in range(n):
         if solver.check() != z3.sat:
             break
-        targets = [(d, _target(rng, zero_prob)) for d in sym.dims]
-        targets += [(v, _attr_target(rng, k)) for k, v in sym.attr_vars.items()]
+        targets = [(d, dim_target(rng, zero_prob)) for d in sym.dims]
+        targets += [(v, attr_target(rng, k)) for k, v in sym.attr_vars.items()]
         model = steer(solver, targets, solver.model())
         inst = concretize(spec, skel, sym, model)
         bad = spec.violated(inst)

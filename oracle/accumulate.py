@@ -2,7 +2,7 @@
 
 An op's semantics may give a result as an `Answers` record instead of an
 object array of element answers.  This module states the same
-`Expectation` `elementwise._assemble` would build from the per-element
+`Expectation` `elementwise.assemble` would build from the per-element
 answers — bit for bit: the same primary bits, bounds, implementation-
 defined elements, alternatives (labels, order) and reasons — with numpy
 over the whole array:
@@ -36,6 +36,8 @@ from ..spec import bounds
 from ..spec.bounds import ELEMENT, OVER, RANGE, VALUE, Answers
 from ..spec.dsl import Accumulating
 from ..spec.expectation import Expectation
+from ..spec.kinds.bounded import BOUNDED
+from ..spec.kinds.exact import EXACT
 from ..spec.types import ElementType, TensorType, from_bits, to_bits
 from .fast import round_fast
 from .semantics import on_arrays
@@ -46,7 +48,7 @@ STATS: list = []   # per record: elements decided at each stage, and left to the
 
 def expectation(ans: Answers, t: TensorType) -> Expectation:
     """The Expectation of result type `t` from the record (module docstring)."""
-    from .elementwise import _alternatives, resolve   # elementwise and this module import each other lazily
+    from .elementwise import alternative_records, resolve   # elementwise and this module import each other lazily
 
     et = t.element_type
     shape = tuple(int(d) for d in t.shape)
@@ -130,7 +132,7 @@ def expectation(ans: Answers, t: TensorType) -> Expectation:
     for i, r in per.items():
         prim[i] = r.options[0][1]
         cat[i] = -1
-    return _assemble(ans, t, prim, lo, hi, cat, pats, per, _alternatives)
+    return _assemble_patterns(ans, t, prim, lo, hi, cat, pats, per, alternative_records)
 
 
 def _complex(comp: Expectation, t: TensorType) -> Expectation:
@@ -149,8 +151,8 @@ def _complex(comp: Expectation, t: TensorType) -> Expectation:
     return replace(comp, type=t, impl_defined=elements(comp.impl_defined), alternatives=alts)
 
 
-def _assemble(ans, t, prim, lo, hi, cat, pats, per, _alternatives) -> Expectation:
-    """elementwise._assemble's record, from patterns for the elements of a
+def _assemble_patterns(ans, t, prim, lo, hi, cat, pats, per, alternative_records) -> Expectation:
+    """elementwise.assemble's record, from patterns for the elements of a
     kind and resolved answers for the others."""
     shape = tuple(int(d) for d in t.shape)
     events = sorted([(int(np.flatnonzero(cat == c)[0]), p) for c, p in pats.items()] + list(per.items()),
@@ -191,7 +193,7 @@ def _assemble(ans, t, prim, lo, hi, cat, pats, per, _alternatives) -> Expectatio
     undecided = sorted(i for i, r in per.items() if r.undecided)
     if undecided:
         why = (why + "; " if why else "") + f"rounding undecided at elements {undecided[:10]}"
-    exp = Expectation(t, prim.reshape(shape), "exact", 0, False, impl, _alternatives(alternatives), why)
+    exp = Expectation(t, prim.reshape(shape), EXACT.name, 0, False, impl, alternative_records(alternatives), why)
     ranged = RANGE in pats or any(r.bounds is not None for r in per.values())
     if ranged:
         lo_b = np.where(cat == RANGE, lo, prim)
@@ -199,7 +201,7 @@ def _assemble(ans, t, prim, lo, hi, cat, pats, per, _alternatives) -> Expectatio
         for i, r in per.items():
             if r.bounds is not None:
                 lo_b[i], hi_b[i] = r.bounds
-        exp.kind = "bounded"
+        exp.kind = BOUNDED.name
         exp.lo, exp.hi = lo_b.reshape(shape), hi_b.reshape(shape)
     return exp
 
@@ -329,7 +331,7 @@ def run_accumulating(sem: Accumulating, inst, operands: list, results: list) -> 
     answers are: exact, or bounded where an element has a `Range`.  A
     result given whole (`spec.bounds.Answers`) is stated by accumulate.py,
     the same record on whole arrays."""
-    from .elementwise import _assemble, resolve
+    from .elementwise import assemble, resolve
     outs = sem.fn(inst, *operands)
     if len(outs) != len(results):
         raise ValueError(f"{inst.spec.mnemonic}: semantics gave {len(outs)} results for {len(results)} result types")
@@ -342,5 +344,5 @@ def run_accumulating(sem: Accumulating, inst, operands: list, results: list) -> 
         if tuple(answers.shape) != tuple(int(d) for d in t.shape):
             raise ValueError(f"{inst.spec.mnemonic}: semantics gave shape {answers.shape} for {t.mlir}")
         per_element = [resolve(v, t.element_type) for v in answers.reshape(-1)]
-        exps.append(_assemble(per_element, t, "exact", False))
+        exps.append(assemble(per_element, t, "exact", False))
     return exps

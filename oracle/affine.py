@@ -79,7 +79,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..spec.expectation import Expectation
-from ..spec.types import TensorType, from_bits, from_ordinals, ordinals, to_bits, ulp_range
+from ..spec.kinds import kind_of
+from ..spec.types import TensorType, from_bits, from_ordinals, ordinals, to_bits
 from . import numbering
 
 K_MAX = 4096            # symbols a form keeps
@@ -265,16 +266,14 @@ def of(e) -> Form | None:
     if fmt is None:
         return None
     et = e.type.element_type
-    if e.kind == "exact":
+    kind = kind_of(e)
+    if kind.pinned:
         v = from_bits(e.bits, et).astype(np.float64)
         if not np.all(np.isfinite(v)):
             return None
         f = _point(v, e.type.shape)
-    elif e.kind in ("bounded", "ulp"):
-        if e.kind == "bounded":
-            lo_o, hi_o = ordinals(np.reshape(e.lo, -1), et), ordinals(np.reshape(e.hi, -1), et)
-        else:
-            lo_o, hi_o = ulp_range(e.bits, et, e.tolerance_ulp)
+    elif (ends := kind.admits(e)) is not None:
+        lo_o, hi_o = ends
         lo = from_bits(from_ordinals(lo_o, et), et).astype(np.float64)
         hi = from_bits(from_ordinals(hi_o, et), et).astype(np.float64)
         if not (np.all(np.isfinite(lo)) and np.all(np.isfinite(hi))):
@@ -294,22 +293,22 @@ def tighten(e: Expectation, f: Form) -> None:
     theirs.  An implementation-defined alternative is another allowed
     value beside [lo, hi] and stays as it is."""
     et = e.type.element_type
-    if e.kind != "bounded" or et.is_complex:
+    kind = kind_of(e)
+    if not kind.holds_range or et.is_complex:
         return
     lo, hi = f.lo_hi()
     lo_b, hi_b = _outward(lo, et, down=True), _outward(hi, et, down=False)
-    o_lo, o_hi = ordinals(np.reshape(e.lo, -1), et), ordinals(np.reshape(e.hi, -1), et)
+    old_lo, old_hi = (np.reshape(x, -1) for x in kind.ends(e))
+    o_lo, o_hi = ordinals(old_lo, et), ordinals(old_hi, et)
     n_lo, n_hi = ordinals(lo_b, et), ordinals(hi_b, et)
-    old_lo_v = from_bits(np.reshape(e.lo, -1), et).astype(np.float64)
-    old_hi_v = from_bits(np.reshape(e.hi, -1), et).astype(np.float64)
+    old_lo_v = from_bits(old_lo, et).astype(np.float64)
+    old_hi_v = from_bits(old_hi, et).astype(np.float64)
     ok = ~np.isnan(old_lo_v) & ~np.isnan(old_hi_v)
     new_lo, new_hi = np.where(ok, np.maximum(o_lo, n_lo), o_lo), np.where(ok, np.minimum(o_hi, n_hi), o_hi)
     p = ordinals(np.reshape(e.bits, -1), et)
     sane = (new_lo <= p) & (p <= new_hi)   # the primary value is an allowed result: never cut out
     new_lo, new_hi = np.where(sane, new_lo, o_lo), np.where(sane, new_hi, o_hi)
-    shape = np.shape(e.lo)
-    e.lo = from_ordinals(new_lo, et).reshape(shape)
-    e.hi = from_ordinals(new_hi, et).reshape(shape)
+    kind.narrow(e, from_ordinals(new_lo, et), from_ordinals(new_hi, et))
 
 
 def _outward(x: np.ndarray, et, down: bool) -> np.ndarray:
@@ -705,7 +704,7 @@ def _form(inst, inputs: list, outs: list) -> Form | None:
 
 def _select_values(inst, inputs: list) -> Form | None:
     pred, a, b = inputs
-    if isinstance(pred, tuple) or pred.kind != "exact" or pred.impl_defined:
+    if isinstance(pred, tuple) or not kind_of(pred).pinned or pred.impl_defined:
         return None
     fa, fb = of(a), of(b)
     if fa is None or fb is None:

@@ -65,7 +65,7 @@ dm = (a + b)/2 is any float64; dr = up(max(|b − dm|, |dm − a|) +
 u(|a| + |b|)), so [dm − dr, dm + dr] holds [x_lo − x₀, x_hi − x₀];
 |dx|max ≤ up(|dm| + dr).  The new ends: f64 results, lo₀ + δ_lo rounded
 down exactly in float64 (TwoSum's error says which side the rounding
-fell: `bounds._sum_rd`), which is RD in the format; narrower formats,
+fell: `bounds.sum_dn`), which is RD in the format; narrower formats,
 `add_dn` (a few float64 steps below) and then RD into the format
 (`accumulate.directed_bits`) — below the exact RD only when the sum lies
 within 2^-50 relative above a value of the format.  Past the largest
@@ -96,8 +96,10 @@ from fractions import Fraction
 
 import numpy as np
 
-from ..spec.bounds import _sum_rd, _sum_ru, add_dn, add_up, bracket, gamma, threshold
+from ..spec.bounds import sum_dn, sum_up, add_dn, add_up, bracket, gamma, threshold
 from ..spec.expectation import Alternative, Expectation
+from ..spec.kinds import kind_of
+from ..spec.kinds.bounded import BOUNDED
 from ..spec.types import E_F64, from_bits, from_ordinals, holds_every_value, top_ordinal
 from .accumulate import directed_bits
 
@@ -202,7 +204,7 @@ def carry(inst, outs: list, primary: list, ends: dict) -> list | None:
             wild |= P(a.astype(np.float64), b.astype(np.float64)) > 0
 
     g = gamma(n, et.format)
-    lo_b, hi_b = (np.reshape(v, -1) for v in ((out.lo, out.hi) if out.kind == "bounded" else (out.bits, out.bits)))
+    lo_b, hi_b = (np.reshape(v, -1) for v in kind_of(out).ends(out))
     over = None
     if g is not None and (x.ranged or y.ranged):
         d_lo, d_hi = _deviation(x, y, n, g, et, P)
@@ -267,9 +269,9 @@ def _shifted(lo_b, hi_b, d_lo, d_hi, et) -> tuple[np.ndarray, np.ndarray]:
             v, dv = np.where(fin, v, 0.0), np.where(fin, dv, 0.0)
         with np.errstate(invalid="ignore", over="ignore"):
             if direction < 0:
-                s = _sum_rd(v, dv) if exact else add_dn(v, dv)
+                s = sum_dn(v, dv) if exact else add_dn(v, dv)
             else:
-                s = _sum_ru(v, dv) if exact else add_up(v, dv)
+                s = sum_up(v, dv) if exact else add_up(v, dv)
         got = directed_bits(np.clip(s, -top_v, top_v), et, direction)
         past = (s < -top_v) if direction < 0 else (s > top_v)   # the format's end: ±∞, or f8E4M3FN's largest
         if past.any():
@@ -312,9 +314,9 @@ def _stated(out: Expectation, lo_b, hi_b, wild, over, shape) -> Expectation:
             if elements:
                 adds.append(Alternative(label, None, elements))
     flat = np.reshape(out.bits, -1)
-    if out.kind == "exact" and not adds and np.array_equal(lo_b, flat) and np.array_equal(hi_b, flat):
+    if kind_of(out).pinned and not adds and np.array_equal(lo_b, flat) and np.array_equal(hi_b, flat):
         return out   # nothing moved: no range met a nonzero, or every range is a point
-    new = Expectation(out.type, out.bits, "bounded", out.tolerance_ulp, False, list(out.impl_defined),
+    new = Expectation(out.type, out.bits, BOUNDED.name, out.tolerance_ulp, False, list(out.impl_defined),
                       list(out.alternatives), "; ".join(w for w in (out.why, WHY) if w),
                       lo=np.reshape(lo_b, shape), hi=np.reshape(hi_b, shape))
     if adds:

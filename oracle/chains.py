@@ -78,6 +78,9 @@ import numpy as np
 
 from ..spec import lapack
 from ..spec.expectation import Expectation
+from ..spec.kinds import kind_of
+from ..spec.kinds.bounded import BOUNDED
+from ..spec.kinds.residual import RESIDUAL
 from ..spec.ops.cholesky import hermitian
 from ..spec.types import TensorType, parse_type, tensor_from_hex, tensor_to_hex
 from . import numbering
@@ -150,7 +153,7 @@ def _matrix(rec: dict) -> tuple[np.ndarray, TensorType, float]:
 
 
 def _exact(v) -> bool:
-    return not isinstance(v, tuple) and v.kind == "exact" and not v.impl_defined and not v.alternatives
+    return not isinstance(v, tuple) and kind_of(v).pinned and not v.impl_defined and not v.alternatives
 
 
 def combine(inst, inputs: list, outs: list, primary: list) -> list | None:
@@ -159,7 +162,7 @@ def combine(inst, inputs: list, outs: list, primary: list) -> list | None:
     tri = _triangular(inst)
     if tri is not None and len(inputs) == 2 and len(outs) == 1 and bool(tri.left_side):
         a, b = inputs
-        rec = tag(a) if not isinstance(a, tuple) and a.kind == ch.KIND else None
+        rec = tag(a) if RESIDUAL.judges(a) else None
         key = _factor_key(rec) if rec is not None else None
         role = _role(rec, tri) if key is not None else None
         if role is None:
@@ -187,7 +190,7 @@ def combine(inst, inputs: list, outs: list, primary: list) -> list | None:
             new["reference"] = ch.significant(lapack.measure(new, o.type, o.array()).value)
             via = "L·Lᴴ (cholesky)" if key[0] == "cholesky" else "P·A = L·U (xGETRF, the oracle's pivots)"
             why = f"two triangular solves with the factors of M = {via}: x solves M·x = c (oracle/chains.py)"
-            return [Expectation(o.type, o.bits, ch.KIND, residual=new,
+            return [Expectation(o.type, o.bits, RESIDUAL.name, residual=new,
                                 why="; ".join(w for w in (a.why, why) if w))]
         return None
     parts = _components(inst, inputs, outs)
@@ -210,7 +213,7 @@ def combine(inst, inputs: list, outs: list, primary: list) -> list | None:
         thr = lapack.two_sided(max(int(d) for d in ta.shape[-2:]), ta.element_type)
         new = lapack.record("qr.q", {}, [(a, ta)], lapack.QR_Q_STATEMENT, thr)
         new["reference"] = ch.significant(lapack.measure(new, o.type, o.array()).value)
-        return [Expectation(o.type, o.bits, ch.KIND, residual=new,
+        return [Expectation(o.type, o.bits, RESIDUAL.name, residual=new,
                             why=f"{inst.spec.semantics.reading} of xGEQRF's outputs: the Q of A (oracle/chains.py)")]
     return None
 
@@ -239,7 +242,7 @@ def _components(inst, inputs: list, outs: list) -> list | None:
         if rec is None or rec.get("pending") == "part" or not v.type.element_type.is_complex:
             return None
         part = {"pending": "part", "part": "re" if name == "real" else "im", "sign": 1, "of": rec,
-                "judged": v.kind == ch.KIND}
+                "judged": RESIDUAL.judges(v)}
         return [ch.unstated(o.type, o.bits, "; ".join(w for w in (v.why, COMPONENT.format(
             part=part["part"], sign="")) if w), part)]
     if name == "negate" and len(inputs) == 1:
@@ -259,16 +262,16 @@ def _components(inst, inputs: list, outs: list) -> list | None:
             return None
         if im["sign"] == 1:
             why = COMPONENT.format(part="re and im", sign="put back together ")
-            return [Expectation(o.type, o.bits, ch.KIND, residual=rec, why=why)]
+            return [Expectation(o.type, o.bits, RESIDUAL.name, residual=rec, why=why)]
         restated = _conjugate_transposed(rec, o.type)
         if restated is None:   # the conjugate, judged by the same property on its conjugate (spec/lapack.measure)
             new = {k: v for k, v in rec.items() if k != "conj"}
             if not rec.get("conj"):
                 new["conj"] = True
-            return [Expectation(o.type, o.bits, ch.KIND, residual=new,
+            return [Expectation(o.type, o.bits, RESIDUAL.name, residual=new,
                                 why=COMPONENT.format(part="re and −im", sign="put back together: the conjugate "))]
         new, words = restated
-        return [Expectation(o.type, o.bits, ch.KIND, residual=new,
+        return [Expectation(o.type, o.bits, RESIDUAL.name, residual=new,
                             why=CONJUGATED.format(op=new["op"], words=words))]
     return None
 
@@ -315,7 +318,7 @@ def as_range(v) -> Expectation | None:
     as the range of values its criterion lets pass — what it is where a
     program computes on it (characterized.downstream); None for anything else."""
     from . import characterized as ch
-    if isinstance(v, tuple) or v.kind != ch.KIND:
+    if not RESIDUAL.judges(v):
         return None
     rec = v.residual
     if rec.get("property") not in ("eigh.values", "svd.values") or v.type.element_type.is_complex:
@@ -329,7 +332,7 @@ def as_range(v) -> Expectation | None:
         lo, hi = lo[src], hi[src]
     shape = tuple(int(d) for d in v.type.shape)
     et = v.type.element_type
-    return Expectation(v.type, v.bits, "bounded", lo=_outward(lo, et, True).reshape(shape),
+    return Expectation(v.type, v.bits, BOUNDED.name, lo=_outward(lo, et, True).reshape(shape),
                        hi=_outward(hi, et, False).reshape(shape), why="; ".join(w for w in (v.why, VALUES_RANGE) if w))
 
 
@@ -363,7 +366,7 @@ def _lstsq(inst, inputs: list, outs: list, primary: list) -> list | None:
     (o,) = outs
     name = inst.spec.mnemonic
     lhs, rhs = inputs
-    if name == "dot_general" and _matmul(inst, lhs.type.rank, rhs.type.rank) and lhs.kind == ch.KIND:
+    if name == "dot_general" and _matmul(inst, lhs.type.rank, rhs.type.rank) and RESIDUAL.judges(lhs):
         rec = lhs.residual
         if not _transposed(rec.get("view"), lhs.type) or bool(rec.get("conj")) != o.type.element_type.is_complex:
             return None   # Uᴴ, V: the transpose, of the conjugate where complex
@@ -390,7 +393,7 @@ def _lstsq(inst, inputs: list, outs: list, primary: list) -> list | None:
             new = lapack.record("lstsq", {"threshold": thr, "rho": p["rho"]}, [(a, ta), (b, tb)],
                                 lapack.LSTSQ_STATEMENT, thr)
             new["reference"] = ch.significant(lapack.measure(new, o.type, o.array()).value)
-            return [Expectation(o.type, o.bits, ch.KIND, residual=new, why=LSTSQ_WHY.format(rho=p["rho"]))]
+            return [Expectation(o.type, o.bits, RESIDUAL.name, residual=new, why=LSTSQ_WHY.format(rho=p["rho"]))]
         return None
     if name == "multiply":
         for d, y in ((lhs, rhs), (rhs, lhs)):
@@ -414,13 +417,14 @@ def _scaling(d: Expectation, p: dict, t: TensorType) -> tuple | None:
     equations: Aᴴ·A·V·Σ⁻¹·Δ·Uᴴ·b = V·Σ·Δ·Uᴴ·b; None where ρ > RHO_MAX."""
     from ..spec.types import from_bits
     et = d.type.element_type
-    if d.kind == "bounded":
+    kind = kind_of(d)
+    if kind.holds_range:
         lo, hi = (np.asarray(from_bits(x, et)).astype(np.complex128 if et.is_complex else np.float64)
-                  for x in (d.lo, d.hi))
-    elif d.kind in ("exact", "ulp") and not d.impl_defined:
+                  for x in kind.ends(d))
+    elif kind.ulps(d) is not None and not d.impl_defined:
         x = d.array()
         c = et.component if et.is_complex else et
-        spread = 2 * d.tolerance_ulp * np.spacing(np.abs(x).astype(c.numpy)).astype(np.float64)
+        spread = 2 * kind.ulps(d) * np.spacing(np.abs(x).astype(c.numpy)).astype(np.float64)
         lo, hi = x - spread * (1 + 1j if et.is_complex else 1), x + spread * (1 + 1j if et.is_complex else 1)
     else:
         return None
@@ -478,11 +482,11 @@ def moved(run_op, inst, arrays: list, i: int, v: Expectation, k: int, o) -> Expe
         return None
     # the elements that must come through: what the criterion reads (a pending value: all of it)
     view = rec.get("view")
-    need = ch.scored(v).reshape(-1) if v.kind == ch.KIND else np.ones(n, dtype=bool)
+    need = ch.scored(v).reshape(-1) if RESIDUAL.judges(v) else np.ones(n, dtype=bool)
     got_src = src[src >= 0]
     counts = np.bincount(got_src, minlength=n) if got_src.size else np.zeros(n, dtype=np.int64)
     if (counts[need] != 1).any():
-        return _diagonal(rec, v, src, o) if v.kind == ch.KIND else None
+        return _diagonal(rec, v, src, o) if RESIDUAL.judges(v) else None
     if view:
         src0 = np.asarray(view["src"], dtype=np.int64)
         src = np.where(src >= 0, src0[np.maximum(src, 0)], -1)
@@ -492,9 +496,9 @@ def moved(run_op, inst, arrays: list, i: int, v: Expectation, k: int, o) -> Expe
     new = {key: val for key, val in rec.items() if key != "view"}
     if not (o.type.mlir == t0 and (src == np.arange(src.size)).all()):
         new["view"] = {"type": t0, "src": src.tolist()}
-    if v.kind == ch.KIND:
+    if RESIDUAL.judges(v):
         note = MOVED if MOVED not in v.why else ""
-        return Expectation(o.type, o.bits, ch.KIND, residual=new, why="; ".join(w for w in (v.why, note) if w))
+        return Expectation(o.type, o.bits, RESIDUAL.name, residual=new, why="; ".join(w for w in (v.why, note) if w))
     return ch.unstated(o.type, o.bits, v.why, new)
 
 
@@ -526,7 +530,7 @@ def _diagonal(rec: dict, v: Expectation, src: np.ndarray, o: Expectation) -> Exp
     flat_batch = np.ravel_multi_index(batch, tuple(int(d) for d in ta.shape[:-2]) or (1,))
     et = o.type.element_type
     shape = tuple(int(d) for d in o.type.shape)
-    return Expectation(o.type, o.bits, "bounded", lo=_outward(lo[flat_batch, i], et, True).reshape(shape),
+    return Expectation(o.type, o.bits, BOUNDED.name, lo=_outward(lo[flat_batch, i], et, True).reshape(shape),
                        hi=_outward(hi[flat_batch, i], et, False).reshape(shape),
                        why="; ".join(w for w in (v.why, PICKED) if w))
 

@@ -2,7 +2,7 @@
 
 The seed says what the result *is* ("a Cholesky decomposition of a", "the
 solution to op(a)·x = b"), not which rounding of it an implementation must
-return.  The oracle states a "residual" expectation (suites/kinds/residual.py):
+return.  The oracle states a residual expectation (spec/kinds/residual.py):
 
 * `bits`: the op's reference — the result computed in high precision and
   rounded — which `run`, `explain` and reports show and measure ULP
@@ -58,13 +58,16 @@ import numpy as np
 
 from ..spec.dsl import Characterized
 from ..spec.expectation import Alternative, Expectation
+from ..spec.kinds import kind_of
+from ..spec.kinds.exact import EXACT
+from ..spec.kinds.residual import RESIDUAL
 from ..spec.lapack import measure
 from ..spec.types import to_bits
 from . import chains
 from .data_movement import bits_of
 from .semantics import on_arrays
 
-KIND = "residual"
+KIND = RESIDUAL.name   # what this module states; `RESIDUAL.judges(v)` asks whether `v` is one
 DOWNSTREAM = "any value: computed from a result the spec defines by a property (oracle/characterized.py)"
 PRIMARY = "the value computed on the oracle's reference"
 PASSED_THROUGH = "the property of {op}'s result, whose elements this {by} passes through unchanged"
@@ -109,7 +112,7 @@ def is_free(v) -> bool:
     """Is `v` not stated by a value: a residual-judged result, or "any value" downstream of one?"""
     if isinstance(v, tuple):
         return any(is_free(m) for m in v)
-    return v.kind == KIND or any(a.label == DOWNSTREAM for a in v.alternatives)
+    return RESIDUAL.judges(v) or any(a.label == DOWNSTREAM for a in v.alternatives)
 
 
 def any_value(o):
@@ -117,7 +120,7 @@ def any_value(o):
     if isinstance(o, tuple):
         return tuple(any_value(m) for m in o)
     every = list(range(int(o.type.num_elements)))
-    return Expectation(o.type, o.bits, "exact", impl_defined=every,
+    return Expectation(o.type, o.bits, EXACT.name, impl_defined=every,
                        alternatives=[Alternative(PRIMARY, o.bits), Alternative(DOWNSTREAM, None, every)],
                        why="; ".join(w for w in (o.why, DOWNSTREAM) if w))
 
@@ -170,8 +173,8 @@ def downstream(run_op, inst, inputs: list, outs: list, arrays: list | None) -> l
     where no input is and no output is residual-judged (nothing to do)."""
     free = [i for i, v in enumerate(inputs) if is_free(v)]
     if not free:
-        ranged = any(getattr(v, "kind", None) in ("ulp", "bounded") for v in inputs)
-        if ranged and any(not isinstance(o, tuple) and o.kind == KIND for o in outs):
+        ranged = any(isinstance(v, Expectation) and kind_of(v).approximate for v in inputs)
+        if ranged and any(RESIDUAL.judges(o) for o in outs):
             for o in outs:
                 o.why = "; ".join(w for w in (o.why, RANGED_OPERAND) if w)
             return outs
@@ -189,7 +192,7 @@ def downstream(run_op, inst, inputs: list, outs: list, arrays: list | None) -> l
         for i, r in zip(free, ranges):
             ranged[i] = r
         return carry(run_op, inst, ranged, outs, arrays)
-    residual = [i for i in free if not isinstance(inputs[i], tuple) and inputs[i].kind == KIND]
+    residual = [i for i in free if RESIDUAL.judges(inputs[i])]
     tagged = [i for i in free if not isinstance(inputs[i], tuple) and chains.tag(inputs[i]) is not None]
     out = []
     for k, o in enumerate(outs):
@@ -232,7 +235,7 @@ def unstated(t, bits, why: str, tag: dict | None = None) -> Expectation:
     from it is any value too), `bits` the oracle's primary value; `tag`: what
     oracle/chains.py needs to recognise the value downstream."""
     every = list(range(int(t.num_elements)))
-    return Expectation(t, bits, "exact", impl_defined=every,
+    return Expectation(t, bits, EXACT.name, impl_defined=every,
                        alternatives=[Alternative(PRIMARY, bits), Alternative(DOWNSTREAM, None, every)],
                        why=why, residual=tag)
 

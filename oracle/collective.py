@@ -36,6 +36,7 @@ from ..spec.grid import SINGLE, group_of
 from ..spec.types import to_bits
 from .accumulate import run_accumulating
 from .data_movement import bits_of
+from .rejection import ProgramRejected
 from .semantics import on_values, result_types
 
 
@@ -58,7 +59,6 @@ def _process(ctx):
 
 
 def rejected(message: str, constraint: str | None = None):
-    from .program import ProgramRejected
     return ProgramRejected(message, constraint)
 
 

@@ -29,7 +29,7 @@ Where the route depends on the inputs, the figure is the route `run`'s
 random inputs take: gather and scatter with random (out-of-bounds) indices
 list an implementation-defined alternative per element (`_PER_INDEXED`);
 with in-bounds indices they need less.  The address-space cap `run` sets at
-the stated budget (shlo_conform/isolation.py) is what makes the budget
+the stated budget (shlo_conform/pipeline/isolation.py) is what makes the budget
 hold.
 
 `run` carries affine forms besides (oracle/affine.py; `affine=True`): a

@@ -79,6 +79,7 @@ from ..spec.expectation import Alternative, Expectation
 from ..spec.ops import OPS
 from ..spec.types import E_F32, E_F64, SI32, TensorType, element_type, to_bits
 from .literals import op_attributes
+from .rejection import CannotJudge
 from .semantics import on_arrays, run_arrays
 
 INFO_UNDEFINED = ("any value: xPOTRF's info where the seed makes the factorisation undefined (read as cholesky, "
@@ -248,7 +249,6 @@ def read_as_op(inst, op):
         column_major = _column_major(texts, [t.rank for t in ins], [t.rank for t in outs[:1]])
         target, info, words = rw.read(et, _config(texts), column_major, ins, outs)
     except Misfit as e:
-        from .program import CannotJudge
         spec_words = f"{unknown}; nor can it be read as the op it computes: " if unknown else ""
         raise CannotJudge(f"custom_call @{name}", f"{spec_words}{e} (oracle/custom_calls.py reads the call as the "
                                                   f"op it computes where it fits that op's definition)") from None
@@ -423,7 +423,6 @@ def read_factorisation(inst, op):
             cfg = {}
         config = _read_factorisation(family, et, cfg, texts, ins, outs)
     except Misfit as e:
-        from .program import CannotJudge
         raise CannotJudge(f"custom_call @{name}", f"{e} (oracle/custom_calls.py reads LAPACK's factorisations "
                                                   "where the call fits LAPACK's definition)") from None
     out = copy.copy(inst)
@@ -499,7 +498,7 @@ def run_factorisation(sem: Factorisation, inst, arrays: list, result_types: list
     if sem.family == "syevd":
         t_v, t_w, t_info = result_types
         col_lower = cfg["uplo"] == "L"   # column-major: the triangle as indexed
-        A = lapack._hermitian_read(x, col_lower)
+        A = lapack.hermitian_read(x, col_lower)
         vals, err = lapack.spectrum(A, et, "eigh")
         attrs = {"lower": col_lower, "values": vals.reshape(-1).tolist(), "error": err.reshape(-1).tolist()}
         n = int(ta.shape[-1])

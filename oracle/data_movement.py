@@ -11,7 +11,7 @@ import numpy as np
 from ..spec.dsl import ANY_VALUE, Choices, DataMovement
 from ..spec.expectation import Expectation
 from ..spec.types import ElementType, TensorType, TupleType, to_bits
-from .elementwise import _alternatives
+from .elementwise import alternative_records
 from .semantics import on_arrays
 
 
@@ -85,7 +85,7 @@ def _choices(c: Choices, t: TensorType, bit_exact: bool, who: str) -> Expectatio
         alternatives = {PRIMARY_LABEL: bits, **alternatives}
     else:
         alternatives = {first: alternatives.pop(first), **alternatives}
-    return Expectation(t, bits, bit_exact=bit_exact, impl_defined=impl, alternatives=_alternatives(alternatives),
+    return Expectation(t, bits, bit_exact=bit_exact, impl_defined=impl, alternatives=alternative_records(alternatives),
                        why=c.why)
 
 

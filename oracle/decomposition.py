@@ -8,7 +8,7 @@ out as a StableHLO program in generic form — @main takes the op's operands
 and returns its results — which is read like any program
 (`program.parse_program`: every op of the decomposition checked by its own
 constraints and inferred types) and run by the program walk
-(`program._run`) on the op's operand *values*.  So:
+(`execution.run_block`) on the op's operand *values*.  So:
 
 * every op of the decomposition rounds as its own section says — subtract,
   add, multiply, divide and sqrt correctly rounded, constants rounded to
@@ -44,8 +44,11 @@ import numpy as np
 from ..spec.dsl import Decomposition
 from ..spec.ops import OPS
 from ..spec.expectation import Alternative, Expectation
+from ..spec.kinds import kind_of
+from ..spec.kinds.bounded import BOUNDED
 from ..spec.types import TensorType, dense_literal, from_bits, from_ordinals, nan_mask, ordinals, top_ordinal
-from .program import Program, _run, parse_program
+from .execution import run_block
+from .program import Program, parse_program
 from .propagation import WHY as UPSTREAM, is_ranged
 from .rounding import round_bits
 from .semantics import Context, on_arrays, on_values, operand_types, result_types, run_arrays
@@ -226,7 +229,7 @@ def decomposed(inst) -> tuple[Program, int]:
 def _decomposition(ctx: Context, inst, values: list) -> list:
     """The op's decomposition on the operands' whole values (module docstring)."""
     program, n = decomposed(inst)
-    got = _run(program, list(values))
+    got = run_block(program, list(values))
     opened = _open(program, [_open_elements(v) for v in values], dict(zip(program.returns, got)))
     why = WHY.format(op=inst.spec.mnemonic)
     if getattr(inst.spec.semantics, "fusable", False):
@@ -291,7 +294,7 @@ def _fused(sem: Fused, inst, arrays: list, types: list) -> list:
     if sem.ends is not None:
         (o,) = outs
         lo, hi = (np.asarray(b, dtype=o.type.element_type.bits_dtype).reshape(np.shape(o.bits)) for b in sem.ends)
-        return [dataclasses.replace(o, kind="bounded", lo=lo, hi=hi, bit_exact=False)]
+        return [dataclasses.replace(o, kind=BOUNDED.name, lo=lo, hi=hi, bit_exact=False)]
     return [_faithful(sem.inst, o, arrays) for o in outs]
 
 
@@ -321,7 +324,7 @@ def _faithful(step, o: Expectation, arrays: list) -> Expectation:
         lo = np.where(overflow & (own > 0), top - 1, lo)
         hi = np.where(overflow & (own < 0), -(top - 1), hi)
     lo, hi = np.where(fixed, own, lo), np.where(fixed, own, hi)
-    out = dataclasses.replace(o, kind="bounded", bit_exact=False,
+    out = dataclasses.replace(o, kind=BOUNDED.name, bit_exact=False,
                               lo=from_ordinals(lo, et).reshape(shape), hi=from_ordinals(hi, et).reshape(shape))
     if not fmt.has_inf and nan.any():   # f8E4M3FN: an overflow is NaN as written, finite if kept wider: open
         overflow = nan & np.logical_and.reduce([np.isfinite(a) for a in wide])
@@ -409,16 +412,16 @@ def _directed(x, bits: int, et) -> "tuple | None":
 
 
 def _zeros_either_sign(o: Expectation, ranged: bool) -> Expectation:
-    """An "exact" output of a decomposition through which a range passed,
-    as "bounded" to itself: a range's ends carry no sign of zero (a sum's
+    """An exact (pinned) output of a decomposition through which a range
+    passed, as bounded to itself: a range's ends carry no sign of zero (a sum's
     ±0 depend on whether its +0 init is inserted, spec/schedule.py), so the
     corners the walk runs (propagation.py) cannot tell which zero a later
     step gives — `0 · (a − Σ)` is +0 or −0 as the sum falls — and a zero
     there may have either sign.  Nothing else is widened: a bounded
     expectation compares ±0 equal and every other value as exact does."""
-    if not ranged or o.kind != "exact" or not o.type.element_type.is_float:
+    if not ranged or not kind_of(o).pinned or not o.type.element_type.is_float:
         return o
-    return dataclasses.replace(o, kind="bounded", lo=o.bits.copy(), hi=o.bits.copy())
+    return dataclasses.replace(o, kind=BOUNDED.name, lo=o.bits.copy(), hi=o.bits.copy())
 
 
 # --------------------------------------------------------------------------
@@ -429,7 +432,7 @@ def _zeros_either_sign(o: Expectation, ranged: bool) -> Expectation:
 # implementation-defined elements — a reduction that may overflow or whose
 # bound does not exist ("any value", spec/schedule.py), an element whose
 # range crosses NaN (propagation.py) — reach the next op as their primary
-# value only (program._run).  A decomposition is a program of such steps,
+# value only (execution.run_block).  A decomposition is a program of such steps,
 # so here every element an open element flows into is open too: each
 # output element that depends on one may be any value, labelled.  What
 # depends on what is found by running each op on a probe — ones, with NaN

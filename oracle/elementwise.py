@@ -40,6 +40,9 @@ from ..spec.accuracy import tolerance_ulp
 from ..spec.dsl import (ANY_VALUE, Approx, Elementwise, ImplDefined, Range, RoundTo, finite, finite_nonzero,
                         integer_overflow)
 from ..spec.expectation import Alternative, Expectation
+from ..spec.kinds.bounded import BOUNDED
+from ..spec.kinds.exact import EXACT
+from ..spec.kinds.ulp import ULP
 from ..spec.types import ElementType, TensorType, exact_values, from_bits, to_bits
 from . import fast
 from .rounding import round_bits, round_directed, round_value
@@ -53,7 +56,7 @@ class Unspecified(Exception):
     `remainder`, TBD in the seed): the oracle cannot state an expectation."""
 
 
-def _alternatives(d: dict) -> list[Alternative]:
+def alternative_records(d: dict) -> list[Alternative]:
     """{label: bits array, or the flat indices where "any value" is offered}
     as the record's list, in order (the first names the primary's choice)."""
     return [Alternative(label, None, list(v)) if isinstance(v, list) else Alternative(label, v)
@@ -199,10 +202,10 @@ def run_elementwise(sem: Elementwise, inst, operands: list, result: TensorType) 
         table = _plain_bits(distinct, et)
         if table is None:
             per_element = [distinct[j] for j in inverse.tolist()]
-            return _assemble(per_element, result, sem.accuracy_for(inst), sem.bit_exact, sem.tolerance)
+            return assemble(per_element, result, sem.accuracy_for(inst), sem.bit_exact, sem.tolerance)
     trail = (2,) if et.is_complex else ()
     ulp = sem.accuracy_for(inst) == "approx" and (et.is_float or et.is_complex)
-    return Expectation(result, table[inverse].reshape(shape + trail), "ulp" if ulp else "exact",
+    return Expectation(result, table[inverse].reshape(shape + trail), (ULP if ulp else EXACT).name,
                        tolerance_ulp(et, sem.tolerance) if ulp else 0, sem.bit_exact, [], [], "")
 
 
@@ -216,7 +219,7 @@ def _bit_columns(array, et: ElementType) -> list:
 
 def _plain_bits(distinct: list, et: ElementType):
     """The bits of resolved answers that are each one plain value (no
-    alternative, range, note or undecided rounding: what `_assemble` would
+    alternative, range, note or undecided rounding: what `assemble` would
     state with nothing beside the bits), one row per answer; None
     otherwise."""
     if any(r.whys or r.undecided or r.bounds is not None or len(r.options) != 1 or r.options[0][0] is not None
@@ -294,7 +297,7 @@ def _by_value(sem: Elementwise, inst, arrays: list, op_types: list, result: Tens
 
 def _run_generic(sem: Elementwise, inst, arrays: list, op_types: list, result: TensorType):
     """The whole-array route, or None: for an op that declares `generic`
-    (spec/dsl.py: where its fn is one `Approx(f, *operands)`), real float
+    (spec/dsl/: where its fn is one `Approx(f, *operands)`), real float
     operands and a result format fast.py serves, the generic elements are
     rounded in one vectorised pass; `fn` answers every other element (and
     the few the pass cannot decide), one call per distinct operand tuple, so
@@ -343,7 +346,7 @@ def _run_generic(sem: Elementwise, inst, arrays: list, op_types: list, result: T
                 answers[j] = r.options[0][1]
         bits[rest] = answers[inverse]
     ulp = sem.accuracy_for(inst) == "approx"
-    return Expectation(result, bits.reshape(shape), "ulp" if ulp else "exact",
+    return Expectation(result, bits.reshape(shape), (ULP if ulp else EXACT).name,
                        tolerance_ulp(et, sem.tolerance) if ulp else 0,
                        sem.bit_exact, [], [], "")
 
@@ -426,13 +429,13 @@ def _integer_result(sem: Elementwise, inst, arrays: list, op_types: list, result
     bits = to_bits(values.reshape(-1), et)
     idx = np.flatnonzero(declined.reshape(-1))
     if not len(idx):
-        return Expectation(result, bits.reshape(tuple(int(d) for d in result.shape)), "exact", 0,
+        return Expectation(result, bits.reshape(tuple(int(d) for d in result.shape)), EXACT.name, 0,
                            sem.bit_exact, [], [], "")
     per_element = [_Resolved([(None, b)], []) for b in bits.tolist()]
     args = [exact_values(np.asarray(a).reshape(-1)[idx], t.element_type) for a, t in zip(arrays, op_types)]
     for j, i in enumerate(idx.tolist()):
         per_element[i] = resolve(sem.fn(inst, *[a[j] for a in args]), et)
-    return _assemble(per_element, result, sem.accuracy_for(inst), sem.bit_exact, sem.tolerance)
+    return assemble(per_element, result, sem.accuracy_for(inst), sem.bit_exact, sem.tolerance)
 
 
 def _resolve_fast(answers: dict, et: ElementType) -> dict:
@@ -457,7 +460,7 @@ def _resolve_fast(answers: dict, et: ElementType) -> dict:
     return out
 
 
-def _assemble(per_element: list, result: TensorType, accuracy: str, bit_exact: bool,
+def assemble(per_element: list, result: TensorType, accuracy: str, bit_exact: bool,
               tolerance: dict | None = None) -> Expectation:
     et = result.element_type
     shape = tuple(int(d) for d in result.shape)
@@ -489,11 +492,11 @@ def _assemble(per_element: list, result: TensorType, accuracy: str, bit_exact: b
     if undecided:
         why = (why + "; " if why else "") + f"rounding undecided at elements {undecided[:10]}"
     ulp = accuracy == "approx" and (et.is_float or et.is_complex)
-    exp = Expectation(result, bits, "ulp" if ulp else "exact", tolerance_ulp(et, tolerance) if ulp else 0,
-                      bit_exact, impl, _alternatives(alternatives), why)
+    exp = Expectation(result, bits, (ULP if ulp else EXACT).name, tolerance_ulp(et, tolerance) if ulp else 0,
+                      bit_exact, impl, alternative_records(alternatives), why)
     if any(r.bounds is not None for r in per_element):   # an accumulation: the range of every schedule
         ends = [r.bounds or (p, p) for r, p in zip(per_element, prim)]
-        exp.kind = "bounded"
+        exp.kind = BOUNDED.name
         exp.lo, exp.hi = (np.array([e[j] for e in ends], dtype=object).reshape(shape + trail).astype(et.bits_dtype)
                           for j in (0, 1))
     return exp

@@ -48,6 +48,7 @@ import threading
 from typing import Callable, Sequence
 
 from ..spec.grid import MAX_PROCESSES, SINGLE, Grid, ProcessId
+from .rejection import CannotJudge, ProgramRejected
 
 __all__ = ["GridProcess", "disagreement", "execute_on_grid", "single_process"]
 
@@ -55,23 +56,23 @@ __all__ = ["GridProcess", "disagreement", "execute_on_grid", "single_process"]
 MIN_PROCESS_STACK = 8 << 20   # bytes: a process thread's stack when the caller's is shared among many
 
 
-def _program():
-    from . import program   # program.py imports this module; the exceptions live there
-    return program
+def _execute():
+    from .execution import execute   # execution.py imports this module (GridProcess): deferred
+    return execute
 
 
 def disagreement(op: str, message: str):
     """The error of processes that disagree at a collective (module
     docstring): a `CannotJudge` (the spec states no result) naming the
-    collective, with `disagreement = True` (program.py's exceptions are
-    imported lazily here, so this is a factory, not a subclass)."""
-    err = _program().CannotJudge(op, message)
+    collective, with `disagreement = True` (a mark on the exception every
+    caller already catches, rather than a subclass of it)."""
+    err = CannotJudge(op, message)
     err.disagreement = True
     return err
 
 
 def _rejected(message: str):
-    return _program().ProgramRejected(message)
+    return ProgramRejected(message)
 
 
 class _Aborted(Exception):
@@ -270,13 +271,13 @@ def execute_on_grid(program, grid: Grid, inputs_per_process: Sequence[Sequence],
     raised (the lowest flattened id among own failures, its message
     prefixed with the process), a `disagreement`, or ValueError for
     inputs that do not fit the grid."""
-    prog = _program()
+    execute = _execute()
     if grid.size > MAX_PROCESSES:
         raise _rejected(f"a grid of {grid.size} processes ({grid}); the oracle runs at most {MAX_PROCESSES}")
     if len(inputs_per_process) != grid.size:
         raise ValueError(f"{len(inputs_per_process)} input lists for the {grid.size} processes of a {grid} grid")
     if grid.size == 1:
-        return [prog.execute(program, list(inputs_per_process[0]), process=single_process())]
+        return [execute(program, list(inputs_per_process[0]), process=single_process())]
     starts = list(order) if order is not None else list(range(grid.size))
     if sorted(starts) != list(range(grid.size)):
         raise ValueError(f"order {starts} is not a permutation of the {grid.size} flattened ids")
@@ -292,7 +293,7 @@ def execute_on_grid(program, grid: Grid, inputs_per_process: Sequence[Sequence],
         with rv.cond:
             failed = True
             try:
-                outputs[i] = prog.execute(program, list(inputs_per_process[i]), process=proc)
+                outputs[i] = execute(program, list(inputs_per_process[i]), process=proc)
                 failed = False
             except BaseException as e:   # recorded; the run's error is chosen after every thread ended
                 errors[i] = e

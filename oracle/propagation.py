@@ -9,11 +9,12 @@ multiply exactly on the correctly rounded sine would fail every backend
 whose sine is one ULP off.
 
 So the oracle runs each op on the primary values (program.py) and, when an
-operand is *ranged* (kind "ulp" with a tolerance, or "bounded"), again on
+operand is *ranged* (its kind admits more than its bits: `Kind.ranged`,
+spec/kinds — ulp with a tolerance, bounded), again on
 every corner of the operands' ranges — each ranged operand at its low or
 its high end, at most 2**MAX_RANGED runs.  Per element the result may lie
 anywhere between the smallest and the largest of these values, widened by
-the op's own tolerance: a "bounded" expectation.
+the op's own tolerance: a bounded expectation (spec/kinds/bounded.py).
 
 This is exact for ops monotonic in each operand over the range (arithmetic,
 exp, log, roots, conversions, comparisons, data movement); near an extremum
@@ -34,7 +35,7 @@ element may be anything and says so: an "any value" alternative, labelled.
 A tuple operand is one operand here, all its members at the same end; a
 complex operand moves both components to the same end.
 Downstream of a result the spec defines by a property (cholesky's factor:
-a "residual" expectation) no value is stated: characterized.downstream
+a residual expectation) no value is stated: characterized.downstream
 keeps the property where an op passes it through unchanged and offers
 "any value", labelled, elsewhere.
 """
@@ -45,7 +46,9 @@ import itertools
 import numpy as np
 
 from ..spec.expectation import Alternative, Expectation
-from ..spec.types import from_bits, from_ordinals, nan_mask, ordinals, ulp_range
+from ..spec.kinds import kind_of
+from ..spec.kinds.bounded import BOUNDED
+from ..spec.types import from_bits, from_ordinals, nan_mask, ordinals
 from . import bilinear, characterized
 
 MAX_RANGED = 4
@@ -57,7 +60,7 @@ WHY = "an input is approximate upstream: range from the ends of the inputs' rang
 def is_ranged(v) -> bool:
     if isinstance(v, tuple):
         return any(is_ranged(m) for m in v)
-    return v.kind == "bounded" or (v.kind == "ulp" and v.tolerance_ulp > 0)
+    return kind_of(v).ranged(v)
 
 
 def _nans(bits, et) -> np.ndarray:
@@ -74,13 +77,11 @@ def _bounds(e: Expectation, part: slice = slice(None)) -> tuple[np.ndarray, np.n
     """(low, high) ordinals of an expectation's range, per component,
     flattened (1-d: numpy's ufuncs give scalars for 0-d arrays), over the
     stretch `part` of the flat components."""
-    et = e.type.element_type
-    if e.kind == "bounded":
-        return ordinals(np.reshape(e.lo, -1)[part], et), ordinals(np.reshape(e.hi, -1)[part], et)
-    if e.kind != "ulp":
-        o = ordinals(np.reshape(e.bits, -1)[part], et)
+    got = kind_of(e).admits(e, part)
+    if got is None:   # a kind that states no range (a distribution): its own bits
+        o = ordinals(np.reshape(e.bits, -1)[part], e.type.element_type)
         return o, o
-    return ulp_range(np.reshape(e.bits, -1)[part], et, e.tolerance_ulp)
+    return got
 
 
 def _parts(e: Expectation):
@@ -192,9 +193,9 @@ def _widen(primary, corners: list):
                 hi[nan] = own[nan]
         same = same and np.array_equal(lo, hi)
         lo_bits[part], hi_bits[part] = from_ordinals(lo, et), from_ordinals(hi, et)
-    if primary.kind == "exact" and same and not wild.any():
+    if kind_of(primary).pinned and same and not wild.any():
         return primary   # every corner gave the same value: nothing to carry
-    out = Expectation(primary.type, primary.bits, "bounded", primary.tolerance_ulp, False,
+    out = Expectation(primary.type, primary.bits, BOUNDED.name, primary.tolerance_ulp, False,
                       list(primary.impl_defined), list(primary.alternatives),
                       "; ".join(w for w in (primary.why, WHY) if w),
                       lo=lo_bits.reshape(shape), hi=hi_bits.reshape(shape))

@@ -39,9 +39,9 @@ from ..spec.chlo.bessel_i1e import i1e
 from ..spec.chlo.lgamma import log_abs_gamma
 from ..spec.chlo.polygamma import polygamma
 from ..spec.chlo.zeta import hurwitz_zeta
-from ..spec.ieee import _real_cbrt, _rsqrt
+from ..spec.ieee import real_cbrt, reciprocal_sqrt
 from ..spec.ops.atan2 import pi_times
-from ..spec.ops.logistic import _logistic
+from ..spec.ops.logistic import logistic_value
 from ..spec.ops.power import signed_power
 
 
@@ -103,11 +103,11 @@ TABLE: dict = {
     mpmath.atan2: RealFunction("atan2", lambda y, x: arb.atan2(y, x), np.arctan2, _mpfr("atan2")),
     mpmath.hypot: RealFunction("hypot", lambda x, y: (x * x + y * y).sqrt(), np.hypot),
     mpmath.cbrt: RealFunction("cbrt", lambda x: x.root(3) if x >= 0 else -(-x).root(3), np.cbrt, _mpfr("cbrt")),
-    _real_cbrt: RealFunction("rootn3", lambda x: x.root(3) if x >= 0 else -(-x).root(3), np.cbrt, _mpfr("cbrt")),
-    _rsqrt: RealFunction("rSqrt", lambda x: 1 / x.sqrt(), lambda x: 1 / np.sqrt(x), _mpfr("rec_sqrt")),
+    real_cbrt: RealFunction("rootn3", lambda x: x.root(3) if x >= 0 else -(-x).root(3), np.cbrt, _mpfr("cbrt")),
+    reciprocal_sqrt: RealFunction("rSqrt", lambda x: 1 / x.sqrt(), lambda x: 1 / np.sqrt(x), _mpfr("rec_sqrt")),
     signed_power: RealFunction("signed_power", lambda s, x, y: s * x ** y, _np_signed_power),
     pi_times: RealFunction("pi_times", lambda k: k * arb.pi(), lambda k: k * _PI),
-    _logistic: RealFunction("logistic", lambda t: 1 / (1 + (-t).exp()), _np_logistic),
+    logistic_value: RealFunction("logistic", lambda t: 1 / (1 + (-t).exp()), _np_logistic),
 }
 
 # CHLO's special functions (spec/chlo/).  Their vectorised evaluations are

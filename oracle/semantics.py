@@ -1,6 +1,6 @@
 """How each kind of semantics executes: open registries, one entry per kind.
 
-The spec states an op's semantics as an object of a kind (spec/dsl.py:
+The spec states an op's semantics as an object of a kind (spec/dsl/:
 `Elementwise`, `DataMovement`, `Accumulating`, `Statistical`,
 `ControlFlow`, `SideEffect`, …); the oracle executes each kind by the rule
 registered for its class, as JAX registers an implementation rule per

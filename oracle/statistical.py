@@ -1,10 +1,11 @@
 """Execution of `Statistical` semantics (rng, rng_bit_generator): the
 oracle's own sample as `bits`, the distribution tests the implementation's
-output must pass as a "statistical" expectation (suites/kinds/statistical.py)."""
+output must pass as a statistical expectation (spec/kinds/statistical.py)."""
 from __future__ import annotations
 
 from ..spec.dsl import Statistical
 from ..spec.expectation import Expectation
+from ..spec.kinds.statistical import STATISTICAL
 from .data_movement import bits_of
 from .elementwise import Unspecified
 from .semantics import on_arrays
@@ -20,7 +21,7 @@ def run_statistical(sem: Statistical, inst, operands: list, results: list) -> li
     for o in outs:
         if o.values is None:
             raise Unspecified(o.why or f"{inst.spec.mnemonic}: no result is defined")
-    return [Expectation(t, bits_of(o.values, t, inst.spec.mnemonic), "statistical", statistical=dict(o.tests))
+    return [Expectation(t, bits_of(o.values, t, inst.spec.mnemonic), STATISTICAL.name, statistical=dict(o.tests))
             for o, t in zip(outs, results)]
 
 

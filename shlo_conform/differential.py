@@ -32,6 +32,7 @@ from .generators import values
 from .oracle.reading import MLIR_BYTECODE_MAGIC
 from .suites.signature import main_signature
 from .spec.expectation import Expectation
+from .spec.kinds.exact import EXACT
 from .spec.types import TensorType, from_bits
 from .suites import show
 from .suites.compare import compare
@@ -334,7 +335,7 @@ def _name_rewrites(reports: list, exps: list, outputs: list, rewrites: list) -> 
             rw = rw_exps[r.index]
             if rw.type != exp.type:
                 continue
-            explained = left & matches(Expectation(rw.type, rw.bits, "exact"), actual)
+            explained = left & matches(Expectation(rw.type, rw.bits, EXACT.name), actual)
             if explained.any():
                 r.specials[f"{says} ({name})"] += int(explained.sum())
                 left &= ~explained
@@ -521,7 +522,7 @@ def judge_outputs(expected: list[Expectation], outputs: list, case: Case | None 
         cmp = compare(exp, actual)
         if not cmp.ok and case is not None and cmp.causes:
             if flushed is False:
-                from .input_flush import flushed_expectations
+                from .pipeline.input_flush import flushed_expectations
                 flushed = (flushed_for or flushed_expectations)(case)
             if flushed is not None:
                 cmp = compare(exp, actual, flushed[k])
@@ -542,7 +543,7 @@ def run_backends(text: str, inputs: list, types: list, backends: list[str], expe
     per process (flattened id order), the backends run every process
     (`Backend.run_grid`) and each output is held against its process's
     expectation (`OutputReport.process`)."""
-    from .runner import Runner
+    from .pipeline.runner import Runner
     if grid.size > 1:
         return _run_grid_backends(text, inputs, types, backends, expected, timeout, grid)
     tvs = [TensorValue.of(a, t) for a, t in zip(inputs, types)]
@@ -565,7 +566,7 @@ def run_backends(text: str, inputs: list, types: list, backends: list[str], expe
 
 
 def _run_grid_backends(text, inputs, types, backends, expected, timeout, grid: Grid) -> list[BackendReport]:
-    from .runner import Runner
+    from .pipeline.runner import Runner
     per_tvs = [[TensorValue.of(a, t) for a, t in zip(per, types)] for per in inputs]
     data = GridData(grid.num_replicas, grid.num_partitions, per_tvs, expected or [[] for _ in per_tvs])
     case = Case(id="run/program/0", op="program", dtype=types[0].element_type.name if types else "none",
@@ -736,14 +737,14 @@ def program_timeout(data: bytes, prep: Prepared | None = None) -> float:
 def judge_isolated(jobs, data: bytes, inputs_for, *, timeout: float | None, memory: int,
                    grid: Grid | None = None) -> tuple:
     """Read the program and run the oracle in a job process of their own
-    (shlo_conform/isolation.py): a parser that dies, a recursion past any
+    (shlo_conform/pipeline/isolation.py): a parser that dies, a recursion past any
     stack, an allocation past `memory` or a run past the timeout becomes
     one line and "cannot judge", never the end of `run`.  `timeout` None:
     the program's default (`program_timeout`: from the file to read it,
     from what was read to judge it).  `inputs_for(types)` makes the inputs
     once @main's types are known.  Returns (Prepared, inputs, expectations
     or None, why there are none, the cost line, the timeout for the rest)."""
-    from .isolation import Failure, default_startup_timeout
+    from .pipeline.isolation import Failure, default_startup_timeout
     from .oracle.cost import human_bytes
     explicit = timeout is not None
     reading = default_startup_timeout(timeout if explicit else program_timeout(data))   # the job process's
@@ -834,7 +835,7 @@ def run_command(path: str, backends: list[str], *, inputs_npz: str | None = None
             random_inputs(types, s, special_fraction)
 
     memory = oracle_memory or default_oracle_memory()
-    from .isolation import Failure, Jobs
+    from .pipeline.isolation import Failure, Jobs
     with tempfile.TemporaryDirectory(prefix="shlo-conform-") as tmp, Jobs(tmp, label="oracle") as jobs:
         try:
             explicit = timeout is not None
@@ -882,7 +883,7 @@ def run_command(path: str, backends: list[str], *, inputs_npz: str | None = None
 
 def _limit(timeout: float, explicit: bool) -> str:
     """The limits a backend ran under, as its TIMEOUT line states them."""
-    from .isolation import compile_timeout_for
+    from .pipeline.isolation import compile_timeout_for
     return f"limit {timeout:g} s a run, {compile_timeout_for(timeout):g} s a compile" + \
         ("" if explicit else ": the default for this program's size")
 

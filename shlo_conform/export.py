@@ -33,7 +33,7 @@ in hex (`0x7FC00001`), which MLIR reads as bits.
 Which check per expectation (see `skip_reason` for what is not exported):
   exact  -> check.expect_eq_const (bits: signed zero and, where the op
             moves bits, NaN payloads count).  Where a NaN is expected and our
-            rule accepts any NaN (`suites.kinds.exact.has_nan`), the result's NaNs at those
+            rule accepts any NaN (`spec.kinds.exact.has_nan`), the result's NaNs at those
             places are first replaced by the expected NaN with
             stablehlo.compare/and/select, so the bitwise check states our rule.
   ulp    -> check.expect_close ..., max_ulp_difference = N, against the

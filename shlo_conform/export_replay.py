@@ -22,7 +22,7 @@ the file states the suite's expectation and that the interpreter meets it.
 
 The interpreter kills its process on some inputs (SIGFPE on an integer
 division by zero, aborts), so the cases run in a process of the isolation
-harness (shlo_conform/isolation.py); after a death or a hang the case in
+harness (shlo_conform/pipeline/isolation.py); after a death or a hang the case in
 flight is a `crash` or a `timeout`, and the next case starts a fresh process.
 
     python -m shlo_conform.export_replay OUT_DIR [--suite core] [--ops a,b] [--timeout S]
@@ -158,11 +158,11 @@ def replay_one(suite: str, item: tuple[str, str]) -> dict:
 def replay(out_dir: Path, suite: str = "core", ops: set[str] | None = None, timeout: float = 60.0) -> list[dict]:
     """Every exported case of `out_dir` (of `ops`), replayed: one verdict dict
     per case (pass, fail, literal, error, crash, timeout).  The cases run in
-    one process of the isolation harness (shlo_conform/isolation.py): a death
+    one process of the isolation harness (shlo_conform/pipeline/isolation.py): a death
     or a hang is the case in flight's `crash` or `timeout`, the next case
     starts a fresh process, and a process that cannot start says why."""
     import tempfile
-    from .isolation import Failure, Jobs, default_startup_timeout, failure_status
+    from .pipeline.isolation import Failure, Jobs, default_startup_timeout, failure_status
     todo = []
     for f in sorted(Path(out_dir).glob("ops_*.mlir")):
         op = f.stem[len("ops_"):]

@@ -49,7 +49,7 @@ from .generators.expect import ProgramRejected, Unspecified, expected_outputs
 from .generators import emit
 from .generators.fuzz_programs import FuzzProgram, programs
 from .generators.suite import GENERATOR_VERSION, SPEC_SOURCE, SUITE_VERSION
-from .runner import Runner
+from .pipeline.runner import Runner
 from .suites.compare import compare
 from .suites.io import write_suite
 from .suites.records import Case, TensorValue, case_id
@@ -301,7 +301,7 @@ def run_campaign(backend: str, ops: list[str], seed: int, budget: float, timeout
     asked before (tests/fuzz/fixtures/fresh.py), so a fresh process draws
     the programs a user's `shlo-conform fuzz --seed` draws, and a campaign
     that brings its process down is reported, not the worker's death."""
-    from .isolation import Failure, call_isolated
+    from .pipeline.isolation import Failure, call_isolated
     r = call_isolated("shlo_conform.fuzz:campaign", backend, ops, seed, budget, timeout, max_programs,
                       timeout=budget + CAMPAIGN_SLACK, label=f"fuzz-{seed}")
     if isinstance(r, Failure):
@@ -322,7 +322,7 @@ def fuzz_campaigns(backend: str, ops: list[str], *, seed: int = 0, campaigns: in
     contained in its own — the same dedupe rule a single campaign applies —
     and written under `out`.  So the summary and the cases written do not
     depend on where or in what order the campaigns ran."""
-    from .distributed import campaign_seed, ordered
+    from .pipeline.distributed import campaign_seed, ordered
     items = [(backend, ops, campaign_seed(seed, k), budget, timeout, max_programs) for k in range(campaigns)]
     log = log or (lambda m: None)
     results = ordered(run_campaign, items, engine=engine, jobs=jobs,

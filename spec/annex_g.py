@@ -51,12 +51,12 @@ NAN = math.nan
 # ---------------------------------------------------------------------------
 
 
-def _signbit(v: float) -> bool:
+def sign_bit(v: float) -> bool:
     """Sign bit of a non-NaN float (NaN counts as positive: it has no side)."""
     return (not math.isnan(v)) and math.copysign(1.0, v) < 0
 
 
-def _fin(*vs: float) -> bool:
+def all_finite(*vs: float) -> bool:
     return all(math.isfinite(v) for v in vs)
 
 
@@ -64,7 +64,7 @@ def _label(v: float) -> str:
     if math.isnan(v):
         return "nan"
     if v == 0:
-        return "-0" if _signbit(v) else "+0"
+        return "-0" if sign_bit(v) else "+0"
     if math.isinf(v):
         return "-inf" if v < 0 else "+inf"
     return repr(v)
@@ -78,23 +78,23 @@ def _either_zero(why: str) -> ImplDefined:
     return _impl((0.0, -0.0), why)
 
 
-_UNSPEC_ZERO = _either_zero("C99 Annex G G.6: the sign of this zero is unspecified")
-_UNSPEC_INF = _impl((INF, -INF), "C99 Annex G G.6: the sign of this infinity is unspecified")
+UNSPEC_ZERO = _either_zero("C99 Annex G G.6: the sign of this zero is unspecified")
+UNSPEC_INF = _impl((INF, -INF), "C99 Annex G G.6: the sign of this infinity is unspecified")
 
 
-def _neg(c):
+def cneg(c):
     """Negate one part of the vocabulary (float, Fraction, Approx, ImplDefined)."""
     if isinstance(c, Approx):
         f = c.f
         return Approx(lambda *a: -f(*a), *c.args)
     if isinstance(c, ImplDefined):
-        return ImplDefined({_label(-v) if isinstance(v, float) else k: _neg(v) for k, v in c.alternatives.items()},
+        return ImplDefined({_label(-v) if isinstance(v, float) else k: cneg(v) for k, v in c.alternatives.items()},
                            why=c.why)
     return -c
 
 
-def _conj(p):
-    return (p[0], _neg(p[1]))
+def cconj(p):
+    return (p[0], cneg(p[1]))
 
 
 def _qsqrt(q: Fraction):
@@ -156,10 +156,10 @@ def _cis_sign(y: float):
     return _sign_of(mpmath.cos, y), _sign_of(mpmath.sin, y)
 
 
-_PI = Approx(lambda: +mpmath.pi)
-_HALF_PI = Approx(lambda: mpmath.pi / 2)
-_QUARTER_PI = Approx(lambda: mpmath.pi / 4)
-_THREE_QUARTER_PI = Approx(lambda: 3 * mpmath.pi / 4)
+PI = Approx(lambda: +mpmath.pi)
+HALF_PI = Approx(lambda: mpmath.pi / 2)
+QUARTER_PI = Approx(lambda: mpmath.pi / 4)
+THREE_QUARTER_PI = Approx(lambda: 3 * mpmath.pi / 4)
 
 
 def _float_of(c) -> float:
@@ -202,18 +202,18 @@ def _derive(fn, *pairs, why: str, extra=(), quotient=False):
     return tuple(res)
 
 
-def _odd_even(base, x: float, y: float, odd: bool):
+def odd_even(base, x: float, y: float, odd: bool):
     """Annex G symmetries: f(conj z) = conj f(z) and f odd (or even).  `base`
     takes |x|, |y| (sign bits clear; NaN passes as is)."""
     r = base(abs(x), abs(y))
-    if _signbit(x):
+    if sign_bit(x):
         # f(x+iy) = ±f(|x| - iy)
-        if not _signbit(y):
-            r = _conj(r)
+        if not sign_bit(y):
+            r = cconj(r)
         if odd:
-            r = (_neg(r[0]), _neg(r[1]))
-    elif _signbit(y):
-        r = _conj(r)
+            r = (cneg(r[0]), cneg(r[1]))
+    elif sign_bit(y):
+        r = cconj(r)
     return r
 
 
@@ -314,7 +314,7 @@ def cmul(a: complex, b: complex):
     nonzero one give an infinity even through NaN parts, as the standard's
     `_Cmultd` computes it."""
     x, y, u, v = a.real, a.imag, b.real, b.imag
-    if not _fin(x, y, u, v):
+    if not all_finite(x, y, u, v):
         return _cmultd(x, y, u, v)
     return (_sum(_prod(x, u), -_prod(y, v)), _sum(_prod(x, v), _prod(y, u)))
 
@@ -331,7 +331,7 @@ def cdiv(a: complex, b: complex):
     are infinities, finite/inf is a zero) with the values of the standard's
     `_Cdivd`, e.g. (1+0i)/(0+0i) = inf + i nan."""
     x, y, u, v = a.real, a.imag, b.real, b.imag
-    if not _fin(x, y, u, v) or (u == 0 and v == 0):
+    if not all_finite(x, y, u, v) or (u == 0 and v == 0):
         return _cdivd(x, y, u, v)
     X, Y, U, V = (Fraction(t) for t in (x, y, u, v))
     den = U * U + V * V
@@ -379,7 +379,7 @@ def csign(z: complex):
         why = "sign of an infinite z: the direction of z (limit), or inf/inf = NaN in divide(z, abs(z))"
         if math.isinf(x) and math.isinf(y):
             h = Approx(lambda: mpmath.sqrt(2) / 2)
-            d = (h if x > 0 else _neg(h), h if y > 0 else _neg(h))
+            d = (h if x > 0 else cneg(h), h if y > 0 else cneg(h))
         elif math.isinf(x):
             d = (math.copysign(1.0, x), math.copysign(0.0, y))
         else:
@@ -407,14 +407,14 @@ def _csqrt_special(x, y):
             return (INF, INF)
         if math.isnan(y):
             if math.isinf(x):
-                return (NAN, _UNSPEC_INF) if x < 0 else (INF, NAN)
+                return (NAN, UNSPEC_INF) if x < 0 else (INF, NAN)
             return (NAN, NAN)
         # y finite
         if math.isinf(x):
             return (0.0, INF) if x < 0 else (INF, 0.0)
         return (NAN, NAN)  # x NaN, y finite
     r = base(x, abs(y) if not math.isnan(y) else y)
-    return _conj(r) if _signbit(y) else r
+    return cconj(r) if sign_bit(y) else r
 
 
 def _sqrt_parts(x: float, y: float):
@@ -444,19 +444,19 @@ def csqrt(z: complex):
     sqrt((|z|+x)/2), im = ±sqrt((|z|-x)/2) with the sign of y (computed in the
     cancellation-free form |y|/(2·big)); exact when rational (sqrt(3+4i) = 2+i)."""
     x, y = z.real, z.imag
-    if not _fin(x, y):
+    if not all_finite(x, y):
         return _csqrt_special(x, y)
     if x == 0 and y == 0:
         return (0.0, y)
     if y == 0:
         r = _qsqrt(Fraction(abs(x)))
         r = r if r is not None else Approx(lambda x: mpmath.sqrt(abs(x)), x)
-        return (r, y) if x > 0 else (0.0, r if not _signbit(y) else _neg(r))
+        return (r, y) if x > 0 else (0.0, r if not sign_bit(y) else cneg(r))
     m, big, small = _sqrt_parts(x, y)
     if big is None:
         big, small = Approx(_big, x, y), Approx(_small, x, y)
     re, im = (big, small) if x >= 0 else (small, big)
-    return (re, im if y > 0 else _neg(im))
+    return (re, im if y > 0 else cneg(im))
 
 
 def crsqrt(z: complex):
@@ -467,7 +467,7 @@ def crsqrt(z: complex):
     (as real rSqrt(+0)); the imaginary part is not fixed by any standard
     (`_Cdivd` gives NaN, the limit along the real axis ∓0), so declared."""
     x, y = z.real, z.imag
-    if not _fin(x, y):
+    if not all_finite(x, y):
         return _derive(lambda s: _cdivd(1.0, 0.0, *s), csqrt(z), quotient=True,
                        why="rsqrt specials derived as 1/csqrt(z) from Annex G parts; a zero part's sign "
                            "depends on the division algorithm")
@@ -477,7 +477,7 @@ def crsqrt(z: complex):
     if y == 0:
         r = _qsqrt(Fraction(abs(x)))
         r = 1 / r if r is not None else Approx(lambda x: 1 / mpmath.sqrt(abs(x)), x)
-        return (r, -y) if x > 0 else (0.0, _neg(r) if not _signbit(y) else r)
+        return (r, -y) if x > 0 else (0.0, cneg(r) if not sign_bit(y) else r)
     m, big, small = _sqrt_parts(x, y)
     if big is not None:
         big, small = big / m, small / m
@@ -485,7 +485,7 @@ def crsqrt(z: complex):
         big = Approx(lambda x, y: _big(x, y) / mpmath.hypot(x, y), x, y)
         small = Approx(lambda x, y: _small(x, y) / mpmath.hypot(x, y), x, y)
     re, im = (big, small) if x >= 0 else (small, big)
-    return (re, _neg(im) if y > 0 else im)
+    return (re, cneg(im) if y > 0 else im)
 
 
 def ccbrt(z: complex):
@@ -499,7 +499,7 @@ def ccbrt(z: complex):
     i NaN) = +inf ± i inf (sign unknown: declared), cbrt(+inf + i NaN) =
     +inf + i NaN; otherwise NaN + i NaN."""
     x, y = z.real, z.imag
-    if not _fin(x, y):
+    if not all_finite(x, y):
         def base(x, y):
             if math.isinf(y):
                 return (INF, INF)
@@ -512,10 +512,10 @@ def ccbrt(z: complex):
                 return (INF, INF) if x < 0 else (INF, 0.0)
             return (NAN, NAN)
         r = base(x, abs(y) if not math.isnan(y) else y)
-        return _conj(r) if _signbit(y) else r
+        return cconj(r) if sign_bit(y) else r
     if x == 0 and y == 0:
         return (0.0, y)
-    sy = -1 if _signbit(y) else 1
+    sy = -1 if sign_bit(y) else 1
     if y == 0 and x > 0:
         r = _qcbrt(Fraction(x))
         return (r if r is not None else Approx(mpmath.cbrt, x), y)
@@ -526,8 +526,8 @@ def ccbrt(z: complex):
         half = r / 2 if r is not None else Approx(lambda t: mpmath.cbrt(t) / 2, t)
         root3 = Approx(lambda t: mpmath.cbrt(t) * mpmath.sqrt(3) / 2, t)
         if y == 0:
-            return (half, root3 if sy > 0 else _neg(root3))
-        return (root3, half if y > 0 else _neg(half))
+            return (half, root3 if sy > 0 else cneg(root3))
+        return (root3, half if y > 0 else cneg(half))
     # a Gaussian-rational cube root is dyadic; find it numerically, verify exactly
     with mpmath.workprec(3000):
         w = mpmath.root(mpmath.mpc(x, y), 3)
@@ -554,7 +554,7 @@ def ccbrt(z: complex):
 def cexp(z: complex):
     """e^x·cis(y); Annex G.6.3.1 specials."""
     x, y = z.real, z.imag
-    if _fin(x, y):
+    if all_finite(x, y):
         if y == 0:
             return (1.0 if x == 0 else Approx(mpmath.exp, x), y)
         return (Approx(lambda x, y: mpmath.exp(x) * mpmath.cos(y), x, y),
@@ -571,13 +571,13 @@ def cexp(z: complex):
             if math.isfinite(y):
                 c, s = _cis_sign(y)
                 return (INF * c, INF * s)
-            return (_UNSPEC_INF, NAN)
+            return (UNSPEC_INF, NAN)
         if math.isfinite(y):
             c, s = _cis_sign(y)
             return (0.0 * c, 0.0 * s)
-        return (_UNSPEC_ZERO, _UNSPEC_ZERO)
+        return (UNSPEC_ZERO, UNSPEC_ZERO)
     r = base(x, abs(y) if not math.isnan(y) else y)
-    return _conj(r) if _signbit(y) else r
+    return cconj(r) if sign_bit(y) else r
 
 
 def cexpm1(z: complex):
@@ -586,7 +586,7 @@ def cexpm1(z: complex):
     as real expm1(±0) = ±0 does).  Specials: derived as cexp(z) - 1 from Annex G
     (e.g. expm1(-inf + iy) = -1 + i0·sin y, expm1(+inf + iy) = inf·cis(y))."""
     x, y = z.real, z.imag
-    if not _fin(x, y):
+    if not all_finite(x, y):
         return _derive(lambda e: (e[0] - 1.0, e[1]), cexp(z),
                        why="expm1 specials derived as cexp(z) - 1; Annex G leaves these signs unspecified")
     if y == 0:
@@ -603,24 +603,24 @@ def _clog_special(x, y):
             if math.isnan(x):
                 return (INF, NAN)
             if math.isfinite(x):
-                return (INF, _HALF_PI)
-            return (INF, _THREE_QUARTER_PI) if x < 0 else (INF, _QUARTER_PI)
+                return (INF, HALF_PI)
+            return (INF, THREE_QUARTER_PI) if x < 0 else (INF, QUARTER_PI)
         # y finite
         if math.isnan(x):
             return (NAN, NAN)
-        return (INF, _PI) if x < 0 else (INF, 0.0)
+        return (INF, PI) if x < 0 else (INF, 0.0)
     r = base(x, abs(y) if not math.isnan(y) else y)
-    return _conj(r) if _signbit(y) else r
+    return cconj(r) if sign_bit(y) else r
 
 
 def clog(z: complex):
     """log|z| + i·atan2(y, x); Annex G.6.3.2 specials (clog(-0 + i0) = -inf + iπ,
     clog(+0 ± i0) = -inf ± i0; y = ±0 with x < 0 is on the cut: ±π)."""
     x, y = z.real, z.imag
-    if not _fin(x, y):
+    if not all_finite(x, y):
         return _clog_special(x, y)
     if x == 0 and y == 0:
-        return (-INF, (_PI if not _signbit(y) else _neg(_PI)) if _signbit(x) else y)
+        return (-INF, (PI if not sign_bit(y) else cneg(PI)) if sign_bit(x) else y)
     X, Y = Fraction(x), Fraction(y)
     n2 = X * X + Y * Y
     re = 0.0 if n2 == 1 else _half_log(n2)
@@ -640,11 +640,11 @@ def _arg(x, y, x_exact=None):
     `x_exact` (a Fraction) replaces x when the real part is 1 + x."""
     X = Fraction(x) if x_exact is None else x_exact
     if y == 0:
-        if X > 0 or (X == 0 and (x_exact is not None or not _signbit(x))):
+        if X > 0 or (X == 0 and (x_exact is not None or not sign_bit(x))):
             return y
-        return _PI if not _signbit(y) else _neg(_PI)
+        return PI if not sign_bit(y) else cneg(PI)
     if X == 0:
-        return _HALF_PI if y > 0 else _neg(_HALF_PI)
+        return HALF_PI if y > 0 else cneg(HALF_PI)
     if x_exact is None:
         return Approx(lambda x, y: mpmath.atan2(y, x), x, y)
     return Approx(lambda x, y: mpmath.atan2(y, 1 + x), x, y)
@@ -656,7 +656,7 @@ def clog1p(z: complex):
     -inf ± i0 (1 + (-1) = +0 in binary64, then Annex G's clog(+0 ± i0)).
     Specials: clog(1 + z) with Annex G's clog (1 + z keeps z's inf/NaN parts)."""
     x, y = z.real, z.imag
-    if not _fin(x, y):
+    if not all_finite(x, y):
         return _clog_special(1.0 + x, y)
     if x == 0 and y == 0:
         return (x, y)
@@ -674,7 +674,7 @@ def clogistic(z: complex):
     Specials: derived from the formula with Annex G's cexp and `_Cdivd`
     (e.g. logistic(+inf + iy) = 1 + i0·sign(sin y), logistic(-inf ± i0) = +0 ± i0)."""
     x, y = z.real, z.imag
-    if not _fin(x, y):
+    if not all_finite(x, y):
         def f(e):
             return _cdivd(1.0, 0.0, 1.0 + e[0], e[1])
         return _derive(f, cexp(complex(-x, -y)), quotient=True,
@@ -702,7 +702,7 @@ def clogistic(z: complex):
 def csinh(z: complex):
     """sinh x cos y + i cosh x sin y; Annex G.6.2.5 specials."""
     x, y = z.real, z.imag
-    if _fin(x, y):
+    if all_finite(x, y):
         re = math.copysign(0.0, x) * _cis_sign(y)[0] if x == 0 else \
             Approx(lambda x, y: mpmath.sinh(x) * mpmath.cos(y), x, y)
         im = y if y == 0 else Approx(lambda x, y: mpmath.cosh(x) * mpmath.sin(y), x, y)
@@ -712,7 +712,7 @@ def csinh(z: complex):
         if math.isnan(x):
             return (NAN, y) if y == 0 else (NAN, NAN)
         if x == 0:
-            return (_UNSPEC_ZERO, NAN)  # y is inf or NaN
+            return (UNSPEC_ZERO, NAN)  # y is inf or NaN
         if math.isfinite(x):
             return (NAN, NAN)
         if y == 0:
@@ -720,14 +720,14 @@ def csinh(z: complex):
         if math.isfinite(y):
             c, s = _cis_sign(y)
             return (INF * c, INF * s)
-        return (_UNSPEC_INF, NAN)
-    return _odd_even(base, x, y, odd=True)
+        return (UNSPEC_INF, NAN)
+    return odd_even(base, x, y, odd=True)
 
 
 def ccosh(z: complex):
     """cosh x cos y + i sinh x sin y; Annex G.6.2.4 specials."""
     x, y = z.real, z.imag
-    if _fin(x, y):
+    if all_finite(x, y):
         re = 1.0 if x == 0 and y == 0 else Approx(lambda x, y: mpmath.cosh(x) * mpmath.cos(y), x, y)
         if x == 0 or y == 0:
             sx = math.copysign(1.0, x) if x == 0 else math.copysign(1.0, x)
@@ -739,9 +739,9 @@ def ccosh(z: complex):
 
     def base(x, y):
         if math.isnan(x):
-            return (NAN, _UNSPEC_ZERO) if y == 0 else (NAN, NAN)
+            return (NAN, UNSPEC_ZERO) if y == 0 else (NAN, NAN)
         if x == 0:
-            return (NAN, _UNSPEC_ZERO)  # y inf or NaN
+            return (NAN, UNSPEC_ZERO)  # y inf or NaN
         if math.isfinite(x):
             return (NAN, NAN)
         if y == 0:
@@ -750,9 +750,9 @@ def ccosh(z: complex):
             c, s = _cis_sign(y)
             return (INF * c, INF * s)
         if math.isinf(y):
-            return (_UNSPEC_INF, NAN)
+            return (UNSPEC_INF, NAN)
         return (INF, NAN)
-    return _odd_even(base, x, y, odd=False)
+    return odd_even(base, x, y, odd=False)
 
 
 _CTANH_ZERO_INF = "ctanh(±0 + i inf or i NaN): C11 Annex G gives NaN + i NaN, C23 gives ±0 + i NaN"
@@ -763,7 +763,7 @@ def ctanh(z: complex):
     specials (C11; where C23 changed a value, ctanh(±0 + i inf / i NaN), both
     are declared)."""
     x, y = z.real, z.imag
-    if _fin(x, y):
+    if all_finite(x, y):
         def den(x, y):  # cosh 2x + cos 2y = 2(sinh² x + cos² y): no cancellation near the poles
             return 2 * (mpmath.sinh(x) ** 2 + mpmath.cos(y) ** 2)
         re = x if x == 0 else Approx(lambda x, y: mpmath.sinh(2 * x) / den(x, y), x, y)
@@ -780,18 +780,18 @@ def ctanh(z: complex):
         if math.isfinite(y):
             s = y if y == 0 else _sign_of(lambda t: mpmath.sin(2 * t), y)
             return (1.0, 0.0 * s)
-        return (1.0, _UNSPEC_ZERO)
-    return _odd_even(base, x, y, odd=True)
+        return (1.0, UNSPEC_ZERO)
+    return odd_even(base, x, y, odd=True)
 
 
-def _times_minus_i(p):
+def times_minus_i(p):
     """-i·(A + iB) = B - iA."""
-    return (p[1], _neg(p[0]))
+    return (p[1], cneg(p[0]))
 
 
 def csin(z: complex):
     """csin(z) = -i csinh(iz) (Annex G.6, 7.3.5.5), iz = -y + ix."""
-    return _times_minus_i(csinh(complex(-z.imag, z.real)))
+    return times_minus_i(csinh(complex(-z.imag, z.real)))
 
 
 def ccos(z: complex):
@@ -801,7 +801,7 @@ def ccos(z: complex):
 
 def ctan(z: complex):
     """ctan(z) = -i ctanh(iz)."""
-    return _times_minus_i(ctanh(complex(-z.imag, z.real)))
+    return times_minus_i(ctanh(complex(-z.imag, z.real)))
 
 
 # ---------------------------------------------------------------------------
@@ -865,7 +865,7 @@ def cpow(a: complex, b: complex):
         return (1.0, _POW_ZERO)
     if x == 1 and y == 0:
         return (1.0, _POW_ZERO)
-    if not _fin(x, y, br, bi):
+    if not all_finite(x, y, br, bi):
         if any(math.isnan(v) for v in (x, y, br, bi)):
             return (NAN, NAN)
 
@@ -891,7 +891,7 @@ def cpow(a: complex, b: complex):
         if k <= _POW_MAX_K and abs(m) <= _POW_MAX_N:
             p, q = X, Y
             for _ in range(k):
-                r = _exact_sqrt_pair(p, q, _signbit(y))
+                r = _exact_sqrt_pair(p, q, sign_bit(y))
                 if r is None:
                     break
                 p, q = r
@@ -899,7 +899,7 @@ def cpow(a: complex, b: complex):
                 rp, rq = _gpow(p, q, m)
                 return (rp if rp != 0 else _POW_ZERO, rq if rq != 0 else _POW_ZERO)
     # exp(u + iv), u = br·L - bi·θ, v = br·θ + bi·L, L = log|a|, θ = arg a
-    sy = -1 if _signbit(y) else 1
+    sy = -1 if sign_bit(y) else 1
     n2 = X * X + Y * Y
     zero_re = zero_im = False
     k4 = None  # θ = k4·π/4 when a lies on an axis or a diagonal
@@ -949,13 +949,13 @@ def _ieee_atan2(y: float, x: float):
     """Real atan2(y, x) of IEEE-754 (specials included), in the vocabulary."""
     if math.isnan(x) or math.isnan(y):
         return NAN
-    s = -1.0 if _signbit(y) else 1.0
+    s = -1.0 if sign_bit(y) else 1.0
 
     def pi_times(c):
         a = Approx(lambda: c * mpmath.pi)
-        return a if s > 0 else _neg(a)
+        return a if s > 0 else cneg(a)
     if y == 0:
-        return y if (x > 0 or (x == 0 and not _signbit(x))) else pi_times(1)
+        return y if (x > 0 or (x == 0 and not sign_bit(x))) else pi_times(1)
     if math.isinf(y):
         if math.isinf(x):
             return pi_times(mpmath.mpf(1) / 4) if x > 0 else pi_times(mpmath.mpf(3) / 4)
@@ -983,7 +983,7 @@ def catan2(a: complex, b: complex):
     Other non-finite operands: NaN + i NaN (the formula's inf - inf and inf/inf)."""
     yr, yi, xr, xi = a.real, a.imag, b.real, b.imag
     real_valued = yi == 0 and xi == 0
-    if not _fin(yr, yi, xr, xi) or (real_valued and yr == 0 and xr == 0):
+    if not all_finite(yr, yi, xr, xi) or (real_valued and yr == 0 and xr == 0):
         if real_valued and not (math.isnan(yr) or math.isnan(xr)):
             why = "complex atan2 of real operands: the formula gives NaN here; real atan2 of the real parts"
             r = _ieee_atan2(yr, xr)
@@ -998,7 +998,7 @@ def catan2(a: complex, b: complex):
         return (NAN, NAN) if ur == 0 and ui == 0 else (NAN, -INF)
     nu2, nw2 = ur * ur + ui * ui, wr * wr + wi * wi
     # im = -log|q| = -¼·log(|u|⁴/|w|²) = -¼·log1p(d), d exact
-    im = _ATAN2_ZERO if nu2 * nu2 == nw2 else _neg(_half_log(nu2 * nu2 / nw2))
+    im = _ATAN2_ZERO if nu2 * nu2 == nw2 else cneg(_half_log(nu2 * nu2 / nw2))
     if not isinstance(im, ImplDefined):
         f = im.f
         im = Approx(lambda *a: f(*a) / 2, *im.args)
@@ -1021,7 +1021,7 @@ def catan2(a: complex, b: complex):
             if sigma > 0:
                 res["zero"] = _ATAN2_ZERO
             else:
-                res["+pi"], res["-pi"] = _PI, _neg(_PI)
+                res["+pi"], res["-pi"] = PI, cneg(PI)
             continue
         upper = ti > 0 or (ti == 0 and tr < 0)  # arg t in (0, π]
         shift = 0 if sigma > 0 else (-1 if upper else 1)
@@ -1056,7 +1056,7 @@ OTHER = "other than Annex G (complex exceptions are implementation-defined)"
 _depth = 0
 
 
-def _errors_clause(fn):
+def errors_clause(fn):
     """For a non-finite operand component, Annex G's answer becomes the first
     of two alternatives, the second being any value.  Only the outermost call
     wraps: the functions here call each other (csin is -i csinh(iz))."""
@@ -1076,4 +1076,4 @@ def _errors_clause(fn):
 
 for _name in ("cmul", "cdiv", "cabs", "csign", "csqrt", "crsqrt", "ccbrt", "cexp", "cexpm1", "clog",
               "clog1p", "clogistic", "csinh", "ccosh", "ctanh", "csin", "ccos", "ctan", "cpow", "catan2"):
-    globals()[_name] = _errors_clause(globals()[_name])
+    globals()[_name] = errors_clause(globals()[_name])

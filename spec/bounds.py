@@ -343,7 +343,9 @@ def gamma(k: int, fmt: FloatFormat) -> Fraction | None:
     return None if ku >= 1 else ku / (1 - ku)
 
 
-def _gamma_u(k: int, u: Fraction) -> Fraction:
+def gamma_u(k: int, u: Fraction) -> Fraction:
+    """Higham's γ_k = ku / (1 − ku): the relative error bound of k rounding
+    steps of unit roundoff u (each step's error compounds with the others)."""
     ku = k * u
     if ku >= 1:
         raise ValueError("working precision too small for this many terms")
@@ -564,12 +566,12 @@ def _ends(s: tuple, b: tuple) -> tuple:
     operation here makes a −0.0 (x − d with d > 0 never rounds to −0,
     an exact cancellation is +0 when rounding to nearest)."""
     (s_lo, s_hi), (b_lo, b_hi) = s, b
-    lo = (_sum_rd(s_lo, -b_hi), _sum_ru(s_hi, -b_lo))
-    hi = (_sum_rd(s_lo, b_lo), _sum_ru(s_hi, b_hi))
+    lo = (sum_dn(s_lo, -b_hi), sum_up(s_hi, -b_lo))
+    hi = (sum_dn(s_lo, b_lo), sum_up(s_hi, b_hi))
     return (s_lo, s_hi), lo, hi
 
 
-def _sum_rd(a, b):
+def sum_dn(a, b):
     """a + b rounded toward −∞ exactly: TwoSum's error says on which side
     of the exact sum its rounding to nearest fell."""
     with np.errstate(invalid="ignore", over="ignore"):
@@ -579,7 +581,7 @@ def _sum_rd(a, b):
     return np.where(e < 0, np.nextafter(t, t.dtype.type(-np.inf)), t)
 
 
-def _sum_ru(a, b):
+def sum_up(a, b):
     with np.errstate(invalid="ignore", over="ignore"):
         t = a + b
         bb = t - a
@@ -638,7 +640,7 @@ def cascade(rows: np.ndarray, W) -> tuple[np.ndarray, np.ndarray]:
             s = t
         top = s[:, 0] if k else np.zeros(u)
         ok = np.isfinite(rows).all(axis=1) & np.isfinite(top) & np.isfinite(E) & np.isfinite(A)
-    g = _gamma_u(max(k, 1), Fraction(1, 1 << 53))
+    g = gamma_u(max(k, 1), Fraction(1, 1 << 53))
     r = mul_up(A.astype(W), bracket(g / (1 - g), W)[1])
     top, E = _plus_zero(top.astype(W)), E.astype(W)
     # t + e = top + E exactly (TwoSum in W); the ends t + (e ∓ r), each rounded once to nearest and
@@ -695,7 +697,7 @@ def _fsum_stage(terms_of: Callable, b_of: Callable, W) -> Callable:
 # Dot products: Σ aᵢ·bᵢ over the last axis of A (G, M, K) and the middle of B (G, K, N)
 # --------------------------------------------------------------------------
 
-def _two_product(a, b):
+def two_product(a, b):
     """(p, e) with p + e = a·b exactly (Dekker, Veltkamp's split), for
     float64 arrays; e is NaN where the split is not exact (a factor above
     2^995, or a nonzero product below 2^-969)."""
@@ -737,10 +739,10 @@ def float_dot(A: np.ndarray, B: np.ndarray, fmt: FloatFormat, element: Callable,
         S = np.matmul(A0, B0).reshape(-1)
         Mr = np.matmul(np.abs(A0), np.abs(B0)).reshape(-1)
     if narrow:   # products exact, k = K terms: γ₆₄(K − 1)
-        g64 = _gamma_u(K - 1, Fraction(1, 1 << 53))
+        g64 = gamma_u(K - 1, Fraction(1, 1 << 53))
         sums = _Sums(S, Mr, g64 / (1 - g64), 1 / (1 + g64), 1 / (1 - g64), Fraction(0))
     else:        # products rounded, possibly underflowing
-        g64 = _gamma_u(K, Fraction(1, 1 << 53))
+        g64 = gamma_u(K, Fraction(1, 1 << 53))
         sums = _Sums(S, Mr, g64 / (1 - g64), 1 / (1 + g64), 1 / (1 - g64), Fraction(K, 1 << 1074))
     nan_ = np.zeros(size, dtype=bool)
     pinf = np.zeros(size, dtype=bool)
@@ -760,7 +762,7 @@ def float_dot(A: np.ndarray, B: np.ndarray, fmt: FloatFormat, element: Callable,
         a, bb = A0[g, m, :], columns[0][g, j, :]
         if narrow:
             return a * bb
-        p, e = _two_product(a, bb)
+        p, e = two_product(a, bb)
         return np.concatenate([p, e], axis=1)
 
     stages = (st, _cascade_stage(terms_of, st.b, W), _fsum_stage(terms_of, st.b, W))
@@ -839,7 +841,7 @@ def float_sum(X: np.ndarray, valid: Optional[np.ndarray], fmt: FloatFormat, elem
     S = X0.astype(W).sum(axis=1)
     Mr = np.abs(X0).astype(W).sum(axis=1)
     u = Fraction(1, 1 << 53) if W is np.float64 else Fraction(1, 1 << 64)
-    g = _gamma_u(max(L - 1, 0), u)
+    g = gamma_u(max(L - 1, 0), u)
     sums = _Sums(S, Mr, g / (1 - g), 1 / (1 + g), 1 / (1 - g), Fraction(0))
     kind, value, over_value, st = _classify(
         sums, n, lambda k: gamma(max(k - 1, 0), fmt), lambda k: Fraction(0), fmt, W, nan_, pinf, ninf)

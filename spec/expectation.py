@@ -2,18 +2,18 @@
 
 The oracle (floor 2) produces an `Expectation` per output; a suite
 (floor 2) writes it as JSON and reads it back.  Its `kind` names a module
-of suites/kinds/, which holds everything the kind means — its comparison
-rule, its description, how the interpreter's test format states it — so a
-new kind is its fields here (if it needs any) and its module there.
+of spec/kinds/ (floor 1, below both), which holds everything the kind
+means — the fields here it owns, its comparison rule, its description, how
+the interpreter's test format states it, how it propagates through later
+ops — so a new kind is its fields here (if it needs any) and its module
+there, and neither the oracle nor the judge decides a kind by its name.
 
-Kinds today: "exact" (bits; NaN matches NaN unless `bit_exact`), "ulp"
-(within `tolerance_ulp` of the correctly rounded `bits`), "bounded" (each
-element inside [`lo`, `hi`]; `bits` nearest the exact result),
-"statistical" (the distribution tests in `statistical`; `bits` the oracle's
-own sample), "residual" (a property of the whole output — cholesky's
-backward error — stated in `residual` with the operands it is measured
-against; `bits` a reference computed in high precision, shown, never
-judged: suites/kinds/residual.py).  See each kind's module for its rule.
+Kinds today (each module says its rule): exact (`bits`, `bit_exact`),
+ulp (`tolerance_ulp` around `bits`), bounded (`lo`, `hi`; `bits` nearest
+the exact result), statistical (the distribution tests in `statistical`;
+`bits` the oracle's own sample), residual (a property of the whole output
+stated in `residual` with the operands it is measured against; `bits` a
+reference computed in high precision, shown, never judged).
 
 Elements listed in `impl_defined` (flat row-major indices) may instead
 equal the same element of an `Alternative` — a whole tensor of bits, or
@@ -67,16 +67,16 @@ class Expectation:
 
     type: TensorType
     bits: np.ndarray
-    kind: str = "exact"
+    kind: str = "exact"   # the name of a spec/kinds module; a record without one is exact
     tolerance_ulp: int = 0
     bit_exact: bool = False
     impl_defined: list = field(default_factory=list)
     alternatives: list = field(default_factory=list)
     why: str = ""
-    lo: Optional[np.ndarray] = field(default=None, metadata=BITS)   # "bounded": per-element bounds
+    lo: Optional[np.ndarray] = field(default=None, metadata=BITS)   # bounded: per-element bounds
     hi: Optional[np.ndarray] = field(default=None, metadata=BITS)
-    statistical: Optional[dict] = field(default=None, metadata=OMIT_DEFAULT)   # "statistical": the tests
-    residual: Optional[dict] = field(default=None, metadata=OMIT_DEFAULT)   # "residual": the property and its inputs
+    statistical: Optional[dict] = field(default=None, metadata=OMIT_DEFAULT)   # statistical: the tests
+    residual: Optional[dict] = field(default=None, metadata=OMIT_DEFAULT)   # residual: the property and its inputs
 
     def __eq__(self, other) -> bool:
         if not isinstance(other, Expectation):

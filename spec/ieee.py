@@ -185,7 +185,7 @@ def squareRoot(x: float):
     return r if r is not None else Approx(mpmath.sqrt, x)
 
 
-def _rsqrt(t):
+def reciprocal_sqrt(t):
     import mpmath
     return 1 / mpmath.sqrt(t)
 
@@ -202,10 +202,10 @@ def rSqrt(x: float):
     if x == math.inf:
         return 0.0
     r = exact_root(Fraction(x), 2)
-    return 1 / r if r is not None else Approx(_rsqrt, x)
+    return 1 / r if r is not None else Approx(reciprocal_sqrt, x)
 
 
-def _real_cbrt(t):
+def real_cbrt(t):
     import mpmath
     return mpmath.cbrt(t) if t >= 0 else -mpmath.cbrt(-t)
 
@@ -220,7 +220,7 @@ def rootn3(x: float):
     r = exact_root(abs(q), 3)
     if r is not None:
         return r if q > 0 else -r
-    return Approx(_real_cbrt, x)
+    return Approx(real_cbrt, x)
 
 
 # --------------------------------------------------------------------------

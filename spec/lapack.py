@@ -7,7 +7,7 @@ definitions are LAPACK's, and a factorisation is defined by a property, not
 by a value (which rounding of the factors a backend returns depends on its
 order of evaluation; eigenvector and singular-vector signs, the Householder
 representation, are free).  Each output is judged alone, from the call's
-operands, by a "residual" expectation (suites/kinds/residual.py) whose
+operands, by a "residual" expectation (spec/kinds/residual.py) whose
 record names a property here (`record["property"]`) instead of an op
 (`record["op"]`, spec/ops/cholesky.py and triangular_solve.py): `measure`
 is the one entry that evaluates either on an output.
@@ -385,7 +385,7 @@ def linear_solve(attrs, arrays, types, rt, actual) -> Measured:
 # Eigen- and singular values (high precision) and the two-sided criteria
 # --------------------------------------------------------------------------
 
-def _hermitian_read(a: np.ndarray, lower: bool) -> np.ndarray:
+def hermitian_read(a: np.ndarray, lower: bool) -> np.ndarray:
     from .ops.cholesky import hermitian
     return hermitian(a, lower)
 
@@ -440,7 +440,7 @@ def _values_check(attrs, arrays, types, actual, kind):
     thr = two_sided(big, et)
     if 0 in tuple(int(d) for d in ta.shape):
         return Measured(0.0, thr, True, "no element")
-    A = _hermitian_read(to_working(a, et), bool(attrs["lower"])) if kind == "eigh" else to_working(a, et)
+    A = hermitian_read(to_working(a, et), bool(attrs["lower"])) if kind == "eigh" else to_working(a, et)
     lam = np.asarray(attrs["values"], dtype=np.float64).reshape(np.shape(actual))
     lam_err = np.asarray(attrs["error"], dtype=np.float64).reshape(np.shape(actual)[:-1])
     w = np.asarray(actual).astype(np.float64)
@@ -472,7 +472,7 @@ def values_range(rec: dict) -> tuple[np.ndarray, np.ndarray]:
     et = ta.element_type
     attrs = rec["attributes"]
     m, n = (int(d) for d in ta.shape[-2:])
-    A = _hermitian_read(to_working(a, et), bool(attrs["lower"])) if kind == "eigh" else to_working(a, et)
+    A = hermitian_read(to_working(a, et), bool(attrs["lower"])) if kind == "eigh" else to_working(a, et)
     norm = np.asarray(one_norm(A) if kind == "eigh" else np.maximum(one_norm(A), _norm_inf(A)), dtype=np.float64)
     batch = tuple(int(d) for d in ta.shape[:-2])
     lam = np.asarray(attrs["values"], dtype=np.float64).reshape(batch + (-1,))
@@ -545,7 +545,7 @@ def eigh_vectors(attrs, arrays, types, rt, actual) -> Measured:
         return Measured(0.0, thr, True, "no element")
     _, uw = working(et)
     u = unit_roundoff(et)
-    A = _hermitian_read(to_working(a, et), bool(attrs["lower"]))
+    A = hermitian_read(to_working(a, et), bool(attrs["lower"]))
     batch = tuple(int(d) for d in ta.shape[:-2])
     lam = np.asarray(attrs["values"], dtype=np.float64).reshape(batch + (n,))
     lam_err = np.asarray(attrs["error"], dtype=np.float64).reshape(batch)

@@ -238,7 +238,7 @@ def is_identity(op: str, et: ElementType, init) -> bool:
     return init == ident
 
 
-def _fold(values: list, call_one: Callable):
+def left_fold(values: list, call_one: Callable):
     acc = values[0]
     for v in values[1:]:
         acc = call_one(acc, v)
@@ -257,11 +257,11 @@ def monoid_reduce(op: str, xs: list, init, et: ElementType, call_one: Callable):
         return init if _same(twice, init, et) else ImplDefined(
             {"init_values once": init, "init_values twice": twice, "init_values more often": ANY_VALUE},
             why=INIT_WHY)
-    base = _reduce_values(op, xs, et, call_one)
+    base = reduce_values(op, xs, et, call_one)
     if ident:
         return base
-    once = _reduce_values(op, [init] + xs, et, call_one)
-    twice = _reduce_values(op, [init, init] + xs, et, call_one)
+    once = reduce_values(op, [init] + xs, et, call_one)
+    twice = reduce_values(op, [init, init] + xs, et, call_one)
     alts = {"init_values once": once, "no init_values": base, "init_values twice": twice}
     distinct = {}
     for label, v in alts.items():
@@ -274,7 +274,7 @@ def monoid_reduce(op: str, xs: list, init, et: ElementType, call_one: Callable):
     return ImplDefined(distinct, why=INIT_WHY)
 
 
-def _reduce_values(op: str, xs: list, et: ElementType, call_one: Callable):
+def reduce_values(op: str, xs: list, et: ElementType, call_one: Callable):
     fmt = et.component.format if et.is_complex else (et.format if et.is_float else None)
     if et.is_integer and op in ("add", "multiply"):
         return sum(xs) if op == "add" else math.prod(xs)   # exact; the oracle wraps, labelled
@@ -286,7 +286,7 @@ def _reduce_values(op: str, xs: list, et: ElementType, call_one: Callable):
         return complex_components(xs, sum_range, fmt)
     if et.is_complex and op == "multiply":
         return _complex_product(xs, fmt)
-    return _fold(xs, call_one)   # associative and commutative: any schedule is the left fold
+    return left_fold(xs, call_one)   # associative and commutative: any schedule is the left fold
 
 
 def _complex_product(xs: list[complex], fmt: FloatFormat):
@@ -344,7 +344,7 @@ def schedules(leaves: list[tuple], call: Callable, limit: int = MAX_DISTINCT_PER
                             return None
             table[(i, j)] = cell
     final = table[(0, n)]
-    fold = _fold(list(leaves), lambda a, b: tuple(call(*a, *b)))
+    fold = left_fold(list(leaves), lambda a, b: tuple(call(*a, *b)))
     return [fold] + [v for key, v in final.items() if key != _key(fold)]
 
 
@@ -379,24 +379,24 @@ def _general(leaves, inits, body, types) -> list:
     scalars = [tuple(np.asarray(v).reshape(()) for v in leaf) for leaf in leaves]
     init = tuple(np.asarray(v).reshape(()) for v in inits)
     if not scalars:
-        return _per_output([[init]], types, None)
+        return per_output([[init]], types, None)
     neutral = all(_key(tuple(call(*init, *x))) == _key(x) and _key(tuple(call(*x, *init))) == _key(x)
                   for x in scalars)
     if len(scalars) > MAX_ENUMERATED_LEAVES:
-        fold = _fold(([] if neutral else [init]) + scalars, lambda a, b: tuple(call(*a, *b)))
-        return _per_output([[fold]], types, f"any value: {len(scalars)} leaves, schedules not enumerated")
+        fold = left_fold(([] if neutral else [init]) + scalars, lambda a, b: tuple(call(*a, *b)))
+        return per_output([[fold]], types, f"any value: {len(scalars)} leaves, schedules not enumerated")
     results = schedules(([] if neutral else [init]) + scalars, call)
     if results is None:
-        fold = _fold(([] if neutral else [init]) + scalars, lambda a, b: tuple(call(*a, *b)))
-        return _per_output([[fold]], types, "any value: too many distinct schedule results to enumerate")
+        fold = left_fold(([] if neutral else [init]) + scalars, lambda a, b: tuple(call(*a, *b)))
+        return per_output([[fold]], types, "any value: too many distinct schedule results to enumerate")
     groups = [results]
     if not neutral:
         without = schedules(scalars, call) or []
         groups.append([v for v in without if _key(v) not in {_key(r) for r in results}])
-    return _per_output(groups, types, None if neutral else "any value: init_values inserted elsewhere")
+    return per_output(groups, types, None if neutral else "any value: init_values inserted elsewhere")
 
 
-def _per_output(groups: list[list[tuple]], types, wildcard: str | None) -> list:
+def per_output(groups: list[list[tuple]], types, wildcard: str | None) -> list:
     """Per output k: its value (one schedule result) or the alternatives the
     schedules give — labelled; `wildcard` adds "any value" with its reason."""
     flat = [v for g in groups for v in g]

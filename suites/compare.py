@@ -1,13 +1,14 @@
 """Comparison of an actual output with an expectation (suites compare without the oracle).
 
-Each expectation kind's own rule lives in its module (suites/kinds/);
+Each expectation kind's own rule lives in its module (spec/kinds/), as does
+`Comparison`, the verdict a kind judged whole returns;
 here is what every kind judged element by element shares, on raw bit
 patterns with the format facts of `spec.types`: the declared type checked
 first, implementation-defined alternatives, causes, the mismatches shown.
 The ULP error is measured for every float output,
 whether or not the expectation tolerates it, so reports can show accuracy.
 Each failing element gets a cause (`suites/causes.py`; an output whose
-expectation moves values — kind "exact", bit-exact — and that holds the
+expectation moves values — a pinned kind (exact), bit-exact — and that holds the
 expected values elsewhere is a "wrong order"), and `meaningful_ulp`
 is the largest ULP distance over the elements where ULP is the measure that
 means something: those that passed and those "out of tolerance" (never a
@@ -15,30 +16,16 @@ flushed subnormal's or a lost NaN's ordinal distance).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 import numpy as np
 
 from ..spec.expectation import Expectation
 from ..spec.types import ElementType, nan_mask, ordinal_distance, ordinals, to_bits
 from . import causes as causes_rule
 from . import show
-from .kinds import kind_of
+from .kinds import Comparison, kind_of
 from .records import element_type_of
 
 MAX_MISMATCHES_SHOWN = 5
-
-
-@dataclass
-class Comparison:
-    ok: bool
-    max_ulp: float | None = None
-    mismatches: list = field(default_factory=list)  # (flat index, expected, actual, ulp, cause)
-    mismatch_count: int = 0
-    alternatives_used: list = field(default_factory=list)
-    detail: str = ""
-    causes: dict = field(default_factory=dict)   # cause -> failing elements (suites/causes.py)
-    meaningful_ulp: float | None = None          # max ULP over passing and "out of tolerance" elements
 
 
 def _rows(bits: np.ndarray, et: ElementType) -> tuple[np.ndarray, ElementType]:
@@ -58,7 +45,7 @@ def _ulp_matrix(e: np.ndarray, a: np.ndarray, cet: ElementType) -> np.ndarray:
 
 def _elements_match(exp: Expectation, cet: ElementType, eb: np.ndarray, ab: np.ndarray, primary: bool = True):
     """Per element: does the actual match these expected bits under the
-    expectation's kind (suites/kinds)?  And the ULP distance (None for
+    expectation's kind (spec/kinds)?  And the ULP distance (None for
     non-float types), measured whatever the kind tolerates."""
     elem_ulp = None
     if cet.is_float:
@@ -142,7 +129,7 @@ def compare(exp: Expectation, actual: np.ndarray, flushed: Expectation | None = 
         fb = _rows(flushed.bits, et)[0]
         flushed_ok = _elements_match(flushed, cet, fb, ab)[0] | causes_rule.output_flushed(fb, ab, cet)
     # Values moved, not computed (data movement, bitcast): all there, elsewhere, is a wrong order.
-    moved = exp.kind == "exact" and exp.bit_exact
+    moved = kind.pinned and exp.bit_exact
     why = causes_rule.classify(eb, ab, cet, bad, bit_exact=exp.bit_exact, impl_defined=exp.impl_defined,
                                flushed_ok=flushed_ok, wrong_order=bool(len(bad)) and moved
                                and causes_rule.permuted(eb, ab))

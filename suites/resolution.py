@@ -27,7 +27,7 @@ result scaled by a few percent — cannot pass as resolved agreement.  The
 smallest uniform scaling the enclosure catches is printed beside it
 (`scaling_caught`), so a user sees exactly what "agrees" rules out.
 
-The enclosure itself is the kind's (`suites.kinds.Kind.enclosure`); a kind
+The enclosure itself is the kind's (`spec.kinds.Kind.enclosure`); a kind
 that states no range of values (a residual property, a distribution) has
 no width here and its own verdict stands — unless its rule still accepts
 the oracle's own answer scaled by 1 ± RESOLVED (`Kind.catches_scaling`: a

@@ -81,7 +81,7 @@ def results_document(*, backend: str, describe: str | None, suite: str, manifest
 _DOC_FIELDS = {"backend": str, "describe": str, "suite": str, "counts": dict, "per_op": dict, "verdicts": list}
 _DOC_OPTIONAL = {"manifest": dict, "started": str, "seconds": (int, float), "timeouts": dict, "resumed": int,
                  "compiles": int, "run_key": dict, "timing": dict, "diagnoses": list,
-                 "shard": dict, "merged": list,   # shard: shlo_conform/shard.py; merged: merge.py
+                 "shard": dict, "merged": list,   # shard: shlo_conform/pipeline/shard.py; merged: merge.py
                  "backend_notes": list}   # what the backend's adapter said in its workers' logs (runner.NOTE)
 _VERDICT_TYPES = {"id": str, "op": str, "dtype": str, "kind": str, "verdict": str, "detail": str,
                   "max_ulp": (int, float, type(None)), "impl_defined": list, "seconds": (int, float),

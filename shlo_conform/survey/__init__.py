@@ -19,7 +19,7 @@ bits with the oracle's correctly rounded reference:
   inputs and ask the oracle (`_KEYED`), so a changed spec or oracle
   regenerates it and a second backend repeats only the backend's work.
 * backends (`run_backend`): each in a process of its own (the isolation
-  harness, shlo_conform/isolation.py); one that dies or hangs costs the
+  harness, shlo_conform/pipeline/isolation.py); one that dies or hangs costs the
   op × type in flight (`crash`, `timeout` past --timeout), not the survey.
 * measures (`measure`): special-value disagreements first, counted apart,
   by the conformance suite's causes and rule (suites/causes.py) — subnormal

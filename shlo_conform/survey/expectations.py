@@ -15,7 +15,7 @@ import time
 import numpy as np
 
 from .inputs import survey_inputs
-from .ops import CHUNK, FORMAT_VERSION, _et, exhaustive, program
+from .ops import CHUNK, FORMAT_VERSION, element_type_named, exhaustive, program
 
 # What decides an entry's inputs and expected bits: spec/ and oracle/, and
 # the survey's own modules that say what is surveyed, draw the inputs and ask
@@ -24,7 +24,7 @@ _KEYED = ("ops.py", "inputs.py", "expectations.py")
 
 
 @functools.lru_cache(maxsize=1)
-def _source_digest() -> str:
+def source_digest() -> str:
     """Digest of what decides the expectations (`_KEYED` and the sources of
     spec/ and oracle/)."""
     here = Path(__file__).resolve().parent
@@ -41,7 +41,7 @@ def _source_digest() -> str:
 def cache_key(op: str, arity: int, dtype: str, size: int, seed: int) -> str:
     """Versioned key of an entry: what decides its inputs and expected bits."""
     size_part = "all" if exhaustive(arity, dtype) else str(size)
-    return f"v{FORMAT_VERSION}-{_source_digest()}-{op}-{dtype}-seed{seed}-size{size_part}"
+    return f"v{FORMAT_VERSION}-{source_digest()}-{op}-{dtype}-seed{seed}-size{size_part}"
 
 
 @dataclass
@@ -75,11 +75,11 @@ class CacheEntry:
             return cls(meta["op"], meta["dtype"], z["inputs"], z["expected"], z["alts"], z["free"], meta)
 
 
-def _oracle_chunk(args):
+def oracle_chunk(args):
     op, dtype, chunk = args
     from ..generators.expect import Unspecified, expected_outputs
     from ..spec.types import from_bits
-    et = _et(dtype)
+    et = element_type_named(dtype)
     arity, n = chunk.shape[:2]
     trail = chunk.shape[2:]
 
@@ -138,7 +138,7 @@ def _unspecified(op: str, dtype: str, inputs: np.ndarray) -> bool:
     element by element."""
     n = inputs.shape[1]
     probe = np.unique(np.linspace(0, n - 1, min(8, n)).astype(int))
-    return all(_oracle_chunk((op, dtype, inputs[:, i:i + 1]))[2][0] for i in probe)
+    return all(oracle_chunk((op, dtype, inputs[:, i:i + 1]))[2][0] for i in probe)
 
 
 def _done(value) -> Future:
@@ -164,7 +164,7 @@ def build(selection: list, size: int, seed: int, cache_dir: Path, jobs: int = 1,
     processes, up to AHEAD entries ahead, so the workers stay busy while the
     parent draws the next entry's inputs and assembles and saves the last
     one (a pool per entry idled at every entry's end and start).  With an
-    `engine` (shlo_conform/distributed.py, `--cluster`) the chunks go to its
+    `engine` (shlo_conform/pipeline/distributed.py, `--cluster`) the chunks go to its
     workers instead; entries are assembled here in chunk order either way.  An entry's
     `oracle_seconds` is the wall from its inputs to its last chunk, so
     entries in flight together overlap."""
@@ -203,7 +203,7 @@ def build(selection: list, size: int, seed: int, cache_dir: Path, jobs: int = 1,
                                 np.zeros((0,) + inputs.shape[1:], inputs.dtype), np.ones(n, bool)))]
             else:
                 chunks = [(op, dtype, inputs[:, j:j + CHUNK]) for j in range(0, n, CHUNK)]
-                parts = [pool.submit(_oracle_chunk, c) if pool else _done(_oracle_chunk(c)) for c in chunks]
+                parts = [pool.submit(oracle_chunk, c) if pool else _done(oracle_chunk(c)) for c in chunks]
             pending.append((i, op, dtype, key, inputs, t0, parts))
             while len(pending) > AHEAD:
                 finish(*pending.popleft())

@@ -6,7 +6,7 @@ import zlib
 import numpy as np
 
 from ..spec.types import nan_mask
-from .ops import EXHAUSTIVE, _et
+from .ops import EXHAUSTIVE, element_type_named
 
 
 def _specials(et) -> np.ndarray:
@@ -80,7 +80,7 @@ def _distinct(bits: np.ndarray) -> np.ndarray:
 def survey_inputs(op: str, arity: int, dtype: str, size: int, seed: int) -> np.ndarray:
     """The operands' bit patterns, shape (arity, n) — (arity, n, 2) for complex
     types, (re, im) — unsigned of the (component) type's width."""
-    et = _et(dtype)
+    et = element_type_named(dtype)
     rng = _rng(seed, op, dtype)
     if et.is_complex:
         zs = [_plane(op, et, size, rng) for _ in range(arity)]

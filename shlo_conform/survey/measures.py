@@ -4,10 +4,10 @@ from __future__ import annotations
 import numpy as np
 
 from ..suites.causes import SPECIAL_CAUSES
-from .expectations import CacheEntry, _oracle_chunk
-from .ops import CHUNK, PROFILE_BINS, _et
+from .expectations import CacheEntry, oracle_chunk
+from .ops import CHUNK, PROFILE_BINS, element_type_named
 
-def _classes(bits: np.ndarray, fmt) -> dict:
+def classes_of(bits: np.ndarray, fmt) -> dict:
     """suites/causes.py's reading of float bits (`float_classes`), with the
     magnitude the ULP distance counts."""
     from ..suites.causes import float_classes
@@ -20,13 +20,13 @@ def _classes(bits: np.ndarray, fmt) -> dict:
 def ulp_errors(e: np.ndarray, a: np.ndarray, fmt) -> np.ndarray:
     """|ordinal(e) - ordinal(a)|, as floats: representable steps between two
     non-NaN patterns (±0 are one point); NaN rows are the caller's."""
-    ce, ca = _classes(e, fmt), _classes(a, fmt)
+    ce, ca = classes_of(e, fmt), classes_of(a, fmt)
     d_same = np.abs(ce["mag"] - ca["mag"]).astype(np.float64)
     d_opp = ce["mag"].astype(np.float64) + ca["mag"].astype(np.float64)
     return np.where(ce["neg"] == ca["neg"], d_same, d_opp)
 
 
-def _show(bits, et) -> str:
+def show_element(bits, et) -> str:
     """One element's value, from its bits ((re, im) bits for complex), in
     suites/show.py's notation (a NaN's sign and payload show)."""
     from ..spec.types import from_bits
@@ -42,19 +42,19 @@ def judge(entry: CacheEntry, actual: np.ndarray) -> dict:
     exhaustive one's chunk summaries (survey/streaming.py)."""
     from ..suites.causes import CAUSES, cause_codes
     from ..spec.accuracy import tolerance_ulp
-    et = _et(entry.dtype)
+    et = element_type_named(entry.dtype)
     c = et.component if et.is_complex else et
     fmt = c.format
     n = entry.expected.shape[0]
     e = entry.expected.astype(np.uint64).reshape(n, -1)        # (n, components)
     a = actual.astype(np.uint64).reshape(n, -1)
-    ce, ca = _classes(e, fmt), _classes(a, fmt)
+    ce, ca = classes_of(e, fmt), classes_of(a, fmt)
     both_nan = ce["nan"] & ca["nan"]
     ulp = np.where(both_nan, 0.0, ulp_errors(e, a, fmt))
     chosen = np.zeros(n, bool)   # an implementation-defined alternative the backend chose
     for alt in entry.alts:
         alt = alt.astype(np.uint64).reshape(n, -1)
-        chosen |= ((alt == a) | (_classes(alt, fmt)["nan"] & ca["nan"])).all(axis=1)
+        chosen |= ((alt == a) | (classes_of(alt, fmt)["nan"] & ca["nan"])).all(axis=1)
     free = entry.free.copy()
     tol = tolerance_ulp(et, stated_tolerance(entry.op))
     differs = ~((e == a) | both_nan).all(axis=1) & ~free & ~chosen
@@ -82,14 +82,14 @@ def stated_tolerance(op: str) -> dict | None:
 
 
 def within_tolerance(et, e: np.ndarray, a: np.ndarray, elem_ulp: np.ndarray, tol: int) -> np.ndarray:
-    """Per element, "within tolerance" by the suite's own rule: the "ulp"
-    expectation kind's (suites/kinds/ulp.py — the ULP count and, for a real
+    """Per element, "within tolerance" by the suite's own rule: the ulp
+    expectation kind's (spec/kinds/ulp.py — the ULP count and, for a real
     zero, its sign), so the survey and the suite never disagree on it."""
     from ..spec.expectation import Expectation
+    from ..spec.kinds.ulp import ULP
     from ..spec.types import TensorType
-    from ..suites.kinds import kind_of
-    exp = Expectation(TensorType((len(e),), et), e, kind="ulp", tolerance_ulp=tol)
-    return np.asarray(kind_of(exp).matches(exp, et.component if et.is_complex else et, e, a, True, elem_ulp))
+    exp = Expectation(TensorType((len(e),), et), e, kind=ULP.name, tolerance_ulp=tol)
+    return np.asarray(ULP.matches(exp, et.component if et.is_complex else et, e, a, True, elem_ulp))
 
 
 def measure(entry: CacheEntry, actual: np.ndarray) -> dict:
@@ -100,7 +100,7 @@ def measure(entry: CacheEntry, actual: np.ndarray) -> dict:
     other element gives its ULP error.  Complex elements are judged per
     component: the element's error is its worse component's, its cause the
     earliest of its differing components'."""
-    et = _et(entry.dtype)
+    et = element_type_named(entry.dtype)
     n = entry.expected.shape[0]
     j = judge(entry, actual)
     elem_ulp, acc, free, special, flushed_in, tol = (j["elem_ulp"], j["acc"], j["free"], j["special"],
@@ -132,14 +132,14 @@ def _subnormal_operand(entry: CacheEntry, fmt) -> np.ndarray:
     n = entry.expected.shape[0]
     out = np.zeros(n, bool)
     for row in entry.inputs:
-        out |= _classes(row.reshape(n, -1), fmt)["sub"].any(axis=1)
+        out |= classes_of(row.reshape(n, -1), fmt)["sub"].any(axis=1)
     return out
 
 
 def _input_flushes(entry: CacheEntry, a: np.ndarray, rows: np.ndarray, fmt, tol: int) -> np.ndarray:
     """Which of the elements `rows` (a mask) got what the oracle gives with
     every subnormal operand read as a zero of its sign: an input flush (DAZ),
-    as suites/causes.py calls it, established like shlo_conform/input_flush.py
+    as suites/causes.py calls it, established like shlo_conform/pipeline/input_flush.py
     does for a case — by the spec's result on the flushed inputs (the
     distinct ones, in chunks), never by guessing.  An element meets it where
     each component has its bits (NaN: any NaN), is zero where it is a
@@ -159,7 +159,7 @@ def _input_flushes(entry: CacheEntry, a: np.ndarray, rows: np.ndarray, fmt, tol:
     distinct, back = np.unique(keys, axis=0, return_inverse=True)
     cols = np.moveaxis(distinct.reshape((distinct.shape[0], arity) + flushed.shape[2:]), 0, 1)
     try:
-        parts = [_oracle_chunk((entry.op, entry.dtype, cols[:, j:j + CHUNK])) for j in range(0, cols.shape[1], CHUNK)]
+        parts = [oracle_chunk((entry.op, entry.dtype, cols[:, j:j + CHUNK])) for j in range(0, cols.shape[1], CHUNK)]
     except Exception:   # a program the oracle cannot run on these inputs: no flush is established
         return out
     back = back.reshape(-1)
@@ -177,14 +177,14 @@ def _input_flushes(entry: CacheEntry, a: np.ndarray, rows: np.ndarray, fmt, tol:
 
 def _meets(want: np.ndarray, got: np.ndarray, fmt, tol: int) -> np.ndarray:
     """Per row of component bits: `_input_flushes`' rule of a match."""
-    cw, cg = _classes(want, fmt), _classes(got, fmt)
+    cw, cg = classes_of(want, fmt), classes_of(got, fmt)
     near = ~cw["zero"] & ~cg["zero"] & ~cw["nan"] & ~cg["nan"] & (ulp_errors(want, got, fmt) <= tol)
     return ((want == got) | (cw["nan"] & cg["nan"]) | (cw["sub"] & cg["zero"]) | near).all(axis=1)
 
 
 def _example(entry: CacheEntry, a: np.ndarray, i: int, ulp, et) -> dict:
-    d = {"inputs": [_show(row[i], et) for row in entry.inputs],
-         "expected": _show(entry.expected[i], et), "actual": _show(a[i], et)}
+    d = {"inputs": [show_element(row[i], et) for row in entry.inputs],
+         "expected": show_element(entry.expected[i], et), "actual": show_element(a[i], et)}
     if ulp is not None:
         d["ulp"] = ulp
     return d

@@ -13,14 +13,14 @@ CHUNK = 8192          # elements per oracle program
 PROFILE_BINS = 400    # points of the ULP-against-input profile kept per op × type × backend
 
 
-def _et(name: str):
+def element_type_named(name: str):
     from ..spec.types import element_type
     return element_type(name)
 
 
 def program(op: str, arity: int, n: int, dtype: str) -> str:
     """@main applying `op` to `arity` operands of tensor<n x dtype>."""
-    t = f"tensor<{n}x{_et(dtype).mlir}>"
+    t = f"tensor<{n}x{element_type_named(dtype).mlir}>"
     args = ", ".join(f"%arg{i}: {t}" for i in range(arity))
     uses = ", ".join(f"%arg{i}" for i in range(arity))
     return (f"func.func @main({args}) -> {t} {{\n"
@@ -61,4 +61,4 @@ def accepts(op: str, arity: int, dtype: str) -> bool:
 
 def exhaustive(arity: int, dtype: str) -> bool:
     """Every input is taken (unary ops on the narrow types, binary on 8-bit)."""
-    return dtype in EXHAUSTIVE and (arity == 1 or _et(dtype).bits == 8)
+    return dtype in EXHAUSTIVE and (arity == 1 or element_type_named(dtype).bits == 8)

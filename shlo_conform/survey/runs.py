@@ -8,14 +8,14 @@ import numpy as np
 
 from .expectations import CacheEntry, build, entry_path
 from .measures import measure
-from .ops import FORMAT_VERSION, _et, accepts, program
+from .ops import FORMAT_VERSION, element_type_named, accepts, program
 
 def _run_one(backend, backend_name: str, describe: str, entry: CacheEntry) -> dict:
     """One op × type on a loaded backend: one compile, one run, the measures;
     a refusal or an exception is the row's status."""
     from ..backends.base import compile_and_run, status_of
     from ..spec.types import from_bits, to_bits
-    et = _et(entry.dtype)
+    et = element_type_named(entry.dtype)
     row = {"op": entry.op, "dtype": entry.dtype, "backend": backend_name, "describe": describe}
     t0 = time.perf_counter()
     if entry.free.all():
@@ -51,7 +51,7 @@ def loaded(backend_name: str) -> tuple:
 
 def survey_entry(backend_name: str, path: str) -> dict:
     """One cached entry on a backend (runs in the backend's isolated job
-    process, shlo_conform/isolation.py)."""
+    process, shlo_conform/pipeline/isolation.py)."""
     try:
         backend, describe = loaded(backend_name)
     except Exception as ex:
@@ -70,7 +70,7 @@ def run_backend(backend_name: str, entries: list, paths: list, log=None,
     `timeout`, its process group killed — and the survey goes on in a fresh
     process.  A backend that does not load is every entry's error."""
     import tempfile
-    from ..isolation import Jobs
+    from ..pipeline.isolation import Jobs
     rows: list = []
     with tempfile.TemporaryDirectory(prefix="shlo-conform-") as tmp, Jobs(tmp, label=backend_name) as jobs:
         for e, path in zip(entries, paths):
@@ -91,7 +91,7 @@ def run_backend(backend_name: str, entries: list, paths: list, log=None,
 def _failure_row(r, base: dict, timeout: float) -> dict:
     """A job's answer as a row: an isolation `Failure` becomes `crash`,
     `timeout` or `error` with one line."""
-    from ..isolation import Failure, failure_status
+    from ..pipeline.isolation import Failure, failure_status
     if isinstance(r, Failure):
         status, detail = failure_status(r, timeout)
         return {**base, "status": status, "detail": f"the backend's {detail}"[:300], "seconds": 0.0}
@@ -104,7 +104,7 @@ def engine_entry(backend_name: str, entry: CacheEntry, timeout: float) -> dict:
     the worker's own temporary file and run by `survey_entry` in the
     worker thread's isolated job process (distributed.worker_jobs)."""
     import tempfile
-    from ..distributed import worker_jobs
+    from ..pipeline.distributed import worker_jobs
     base = {"op": entry.op, "dtype": entry.dtype, "backend": backend_name}
     with tempfile.TemporaryDirectory(prefix="shlo-conform-entry-") as tmp:
         path = Path(tmp) / "entry.npz"
@@ -147,7 +147,7 @@ def survey(backends: list, ops: dict, dtypes: list, size: int, seed: int, cache_
     for b in backends:
         t1 = time.perf_counter()
         if engine is not None:
-            from ..distributed import ordered
+            from ..pipeline.distributed import ordered
             rows += ordered(engine_entry, [(b, e, timeout) for e in entries], engine=engine,
                             on_result=lambda i, r: log and log(f"{b}: {r['op']} {r['dtype']}: {r['status']}"))
         else:

@@ -26,7 +26,7 @@ only the bookkeeping is per chunk.
   the executable compiled once per chunk length); a crash or timeout is the
   chunk's status, counted in the row (`failed_chunks`), and the next chunk
   starts a fresh process.  A whole engine worker that dies costs its chunk
-  a retry (shlo_conform/distributed.py).
+  a retry (shlo_conform/pipeline/distributed.py).
 """
 from __future__ import annotations
 
@@ -38,7 +38,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .ops import FORMAT_VERSION, _et, program
+from .ops import FORMAT_VERSION, element_type_named, program
 
 EXHAUSTIVE_TYPES = ("f32",)      # wider types have no end; narrower ones are exhaustive in the sampled survey
 DEFAULT_CHUNK = 1 << 24          # patterns per unit of work
@@ -51,9 +51,9 @@ SUMMARY_VERSION = 1
 def _digest() -> str:
     """What decides a chunk's summary: the expectations' sources (spec/,
     oracle/, the survey's input and oracle code) and the measures here."""
-    from .expectations import _source_digest
+    from .expectations import source_digest
     here = Path(__file__).resolve().parent
-    h = hashlib.sha256(_source_digest().encode())
+    h = hashlib.sha256(source_digest().encode())
     for name in ("measures.py", "streaming.py"):
         h.update((here / name).read_bytes())
     return h.hexdigest()[:16]
@@ -120,7 +120,7 @@ def backend_chunk(backend_name: str, op: str, dtype: str, lo: int, hi: int) -> d
         backend, describe = loaded(backend_name)
     except Exception as ex:
         return {"status": "error", "detail": f"the backend did not load: {type(ex).__name__}: {ex}"[:300]}
-    et = _et(dtype)
+    et = element_type_named(dtype)
     n = hi - lo
     try:
         key = (backend_name, op, dtype, n)
@@ -141,9 +141,9 @@ def backend_chunk(backend_name: str, op: str, dtype: str, lo: int, hi: int) -> d
 
 def _oracle(op: str, dtype: str, bits: np.ndarray):
     """The oracle's (expected, alts, free) on `bits`, ORACLE_PIECE at a time
-    (the survey's own `_oracle_chunk`: its vectorised f32 path applies)."""
-    from .expectations import _oracle_chunk
-    parts = [_oracle_chunk((op, dtype, bits[None, j:j + ORACLE_PIECE])) for j in range(0, bits.size, ORACLE_PIECE)]
+    (the survey's own `oracle_chunk`: its vectorised f32 path applies)."""
+    from .expectations import oracle_chunk
+    parts = [oracle_chunk((op, dtype, bits[None, j:j + ORACLE_PIECE])) for j in range(0, bits.size, ORACLE_PIECE)]
     expected = np.concatenate([p[0] for p in parts])
     free = np.concatenate([p[2] for p in parts])
     k = max(p[1].shape[0] for p in parts)
@@ -163,13 +163,13 @@ def _bucket(u: np.ndarray) -> np.ndarray:
 def summarize(op: str, dtype: str, lo: int, bits: np.ndarray, expected, alts, free, actual: np.ndarray) -> dict:
     """A slice's compact summary (module docstring), by `measures.judge`."""
     from .expectations import CacheEntry
-    from .measures import SPECIAL_CAUSES, _classes, judge, stated_tolerance
+    from .measures import SPECIAL_CAUSES, classes_of, judge, stated_tolerance
     # Only the elements whose verdict is not plain need `judge`: where the
     # backend's bits equal the expected ones, the value is not NaN and the
     # element is not free, judge says 0 ULP and measured whatever the
     # alternatives (it is what the sampled survey counts, without its cost).
-    fmt = _et(dtype).format
-    pick = (expected != actual) | free | _classes(expected, fmt)["nan"]
+    fmt = element_type_named(dtype).format
+    pick = (expected != actual) | free | classes_of(expected, fmt)["nan"]
     plain = int(bits.size - pick.sum())
     bits, expected, actual, free = bits[pick], expected[pick], actual[pick], free[pick]
     if bits.size:
@@ -179,7 +179,7 @@ def summarize(op: str, dtype: str, lo: int, bits: np.ndarray, expected, alts, fr
         from ..spec.accuracy import tolerance_ulp
         j = {"acc": np.zeros(0, bool), "elem_ulp": np.zeros(0), "free": free, "flushed_in": np.zeros(0, bool),
              "special": {k: np.zeros(0, bool) for k in SPECIAL_CAUSES},
-             "tolerance_ulp": tolerance_ulp(_et(dtype), stated_tolerance(op)),
+             "tolerance_ulp": tolerance_ulp(element_type_named(dtype), stated_tolerance(op)),
              "within": np.zeros(0, bool)}
     acc, elem = j["acc"], j["elem_ulp"]
     u = elem[acc]
@@ -225,10 +225,10 @@ def merge(parts: list[dict]) -> dict:
 
 def run_chunk(op: str, dtype: str, backend: str, lo: int, hi: int, timeout: float) -> dict:
     """One unit: the backend's bits (isolated), the oracle's, the summary."""
-    from ..distributed import worker_jobs
-    from ..isolation import Failure, failure_status
+    from ..pipeline.distributed import worker_jobs
+    from ..pipeline.isolation import Failure, failure_status
     t0, c0 = time.perf_counter(), time.process_time()
-    et = _et(dtype)
+    et = element_type_named(dtype)
     r = worker_jobs(f"backend-{backend}").call("shlo_conform.survey.streaming:backend_chunk", backend, op, dtype,
                                                    lo, hi, timeout=timeout)
     t_backend = time.perf_counter() - t0
@@ -260,15 +260,15 @@ def run_chunk(op: str, dtype: str, backend: str, lo: int, hi: int, timeout: floa
 
 # -- the survey -------------------------------------------------------------------------------------------
 
-def _show(pattern: int, et) -> str:
-    from .measures import _show as show
+def show_element(pattern: int, et) -> str:
+    from .measures import show_element as show
     return show(np.asarray(pattern, dtype=et.bits_dtype), et)
 
 
 def row(op: str, dtype: str, backend: str, summaries: list[dict], seconds: float) -> dict:
     """The survey table's row for op × type × backend from its chunk
     summaries (any order: merged in input order)."""
-    et = _et(dtype)
+    et = element_type_named(dtype)
     summaries = sorted(summaries, key=lambda s: s["lo"])
     ok = [s for s in summaries if s["status"] == "ok"]
     bad = [s for s in summaries if s["status"] != "ok"]
@@ -289,11 +289,11 @@ def row(op: str, dtype: str, backend: str, summaries: list[dict], seconds: float
                special_disagreements=sum(m["specials"].values()), input_flushes=m["input_flushes"],
                histogram={("0" if b == 0 else f"[2^{b - 1},2^{b})" if b < HIST_BUCKETS - 1 else f">=2^{b - 1}"): c
                           for b, c in enumerate(m["hist"]) if c},
-               special_examples={k: {"inputs": [_show(v[0], et)], "expected": _show(v[1], et),
-                                     "actual": _show(v[2], et)} for k, v in m["special_first"].items()})
+               special_examples={k: {"inputs": [show_element(v[0], et)], "expected": show_element(v[1], et),
+                                     "actual": show_element(v[2], et)} for k, v in m["special_first"].items()})
     if m["worst"] is not None:
         w = m["worst"]
-        out["worst"] = {"inputs": [_show(w[0], et)], "expected": _show(w[1], et), "actual": _show(w[2], et),
+        out["worst"] = {"inputs": [show_element(w[0], et)], "expected": show_element(w[1], et), "actual": show_element(w[2], et),
                         "ulp": m["max_ulp"], "input_bits": f"{w[0]:#010x}"}
     if bad:
         out["detail"] = f"{len(bad)} chunk(s) failed: {bad[0]['status']}: {bad[0].get('detail', '')}"[:300]
@@ -308,7 +308,7 @@ def survey(backends: list, ops: list, dtype: str, cache_dir: Path, *, lo: int = 
     summary appended as it comes; the rows merge them in input order.
     `stop_after` (tests): finish after that many new chunks, as an
     interruption would, leaving the checkpoint for a resume."""
-    from ..distributed import each
+    from ..pipeline.distributed import each
     t0 = time.perf_counter()
     rows, timing, progress = [], {}, {}
     for b in backends:

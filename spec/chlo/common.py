@@ -33,13 +33,13 @@ def infer_i1(op) -> dict:
 
 def unary(mnemonic: str, element, types, *, accuracy="approx", generic=None, notes: str = "") -> OpSpec:
     """A unary CHLO function `chlo.<mnemonic>`: operand and result of one type."""
-    c1 = _named(same_operand_and_result_type, f"{mnemonic}_c1")
+    c1 = named_constraint(same_operand_and_result_type, f"{mnemonic}_c1")
     return OpSpec(mnemonic=f"chlo.{mnemonic}", operands=(Operand("operand", types),),
                   results=(Result("result", types),), constraints=(c1,), infer=infer_same,
                   semantics=Elementwise(element, accuracy=accuracy, generic=generic), notes=notes)
 
 
-def _named(fn, name: str):
+def named_constraint(fn, name: str):
     def c(op):
         return fn(op)
     c.__name__ = c.__qualname__ = name

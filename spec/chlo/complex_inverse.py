@@ -26,7 +26,7 @@ catan(z) = -i catanh(iz) (7.3.5.2, 7.3.5.3), through Annex G's symmetries
 (conj, odd).  As for every complex function of the spec family, the seed's
 "Errors" clause makes Annex G's answer for a non-finite operand component
 the first of two alternatives, any value the second
-(`annex_g._errors_clause`).
+(`annex_g.errors_clause`).
 
 The real functions (`casin_re`, …) are evaluated with mpmath.  mpmath's
 complex asin/acos/atanh lose every bit of a tiny part (asin(0.5 + 1e-300i)
@@ -48,8 +48,8 @@ from fractions import Fraction
 import mpmath
 
 from .. import annex_g
-from ..annex_g import _HALF_PI, _PI, _QUARTER_PI, _THREE_QUARTER_PI, _UNSPEC_INF, _UNSPEC_ZERO, _conj, _fin, \
-    _neg, _odd_even, _signbit, _times_minus_i
+from ..annex_g import HALF_PI, PI, QUARTER_PI, THREE_QUARTER_PI, UNSPEC_INF, UNSPEC_ZERO, cconj, all_finite, \
+    cneg, odd_even, sign_bit, times_minus_i
 from ..dsl import Approx
 
 INF = math.inf
@@ -106,30 +106,30 @@ def _acoth(x):
 
 def _casinh_base(x, y):
     """x, y with their sign bits clear (NaN as is)."""
-    if _fin(x, y):
+    if all_finite(x, y):
         if y == 0:
             return (x if x == 0 else Approx(mpmath.asinh, x), y)
         if x == 0:   # the imaginary axis: [0, i] is no cut; beyond i the cut, +0 its right side
             if y < 1:
                 return (x, Approx(mpmath.asin, y))
-            return (x if y == 1 else Approx(mpmath.acosh, y), _HALF_PI)
+            return (x if y == 1 else Approx(mpmath.acosh, y), HALF_PI)
         return (Approx(casinh_re, x, y), Approx(casinh_im, x, y))
     if math.isnan(x):
         if math.isnan(y):
             return (NAN, NAN)
         if math.isinf(y):
-            return (_UNSPEC_INF, NAN)
+            return (UNSPEC_INF, NAN)
         return (NAN, y) if y == 0 else (NAN, NAN)
     if math.isinf(x):
         if math.isnan(y):
             return (INF, NAN)
-        return (INF, _QUARTER_PI) if math.isinf(y) else (INF, 0.0)
-    return (INF, _HALF_PI) if math.isinf(y) else (NAN, NAN)   # x finite, y inf or NaN
+        return (INF, QUARTER_PI) if math.isinf(y) else (INF, 0.0)
+    return (INF, HALF_PI) if math.isinf(y) else (NAN, NAN)   # x finite, y inf or NaN
 
 
 def casinh(z: complex):
     """Principal asinh(z) = log(z + sqrt(z² + 1)); Annex G.6.2.2 specials."""
-    return _odd_even(_casinh_base, z.real, z.imag, odd=True)
+    return odd_even(_casinh_base, z.real, z.imag, odd=True)
 
 
 # ---------------------------------------------------------------------------
@@ -137,29 +137,29 @@ def casinh(z: complex):
 # ---------------------------------------------------------------------------
 
 def _catanh_base(x, y):
-    if _fin(x, y):
+    if all_finite(x, y):
         if y == 0:
             if x < 1:
                 return (x if x == 0 else Approx(mpmath.atanh, x), y)
             if x == 1:
                 return (INF, y)   # G.6.2.3: catanh(+1 + i0) = +inf + i0 (divide-by-zero)
-            return (Approx(_acoth, x), _HALF_PI)   # the cut beyond 1: +0 is its upper side
+            return (Approx(_acoth, x), HALF_PI)   # the cut beyond 1: +0 is its upper side
         if x == 0:
             return (x, Approx(mpmath.atan, y))
         X, Y = Fraction(x), Fraction(y)
         return (Approx(catanh_re, 4 * X / ((1 - X) ** 2 + Y * Y)), Approx(catanh_im, 2 * Y, (1 - X) * (1 + X) - Y * Y))
     if math.isnan(x):
-        return (_UNSPEC_ZERO, _HALF_PI) if math.isinf(y) else (NAN, NAN)
+        return (UNSPEC_ZERO, HALF_PI) if math.isinf(y) else (NAN, NAN)
     if math.isinf(x):
-        return (0.0, NAN) if math.isnan(y) else (0.0, _HALF_PI)
+        return (0.0, NAN) if math.isnan(y) else (0.0, HALF_PI)
     if math.isinf(y):   # x finite
-        return (0.0, _HALF_PI)
+        return (0.0, HALF_PI)
     return (x, NAN) if x == 0 else (NAN, NAN)   # y NaN
 
 
 def catanh(z: complex):
     """Principal atanh(z) = ½(log(1 + z) − log(1 − z)); Annex G.6.2.3 specials."""
-    return _odd_even(_catanh_base, z.real, z.imag, odd=True)
+    return odd_even(_catanh_base, z.real, z.imag, odd=True)
 
 
 # ---------------------------------------------------------------------------
@@ -168,15 +168,15 @@ def catanh(z: complex):
 
 def _cacosh_base(x, y):
     """y with its sign bit clear (or NaN); x keeps its sign."""
-    if _fin(x, y):
+    if all_finite(x, y):
         if y == 0:
             if x >= 1:
                 return (0.0 if x == 1 else Approx(mpmath.acosh, x), y)
             if x > -1:
-                return (0.0, _HALF_PI if x == 0 else Approx(mpmath.acos, x))
-            return (0.0 if x == -1 else Approx(_acosh_of_minus, x), _PI)   # the cut left of -1
+                return (0.0, HALF_PI if x == 0 else Approx(mpmath.acos, x))
+            return (0.0 if x == -1 else Approx(_acosh_of_minus, x), PI)   # the cut left of -1
         if x == 0:
-            return (Approx(mpmath.asinh, y), _HALF_PI)
+            return (Approx(mpmath.asinh, y), HALF_PI)
         return (Approx(cacosh_re, x, y), Approx(cacosh_im, x, y))
     if math.isnan(y):
         return (INF, NAN) if math.isinf(x) else (NAN, NAN)
@@ -184,18 +184,18 @@ def _cacosh_base(x, y):
         if math.isnan(x):
             return (INF, NAN)
         if math.isfinite(x):
-            return (INF, _HALF_PI)
-        return (INF, _QUARTER_PI) if x > 0 else (INF, _THREE_QUARTER_PI)
+            return (INF, HALF_PI)
+        return (INF, QUARTER_PI) if x > 0 else (INF, THREE_QUARTER_PI)
     if math.isnan(x):   # y finite
         return (NAN, NAN)
-    return (INF, 0.0) if x > 0 else (INF, _PI)
+    return (INF, 0.0) if x > 0 else (INF, PI)
 
 
 def cacosh(z: complex):
     """Principal acosh(z) = log(z + sqrt(z + 1)·sqrt(z − 1)); Annex G.6.2.1 specials."""
     x, y = z.real, z.imag
     r = _cacosh_base(x, abs(y) if not math.isnan(y) else y)
-    return _conj(r) if _signbit(y) else r
+    return cconj(r) if sign_bit(y) else r
 
 
 # ---------------------------------------------------------------------------
@@ -204,37 +204,37 @@ def cacosh(z: complex):
 
 def _cacos_base(x, y):
     """y with its sign bit clear (or NaN); x keeps its sign."""
-    if _fin(x, y):
+    if all_finite(x, y):
         if y == 0:
             if abs(x) <= 1:
-                re = 0.0 if x == 1 else (_PI if x == -1 else (_HALF_PI if x == 0 else Approx(mpmath.acos, x)))
+                re = 0.0 if x == 1 else (PI if x == -1 else (HALF_PI if x == 0 else Approx(mpmath.acos, x)))
                 return (re, -0.0)
             if x > 1:   # the cut beyond 1: +0 its upper side
-                return (0.0, _neg(Approx(mpmath.acosh, x)))
-            return (_PI, _neg(Approx(_acosh_of_minus, x)))
+                return (0.0, cneg(Approx(mpmath.acosh, x)))
+            return (PI, cneg(Approx(_acosh_of_minus, x)))
         if x == 0:
-            return (_HALF_PI, _neg(Approx(mpmath.asinh, y)))
+            return (HALF_PI, cneg(Approx(mpmath.asinh, y)))
         return (Approx(cacos_re, x, y), Approx(cacos_im, x, y))
     if math.isnan(y):
         if math.isinf(x):
-            return (NAN, _UNSPEC_INF)
-        return (_HALF_PI, NAN) if x == 0 else (NAN, NAN)
+            return (NAN, UNSPEC_INF)
+        return (HALF_PI, NAN) if x == 0 else (NAN, NAN)
     if math.isinf(y):
         if math.isnan(x):
             return (NAN, -INF)
         if math.isfinite(x):
-            return (_HALF_PI, -INF)
-        return (_QUARTER_PI, -INF) if x > 0 else (_THREE_QUARTER_PI, -INF)
+            return (HALF_PI, -INF)
+        return (QUARTER_PI, -INF) if x > 0 else (THREE_QUARTER_PI, -INF)
     if math.isnan(x):   # y finite
         return (NAN, NAN)
-    return (0.0, -INF) if x > 0 else (_PI, -INF)
+    return (0.0, -INF) if x > 0 else (PI, -INF)
 
 
 def cacos(z: complex):
     """Principal acos(z) = π/2 − asin(z); Annex G.6.1.1 specials."""
     x, y = z.real, z.imag
     r = _cacos_base(x, abs(y) if not math.isnan(y) else y)
-    return _conj(r) if _signbit(y) else r
+    return cconj(r) if sign_bit(y) else r
 
 
 # ---------------------------------------------------------------------------
@@ -243,13 +243,13 @@ def cacos(z: complex):
 
 def casin(z: complex):
     """casin(z) = -i casinh(iz) (C99 7.3.5.2), iz = -y + ix."""
-    return _times_minus_i(casinh(complex(-z.imag, z.real)))
+    return times_minus_i(casinh(complex(-z.imag, z.real)))
 
 
 def catan(z: complex):
     """catan(z) = -i catanh(iz) (C99 7.3.5.3)."""
-    return _times_minus_i(catanh(complex(-z.imag, z.real)))
+    return times_minus_i(catanh(complex(-z.imag, z.real)))
 
 
 for _name in ("casinh", "catanh", "cacosh", "cacos", "casin", "catan"):
-    globals()[_name] = annex_g._errors_clause(globals()[_name])
+    globals()[_name] = annex_g.errors_clause(globals()[_name])

@@ -17,7 +17,7 @@ spec: not declared.
 import numpy as np
 
 from ..dsl import INTEGER, Elementwise, Generic, OpSpec, Operand, Result
-from .common import _named, infer_same, same_operand_and_result_type
+from .common import named_constraint, infer_same, same_operand_and_result_type
 
 
 def element(op, x, y):
@@ -38,6 +38,6 @@ def _integer(x, y):
 
 SPEC = OpSpec(mnemonic="chlo.mulhi", operands=(Operand("lhs", INTEGER), Operand("rhs", INTEGER)),
               results=(Result("result", INTEGER),),
-              constraints=(_named(same_operand_and_result_type, "mulhi_c1"),), infer=infer_same,
+              constraints=(named_constraint(same_operand_and_result_type, "mulhi_c1"),), infer=infer_same,
               semantics=Elementwise(element, accuracy="exact", generic=Generic(None, integer=_integer)),
               notes="high N bits of the exact 2N-bit product")

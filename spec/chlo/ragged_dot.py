@@ -49,7 +49,7 @@ import numpy as np
 
 from ..dsl import (COMPLEX, FLOAT, INTEGER, Accumulating, And, Attribute, Group, I64ArrayAttr, ImplDefined, OpSpec,
                    Operand, Result, all_of, in_range, is_unique, rank, shape, size)
-from ..ops.dot_general import _objects, accumulation_type, at_precision, dot_answer, promotable
+from ..ops.dot_general import element_objects, accumulation_type, at_precision, dot_answer, promotable
 from ..types import TensorType
 
 GROUP = "ragged_dot_dimension_numbers"
@@ -213,8 +213,8 @@ def arrays(op, lhs, rhs, group_sizes):
     ragged = d["lhs_ragged_dimensions"][0]
     lr = _free(lhs.ndim, lb, lc)
     rr = _free(rhs.ndim, rb, rc, rg)
-    lx = _objects(lhs, et, rt).reshape(lhs.shape)
-    rx = _objects(rhs, et, rt).reshape(rhs.shape)
+    lx = element_objects(lhs, et, rt).reshape(lhs.shape)
+    rx = element_objects(rhs, et, rt).reshape(rhs.shape)
     out_shape = tuple(int(s) for s in result_type(op).shape)
     out = np.empty(out_shape, dtype=object)
     if (gs < 0).any():

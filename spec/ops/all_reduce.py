@@ -38,7 +38,7 @@ import numpy as np
 
 from ..dsl import ANY, Attribute, Collective, OpSpec, Operand, Region, Result, all_of, element_type
 from ..exercise import Corner, Exercise
-from ..schedule import (MAX_ENUMERATED_LEAVES, MONOIDS, OVERFLOW, _fold, _per_output, _reduce_values, schedules)
+from ..schedule import (MAX_ENUMERATED_LEAVES, MONOIDS, OVERFLOW, left_fold, per_output, reduce_values, schedules)
 from ..types import TensorType, exact_values
 from .all_gather import (channel_attributes, global_ids_attribute, global_ids_rule, grid_corners, members,
                          my_group, process_groups, range_rule, replica_groups_attribute, size_rule, unique_rule)
@@ -137,7 +137,7 @@ def reduce_without_init(leaves: list, body, et) -> object:
     """The answer of `exec(schedule)` over `leaves` (numpy scalars of `et`,
     group order) for every binary tree schedule, no init value: one or two
     float leaves have one tree (the body's own rounding); a pairwise
-    monoid body by spec/schedule.py's `_reduce_values` (exact, or a
+    monoid body by spec/schedule.py's `reduce_values` (exact, or a
     `Range`), any other body by enumerating the schedules (the left fold
     first), beyond the enumeration limits the left fold and "any value"."""
     if len(leaves) <= 2 and (et.is_float or et.is_complex):
@@ -152,17 +152,17 @@ def reduce_without_init(leaves: list, body, et) -> object:
         def call_one(a, b):
             r = body.call(np.asarray(a).astype(et.numpy), np.asarray(b).astype(et.numpy))[0]
             return exact_values(np.asarray(r), et)[0]
-        return _reduce_values(ops[0], xs, et, call_one)
+        return reduce_values(ops[0], xs, et, call_one)
     scalars = [(np.asarray(v).reshape(()),) for v in leaves]
     call = body.call
     if len(scalars) > MAX_ENUMERATED_LEAVES:
-        fold = _fold(scalars, lambda a, b: tuple(call(*a, *b)))
-        return _per_output([[fold]], [et], f"any value: {len(scalars)} leaves, schedules not enumerated")[0]
+        fold = left_fold(scalars, lambda a, b: tuple(call(*a, *b)))
+        return per_output([[fold]], [et], f"any value: {len(scalars)} leaves, schedules not enumerated")[0]
     results = schedules(scalars, call)
     if results is None:
-        fold = _fold(scalars, lambda a, b: tuple(call(*a, *b)))
-        return _per_output([[fold]], [et], "any value: too many distinct schedule results to enumerate")[0]
-    return _per_output([results], [et], None)[0]
+        fold = left_fold(scalars, lambda a, b: tuple(call(*a, *b)))
+        return per_output([[fold]], [et], "any value: too many distinct schedule results to enumerate")[0]
+    return per_output([results], [et], None)[0]
 
 
 def reduced(op, group, operands_at) -> list:

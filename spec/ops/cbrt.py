@@ -31,6 +31,6 @@ SPEC = OpSpec(
     results=(Result("result", FLOAT + COMPLEX),),
     constraints=(cbrt_c1,),
     infer=infer,
-    semantics=Elementwise(element, accuracy="approx", generic=Generic(ieee._real_cbrt, finite_nonzero)),
+    semantics=Elementwise(element, accuracy="approx", generic=Generic(ieee.real_cbrt, finite_nonzero)),
     exercise=Exercise(hard_floats=samples.roots),
 )

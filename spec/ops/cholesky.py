@@ -9,7 +9,7 @@ Hermitian positive-definite makes the behaviour undefined.
 The seed defines the result by a property, not a value: which factor an
 implementation returns depends on its order of evaluation, so the result is
 judged by the property (`dsl.Characterized`, a "residual" expectation,
-suites/kinds/residual.py), the way LAPACK's own test suite judges xPOTRF —
+spec/kinds/residual.py), the way LAPACK's own test suite judges xPOTRF —
 TESTING/LIN/dpot01.f (zpot01.f for complex):
 
     RESID = ‖L·Lᴴ − A‖₁ / (n · ‖A‖₁ · ε)

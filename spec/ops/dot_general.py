@@ -328,8 +328,8 @@ def arrays(op, lhs, rhs):
         got = _whole(op, lhs, rhs, et, rt, lb, lc, lr, rb, rc, rr)
         if got is not None:
             return [got]
-    lx = _objects(lhs, et, rt).reshape(lhs.shape).transpose(lb + lr + lc)
-    rx = _objects(rhs, et, rt).reshape(rhs.shape).transpose(rb + rr + rc)
+    lx = element_objects(lhs, et, rt).reshape(lhs.shape).transpose(lb + lr + lc)
+    rx = element_objects(rhs, et, rt).reshape(rhs.shape).transpose(rb + rr + rc)
     n_b = len(lb)
     batch = lx.shape[:n_b]
     l_res, r_res = lx.shape[n_b:n_b + len(lr)], rx.shape[n_b:n_b + len(rr)]
@@ -367,7 +367,7 @@ def operand_values(array, et, rt) -> np.ndarray:
     return out
 
 
-def _objects(array, et, rt) -> np.ndarray:
+def element_objects(array, et, rt) -> np.ndarray:
     """`operand_values` as a flat object array of exact Python values (the
     per-element route's), NaN payloads kept where nothing converts."""
     a = np.asarray(array)

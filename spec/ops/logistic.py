@@ -17,7 +17,7 @@ def infer(op):
     return {"result": op.operand}
 
 
-def _logistic(t):
+def logistic_value(t):
     return 1 / (1 + mpmath.exp(-t))
 
 
@@ -38,7 +38,7 @@ def element(op, x):
         return 0.0
     if x == 0:
         return 0.5
-    return Approx(_logistic, x)
+    return Approx(logistic_value, x)
 
 
 SPEC = OpSpec(
@@ -47,6 +47,6 @@ SPEC = OpSpec(
     results=(Result("result", FLOAT + COMPLEX),),
     constraints=(logistic_c1,),
     infer=infer,
-    semantics=Elementwise(element, accuracy="approx", generic=Generic(_logistic, finite_nonzero)),
+    semantics=Elementwise(element, accuracy="approx", generic=Generic(logistic_value, finite_nonzero)),
     exercise=Exercise(hard_floats=samples.saturation_edges),
 )

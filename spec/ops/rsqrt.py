@@ -41,6 +41,6 @@ SPEC = OpSpec(
     results=(Result("result", FLOAT + COMPLEX),),
     constraints=(rsqrt_c1,),
     infer=infer,
-    semantics=Elementwise(element, accuracy="approx", generic=Generic(ieee._rsqrt, _positive, nan=_nan_domain)),
+    semantics=Elementwise(element, accuracy="approx", generic=Generic(ieee.reciprocal_sqrt, _positive, nan=_nan_domain)),
     exercise=Exercise(hard_floats=samples.roots),
 )

@@ -5,7 +5,7 @@ The seed says "For floats: `sin` from IEEE-754", and IEEE 754-2019's
 special values of sin (§9.2.1) give ±0 for ±0 exactly; the seed's
 Accuracy section ("does not provide guarantees about numerical accuracy")
 waives rounding error, and ±0 → ±0 rounds nothing.  So an expected real
-zero is met only by the zero of its sign (suites/kinds/ulp.py): the
+zero is met only by the zero of its sign (spec/kinds/ulp.py): the
 tolerance no longer lets +0 pass for -0.
 """
 import math

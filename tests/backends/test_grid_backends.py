@@ -343,7 +343,7 @@ def test_a_hang_in_one_process_is_that_case_s_timeout_only(tmp_path):
     the first grid run (`--hang-process=1 --once`): that case is a
     `timeout`, the worker and the implementation are killed, and the next
     case, on a fresh worker, passes."""
-    from shlo_conform.runner import Runner
+    from shlo_conform.pipeline.runner import Runner
     from shlo_conform.spec.expectation import Expectation
     from shlo_conform.spec.types import UI32, TensorType, element_type, to_bits
     from shlo_conform.suites.records import Case, GridData, TensorValue, case_id

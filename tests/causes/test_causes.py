@@ -11,7 +11,7 @@ import math
 import numpy as np
 import pytest
 
-from shlo_conform.judging import check_outputs
+from shlo_conform.pipeline.judging import check_outputs
 
 from shlo_conform.suites.results import results_document, summarize
 from shlo_conform.spec.expectation import Alternative, Expectation

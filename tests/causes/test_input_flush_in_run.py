@@ -14,8 +14,8 @@ import numpy as np
 
 from shlo_conform.differential import judge_outputs, run_command, special_differences
 from shlo_conform.generators.expect import expected_outputs
-from shlo_conform.input_flush import flushed_expectations
-from shlo_conform.judging import check_outputs
+from shlo_conform.pipeline.input_flush import flushed_expectations
+from shlo_conform.pipeline.judging import check_outputs
 from shlo_conform.spec.types import TensorType, element_type
 from shlo_conform.suites.records import Case, TensorValue
 

@@ -14,7 +14,7 @@ import numpy as np
 
 from shlo_conform.generators.expect import expected_outputs
 from shlo_conform.reports import html, table
-from shlo_conform.judging import check_outputs
+from shlo_conform.pipeline.judging import check_outputs
 from shlo_conform.suites.results import check_results, results_document
 from shlo_conform.spec.expectation import Expectation
 from shlo_conform.spec.types import TensorType, element_type, from_bits

@@ -11,9 +11,9 @@ from collections import Counter
 
 import pytest
 
-from shlo_conform import shard
+from shlo_conform.pipeline import shard
 from shlo_conform.cli import main
-from shlo_conform.planning import DEFAULT_BATCH, group_by_program, plan
+from shlo_conform.pipeline.planning import DEFAULT_BATCH, group_by_program, plan
 from shlo_conform.suites.io import CORE, load_cases
 from shlo_conform.suites.records import Case
 
@@ -85,7 +85,7 @@ def test_batches_go_whole_to_one_shard():
 
 _CHILD = """
 import hashlib, json
-from shlo_conform import shard
+from shlo_conform.pipeline import shard
 from shlo_conform.suites.io import CORE, load_cases
 where = shard.assign(load_cases(CORE, {"add", "compare", "reduce", "sort"}), 3, batch=16)
 print(hashlib.sha256(json.dumps(sorted(where.items())).encode()).hexdigest())

@@ -111,8 +111,8 @@ def test_cli_bad_seeds_folder_is_a_usage_error(tmp_path, capsys):
 def test_cli_without_seeds_traces_the_stored_sections(monkeypatch, capsys):
     """A clone without ../shared/seeds still traces every constraint: the
     seeds' op sections are stored in spec/seed/."""
-    from shlo_conform import cli
-    monkeypatch.setattr(cli, "_default_seeds", lambda: None)
+    from shlo_conform.commands import check_spec
+    monkeypatch.setattr(check_spec, "default_seeds", lambda: None)
     rc = main(["check-spec", "--ops", "select"])
     text = capsys.readouterr().out
     assert rc == 0 and "stored in spec/seed/" in text and "select" in text and "2/2 traced" in text

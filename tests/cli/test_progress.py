@@ -1,11 +1,11 @@
-"""`shlo-conform`'s progress on stderr (cli._Progress): on a terminal one line
+"""`shlo-conform`'s progress on stderr (commands/score.py: Progress): on a terminal one line
 rewritten in place; in a log (make conform piped, CI) one line every
 `every` seconds — never a line per case, never a line once it is over."""
 from __future__ import annotations
 
 import io
 
-from shlo_conform.cli import _Progress
+from shlo_conform.commands.score import Progress
 from shlo_conform.suites.records import Verdict
 
 
@@ -24,7 +24,7 @@ def _v(verdict: str) -> Verdict:
 
 def _feed(tty: bool, steps: list[tuple[float, str]], total: int) -> str:
     s = _Stream(tty)
-    p = _Progress(total, every=10.0, stream=s)
+    p = Progress(total, every=10.0, stream=s)
     now = [0.0]
     p._clock = lambda: now[0]
     p.t0 = p._last = 0.0

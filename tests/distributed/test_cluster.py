@@ -23,7 +23,7 @@ import pytest
 from shlo_conform import cli
 
 from shlo_conform import survey as accuracy
-from shlo_conform.distributed import campaign_seed, connect
+from shlo_conform.pipeline.distributed import campaign_seed, connect
 from shlo_conform.fuzz import fuzz_campaigns, merge_campaigns
 from shlo_conform.generators.fuzz_programs import fuzzable_ops
 from shlo_conform.suites.records import Case
@@ -110,7 +110,7 @@ def test_sampled_survey_through_the_cluster_equals_the_local_one(cluster, tmp_pa
 
 def test_scoring_through_the_cluster_gives_the_same_verdicts(cluster, tmp_path, monkeypatch):
     c, _ = cluster
-    monkeypatch.setattr("shlo_conform.scoring.PARCELS_PER_WORKER", 1)   # a parcel starts a runner: seconds of CPU
+    monkeypatch.setattr("shlo_conform.pipeline.scoring.PARCELS_PER_WORKER", 1)   # a parcel starts a runner: CPU seconds
     backend = f"--backend={FAULTY}:FlushingOracle"
     args = [backend, "--ops", "sqrt", "--dtypes", "f32", "--batch", "8"]
     assert cli.main(args + ["--json", str(tmp_path / "local.json")]) == 1   # flushed subnormals fail
@@ -175,7 +175,7 @@ def test_no_engine_without_cluster(tmp_path):
     (["--dtypes", "f32", "--ops", "sqrt", "--cluster", "tcp://127.0.0.1:9"], "cannot reach the scheduler"),
 ])
 def test_bad_input_is_one_line_and_exit_2(args, says, capsys, monkeypatch, tmp_path):
-    monkeypatch.setattr("shlo_conform.distributed.CONNECT_TIMEOUT", 2.0)
+    monkeypatch.setattr("shlo_conform.pipeline.distributed.CONNECT_TIMEOUT", 2.0)
     assert cli.main(["accuracy", "--backend=oracle", "--exhaustive", "--cache", str(tmp_path)] + args) == 2
     err = capsys.readouterr().err.strip()
     assert says in err and len(err.splitlines()) == 1, err

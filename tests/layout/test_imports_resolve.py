@@ -2,8 +2,8 @@
 
 The areas are top-level folders (spec/, oracle/, …) and subpackages of the
 one import package `shlo_conform`; `shlo_conform/<area>` is a symlink to
-each, so `from .spec.ops import OPS` in shlo_conform/cli.py, `from
-..spec.dsl import …` in oracle/ and `import shlo_conform.oracle` from the
+each, so `from ..spec.ops import OPS` in shlo_conform/commands/common.py,
+`from ..spec.dsl import …` in oracle/ and `import shlo_conform.oracle` from the
 repository root all find the file on disk — no mapping only an installer
 knows.  jedi (the engine of common editors' Python support) is asked to go
 to the definition of every name imported from our modules; without the

@@ -1,5 +1,5 @@
 """Results the spec defines by a property (oracle/characterized.py, kind
-"residual" in suites/kinds/residual.py): what the oracle states for
+"residual" in spec/kinds/residual.py): what the oracle states for
 cholesky and triangular_solve, how a suite judges an output against it
 (XLA's own outputs as the second implementation), and what the oracle says
 downstream of such a result in a program."""
@@ -183,7 +183,7 @@ def test_the_distance_from_the_reference_is_no_accuracy_figure():
     (cholesky/f64/c68fd120f487: 8.2e18 ULP, and it passes); the per-op
     tables summarise ULP as accuracy, so a residual case contributes none
     (kind.ulp_measures), while the comparison itself still shows it."""
-    from shlo_conform.judging import check_outputs
+    from shlo_conform.pipeline.judging import check_outputs
     from shlo_conform.suites.records import Case
     (e,) = run(chol_program(), A)
     factor = np.linalg.cholesky(A).astype(np.float32)

@@ -71,7 +71,7 @@ def test_the_cross_check_catches_an_error_beyond_the_bound(monkeypatch):
 
 def _table_id(f) -> str:
     """A table entry's test id, with the op module that states it (`-k atan2`
-    selects atan2's own π multiples too: bench/mutation.py runs `-k OP`)."""
+    selects atan2's own π multiples too: tools/mutation/mutation.py runs `-k OP`)."""
     mod = getattr(f, "__module__", "") or ""
     return (mod.rsplit(".", 1)[1] + "-" if ".spec.ops." in mod else "") + TABLE[f].name
 
@@ -80,7 +80,7 @@ def _table_id(f) -> str:
 def test_arb_agrees_with_mpmath_loop(f):
     """Two independent evaluators of the same table entry: arb's decided
     bits equal mpmath's Ziv loop's (which is the oracle's fallback) — the
-    op's own statement of f in mpmath (`_logistic`, `pi_times`, …), which
+    op's own statement of f in mpmath (`logistic_value`, `pi_times`, …), which
     the whole-array route never calls, held to the arb formula that route
     uses."""
     from shlo_conform.oracle.ziv import evaluate_mpmath

@@ -250,7 +250,7 @@ def test_a_models_weights_baked_in_as_a_constant_are_read_exactly():
 
 def test_the_general_route_still_states_implementation_defined_elements():
     """f32 -> si32 out of range is implementation-defined (spec's fn): the
-    answers are not plain, so the per-element statement (`_assemble`) gives
+    answers are not plain, so the per-element statement (`assemble`) gives
     the alternatives — on a large array as on a small one."""
     x = np.tile(np.array([1.5, -2.5, 3e9, -3e9, np.nan, 7.0], np.float32), 2000)
     t = f"tensor<{len(x)}x"

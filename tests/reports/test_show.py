@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from shlo_conform.cli import _show, main
+from shlo_conform.cli import main
+from shlo_conform.commands.explain import show_array
 from shlo_conform.differential import _short
 from shlo_conform.spec.expectation import Expectation
 from shlo_conform.spec.types import TensorType, element_type, from_bits
@@ -37,7 +38,7 @@ def test_nan_notation_per_format():
 
 
 def test_explain_prints_the_sign_and_payload_of_nans():
-    text = _show(_f32(0x7FC00000, 0xFFC00000, 0xFF800000, 0x7FC00001))
+    text = show_array(_f32(0x7FC00000, 0xFFC00000, 0xFF800000, 0x7FC00001))
     assert text == "[       nan,       -nan,       -inf, nan(q:0x1)]"   # padded to the widest, as numpy does
 
 

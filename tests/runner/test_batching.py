@@ -1,4 +1,4 @@
-"""Batched compiles (shlo_conform/batching.py, Runner(batch=N)): many cases
+"""Batched compiles (shlo_conform/pipeline/batching.py, Runner(batch=N)): many cases
 in one merged module give exactly the verdicts of one compile per case,
 on real XLA:CPU — with a case that crashes its worker, invalid cases that
 must be rejected alone, and a case whose expectation is wrong (a failure
@@ -9,9 +9,9 @@ from pathlib import Path
 
 import numpy as np
 
-from shlo_conform.batching import merge
-from shlo_conform.runner import Runner
-from shlo_conform.planning import plan
+from shlo_conform.pipeline.batching import merge
+from shlo_conform.pipeline.runner import Runner
+from shlo_conform.pipeline.planning import plan
 from shlo_conform.spec.expectation import Expectation
 from shlo_conform.spec.types import parse_type
 from shlo_conform.suites.io import load_cases, suite_path

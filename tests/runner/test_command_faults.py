@@ -22,9 +22,9 @@ from pathlib import Path
 import pytest
 
 from shlo_conform.backends.base import load_backend
-from shlo_conform.runner import BackendLoadError, Runner
-from shlo_conform.judging import check_outputs
-from shlo_conform.planning import group_by_program
+from shlo_conform.pipeline.runner import BackendLoadError, Runner
+from shlo_conform.pipeline.judging import check_outputs
+from shlo_conform.pipeline.planning import group_by_program
 IMPL = Path(__file__).parents[1] / "backends" / "fixtures" / "numpy_impl.py"
 STRAY = Path(__file__).parent / "fixtures" / "stray_impl.py"
 TOY = Path(__file__).parent / "fixtures" / "toy.py"
@@ -285,7 +285,7 @@ def test_a_protocol_violation_reaches_the_results_and_the_table(tmp_path, clean)
     temporary folder; every verdict is still a clean run's."""
     import json as _json
     from shlo_conform.reports import table
-    from shlo_conform.scoring import score
+    from shlo_conform.pipeline.scoring import score
     from shlo_conform.suites.results import check_results
     doc = score(CASES, command("--extra-line-on=3", f"--once={tmp_path / 'once'}"), suite="faults",
                 manifest={"suite": "faults"}, json_path=tmp_path / "r.json", compile_timeout=20, run_timeout=10,

@@ -16,7 +16,7 @@ import pytest
 
 from shlo_conform import cli
 from shlo_conform.differential import InputError, npz_grid_inputs
-from shlo_conform.judging import check_outputs
+from shlo_conform.pipeline.judging import check_outputs
 from shlo_conform.spec.grid import Grid
 from shlo_conform.spec.expectation import Expectation
 from shlo_conform.spec.types import SI32, TensorType, to_bits

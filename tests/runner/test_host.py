@@ -10,7 +10,7 @@ import numpy as np
 
 from shlo_conform.backends.base import Backend
 from shlo_conform.backends.oracle import OracleBackend
-from shlo_conform.runner import Runner
+from shlo_conform.pipeline.runner import Runner
 from shlo_conform.spec.expectation import Expectation
 from shlo_conform.spec.types import SI32, TensorType, to_bits
 from shlo_conform.suites.records import Case, HostData, TensorValue, case_id

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from shlo_conform.journal import Journal, JournalMismatch, ResultsBusy, journal_path, run_key
-from shlo_conform.runner import DEFAULT_COMPILE_TIMEOUT, DEFAULT_RUN_TIMEOUT, BackendLoadError, Runner
-from shlo_conform.scoring import score
+from shlo_conform.pipeline.journal import Journal, JournalMismatch, ResultsBusy, journal_path, run_key
+from shlo_conform.pipeline.runner import DEFAULT_COMPILE_TIMEOUT, DEFAULT_RUN_TIMEOUT, BackendLoadError, Runner
+from shlo_conform.pipeline.scoring import score
 from shlo_conform.suites.records import Verdict
 
 FIXTURE = Path(__file__).parent / "fixtures" / "toy.py"
@@ -192,7 +192,7 @@ def test_a_second_run_on_the_same_results_file_is_refused(tmp_path):
     releases the lock and a run goes through."""
     out = tmp_path / "r.json"
     holder = subprocess.Popen(
-        [sys.executable, "-c", "import sys, time; from shlo_conform.journal import ResultsLock; "
+        [sys.executable, "-c", "import sys, time; from shlo_conform.pipeline.journal import ResultsLock; "
          "ResultsLock(sys.argv[1]).__enter__(); print('held', flush=True); time.sleep(120)", str(out)],
         stdout=subprocess.PIPE, text=True)
     try:
@@ -269,7 +269,7 @@ def test_startup_is_bounded_by_the_runs_timeout(monkeypatch):
 
 
 def test_startup_timeout_follows_the_compile_timeout():
-    from shlo_conform.isolation import STARTUP_FLOOR, default_startup_timeout
+    from shlo_conform.pipeline.isolation import STARTUP_FLOOR, default_startup_timeout
     assert default_startup_timeout(5) == STARTUP_FLOOR
     assert default_startup_timeout(2 * STARTUP_FLOOR) == 2 * STARTUP_FLOOR
     assert Runner(BACKEND, compile_timeout=300).startup_timeout == 300

@@ -1,4 +1,4 @@
-"""Workers forked from the zygote (shlo_conform/zygote.py) against the toy
+"""Workers forked from the zygote (shlo_conform/pipeline/zygote.py) against the toy
 backend (fixtures/toy.py): they are the zygote's children, a crash still
 reads as its signal, a dead zygote falls back to fresh interpreters, and
 the verdicts are those of fresh interpreters."""
@@ -9,8 +9,8 @@ import os
 import signal
 from pathlib import Path
 
-from shlo_conform.runner import Runner, Worker
-from shlo_conform.zygote import Zygote
+from shlo_conform.pipeline.runner import Runner, Worker
+from shlo_conform.pipeline.zygote import Zygote
 
 FIXTURE = Path(__file__).parent / "fixtures" / "toy.py"
 BACKEND = f"{FIXTURE}:ToyBackend"

@@ -1,5 +1,5 @@
 """The whole-array route of accumulations (spec/bounds.py, oracle/accumulate.py)
-against the exact one (spec/schedule.py in rationals, elementwise._assemble).
+against the exact one (spec/schedule.py in rationals, elementwise.assemble).
 
 The whole-array route claims to state the *same* expectation as the exact
 route — primary bits, bounds, alternatives, reasons — with its enclosures
@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 from shlo_conform.oracle import accumulate
-from shlo_conform.oracle.elementwise import _assemble, resolve
+from shlo_conform.oracle.elementwise import assemble, resolve
 from shlo_conform.oracle.fast import round_fast
 from shlo_conform.oracle.rounding import round_bits, round_directed
 from shlo_conform.spec import bounds, schedule
@@ -104,7 +104,7 @@ def _exact(rec, t):
     """The exact route's record: every element's answer in rationals
     (`element`), resolved and assembled as run_accumulating did before."""
     answers = [resolve(rec.element(i), t.element_type) for i in range(len(rec.kind))]
-    return _assemble(answers, t, "exact", False)
+    return assemble(answers, t, "exact", False)
 
 
 def _sums(et, X):

@@ -1,4 +1,4 @@
-"""`Elementwise.generic` (spec/dsl.py) is a claim made for speed: where its
+"""`Elementwise.generic` (spec/dsl/) is a claim made for speed: where its
 `where` holds, the op's per-element fn returns exactly Approx(f, *operands).
 Checked here against the fn itself, which stays the statement of the
 semantics: every value of the 8- and 16-bit formats (pairs sampled for

@@ -5,7 +5,7 @@ rule of the ULP kind — each held against independent truth (numpy's
 two's-complement negation, the definition of a strict weak order written
 out as loops, counting, hand-written bit patterns).
 
-bench/mutation.py runs this file (`-k OP`) on every mutant the suite lets
+tools/mutation/mutation.py runs this file (`-k OP`) on every mutant the suite lets
 survive, so test names carry the op's mnemonic.
 """
 from __future__ import annotations

@@ -1,0 +1,116 @@
+"""What runs with what: programs grouped, single-case programs batched, and
+the cases that must run alone or on a fresh worker.
+
+The runner (runner.py) takes its units of work from `plan`; `shard.py`
+deals the same units out to machines.  Which cases may share a merged
+module is decided from the case's record (`_may_batch`): a program whose
+results may depend on the module around it, or that talks to a host, is
+compiled alone.
+"""
+from __future__ import annotations
+
+from typing import Iterable
+
+from ..suites.records import Case, Verdict
+
+DEFAULT_BATCH = 16  # cases per merged module (shlo_conform/pipeline/batching.py): 3x fewer compile seconds on XLA:CPU
+
+
+# Program structure a merged module does not carry faithfully (module
+# attributes — replicas, partitions, shardings — tokens and tuples): such
+# programs are compiled alone.  `batching.merge` refuses some of them too;
+# this is the cheap test made before any merge is tried.
+_STRUCTURE_ALONE = ("attributes {", "!stablehlo.token", "tuple<")
+
+
+def _scoring(c: Case):
+    """The op's own declaration of how its cases must run (`spec.dsl.Scoring`)."""
+    from ..spec.ops import OPS
+    spec = OPS.get(c.op)
+    return spec.scoring if spec is not None else None
+
+
+def _may_batch(c: Case) -> bool:
+    """A case that may share a merged module: a value or survey case with
+    no host data (an invalid case is compiled alone so that a rejection is
+    its own), whose op does not declare its cases alone (`Scoring.alone`:
+    rng, custom_call, …) and whose text shows none of `_STRUCTURE_ALONE`
+    (the full test is `batching.merge`'s)."""
+    s = _scoring(c)
+    return (c.kind != "invalid" and c.host is None and c.grid is None and not (s is not None and s.alone)
+            and not any(w in c.mlir for w in _STRUCTURE_ALONE))
+
+
+def needs_fresh_worker(c: Case) -> bool:
+    """Must `c`'s program be compiled by a worker that compiled nothing
+    before?  The op says so (`Scoring.fresh_worker`: rng, whose draws
+    XLA:CPU seeds from the process's compile history); a forked worker
+    (zygote.py) costs a few milliseconds."""
+    s = _scoring(c)
+    return s is not None and bool(s.fresh_worker)
+
+
+class Learned:
+    """What the cases of one batch unit run alone showed, for the rest of
+    that unit's halves.  The kind (op, type) of a case that crashes or times
+    out alone is batched no more (its batches would die again, each costing
+    a worker and a case-by-case rerun), nor is a kind with two cases refused
+    alone: an implementation refuses an op on a type as a whole (IREE
+    refuses 500 valid cases, mostly whole kinds), and halving every batch
+    that holds one costs more compiles than running the kind alone; one
+    refused case is taken for the case's own (a constant, a shape).  Kept
+    per unit, not per run: a unit runs in one worker from start to end, so
+    which cases share a module is the plan's and this unit's own doing,
+    never the other workers' timing — and the verdicts with it, where an
+    implementation answers differently merged and alone
+    (docs/scoring-speed.md, "What batching cannot promise")."""
+
+    def __init__(self):
+        self.unbatched: set[tuple[str, str]] = set()
+        self.refused: dict[tuple[str, str], int] = {}
+
+    def saw(self, v: Verdict) -> None:
+        kind = (v.op, v.dtype)
+        if v.verdict in ("rejected", "unsupported"):
+            self.refused[kind] = self.refused.get(kind, 0) + 1
+        if v.verdict in ("crash", "timeout") or self.refused.get(kind, 0) >= 2:
+            self.unbatched.add(kind)
+
+
+def plan(groups: list[list[Case]], batch: int) -> list[tuple[str, list[Case]]]:
+    """Units of work, in a fixed order (the same whatever the number of
+    workers): ("group", cases of one program) or ("batch", up to `batch`
+    single-case programs of one op that may be merged), in the suite's
+    order, so a batch's element types come in runs.  A batch holds one op
+    because what an implementation refuses or dies of goes by op and type:
+    a refused batch is halved (`Runner._do_batch`), and the halves part
+    the types.  Not one (op, type) per batch: suites/core has about five
+    cases per op and type, and a module's fixed cost (0.35 s an IREE
+    compile, 20 ms an XLA one) would then be paid for every five cases."""
+    units, pending = [], {}
+    for g in groups:
+        if batch > 1 and len(g) == 1 and _may_batch(g[0]):
+            key = g[0].op
+            pending.setdefault(key, []).append(g[0])
+            if len(pending[key]) == batch:
+                units.append(("batch", pending.pop(key)))
+        else:
+            units.append(("group", g))
+    for rest in pending.values():
+        units.append(("batch", rest) if len(rest) > 1 else ("group", rest))
+    return units
+
+
+def group_by_program(cases: Iterable[Case]) -> list[list[Case]]:
+    """Cases sharing a program text (and process grid: a program is
+    compiled for one), in order of first appearance."""
+    groups: dict = {}
+    for c in cases:
+        groups.setdefault((c.mlir, grid_of(c)), []).append(c)
+    return list(groups.values())
+
+
+def grid_of(c: Case) -> tuple[int, int] | None:
+    """(num_replicas, num_partitions) of a case with a grid (it is compiled
+    with `compile_grid` and run on every process with `run_grid`), else None."""
+    return None if c.grid is None else (c.grid.num_replicas, c.grid.num_partitions)

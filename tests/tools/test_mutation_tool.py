@@ -1,0 +1,231 @@
+"""tools/mutation/mutation.py's own parts that need no scoring: our two mutation
+operators do what their examples say, sampling is deterministic and stable,
+mutant names survive edits elsewhere, generator-only code and symmetric
+calls make no mutants, and the command refuses bad input with one line."""
+from __future__ import annotations
+
+import importlib.util
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+_spec = importlib.util.spec_from_file_location("mutation_tool", ROOT / "tools" / "mutation" / "mutation.py")
+mutation = importlib.util.module_from_spec(_spec)
+sys.modules["mutation_tool"] = mutation   # dataclasses look their module up
+_spec.loader.exec_module(mutation)
+
+
+def _op(name):
+    return dict(mutation._operators())[name]
+
+
+@pytest.mark.parametrize("name, before, after", [
+    ("shlo/DropBranch", "if x:\n    y = 1\nelif z:\n    y = 2\n", "if False:\n    y = 1\nelif z:\n    y = 2\n"),
+    ("shlo/SwapArguments", "f(a, b, c)\n", "f(b, a, c)\n"),
+])
+def test_our_operators_mutate_as_stated(name, before, after):
+    from cosmic_ray.mutating import mutate_code
+    assert mutate_code(before, _op(name), 0) == after
+
+
+def test_drop_branch_reaches_elif_and_swap_skips_symmetric_calls():
+    from cosmic_ray.mutating import mutate_code
+    assert mutate_code("if x:\n    y = 1\nelif z:\n    y = 2\n", _op("shlo/DropBranch"), 1) == \
+        "if x:\n    y = 1\nelif False:\n    y = 2\n"
+    assert mutate_code("same_type(a, b)\nf(k=1, m=2)\n", _op("shlo/SwapArguments"), 0) is None
+
+
+def test_sampling_is_deterministic_and_stable_under_additions():
+    ms = mutation.enumerate_mutants("spec/ops/shift_right_arithmetic.py")
+    a = [m.key for m in mutation.sample(ms, 10, 0)]
+    assert a == [m.key for m in mutation.sample(mutation.enumerate_mutants("spec/ops/shift_right_arithmetic.py"), 10, 0)]
+    assert a != [m.key for m in mutation.sample(ms, 10, 1)]   # another seed, another sample
+    extra = mutation.enumerate_mutants("spec/ops/sine.py")
+    both = {m.key for m in mutation.sample(ms + extra, 0, 0)}
+    assert set(a) <= both and len({m.key for m in ms}) == len(ms)   # keys are unique
+
+
+def test_generator_only_code_and_docstrings_make_no_mutants():
+    ms = mutation.enumerate_mutants("spec/ops/while.py")
+    text = (ROOT / "spec/ops/while.py").read_text().splitlines()
+    exercise_fn = next(i for i, t in enumerate(text, 1) if t.startswith("def counter_values"))
+    assert ms and all(m.line < exercise_fn or m.line > exercise_fn + 12 for m in ms)
+    assert not any("count=" in m.source and m.operator == "core/NumberReplacer" for m in ms)
+
+
+def test_bad_input_is_one_line_and_exit_2():
+    p = subprocess.run([sys.executable, str(ROOT / "tools" / "mutation" / "mutation.py"), "--ops", "no_such_op", "--list"],
+                       capture_output=True, text=True, env={"SHLO_MUTATION_NO_PRELOAD": "1", "PATH": ""})
+    assert p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1 and "no_such_op" in p.stderr
+
+
+def test_the_unmutated_oracle_scores_conformant_on_grids_and_host_programs():
+    """The baseline every mutant is compared with: the oracle scored as a
+    backend passes its own value cases and rejects its invalid ones — on a
+    process grid (replica_id, all_reduce: compile_grid / run_grid, each
+    process on its inputs), with host queues (infeed) and plainly (add).
+    A scorer that fails them all (it once built the grid wrongly) would
+    hide every collective's mutants as "not reached"."""
+    from shlo_conform.suites.io import load_cases, suite_path
+    ops = ["replica_id", "all_reduce", "infeed", "add"]
+    got = mutation._score("core", ops, None, ["spec/ops/all_reduce.py"])
+    kinds = {c.id: c.kind for c in load_cases(suite_path("core"), set(ops))}
+    assert set(got["verdicts"]) == set(kinds)
+    for cid, v in got["verdicts"].items():
+        want = "rejected" if kinds[cid] == "invalid" else ("pass", "survey")
+        assert v.split(" [")[0] in (want if isinstance(want, tuple) else (want,)), (cid, v)
+    assert got["lines"].get("spec/ops/all_reduce.py")
+
+
+def test_a_shared_modules_mutant_is_scored_on_the_cases_that_run_its_line():
+    """The per-case trace: each case's lines, the lines run while the
+    project loads ("pre": reaching every case), and `_reaching_cases`
+    picking the cases of an op that execute a mutant's line.  Truth by
+    construction: negate's cases on si8 run its integer overflow branch
+    only where an operand is -128 (the inputs say which), and a module-level
+    line reaches every case (None)."""
+    import json
+    from shlo_conform.suites.io import load_cases, suite_path
+    path = "spec/ops/negate.py"
+    got = mutation._score("core", ["negate"], None, [path])
+    cases = load_cases(suite_path("core"), {"negate"})
+    assert set(got["cases"]) == {c.id for c in cases} == set(got["case_seconds"])
+    src = (ROOT / path).read_text().splitlines()
+    line = next(i for i, ln in enumerate(src, 1) if "INT_MIN (wraps)" in ln)
+    m = mutation.Mutant(path, "op", 0, line, line, 0, "element", src[line - 1])
+    want = [c.id for c in cases if c.kind == "value" and c.inputs and "si8" in c.id
+            and any((np.asarray(t.array()) == -128).any() for t in c.inputs)]
+    reaching = mutation._reaching_cases(m, got)
+    assert want and set(want) <= set(reaching)
+    assert all(any(e in cid for e in ("si", "ui")) for cid in reaching), json.dumps(reaching)[:300]
+    top = mutation.Mutant(path, "op", 0, 1, 1, 0, "<module>", src[0])
+    assert mutation._reaching_cases(top, got) is None
+
+
+def test_check_spec_reads_nothing_of_the_oracle():
+    """The tool runs no check-spec for a mutant of oracle/: spec/ (what
+    check-spec reads) imports nothing from it."""
+    import ast
+    for f in sorted((ROOT / "spec").rglob("*.py")):
+        for node in ast.walk(ast.parse(f.read_text())):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+                [f"{node.module or ''}"] if isinstance(node, ast.ImportFrom) else []
+            assert not any("oracle" in n.split(".") for n in names), (f, names)
+
+
+def test_own_tests_of_a_shared_module():
+    """Its namesake first, then every file of tests/spec and tests/oracle
+    that imports it, in any of the three spellings."""
+    got = mutation._own_tests("oracle/rounding.py")
+    assert got[0] == "tests/oracle/test_rounding.py"
+    assert {"tests/oracle/test_ziv.py", "tests/spec/test_bounds.py"} <= set(got)   # `from …oracle.rounding import`
+    own = mutation._own_tests("oracle/accumulate.py")   # `from …oracle import accumulate`
+    assert own[0] == "tests/oracle/test_accumulate.py" and sorted(own[1:]) == [
+        "tests/oracle/test_mixed_precision.py", "tests/spec/test_bounds.py"]
+    assert "tests/spec/test_annex_g.py" in mutation._own_tests("spec/annex_g.py")
+    assert all(mutation._imports(ROOT / f, "oracle", "fast") for f in mutation._own_tests("oracle/fast.py"))
+    assert not mutation._imports(ROOT / "tests/spec/test_dsl.py", "oracle", "fast")
+    # the op modules' relative imports, read from their folder: `from .all_gather import …`, `from . import reduce`
+    ops = ["all_to_all", "reduce_window", "add", "reduce"]
+    assert mutation._importers(mutation.Mutant("spec/ops/all_gather.py", "op", 0, 1, 1, 0, "f", "x", ops=["all_gather"]),
+                               ops) == ["all_to_all"]
+    assert mutation._importers(mutation.Mutant("spec/ops/reduce.py", "op", 0, 1, 1, 0, "f", "x", ops=["reduce"]),
+                               ops) == ["reduce_window"]
+
+
+def test_the_calls_declared_symmetric_are_symmetric():
+    """SYMMETRIC makes no mutant of swapping a call's first two arguments:
+    each function named there must give the same answer both ways, on
+    operands that would tell (signed zeros, infinities, NaN parts, shapes
+    and element types that differ)."""
+    import itertools
+    import math
+    from shlo_conform.spec import annex_g, dsl, ieee
+    from shlo_conform.spec.ops.tuple import same_value_type
+    from shlo_conform.spec.types import TensorType, TupleType, element_type
+    named = {"same_shape": dsl.same_shape, "same_element_type": dsl.same_element_type,
+             "same_type": dsl.same_type, "same_value_type": same_value_type}
+    f32, i8 = element_type("f32"), element_type("i8")
+    ts = [TensorType((2, 3), f32), TensorType((3, 2), f32), TensorType((2, 3), i8), TensorType((2,), f32),
+          TupleType((TensorType((2,), f32),)), TupleType((TensorType((2,), i8),))]
+    for name, fn in named.items():
+        for a, b in itertools.product(ts, ts):
+            if name != "same_value_type" and not (isinstance(a, TensorType) and isinstance(b, TensorType)):
+                continue
+            assert bool(fn(a, b)) == bool(fn(b, a)), (name, a, b)
+    specials = [0.0, -0.0, 1.5, -2.25, 1e308, -1e308, 5e-324, math.inf, -math.inf, math.nan]
+    def same(x, y):   # exact results (Fractions) by value; floats with their sign of zero; NaN as NaN
+        if isinstance(x, dsl.ImplDefined) or isinstance(y, dsl.ImplDefined):   # the same alternatives
+            return type(x) is type(y) and x.alternatives.keys() == y.alternatives.keys() and \
+                all(same(x.alternatives[k], y.alternatives[k]) for k in x.alternatives)
+        if isinstance(x, tuple) or isinstance(y, tuple):
+            return type(x) is type(y) and len(x) == len(y) and all(map(same, x, y))
+        if not isinstance(x, float) or not isinstance(y, float):
+            return type(x) is type(y) and x == y
+        return (x != x and y != y) or (x == y and math.copysign(1, x) == math.copysign(1, y))
+    for fn in (ieee.addition, ieee.multiplication):
+        for a, b in itertools.product(specials, specials):
+            assert same(fn(a, b), fn(b, a)), (fn.__name__, a, b)
+    for xr, xi, yr, yi in itertools.product(specials[::2], specials[1::2], specials[1::3], specials[::3]):
+        p, q = annex_g.cmul(complex(xr, xi), complex(yr, yi)), annex_g.cmul(complex(yr, yi), complex(xr, xi))
+        assert same(p, q), (xr, xi, yr, yi)
+    assert set(named) | {"addition", "multiplication", "cmul"} <= set(mutation.SYMMETRIC)
+
+
+def test_postponed_annotations_and_choices_make_no_mutants():
+    """`X | None` in a postponed annotation is a string nobody evaluates, and
+    an attribute's `choices=` is what generators draw from: neither is
+    semantics, so neither is mutated (the full run of stop 28 listed both as
+    gaps)."""
+    dg = mutation.enumerate_mutants("spec/ops/dot_general.py")
+    assert dg and not any("TensorType | None" in m.source and m.operator.endswith("BitOr_Sub") for m in dg)
+    gte = mutation.enumerate_mutants("spec/ops/get_tuple_element.py")
+    lines = (ROOT / "spec/ops/get_tuple_element.py").read_text().splitlines()
+    on_hint = [m for m in gte if "choices=" in m.source]
+    assert on_hint and all(m.col < lines[m.line - 1].index("choices=") for m in on_hint)   # IntAttr(32) still is
+
+
+def test_only_reads_a_reports_survivors_or_a_records_mutants(tmp_path):
+    report = tmp_path / "r.txt"
+    report.write_text("survivors:\n"
+                      "  gap         spec/ops/abs.py:29 [abs_c2] core/ReplaceComparisonOperator_Eq_Is\n"
+                      "              return a == b\n           -> return a is b\n"
+                      "  not reached spec/ops/iota.py:51 [movement] core/NumberReplacer\n"
+                      "              values = f(-1)\n           -> values = f(- 0)\n")
+    assert mutation._only(str(report)) == {("spec/ops/abs.py", "core/ReplaceComparisonOperator_Eq_Is", "return a == b"):
+                                           {"return a is b"},
+                                           ("spec/ops/iota.py", "core/NumberReplacer", "values = f(-1)"): {"values = f(- 0)"}}
+    (tmp_path / "empty.txt").write_text("nothing here\n")
+    with pytest.raises(ValueError, match="no mutants listed"):
+        mutation._only(str(tmp_path / "empty.txt"))
+    # a journal (a head line, one record a line) and a --json file: every mutant in it, killed ones too
+    import json
+    recs = [{"path": "spec/ops/abs.py", "operator": "op/A", "source": "x = 1", "mutated": "x = 2", "status": "killed"},
+            {"path": "spec/ops/abs.py", "operator": "op/A", "source": "x = 1", "mutated": "x = 0", "status": "gap"}]
+    want = {("spec/ops/abs.py", "op/A", "x = 1"): {"x = 2", "x = 0"}}
+    (tmp_path / "j.journal").write_text("\n".join(json.dumps(r) for r in [{"suite": "core", "seed": 0}, *recs]) + "\n")
+    assert mutation._only(str(tmp_path / "j.journal")) == want
+    (tmp_path / "m.json").write_text(json.dumps({"suite": "core", "mutants": recs}, indent=1))
+    assert mutation._only(str(tmp_path / "m.json")) == want
+    (tmp_path / "b.npz").write_bytes(b"PK\x03\x04\xb3\xff")
+    with pytest.raises(ValueError, match="b.npz: not a text file"):
+        mutation._only(str(tmp_path / "b.npz"))
+    p = subprocess.run([sys.executable, str(ROOT / "tools" / "mutation" / "mutation.py"), "--ops", "abs", "--only",
+                        str(tmp_path / "missing.txt")], capture_output=True, text=True,
+                       env={"SHLO_MUTATION_NO_PRELOAD": "1", "PATH": ""})
+    assert p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1 and "missing.txt" in p.stderr
+
+
+def test_the_test_stage_runs_pytest_in_a_child_and_reads_its_verdict(tmp_path):
+    """What kills a survivor "by tests": pytest run in a forked child on the
+    files given (-k the op), rc 0 when they pass, 1 and the first FAILED
+    line when one fails."""
+    f = tmp_path / "test_probe.py"
+    f.write_text("def test_sine_passes():\n    pass\n\n\ndef test_tan_fails():\n    assert False\n")
+    assert mutation._in_child(mutation._tests_runner(None, None, [str(f)], "sine"), 120) == ("ok", (0, ""))
+    kind, (rc, line) = mutation._in_child(mutation._tests_runner(None, None, [str(f)], ""), 120)
+    assert kind == "ok" and rc == 1 and line.startswith("FAILED") and "test_tan_fails" in line
