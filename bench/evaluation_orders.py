@@ -330,15 +330,6 @@ def sum_rows(x, init, plan: Plan):
 # The rewrites: one per op kind, each returns True when it rewrote the op
 # --------------------------------------------------------------------------
 
-def _walk(op):
-    out = []
-    for region in op.regions:
-        for block in region.blocks:
-            for inner in block.operations:
-                inner = inner.operation
-                out.append(inner)
-                out.extend(_walk(inner))
-    return out
 
 
 def _replace(op, value):
@@ -573,6 +564,8 @@ def rewrite(text: str, rng=None, left_fold: bool = False) -> tuple[str, list[Pla
     and every call passes its caller's on (jaxlib's `inline` pass does not
     inline a call inside a while loop's body, where JAX puts fori_loop's)."""
     from jax._src.interpreters import mlir as jm
+
+    from shlo_conform.oracle.rewrites import walk
     ir = _ir()
     with jm.make_ir_context(), ir.Location.unknown():
         module = ir.Module.parse(text)
@@ -582,7 +575,7 @@ def rewrite(text: str, rng=None, left_fold: bool = False) -> tuple[str, list[Pla
         taken = []
         for func in _functions(module):
             site = Site(_add_zero_argument(func), rng, left_fold)
-            for op in _walk(func):
+            for op in walk(func):
                 if op.name == "func.call":
                     _pass_zero(op, site.zero)
                     continue

@@ -80,8 +80,9 @@ import numpy as np
 
 from ..spec.expectation import Expectation
 from ..spec.kinds import kind_of
-from ..spec.types import TensorType, from_bits, from_ordinals, ordinals, to_bits
+from ..spec.types import TensorType, from_bits, from_ordinals, ordinals
 from . import numbering
+from .rounding import outward_bits
 
 K_MAX = 4096            # symbols a form keeps
 ENTRIES_MAX = 1 << 24   # coefficients a form keeps (128 MiB of float64)
@@ -297,7 +298,7 @@ def tighten(e: Expectation, f: Form) -> None:
     if not kind.holds_range or et.is_complex:
         return
     lo, hi = f.lo_hi()
-    lo_b, hi_b = _outward(lo, et, down=True), _outward(hi, et, down=False)
+    lo_b, hi_b = outward_bits(lo, et, down=True).reshape(-1), outward_bits(hi, et, down=False).reshape(-1)
     old_lo, old_hi = (np.reshape(x, -1) for x in kind.ends(e))
     o_lo, o_hi = ordinals(old_lo, et), ordinals(old_hi, et)
     n_lo, n_hi = ordinals(lo_b, et), ordinals(hi_b, et)
@@ -311,17 +312,6 @@ def tighten(e: Expectation, f: Form) -> None:
     kind.narrow(e, from_ordinals(new_lo, et), from_ordinals(new_hi, et))
 
 
-def _outward(x: np.ndarray, et, down: bool) -> np.ndarray:
-    """float64 values rounded into the format toward −∞ (down) or +∞, as bits."""
-    v = np.asarray(x, dtype=np.float64)
-    with np.errstate(over="ignore"):
-        r = v.astype(et.numpy)
-    back = r.astype(np.float64)
-    step = back > v if down else back < v
-    if np.any(step):
-        r = r.copy()
-        r[step] = np.nextafter(r[step], r.dtype.type(-np.inf if down else np.inf))
-    return to_bits(r, et).reshape(-1)
 
 
 # --------------------------------------------------------------------------

@@ -84,6 +84,7 @@ from ..spec.kinds.residual import RESIDUAL
 from ..spec.ops.cholesky import hermitian
 from ..spec.types import TensorType, parse_type, tensor_from_hex, tensor_to_hex
 from . import numbering
+from .rounding import outward_bits
 from .lu_diagonal import lu_diagonal
 
 
@@ -332,8 +333,8 @@ def as_range(v) -> Expectation | None:
         lo, hi = lo[src], hi[src]
     shape = tuple(int(d) for d in v.type.shape)
     et = v.type.element_type
-    return Expectation(v.type, v.bits, BOUNDED.name, lo=_outward(lo, et, True).reshape(shape),
-                       hi=_outward(hi, et, False).reshape(shape), why="; ".join(w for w in (v.why, VALUES_RANGE) if w))
+    return Expectation(v.type, v.bits, BOUNDED.name, lo=outward_bits(lo, et, True).reshape(shape),
+                       hi=outward_bits(hi, et, False).reshape(shape), why="; ".join(w for w in (v.why, VALUES_RANGE) if w))
 
 
 def _matmul(inst, lhs_rank: int, rhs_rank: int) -> bool:
@@ -530,20 +531,6 @@ def _diagonal(rec: dict, v: Expectation, src: np.ndarray, o: Expectation) -> Exp
     flat_batch = np.ravel_multi_index(batch, tuple(int(d) for d in ta.shape[:-2]) or (1,))
     et = o.type.element_type
     shape = tuple(int(d) for d in o.type.shape)
-    return Expectation(o.type, o.bits, BOUNDED.name, lo=_outward(lo[flat_batch, i], et, True).reshape(shape),
-                       hi=_outward(hi[flat_batch, i], et, False).reshape(shape),
+    return Expectation(o.type, o.bits, BOUNDED.name, lo=outward_bits(lo[flat_batch, i], et, True).reshape(shape),
+                       hi=outward_bits(hi[flat_batch, i], et, False).reshape(shape),
                        why="; ".join(w for w in (v.why, PICKED) if w))
-
-
-def _outward(x: np.ndarray, et, down: bool) -> np.ndarray:
-    """float64 values rounded into the format toward −∞ (down) or +∞, as bits."""
-    from ..spec.types import to_bits
-    v = np.asarray(x, dtype=np.float64)
-    with np.errstate(over="ignore"):
-        r = v.astype(et.numpy)
-    back = r.astype(np.float64)
-    step = back > v if down else back < v
-    if np.any(step):
-        r = r.copy()
-        r[step] = np.nextafter(r[step], r.dtype.type(-np.inf if down else np.inf))
-    return to_bits(r, et)

@@ -89,7 +89,7 @@ class Rewrite:
 # Walking a module
 # --------------------------------------------------------------------------
 
-def _walk(op):
+def walk(op):
     """Every operation nested in `op` (pre-order), listed first: rewriting
     while iterating a block would skip or revisit ops."""
     out = []
@@ -98,7 +98,7 @@ def _walk(op):
             for inner in block.operations:
                 inner = inner.operation
                 out.append(inner)
-                out.extend(_walk(inner))
+                out.extend(walk(inner))
     return out
 
 
@@ -163,7 +163,7 @@ def _reciprocal_attr(const, fmt_name: str):
 def reciprocal_multiplication(module) -> int:
     from jaxlib.mlir import ir
     sites = 0
-    for op in _walk(module.operation):
+    for op in walk(module.operation):
         if op.name != "stablehlo.divide":
             continue
         fmt = _float_name(op.results[0].type)
@@ -202,7 +202,7 @@ def _uses(value) -> int:
 def fma_contraction(module) -> int:
     from jaxlib.mlir import ir
     sites = 0
-    for op in _walk(module.operation):
+    for op in walk(module.operation):
         if op.name not in ("stablehlo.add", "stablehlo.subtract"):
             continue
         t = op.results[0].type
@@ -243,7 +243,7 @@ def _constant_value(value):
 
 def cancelled_constants(module) -> int:
     sites = 0
-    for op in _walk(module.operation):
+    for op in walk(module.operation):
         if op.name != "stablehlo.subtract" or _float_name(op.results[0].type) is None:
             continue
         total, c = op.operands[0], _constant_value(op.operands[1])
@@ -270,7 +270,7 @@ def fast_min_max(module) -> int:
     (−0 against +0)."""
     from jaxlib.mlir import ir
     sites = 0
-    for op in _walk(module.operation):
+    for op in walk(module.operation):
         if op.name not in ("stablehlo.maximum", "stablehlo.minimum") or _float_name(op.results[0].type) is None:
             continue
         t = ir.RankedTensorType(op.results[0].type)
@@ -359,7 +359,7 @@ def folded_constants(module) -> int:
     to make it."""
     from jaxlib.mlir import ir
     sites = 0
-    for op in _walk(module.operation):
+    for op in walk(module.operation):
         fmt = _float_name(op.results[0].type) if len(op.results) == 1 else None
         outer = _with_constant(op, fmt) if fmt is not None else None
         if outer is None:
@@ -471,7 +471,7 @@ def _rebracketing(order: Callable) -> Callable:
     def rewrite(module) -> int:
         from jaxlib.mlir import ir
         sites = 0
-        for root in [op for op in _walk(module.operation) if _is_root(op)]:
+        for root in [op for op in walk(module.operation) if _is_root(op)]:
             inner = []
             leaves, code = _postfix(root, inner)
             target = order(len(leaves))

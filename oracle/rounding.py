@@ -132,3 +132,22 @@ def _step(b: int, fmt: FloatFormat, direction: int) -> int:
     top = top_ordinal(fmt)
     o = max(-top, min(top, o))
     return (fmt.sign_mask | -o) if o < 0 else o
+
+
+def outward_bits(x, et, down: bool):
+    """float64 values rounded into the element type's format toward −∞
+    (`down`) or +∞, as bits (`to_bits` layout, x's shape): the ends of an
+    enclosure computed in float64 (affine forms, chains of factors), moved
+    one step outward wherever numpy's cast rounded them inward."""
+    import numpy as np
+
+    from ..spec.types import to_bits
+    v = np.asarray(x, dtype=np.float64)
+    with np.errstate(over="ignore"):
+        r = v.astype(et.numpy)
+    back = r.astype(np.float64)
+    step = back > v if down else back < v
+    if np.any(step):
+        r = r.copy()
+        r[step] = np.nextafter(r[step], r.dtype.type(-np.inf if down else np.inf))
+    return to_bits(r, et)
