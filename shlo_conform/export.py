@@ -308,7 +308,7 @@ def verifier_diagnostics(mlir: str) -> list[tuple[int, str, str]] | str:
         try:
             ir.Module.parse(mlir).operation.verify()
             return ("the StableHLO verifier in jaxlib accepts this invalid program (a disagreement with the "
-                    "encoded spec: docs/verifier-findings.json), so no error can be expected")
+                    "encoded spec: suites/verifier-findings.json), so no error can be expected")
         except ir.MLIRError as e:
             found = [("error", d) for d in e.error_diagnostics]
             found += [("note", n) for _, d in list(found) for n in d.notes

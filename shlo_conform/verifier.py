@@ -14,7 +14,7 @@ spec stricter       the spec rejects (naming the constraint), the verifier accep
 verifier stricter   the spec accepts, the verifier rejects.
 
 A disagreement is *explained* when the reviewed findings file
-(`docs/verifier-findings.json`) has an entry with the same op, kind and
+(`suites/verifier-findings.json`) has an entry with the same op, kind and
 constraint (and, if the entry lists `cases`, that case).  The file is data,
 reviewed like code: each entry says what the spec says, what the verifier
 does, and why.  Separately, a case whose spec verdict contradicts its own
@@ -26,7 +26,8 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-FINDINGS = Path(__file__).resolve().parent.parent / "docs" / "verifier-findings.json"
+# Package data beside suites/core (pyproject.toml), so an installed wheel finds it too.
+FINDINGS = Path(__file__).resolve().parent / "suites" / "verifier-findings.json"
 KINDS = ("spec stricter", "verifier stricter")
 _REQUIRED = ("op", "kind", "constraint", "spec", "verifier", "why")
 

@@ -29,7 +29,7 @@ def main(argv: list[str]) -> int:
     p.add_argument("--suite", default="core", type=nonempty("--suite"),
                    help="suite for coverage and --verifier (default: core): " + SUITE_HELP)
     p.add_argument("--findings", type=nonempty("--findings"),
-                   help="reviewed findings file (default: docs/verifier-findings.json)")
+                   help="reviewed findings file (default: suites/verifier-findings.json)")
     p.add_argument("--json", type=nonempty("--json"),
                    help="write the results (proofs, traceability, coverage, verifier table) here")
     a = p.parse_args(argv)

@@ -35,7 +35,7 @@ Readings and findings (docs/spec-findings.md, custom_call):
   api_version to the enum's five values.  The spec states neither rule, so
   they are not encoded: a program breaking them is valid here and refused by
   jaxlib: two value cases show it (api_version = 5; typed FFI with a string
-  backend_config), reviewed in docs/verifier-findings.json.  The other
+  backend_config), reviewed in suites/verifier-findings.json.  The other
   cases keep to the verifier's pairing (no backend_config, or a dictionary
   with api_version 4).
 * The seed states no result type rule: `infer` states none for a call of a
@@ -121,7 +121,7 @@ def typed_ffi_corners(spec, skels, rng):
             attrs = {"call_target_name": "Sharding", "api_version": 4, "backend_config": cfg, "has_side_effect": False}
             yield (f"typed FFI, backend_config = {cfg.text}", skel,
                    spec.instance({"inputs": [t]}, attrs, {"results": [t]}))
-        # Valid by the Inputs table, refused by jaxlib's verifier (docs/verifier-findings.json):
+        # Valid by the Inputs table, refused by jaxlib's verifier (suites/verifier-findings.json):
         # api_version is "si32" (the verifier: one of the enum's five values), and
         # backend_config is "string" (the verifier: a dictionary under typed FFI).
         for attrs, note in (({"api_version": 5}, "api_version 5: an si32 outside the pinned enum"),

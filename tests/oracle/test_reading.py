@@ -46,11 +46,11 @@ def test_every_core_value_case_means_the_same_in_the_pretty_form(every):
     dynamic_slice prints `%a, , sizes = []`, which its own parser refuses) is
     checked to be that; the convolutions with an empty kernel window, valid
     by the seed, are the ones the verifier refuses (a reviewed disagreement,
-    docs/verifier-findings.json).  `make test` reads every 4th value case of
+    suites/verifier-findings.json).  `make test` reads every 4th value case of
     each op (each op's first among them), `make test-long` all of them."""
     import json
     from pathlib import Path
-    findings = json.loads((Path(__file__).parents[2] / "docs" / "verifier-findings.json").read_text())["findings"]
+    findings = json.loads((Path(__file__).parents[2] / "suites" / "verifier-findings.json").read_text())["findings"]
     reviewed = {i for f in findings if f["kind"] == "verifier stricter" for i in f.get("cases") or []}
     reviewed_ops = {f["op"] for f in findings if f["kind"] == "verifier stricter" and not f.get("cases")}
     cases = [c for c in load_cases(CORE) if c.kind == "value"]
