@@ -5,9 +5,7 @@ part of what the module offers and is spelled as such, so a reader can tell
 a module's surface from its insides, and a change inside a module cannot
 break another one silently.  Read here: `from m import _x` and `m._x` for a
 module `m` of ours, anywhere in a file (deferred imports inside functions
-included); a package's `_x` counts like a module's.  `ALLOWED` holds the
-sites still open, each named; it only shrinks (an entry whose site is gone
-fails too, so it cannot outlive the fix).
+included); a package's `_x` counts like a module's.  None is allowed.
 
 No import cycles among our modules at import time: a cycle makes the
 modules' meaning depend on which is imported first (a name read from a
@@ -15,7 +13,7 @@ module half-initialised), and it hides which module is the lower one.  The
 graph is read statically from each module's import statements executed at
 import time (module level, class bodies; not function bodies, where a
 deferred import is the way to reach a module that imports this one).
-`ALLOWED_CYCLES` names the cycles that exist today.
+`ALLOWED_CYCLES` would name a cycle that has to stay; none does.
 """
 from __future__ import annotations
 
@@ -28,7 +26,6 @@ ROOT = Path(__file__).resolve().parents[2]
 AREAS = ("spec", "oracle", "suites", "generators", "backends", "reports", "shlo_conform")
 
 # (file, the private name it takes from another module): a site that must stay, with its reason; none.
-ALLOWED: dict[tuple[str, str], str] = {}
 
 # Import-time cycles among our modules that exist, by their members (a strongly connected component of
 # the graph); none today.
@@ -197,15 +194,9 @@ def _found() -> dict[tuple[str, str], list[str]]:
 
 
 def test_no_module_takes_another_modules_private_name():
-    breaches = [site for key, sites in sorted(_found().items()) if key not in ALLOWED for site in sites]
+    breaches = [site for key, sites in sorted(_found().items()) for site in sites]
     assert not breaches, ("private names taken from other modules (make the name public in its module and "
                           "update every user):\n" + "\n".join(breaches))
-
-
-def test_every_allowed_private_import_still_exists():
-    """The allow-list only shrinks: a site fixed leaves it."""
-    gone = sorted(set(ALLOWED) - set(_found()))
-    assert not gone, f"fixed, so remove from ALLOWED: {gone}"
 
 
 def test_no_import_cycle_at_import_time():
