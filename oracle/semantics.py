@@ -106,7 +106,7 @@ def result_types(inst) -> list:
 
 # The modules that register rules, imported once on first use (they import
 # this module for the decorators).
-_EXECUTORS = ("elementwise", "data_movement", "accumulate", "statistical", "host", "program", "decomposition",
+_EXECUTORS = ("elementwise", "data_movement", "accumulate", "statistical", "host", "execution", "decomposition",
               "collective")
 _loaded = False
 

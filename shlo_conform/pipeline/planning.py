@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Iterable
 
+from .modes import mode_of
 from ..suites.records import Case, Verdict
 
 DEFAULT_BATCH = 16  # cases per merged module (shlo_conform/pipeline/batching.py): 3x fewer compile seconds on XLA:CPU
@@ -32,12 +33,12 @@ def _scoring(c: Case):
 
 def _may_batch(c: Case) -> bool:
     """A case that may share a merged module: a value or survey case with
-    no host data (an invalid case is compiled alone so that a rejection is
+    no host data nor grid (`modes.Mode.batches`; an invalid case is compiled alone so that a rejection is
     its own), whose op does not declare its cases alone (`Scoring.alone`:
     rng, custom_call, …) and whose text shows none of `_STRUCTURE_ALONE`
     (the full test is `batching.merge`'s)."""
     s = _scoring(c)
-    return (c.kind != "invalid" and c.host is None and c.grid is None and not (s is not None and s.alone)
+    return (c.kind != "invalid" and mode_of(c).batches and not (s is not None and s.alone)
             and not any(w in c.mlir for w in _STRUCTURE_ALONE))
 
 
@@ -102,15 +103,12 @@ def plan(groups: list[list[Case]], batch: int) -> list[tuple[str, list[Case]]]:
 
 
 def group_by_program(cases: Iterable[Case]) -> list[list[Case]]:
-    """Cases sharing a program text (and process grid: a program is
-    compiled for one), in order of first appearance."""
+    """Cases sharing a program text and the way it is compiled (their
+    mode's compile message and key — a process grid: a program is compiled
+    for one; modes.py), in order of first appearance."""
     groups: dict = {}
     for c in cases:
-        groups.setdefault((c.mlir, grid_of(c)), []).append(c)
+        mode = mode_of(c)
+        groups.setdefault((c.mlir, mode.compile_msg, mode.key(c)), []).append(c)
     return list(groups.values())
 
-
-def grid_of(c: Case) -> tuple[int, int] | None:
-    """(num_replicas, num_partitions) of a case with a grid (it is compiled
-    with `compile_grid` and run on every process with `run_grid`), else None."""
-    return None if c.grid is None else (c.grid.num_replicas, c.grid.num_partitions)

@@ -11,10 +11,11 @@ runner"), by topic in modules of their own:
   a run past its timeout is `timeout`, a death or a broken protocol
   (`backends.base.Crashed`) is `crash` — for the case in flight only; a
   fresh worker recompiles and the run goes on;
-* **grids** — a case with a process grid (`Case.grid`) is compiled with
-  `compile_grid` and run on every process at once with `run_grid`; its
-  outputs are judged process by process (judging.check_grid_outputs), and a
-  hang in any process is the case's `timeout`;
+* **run modes** (modes.py) — how a case is compiled, run and judged: a
+  plain program, one that talks to the host (`Case.host`, `run_host`, asked
+  about first), one on a process grid (`Case.grid`: `compile_grid`, every
+  process at once with `run_grid`, judged process by process; a hang in any
+  process is the case's `timeout`); the runner asks `mode_of(case)`;
 * **classification** (here) — value case: `Rejected` → `rejected`,
   `Unsupported` or a `claims()` reason → `unsupported`, outputs judged
   (judging.py) → `pass` / `fail`; invalid case: `Rejected` → `rejected`
@@ -33,8 +34,9 @@ import time
 from typing import Callable
 
 from .isolation import STARTUP_FLOOR, Child, Died, Hung, compile_timeout_for, default_startup_timeout
-from .judging import check_outputs, with_log
-from .planning import Learned, grid_of, group_by_program, needs_fresh_worker, plan
+from .judging import check_outputs
+from .modes import compile_messages, mode_of
+from .planning import Learned, group_by_program, needs_fresh_worker, plan
 from ..suites.records import Case, Verdict
 
 DEFAULT_RUN_TIMEOUT = 10.0
@@ -103,7 +105,7 @@ class Worker(Child):
         """(status, payload) of the worker's reply; `spent` is then the
         seconds the adapter itself took, where the reply says (compile, run)."""
         self.spent = 0.0
-        self.compiled += msg in ("compile", "compile_grid")
+        self.compiled += msg in compile_messages()
         reply = super().call(msg, arg, timeout)
         if len(reply) == 3:
             self.spent = reply[2]
@@ -331,7 +333,7 @@ class Runner:
         elapsed = time.monotonic() - t0
         with self._lock:   # a worker that died or hung: its whole time was the implementation's
             self.timing["calls"] += elapsed
-            self.timing["compile" if msg in ("compile", "compile_grid") else "run"] += \
+            self.timing["compile" if msg in compile_messages() else "run"] += \
                 elapsed if status in ("crash", "timeout") else w.spent
         if status in ("crash", "timeout"):
             w.kill()
@@ -355,60 +357,80 @@ class Runner:
         """Compile the group's program once, run each case's inputs.  A crash
         or a timeout is the verdict of the case in flight only: the worker is
         gone, so the next case starts a fresh one, which compiles again —
-        never a handle of the dead process."""
+        never a handle of the dead process.  How a case is compiled, run and
+        judged is its mode's (modes.py; a group's cases share the compile:
+        planning.group_by_program)."""
         self._ensure_started(w)
-        todo = self._claimed(group, emit)
-        if any(c.host is not None for c in todo):   # the adapter runs host cases, or declares why not
-            reason = self._host_reason(w)
-            if reason:
-                for c in todo:
-                    if c.host is not None:
-                        emit(self._verdict(c, "unsupported", reason))
-                todo = [c for c in todo if c.host is None]
+        todo = self._capable(w, self._claimed(group, emit), emit)
         compiled = False
         for i, c in enumerate(todo):
             if self._stop.is_set():
                 raise _Stopped
             if not compiled or w.proc is None:
-                if w.compiled and needs_fresh_worker(c):
-                    w.stop()   # a worker that compiled nothing yet (planning.needs_fresh_worker)
-                self._ensure_started(w)
-                t0 = time.monotonic()
-                with self._lock:
-                    self.compiles += 1
-                if c.grid is not None:   # compiled for its grid (planning.grid_of: one grid per group)
-                    status, payload = self._call(w, "compile_grid", (c.mlir, list(grid_of(c))), self.compile_timeout)
-                else:
-                    status, payload = self._call(w, "compile", c.mlir, self.compile_timeout)
-                if status in ("crash", "timeout"):
-                    emit(self._verdict(c, status, f"while compiling: {payload}", time.monotonic() - t0))
-                    continue
-                if status != "ok":
-                    for rest in todo[i:]:
-                        emit(self.compile_verdict(rest, status, payload, time.monotonic() - t0))
+                got = self._compile_for(w, c, todo[i:], emit)
+                if got == "refused":
                     return
+                if got != "ok":
+                    continue
                 compiled = True
-            t0 = time.monotonic()
-            args = [(v.type, v.hex) for v in c.inputs]
-            if c.grid is not None:   # every process of the grid, each on its inputs (an invalid case: its own)
-                per = [[(v.type, v.hex) for v in vs] for vs in c.grid.inputs] or [args] * c.grid.size
-                status, payload = self._call(w, "run_grid", per, self.run_timeout)
-            elif c.host is not None:   # a program that talks to the host: queues in, (outputs, log) back
-                status, payload = self._call(w, "run_host", (args, c.host.to_json()), self.run_timeout)
-            else:
-                status, payload = self._call(w, "run", args, self.run_timeout)
-            if status in ("crash", "timeout"):
-                emit(self._verdict(c, status, f"while running: {payload}", time.monotonic() - t0))
-                compiled = False
+            compiled = self._run_case(w, c, emit)
+
+    def _capable(self, w: Worker, cases: list[Case], emit) -> list[Case]:
+        """The cases whose mode the adapter can run; the others get
+        `unsupported` with the reason the adapter gives (`Mode.capability`:
+        a question asked once per run)."""
+        todo = cases
+        for cap in dict.fromkeys(mode_of(c).capability for c in cases):
+            if cap is None:
                 continue
-            if status == "ok" and self.outputs is not None:
-                self.outputs[c.id] = payload[0] if c.host is not None else payload
-            seconds = time.monotonic() - t0
-            t1 = time.monotonic()
-            v = self.run_verdict(c, status, payload, seconds)
-            with self._lock:
-                self.timing["judge"] += time.monotonic() - t1
-            emit(v)
+            reason = self._capability_reason(w, cap)
+            if reason:
+                for c in todo:
+                    if mode_of(c).capability == cap:
+                        emit(self._verdict(c, "unsupported", reason))
+                todo = [c for c in todo if mode_of(c).capability != cap]
+        return todo
+
+    def _compile_for(self, w: Worker, c: Case, rest: list[Case], emit) -> str:
+        """Compile `c`'s program (its mode's message) on `w`: "ok" when it
+        compiled; "lost" after a crash or a timeout (`c`'s verdict, the
+        worker gone); "refused" otherwise — the refusal is the verdict of
+        every case in `rest` (`c` first: they share the program)."""
+        if w.compiled and needs_fresh_worker(c):
+            w.stop()   # a worker that compiled nothing yet (planning.needs_fresh_worker)
+        self._ensure_started(w)
+        t0 = time.monotonic()
+        with self._lock:
+            self.compiles += 1
+        mode = mode_of(c)
+        status, payload = self._call(w, mode.compile_msg, mode.compile_arg(c), self.compile_timeout)
+        if status in ("crash", "timeout"):
+            emit(self._verdict(c, status, f"while compiling: {payload}", time.monotonic() - t0))
+            return "lost"
+        if status != "ok":
+            for r in rest:
+                emit(self.compile_verdict(r, status, payload, time.monotonic() - t0))
+            return "refused"
+        return "ok"
+
+    def _run_case(self, w: Worker, c: Case, emit) -> bool:
+        """Run compiled `c` (its mode's message) and emit its verdict:
+        whether the program is still compiled on `w` (not after a crash or a timeout)."""
+        mode = mode_of(c)
+        t0 = time.monotonic()
+        status, payload = self._call(w, mode.run_msg, mode.run_arg(c), self.run_timeout)
+        if status in ("crash", "timeout"):
+            emit(self._verdict(c, status, f"while running: {payload}", time.monotonic() - t0))
+            return False
+        if status == "ok" and self.outputs is not None:
+            self.outputs[c.id] = mode.unpack(payload)[0]
+        seconds = time.monotonic() - t0
+        t1 = time.monotonic()
+        v = self.run_verdict(c, status, payload, seconds)
+        with self._lock:
+            self.timing["judge"] += time.monotonic() - t1
+        emit(v)
+        return True
 
     def _do_batch(self, w: Worker, cases: list[Case], emit, learned: "Learned | None" = None) -> None:
         """Compile `cases` (single-case programs of one op, `_may_batch`) as
@@ -492,13 +514,15 @@ class Runner:
                 self._ensure_started(w)
         return self._batch_answer
 
-    def _host_reason(self, w: "Worker") -> str | None:
-        """Why the adapter cannot run cases with host data (it does not
-        implement `Backend.run_with_host`), or None; asked once per run."""
-        if not hasattr(self, "_host_answer"):
-            status, payload = self._call(w, "host", None, self.startup_timeout)
-            self._host_answer = payload if status == "unsupported" else None
-        return self._host_answer
+    def _capability_reason(self, w: "Worker", question: str) -> str | None:
+        """Why the adapter cannot run cases of a mode (`Mode.capability`:
+        "host" — it does not implement `Backend.run_with_host`), or None;
+        asked once per run."""
+        answers = self.__dict__.setdefault("_capability_answers", {})
+        if question not in answers:
+            status, payload = self._call(w, question, None, self.startup_timeout)
+            answers[question] = payload if status == "unsupported" else None
+        return answers[question]
 
     # -- classification ---------------------------------------------------------
     @staticmethod
@@ -529,15 +553,10 @@ class Runner:
             return self._verdict(c, "fail", what, seconds)
         if status == "error":
             return self._verdict(c, "fail", f"run raised {payload}", seconds)
-        log = None
-        if c.host is not None:
-            payload, log = payload
+        mode = mode_of(c)
+        outputs, log = mode.unpack(payload)
         why: dict = {}
-        ok, detail, max_ulp, labels = check_outputs(c, payload, why)
-        if log is not None:
-            ok, detail, max_ulp, labels = with_log(c, log, ok, detail, max_ulp, labels)
-            if ok:   # every element passed, the log's included: all their ULPs mean something
-                why["meaningful_ulp"] = max_ulp
+        ok, detail, max_ulp, labels = mode.judge(c, outputs, log, why)
         return self._verdict(c, "pass" if ok else "fail", detail, seconds, max_ulp=max_ulp, impl_defined=labels,
                              **why)
 

@@ -410,12 +410,10 @@ def _score(suite: str, ops: list[str], baseline: dict | None, trace: list[str] |
     import importlib
     from shlo_conform.backends.base import status_of
     from shlo_conform.backends.oracle import OracleBackend
-    from shlo_conform.pipeline.planning import grid_of
+    from shlo_conform.pipeline.modes import mode_of
     from shlo_conform.pipeline.runner import Runner
     from shlo_conform.spec import ops as _every_op  # noqa: F401  (each op module loaded before the first case)
-    from shlo_conform.spec.grid import Grid
     from shlo_conform.suites.io import load_cases, suite_path
-    from shlo_conform.suites.records import HostData
     for t in trace or ():
         importlib.import_module("shlo_conform." + t[:-3].replace("/", "."))
 
@@ -429,8 +427,9 @@ def _score(suite: str, ops: list[str], baseline: dict | None, trace: list[str] |
     for c in cases:
         t0 = time.monotonic()
         hit = phases[c.id] = {}
+        mode = mode_of(c)   # plain, host or grid: how the case compiles and runs (the runner's own answer)
         try:
-            ex = backend.compile_grid(c.mlir, Grid(*grid_of(c))) if c.grid is not None else backend.compile(c.mlir)
+            ex = mode.compile_on(backend, c)
         except Exception as e:
             st, said = status_of(e)
             # which constraint the oracle names is part of the verdict: a mutant that moves a rejection
@@ -440,15 +439,7 @@ def _score(suite: str, ops: list[str], baseline: dict | None, trace: list[str] |
                 + "".join(f" [{k}]" for k in named)
         else:
             try:
-                if c.grid is not None:
-                    per = [[t.array() for t in vs] for vs in c.grid.inputs] or [[t.array() for t in c.inputs]] * c.grid.size
-                    res = backend.run_grid(ex, per)
-                elif c.host is not None:
-                    infeed, channels = HostData.check(c.host.to_json()).queues()
-                    from shlo_conform.backends.base import HostQueues
-                    res = backend.run_with_host(ex, [t.array() for t in c.inputs], HostQueues(infeed, channels))
-                else:
-                    res = backend.run(ex, [t.array() for t in c.inputs])
+                res = mode.run_on(backend, ex, c)
                 st = "ok"
             except Exception as e:
                 st, res = status_of(e)
