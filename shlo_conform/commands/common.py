@@ -215,20 +215,31 @@ def read_results(path: str, what: str = "results file"):
         raise UsageError(f"{what} {path}: not a shlo-conform results file: {e}") from None
 
 
-def write_html(doc: dict, path: Path, flag: str = "--html") -> None:
-    from ..reports import html
+def _write(writer, doc: dict, path: Path, flag: str) -> None:
     try:
-        html.write(doc, Path(path))
+        writer.write(doc, Path(path))
     except OSError as e:
         raise UsageError(f"{flag} {path}: cannot write it ({e.strerror or e})") from None
+
+
+def write_html(doc: dict, path: Path, flag: str = "--html") -> None:
+    from ..reports import html
+    _write(html, doc, path, flag)
 
 
 def write_junit(doc: dict, path: Path, flag: str = "--junit") -> None:
     from ..reports import junit
-    try:
-        junit.write(doc, Path(path))
-    except OSError as e:
-        raise UsageError(f"{flag} {path}: cannot write it ({e.strerror or e})") from None
+    _write(junit, doc, path, flag)
+
+
+def write_reports(doc: dict, html_path: Path | None, junit_path: Path | None) -> None:
+    """The HTML and JUnit files a command was asked for, each named as written."""
+    if html_path:
+        write_html(doc, html_path)
+        print(f"report: {html_path}")
+    if junit_path:
+        write_junit(doc, junit_path)
+        print(f"junit: {junit_path}")
 
 
 def backend_list(spec: str) -> list[str]:

@@ -5,8 +5,7 @@ import json
 import os
 import sys
 
-from .common import (UsageError, Parser, PROG, nonempty, output_path, distinct_outputs, read_results, write_html,
-                     write_junit)
+from .common import (UsageError, Parser, PROG, nonempty, output_path, distinct_outputs, read_results, write_reports)
 
 NAME = "report"
 
@@ -53,10 +52,5 @@ def main(argv: list[str]) -> int:
         except OSError as e:
             raise UsageError(f"--json {json_path}: cannot write it ({e.strerror or e})") from None
         print(f"results: {json_path}")
-    if html_path:
-        write_html(doc, html_path)
-        print(f"report: {html_path}")
-    if junit_path:
-        write_junit(doc, junit_path)
-        print(f"junit: {junit_path}")
+    write_reports(doc, html_path, junit_path)
     return 0

@@ -10,7 +10,7 @@ from ..pipeline.planning import DEFAULT_BATCH
 from ..pipeline.runner import MAX_DEFAULT_JOBS, default_jobs
 from .common import (UsageError, Parser, PROG, MAX_TIMEOUT, MAX_JOBS, MAX_BATCH, SUITE_HELP, comma_list, bounded,
                      nonempty, output_path, distinct_outputs, open_suite, check_ops, check_dtypes, selected_cases,
-                     read_results, write_html, write_junit, cluster_engine)
+                     read_results, write_reports, cluster_engine)
 
 
 def _default_json(backend: str, shard: tuple[int, int] | None = None) -> Path:
@@ -179,12 +179,7 @@ def main(argv: list[str], commands: tuple[str, ...] = ()) -> int:
     for other in other_journals(json_path, doc["run_key"]):
         print(f"kept: {other}, the journal of an unfinished run with other options "
               "(rerun those options to resume it, or delete it)")
-    if html_path:
-        write_html(doc, html_path)
-        print(f"report: {html_path}")
-    if junit_path:
-        write_junit(doc, junit_path)
-        print(f"junit: {junit_path}")
+    write_reports(doc, html_path, junit_path)
     if baseline is not None:
         new, known = _new_failures(doc, baseline)
         print(f"against baseline {a.baseline}: {len(new)} new failures, {known} known")

@@ -93,12 +93,16 @@ class Group:
                  if values.get(f) is not None and not (isinstance(values[f], (list, tuple)) and not values[f])]
         return f"#{self.dialect_attr}<{', '.join(parts)}>"
 
-    def from_mlir(self, text: str, kinds: dict) -> dict:
+    def _body(self, text: str) -> str:
+        """What `#dialect<…>` holds between its brackets (whitespace folded); ValueError otherwise."""
         t = " ".join(text.split())
         head = f"#{self.dialect_attr}<"
         if not (t.startswith(head) and t.endswith(">")):
             raise ValueError(f"expected {head}…>, got {text!r}")
-        body, out, i = t[len(head):-1], {}, 0
+        return t[len(head):-1]
+
+    def from_mlir(self, text: str, kinds: dict) -> dict:
+        body, out, i = self._body(text), {}, 0
         while i < len(body):
             eq = body.index("=", i)
             name = body[i:eq].strip().strip(",").strip()
@@ -220,14 +224,10 @@ class ConvDimensionsGroup(Group):
         return f"#{self.dialect_attr}<raw {', '.join(parts)}>"
 
     def from_mlir(self, text: str, kinds: dict) -> dict:
-        t = " ".join(text.split())
-        head = f"#{self.dialect_attr}<"
-        if not (t.startswith(head) and t.endswith(">")):
-            raise ValueError(f"expected {head}…>, got {text!r}")
-        body = t[len(head):-1].strip()
+        body = self._body(text).strip()
         if body.startswith("raw "):
             raw = Group(self.mlir_name, self.dialect_attr, self.fields)
-            return raw.from_mlir(f"{head}{body[4:]}>", kinds)
+            return raw.from_mlir(f"#{self.dialect_attr}<{body[4:]}>", kinds)
         lhs, _, out = body.partition("->")
         inp, _, ker = lhs.partition("x")
         roles = [[r.strip() for r in part.strip().strip("[]").split(",") if r.strip()] for part in (inp, ker, out)]

@@ -8,7 +8,7 @@ import pytest
 
 from shlo_conform.cli import main
 
-jax = pytest.importorskip("jax")
+import jax
 import jax.numpy as jnp  # noqa: E402
 from jax import export  # noqa: E402
 

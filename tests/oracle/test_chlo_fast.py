@@ -28,7 +28,6 @@ from shlo_conform.spec.chlo import CHLO
 from shlo_conform.spec.dsl import Approx
 from shlo_conform.spec.types import BF16, F8E5M2, F16, F32, TensorType, element_type
 
-pytest.importorskip("scipy")
 
 FN = {TABLE[f].name: f for f in TABLE}
 FORMATS = (F32, BF16, F16, F8E5M2)

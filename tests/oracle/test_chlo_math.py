@@ -24,7 +24,7 @@ import mpmath
 import numpy as np
 import pytest
 
-jax = pytest.importorskip("jax")
+import jax
 import jax.numpy as jnp  # noqa: E402
 from jax import lax  # noqa: E402
 

@@ -16,7 +16,7 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-jax = pytest.importorskip("jax")
+import jax
 import jax.numpy as jnp  # noqa: E402,F401
 from jax import lax  # noqa: E402
 

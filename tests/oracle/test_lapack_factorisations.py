@@ -13,23 +13,15 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-jax = pytest.importorskip("jax")
+import jax
 import jax.numpy as jnp  # noqa: E402
 import scipy.linalg as sla  # noqa: E402
 from jax.scipy.linalg import solve_triangular  # noqa: E402
 
-from shlo_conform.backends.base import load_backend  # noqa: E402
 from shlo_conform.oracle.program import execute, parse_program  # noqa: E402
 from shlo_conform.suites.compare import compare  # noqa: E402
 
 DTYPES = [np.float32, np.float64, np.complex64, np.complex128]
-
-
-@pytest.fixture(scope="module")
-def xla():
-    jax.config.update("jax_enable_x64", True)
-    yield load_backend("xla")
-    jax.config.update("jax_enable_x64", False)
 
 
 def rand(shape, dtype, rng):

@@ -18,7 +18,7 @@ from shlo_conform.oracle.reading import VerifierRejected, registered_context
 from shlo_conform.suites.compare import compare
 from shlo_conform.suites.io import CORE, load_cases
 
-ir = pytest.importorskip("jaxlib.mlir.ir")
+from jaxlib.mlir import ir
 
 
 def run(text, *inputs):

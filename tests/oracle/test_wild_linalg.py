@@ -11,22 +11,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-jax = pytest.importorskip("jax")
+import jax
 import jax.numpy as jnp  # noqa: E402
 import jax.scipy.linalg as jsl  # noqa: E402
 
-from shlo_conform.backends.base import load_backend  # noqa: E402
 from shlo_conform.oracle.custom_calls import INFO_UNDEFINED  # noqa: E402
 from shlo_conform.oracle.program import CannotJudge, execute, parse_program  # noqa: E402
 from shlo_conform.suites.compare import compare  # noqa: E402
 from shlo_conform.suites.kinds.residual import UNDEFINED  # noqa: E402
-
-
-@pytest.fixture(scope="module")
-def xla():
-    jax.config.update("jax_enable_x64", True)
-    yield load_backend("xla")
-    jax.config.update("jax_enable_x64", False)
 
 
 def hpd(shape, dtype, rng):
