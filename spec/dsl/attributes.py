@@ -111,7 +111,7 @@ class Group:
                 j += 1
             end = body.index("]", j) + 1 if body[j] == "[" else (body.find(",", j) if "," in body[j:] else len(body))
             if name not in kinds:
-                raise ValueError(f"unknown field {name!r} in {head}…>")
+                raise ValueError(f"unknown field {name!r} in #{self.dialect_attr}<…>")
             out[name] = kinds[name].from_mlir(body[j:end].strip())
             i = end + 1
         return out
