@@ -29,6 +29,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from .x87 import extended_precision
+
 ARRAY_RULES: dict[type, Callable] = {}
 VALUE_RULES: dict[type, Callable] = {}
 
@@ -85,7 +87,8 @@ def run_arrays(inst, arrays: list) -> list:
     if rule is None:
         raise NotImplementedError(f"{inst.spec.mnemonic}: the oracle cannot execute semantics of kind "
                                   f"{type(sem).__name__}")
-    return rule(sem, inst, arrays, result_types(inst))
+    with extended_precision():   # the long double routes' 64 bits, whatever the process set (x87.py)
+        return rule(sem, inst, arrays, result_types(inst))
 
 
 def operand_types(inst) -> list:

@@ -73,3 +73,38 @@ def test_f64_fft_bounds_hold_at_53_bits(x87_53_bits):
     parts = [p for v in truth for p in (mpmath.re(v), mpmath.im(v))]
     for k, v in enumerate(parts):
         assert mpmath.mpf(float(lo[k])) <= v <= mpmath.mpf(float(hi[k])), k
+
+
+def test_the_oracle_sets_64_bits_for_its_own_work_and_restores_the_callers(x87_53_bits):
+    """oracle/x87.py: inside `extended_precision` long double carries 64 bits
+    again (an f64 sine's long double pass decides as at 64 bits); outside,
+    the 53 bits the process chose are back."""
+    from shlo_conform.oracle.x87 import extended_precision
+    with extended_precision():
+        assert long_double_exact()
+        one = np.longdouble(1)
+        assert (one + np.ldexp(one, -60)) - one == np.ldexp(one, -60)
+    assert not long_double_exact()
+
+
+def test_an_f64_fft_is_stated_at_53_bits_as_at_64(x87_53_bits):
+    """The same f64 FFT expectation under a 53-bit control word as under the
+    default one: the op runs under extended_precision (oracle.semantics)."""
+    from tests.spec.test_ops_fft import expect, inst, operand
+    rng = np.random.default_rng(7)
+    i = inst((2, 5), "complex<f64>", "FFT", (5,))
+    x = operand((2, 5), "complex<f64>", rng, "FFT", (5,))
+    at_53 = expect(i, x)
+    assert not long_double_exact()
+    libm = ctypes.CDLL(ctypes.util.find_library("m"))
+    saved = ctypes.create_string_buffer(64)
+    libm.fegetenv(saved)
+    raw = bytearray(saved.raw)
+    raw[0:2] = (int.from_bytes(raw[0:2], "little") | 0x300).to_bytes(2, "little")
+    libm.fesetenv(ctypes.create_string_buffer(bytes(raw), 64))
+    try:
+        at_64 = expect(i, x)
+    finally:
+        libm.fesetenv(saved)
+    assert np.array_equal(np.asarray(at_53.lo), np.asarray(at_64.lo))
+    assert np.array_equal(np.asarray(at_53.hi), np.asarray(at_64.hi))
