@@ -49,9 +49,13 @@ def inputs(f, n: int, rng) -> list:
     hard: list = [np.zeros(0)] * nargs
     while len(hard[0]) < n - len(rnd[0]):
         cand = [rng.uniform(lo, hi, 20 * n) for _ in range(nargs)]
-        with np.errstate(all="ignore"):
-            y = np.asarray(TABLE[f].numpy(*[c.astype(np.longdouble) for c in cand]), dtype=np.longdouble)
-        ok, _ = fast.decide(y, F64)
+        evaluate = TABLE[f].numpy_for(np.longdouble)
+        if evaluate is None:   # no long double pass: every element is MPFR's
+            ok = np.zeros(len(cand[0]), dtype=bool)
+        else:
+            with np.errstate(all="ignore"):
+                y = np.asarray(evaluate(*[c.astype(np.longdouble) for c in cand]), dtype=np.longdouble)
+            ok, _ = fast.decide(y, F64)
         hard = [np.concatenate([h, c[~ok]]) for h, c in zip(hard, cand)]
     hard = [h[: n - len(rnd[0])] for h in hard]
     return [np.concatenate([r, h]) for r, h in zip(rnd, hard)]

@@ -91,11 +91,12 @@ def working(fmt: FloatFormat):
 def working_for(f, fmt: FloatFormat):
     """`working(fmt)` where f's vectorised evaluation serves it: none for a
     function without one, and none for f64 results of one that keeps its
-    bound in float64 only (scipy's: real_functions.RealFunction.long_double)."""
-    rf = TABLE.get(f)
-    if rf is None or rf.numpy is None or (fmt == F64 and not rf.long_double):
+    bound in float64 only and has no long double evaluation of its own
+    (real_functions.RealFunction.numpy_for)."""
+    rf, w = TABLE.get(f), working(fmt)
+    if rf is None or w is None or rf.numpy_for(w[0]) is None:
         return None
-    return working(fmt)
+    return w
 
 
 def applies(f, fmt: FloatFormat) -> bool:
@@ -110,7 +111,9 @@ def round_to_format(v: np.ndarray, fmt: FloatFormat) -> np.ndarray:
     """float64 (or long double) values rounded (ties to even) to `fmt`'s
     precision and exponent range, in the same dtype: exact, since every step is (frexp, ldexp by
     an in-range power of two, rint on an integer-sized value).  Magnitudes
-    past the largest finite become ±inf (f8E4M3FN's NaN: `agree` refuses it)."""
+    past the largest finite become ±inf (f8E4M3FN's NaN: `agree` refuses it),
+    or ±max_finite in a format without NaN; the other facts of the format
+    as `_within_format` applies them."""
     with np.errstate(invalid="ignore", over="ignore"):
         _, e = np.frexp(v)                              # |v| in [2^(e-1), 2^e)
         q = np.maximum(e - 1, fmt.emin)                 # the binade; subnormals share emin's quantum
@@ -118,6 +121,35 @@ def round_to_format(v: np.ndarray, fmt: FloatFormat) -> np.ndarray:
         r = np.ldexp(np.rint(np.ldexp(v, shift)), -shift)
         big = np.abs(r) > float(fmt.max_finite)
         r[big] = np.copysign(np.inf, r[big])
+    return _within_format(r, v, fmt)
+
+
+def _within_format(r: np.ndarray, v: np.ndarray, fmt: FloatFormat) -> np.ndarray:
+    """Rounded values `r` of `v` made what `rounding.round_bits` gives in a
+    format that lacks something IEEE formats have — read from its
+    declaration, so the seed's formats pass through unchanged:
+    * no NaN (f4E2M1FN, f6E2M3FN, f6E3M2FN): an overflow saturates at
+      ±max_finite (`FloatFormat.overflow_bits`);
+    * no negative zero (FNUZ, whose pattern of -0 is NaN): a negative value
+      rounding to zero is +0, never 1.000…0;
+    * no zero (f8E8M0FNU): a positive value below the smallest one is that
+      smallest value; zero itself is NaN;
+    * no sign (f8E8M0FNU): a negative value is NaN.
+    NaN stands for "the format's NaN", which `agree` never accepts (the
+    elements go to round_bits)."""
+    if fmt.has_nan and fmt.has_negative_zero and fmt.has_zero and fmt.signed:
+        return r
+    with np.errstate(invalid="ignore"):
+        if not fmt.has_nan:
+            big = np.isinf(r)
+            r[big] = np.copysign(float(fmt.max_finite), r[big])
+        if not fmt.has_negative_zero:
+            r[r == 0] = 0.0
+        if not fmt.has_zero:
+            r[(r == 0) & (v > 0)] = float(fmt.min_normal)
+            r[v == 0] = np.nan
+        if not fmt.signed:
+            r[v < 0] = np.nan
     return r
 
 
@@ -150,19 +182,34 @@ def round_fast(v: np.ndarray, fmt: FloatFormat) -> np.ndarray:
     a = np.abs(v)
     s = np.uint64(52 - fmt.mantissa_bits)
     b = a.view(np.uint64)
+    # The last kept significand bit, which a tie rounds to even: float64's bit s;
+    # with no stored mantissa bit (f8E8M0FNU), the hidden 1 — odd either way,
+    # so a tie rounds up (rounding.py's module docstring).
+    lsb = (b >> s) & np.uint64(1) if fmt.mantissa_bits else np.uint64(1)
     with np.errstate(over="ignore", invalid="ignore"):
-        r = ((b + ((np.uint64(1) << (s - np.uint64(1))) - np.uint64(1)) + ((b >> s) & np.uint64(1)))
-             >> s << s).view(np.float64)
+        r = ((b + ((np.uint64(1) << (s - np.uint64(1))) - np.uint64(1)) + lsb) >> s << s).view(np.float64)
         sub = a < 2.0 ** fmt.emin
         if sub.any():
             c = 2.0 ** (fmt.emin - fmt.mantissa_bits + 52)
             r[sub] = (a[sub] + c) - c
         r[r > float(fmt.max_finite)] = np.inf
         r[np.isnan(a)] = np.nan
-    return np.copysign(r, v)
+    return _within_format(np.copysign(r, v), v, fmt)
 
 
-def decide(y: np.ndarray, fmt: FloatFormat, args: list | None = None) -> tuple[np.ndarray, np.ndarray]:
+def bound_for(f, fmt: FloatFormat) -> float:
+    """The relative error bound of f's vectorised evaluation for results in
+    `fmt`: the working format's, or the tighter one a long double kernel of
+    CHLO's declares (oracle/chlo_long_double/, measured like the rest)."""
+    w = working(fmt)
+    rf = TABLE[f]
+    if w[0] is np.longdouble and not rf.long_double and rf.long_double_rel_error:
+        return min(w[1], rf.long_double_rel_error)
+    return w[1]
+
+
+def decide(y: np.ndarray, fmt: FloatFormat, args: list | None = None,
+           bound: float | None = None) -> tuple[np.ndarray, np.ndarray]:
     """(decided mask, rounded values as float64) for approximations y (in
     the working dtype of `fmt`) of the true values, each known to within
     |y|·bound.  Both ends keep y's sign wherever y is trusted (|y| >= tiny),
@@ -170,8 +217,10 @@ def decide(y: np.ndarray, fmt: FloatFormat, args: list | None = None) -> tuple[n
     arguments, also where the working format overflowed or underflowed and
     every argument is finite and nonzero (module docstring: those zeros
     and infinities are the rounding of a nonzero true value, not a special
-    value the op's module states)."""
-    _, bound, tiny = working(fmt)
+    value the op's module states).  `bound`: the evaluation's own, where it
+    is not the working format's (`bound_for`)."""
+    _, default, tiny = working(fmt)
+    bound = default if bound is None else bound
     with np.errstate(invalid="ignore", over="ignore"):
         a = np.abs(y)
         trusted = a >= tiny
@@ -190,8 +239,14 @@ def decide(y: np.ndarray, fmt: FloatFormat, args: list | None = None) -> tuple[n
         ok &= trusted
         if beyond.any():
             over = beyond & np.isinf(y)
-            lo = np.where(beyond, np.where(over, y, np.copysign(0.0, y)).astype(lo.dtype), lo)
-            ok |= beyond & (~over if not fmt.has_inf else True)   # f8E4M3FN's overflow is NaN: round_bits
+            zero = np.copysign(0.0, y) if fmt.has_negative_zero else np.zeros_like(y)   # FNUZ: +0 only
+            lo = np.where(beyond, np.where(over, y, zero).astype(lo.dtype), lo)
+            take = beyond
+            if not fmt.has_inf:    # f8E4M3FN's overflow is NaN, f4E2M1FN's the largest finite: round_bits
+                take = take & ~over
+            if not (fmt.has_zero and fmt.signed):   # f8E8M0FNU's underflow is 2^-127 or NaN: round_bits
+                take = take & over
+            ok |= take
     return ok, lo
 
 
@@ -230,8 +285,8 @@ def _evaluate(f, args: list, fmt: FloatFormat) -> tuple[np.ndarray, np.ndarray]:
     else:
         with np.errstate(all="ignore"):
             cols = [np.asarray(a, dtype=w[0]) for a in args]
-            y = np.asarray(TABLE[f].numpy(*cols), dtype=w[0])
-        ok, r = decide(y, fmt, cols)
+            y = np.asarray(TABLE[f].numpy_for(w[0])(*cols), dtype=w[0])
+        ok, r = decide(y, fmt, cols, bound_for(f, fmt))
     if fmt == F64 and TABLE[f].mpfr is not None and not ok.all():
         mpfr_correct(f, [np.asarray(a, dtype=np.float64) for a in args], ok, r)
     return ok, r

@@ -106,7 +106,9 @@ def inputs(f, fmt: FloatFormat, n: int, rng) -> list:
         return [rng.integers(1, 9, n).astype(np.float64), rng.choice(x, n)]
     if name == "zeta":   # x > 1, q > 0: the series' domain (q < 0 is the mpmath loop's); arb's
         # 160-bit ball is slow for huge x and wide for tiny q (tests/oracle/test_chlo_fast.py goes there)
-        return [rng.choice(v[(v > 1) & (v < 64)], n), rng.choice(v[v > 2.0 ** -10], n)]
+        # (random bit patterns of f64 hardly ever fall in (1, 64): s is drawn there uniformly instead)
+        s = v[(v > 1) & (v < 64)]
+        return [rng.choice(s, n) if len(s) >= 16 else rng.uniform(1, 64, n), rng.choice(v[v > 2.0 ** -10], n)]
     if name in ("atan2", "hypot", "signed_power"):
         v = v[v != 0]   # the op modules state zero arguments exactly, never as an Approx
         a, b = rng.choice(v, n), rng.choice(v, n)
@@ -129,6 +131,33 @@ def inputs(f, fmt: FloatFormat, n: int, rng) -> list:
     return [rng.choice(v, n, replace=False) if len(v) > n else v]
 
 
+
+def exact_arb(v) -> arb:
+    """A float64 or long double value as an exact arb (64 significand bits
+    suffice for both)."""
+    m, e = np.frexp(np.longdouble(v))
+    return arb((int(np.ldexp(m, 64)), int(e) - 64))
+
+
+def relative_error(f, args: tuple, y, precisions=(160, 640, 2560), accurate_bits: int = 80) -> float:
+    """An upper bound on |y - f(args)| / |y| from arb's ball for f, its
+    precision raised through `precisions` until the ball carries
+    `accurate_bits` (f(args) near a zero or huge takes more); y (float64 or
+    long double) read exactly.  Raises AssertionError where the ball stays
+    wide — the caller's points are then not ones arb can settle."""
+    old = ctx.prec
+    try:
+        for prec in precisions:
+            ctx.prec = prec
+            b = TABLE[f].arb(*[arb(a) for a in args])
+            if b.is_finite() and b.rel_accuracy_bits() >= accurate_bits:
+                yb = exact_arb(y)
+                return float(((yb - b).abs_upper() / yb.abs_lower()).upper())
+    finally:
+        ctx.prec = old
+    raise AssertionError(f"arb's ball for {TABLE[f].name}{args} stays wide")
+
+
 def check(f, fmt: FloatFormat, cols: list) -> CheckResult | None:
     """None where the fast path has no evaluation of f for `fmt`
     (fast.working_for: f64 results of scipy's float64 functions)."""
@@ -137,12 +166,12 @@ def check(f, fmt: FloatFormat, cols: list) -> CheckResult | None:
         return None
     dtype, _, tiny = fast.working(fmt)
     with np.errstate(all="ignore"):
-        y = np.asarray(TABLE[f].numpy(*[np.asarray(c, dtype=dtype) for c in cols]), dtype=dtype)
+        y = np.asarray(TABLE[f].numpy_for(dtype)(*[np.asarray(c, dtype=dtype) for c in cols]), dtype=dtype)
     ref_lo, ref_hi, rel = _reference(f, cols, y)
     normal = np.isfinite(y) & (np.abs(y) >= tiny) & np.isfinite(ref_lo)
     worst = float(rel[normal].max()) if normal.any() else 0.0
-    bound = fast.working(fmt)[1]
-    ok, r = fast.decide(y, fmt, [np.asarray(c, dtype=dtype) for c in cols])
+    bound = fast.bound_for(f, fmt)
+    ok, r = fast.decide(y, fmt, [np.asarray(c, dtype=dtype) for c in cols], bound)
     with np.errstate(all="ignore"):
         lo, hi = fast.round_to_format(ref_lo, fmt), fast.round_to_format(ref_hi, fmt)
     known = np.isfinite(ref_lo) & fast.agree(lo, hi, fmt)

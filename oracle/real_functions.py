@@ -43,6 +43,7 @@ from ..spec.ieee import real_cbrt, reciprocal_sqrt
 from ..spec.ops.atan2 import pi_times
 from ..spec.ops.logistic import logistic_value
 from ..spec.ops.power import signed_power
+from .chlo_long_double import KERNELS as _LONG_DOUBLE, REL_ERROR as _LONG_DOUBLE_REL_ERROR
 
 
 @dataclass(frozen=True)
@@ -52,6 +53,17 @@ class RealFunction:
     numpy: Callable | None   # float64 arrays -> float64 array (None: no vectorised evaluation, arb decides)
     mpfr: Callable | None = None   # Python floats -> the correctly rounded binary64 value (gmpy2), or None
     long_double: bool = True   # `numpy` keeps its bound in long double too (f64 results); False: float64 only
+    # where `numpy` is float64 only: an evaluation of its own in long double for f64 results
+    # (oracle/chlo_long_double/, CHLO's special functions), held to the same bound fast.LD_REL_ERROR
+    long_double_numpy: Callable | None = None
+    long_double_rel_error: float | None = None   # its bound, where tighter than fast.LD_REL_ERROR
+
+    def numpy_for(self, dtype) -> Callable | None:
+        """The vectorised evaluation that keeps its bound in `dtype` (float64,
+        or long double for f64 results), or None."""
+        if np.dtype(dtype) == np.dtype(np.longdouble) and not self.long_double:
+            return self.long_double_numpy
+        return self.numpy
 
 
 # MPFR (gmpy2) rounds each of its functions correctly to its context, by
@@ -379,19 +391,34 @@ def _arb_log_abs_gamma(x):
     return arb.pi().log() - abs(x.sin_pi()).log() - (1 - x).lgamma()
 
 
+def _arb_i1e(x):
+    """e^{-|x|}·I₁(x) = sign(x)·(FLINT's exponentially scaled I₁ at |x|):
+    I₁ is odd.  Not I₁(x)·exp(-|x|), whose I₁ overflows arb's working
+    balls to NaN past |x| ≈ 1e300."""
+    s = abs(x).bessel_i(1, scaled=True)
+    return -s if x < 0 else s
+
+
 def _arb_polygamma(n, x):
     k = int(n.unique_fmpz())   # n >= 1, an integer (spec/chlo/polygamma.py), x > 0
     return (-1) ** (k + 1) * arb(k).fac() * arb(k + 1).zeta(x)
 
 
+def _chlo(name: str, arb_fn, numpy_fn, mpfr_fn=None) -> RealFunction:
+    """A CHLO special function: `numpy_fn` keeps its bound in float64 only;
+    f64 results take its long double evaluation (oracle/chlo_long_double/)
+    where there is one, MPFR and arb elsewhere."""
+    return RealFunction(name, arb_fn, numpy_fn, mpfr_fn, long_double=False,
+                        long_double_numpy=_LONG_DOUBLE.get(name),
+                        long_double_rel_error=_LONG_DOUBLE_REL_ERROR.get(name))
+
+
 TABLE.update({
-    mpmath.erf: RealFunction("erf", lambda x: x.erf(), _scipy("erf"), _mpfr("erf"), long_double=False),
-    mpmath.erfc: RealFunction("erfc", lambda x: x.erfc(), _scipy("erfc"), _mpfr("erfc"), long_double=False),
-    mpmath.erfinv: RealFunction("erfinv", lambda x: x.erfinv(), _scipy("erfinv"), long_double=False),
-    log_abs_gamma: RealFunction("lgamma", _arb_log_abs_gamma, _sp and _np_lgamma, _mpfr("lngamma"),
-                                long_double=False),
-    mpmath.digamma: RealFunction("digamma", lambda x: x.digamma(), _sp and _np_digamma, _mpfr("digamma"),
-                                 long_double=False),
+    mpmath.erf: _chlo("erf", lambda x: x.erf(), _scipy("erf"), _mpfr("erf")),
+    mpmath.erfc: _chlo("erfc", lambda x: x.erfc(), _scipy("erfc"), _mpfr("erfc")),
+    mpmath.erfinv: _chlo("erfinv", lambda x: x.erfinv(), _scipy("erfinv")),
+    log_abs_gamma: _chlo("lgamma", _arb_log_abs_gamma, _sp and _np_lgamma, _mpfr("lngamma")),
+    mpmath.digamma: _chlo("digamma", lambda x: x.digamma(), _sp and _np_digamma, _mpfr("digamma")),
     mpmath.asin: RealFunction("asin", lambda x: x.asin(), np.arcsin, _mpfr("asin")),
     mpmath.acos: RealFunction("acos", lambda x: x.acos(), np.arccos, _mpfr("acos")),
     mpmath.atan: RealFunction("atan", lambda x: x.atan(), np.arctan, _mpfr("atan")),
@@ -400,9 +427,9 @@ TABLE.update({
     mpmath.atanh: RealFunction("atanh", lambda x: x.atanh(), np.arctanh, _mpfr("atanh")),
     mpmath.sinh: RealFunction("sinh", lambda x: x.sinh(), np.sinh, _mpfr("sinh")),
     mpmath.cosh: RealFunction("cosh", lambda x: x.cosh(), np.cosh, _mpfr("cosh")),
-    i1e: RealFunction("i1e", lambda x: x.bessel_i(1) * (-abs(x)).exp(), _scipy("i1e"), long_double=False),
-    polygamma: RealFunction("polygamma", _arb_polygamma, _sp and _np_polygamma, long_double=False),
-    hurwitz_zeta: RealFunction("zeta", lambda x, q: x.zeta(q), _sp and _np_zeta, long_double=False),
+    i1e: _chlo("i1e", _arb_i1e, _scipy("i1e")),
+    polygamma: _chlo("polygamma", _arb_polygamma, _sp and _np_polygamma),
+    hurwitz_zeta: _chlo("zeta", lambda x, q: x.zeta(q), _sp and _np_zeta),
 })
 
 UNCOVERED = ("the lambdas of spec/annex_g.py's complex functions (components of csin, cexp, clog, "

@@ -19,9 +19,8 @@ import math
 import mpmath
 import numpy as np
 import pytest
-from flint import arb, ctx
 
-from shlo_conform.oracle import fast, rigorous
+from shlo_conform.oracle import fast, fastcheck, rigorous
 from shlo_conform.oracle.real_functions import TABLE
 from shlo_conform.oracle.rounding import round_bits
 from shlo_conform.spec.chlo import CHLO
@@ -101,19 +100,7 @@ POINTS = {"lgamma": lambda: [_lgamma_points()], "digamma": lambda: [_digamma_poi
 
 
 def _relative_error(f, args: tuple, y: float) -> float:
-    """An upper bound on |y - f(args)| / |y| from arb's ball, its precision
-    raised until the ball is narrow (f(args) near 0 or huge takes more)."""
-    old = ctx.prec
-    try:
-        for prec in (160, 640, 2560):
-            ctx.prec = prec
-            b = TABLE[f].arb(*[arb(a) for a in args])
-            if b.is_finite() and b.rel_accuracy_bits() >= 80:
-                yb = arb(y)
-                return float(((yb - b).abs_upper() / yb.abs_lower()).upper())
-    finally:
-        ctx.prec = old
-    raise AssertionError(f"arb's ball for {TABLE[f].name}{args} stays wide")
+    return fastcheck.relative_error(f, args, y)
 
 
 @pytest.mark.parametrize("name", list(POINTS))

@@ -16,7 +16,6 @@ Special values are stated by hand.
 """
 from __future__ import annotations
 
-import math
 import warnings
 
 import ml_dtypes
@@ -107,15 +106,16 @@ def _sample(name, dt, n=160, seed=0):
     return x
 
 
-CASES = [(name, d) for name in FUNCTIONS if FUNCTIONS[name][2] is not None or name == "zeta" for d in DTYPES]
+# zeta in bf16/f16 is left out: the program computes its operands (x + 1.5, x + 1) in the narrow format,
+# so the truth would need them rounded there first — f32 and f64 hold the same claim
+CASES = [(name, d) for name in FUNCTIONS if FUNCTIONS[name][2] is not None or name == "zeta" for d in DTYPES
+         if not (name == "zeta" and d in ("bf16", "f16"))]
 
 
 @pytest.mark.parametrize("name,dtype", CASES, ids=[f"{n}-{d}" for n, d in CASES])
 def test_a_correctly_rounded_backend_meets_the_expectation_and_an_answer_beyond_tolerance_does_not(name, dtype):
     dt = DTYPES[dtype]
     x = _sample(name, dt)
-    if name == "zeta" and dtype in ("bf16", "f16"):   # x + 1.5 and x + 1 round in the program's own format
-        pytest.skip("the operands of zeta are computed in the narrow format: truth needs them rounded there")
     text = _lowered(FUNCTIONS[name][0], x)
     program = parse_program(text)
     assert program.chlo_judged == {FUNCTIONS[name][1]: 1} and program.legalized == {}
