@@ -58,7 +58,8 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from ..spec.types import ElementType, TensorType, dense_literal, element_type, from_bits, parse_type
+from ..spec.types import (E_F16, E_F32, E_F64, ElementType, TensorType, dense_literal, element_type, from_bits,
+                          holds_every_value, parse_type)
 from ..oracle.reading import ChloNotDecomposed, legalize_chlo
 from .base import Backend, Rejected, Skip, Unsupported, check_grid_inputs
 from ..suites.records import tensor_type_of
@@ -91,14 +92,33 @@ _NATIVE_FLOATS = (np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float6
 
 
 def _carrier_result(et: ElementType) -> str:
-    """How a result of this element type is read back ("native" when numpy can)."""
+    """How a result of this element type is read back ("native" when numpy can):
+    ml_dtypes' float formats of 8 bits or more as the bits of the integer type
+    of their width ("bits": bitcast_convert); the narrower ones (f4E2M1FN,
+    f6E2M3FN, f6E3M2FN) converted exactly into a wider float (`_carrier`) —
+    jaxlib's Python bindings read no sub-byte integer attribute back
+    ("Unsupported integer type"), and no integer type is 6 bits wide; 2- and
+    4-bit integers widened to 8 bits, for the same reason."""
     if et.is_complex:
         return "complex"
     if et.is_float and et.numpy not in _NATIVE_FLOATS:   # ml_dtypes' formats (bf16, f8 …): numpy has no dtype
-        return "bits"
-    if et.bits == 4:
+        return "bits" if et.bits >= 8 else "widen"
+    if et.bits < 8 and et.is_integer:
         return "widen"
     return "native"
+
+
+def _carrier(et: ElementType, how: str) -> ElementType:
+    """The element type a non-native result crosses as: the signless integer
+    of its width ("bits"); for "widen", an integer's 8-bit twin, or the
+    narrowest numpy float that holds every value of the format
+    (`holds_every_value`: the convert is exact, so nothing is judged on
+    the shim's rounding)."""
+    if how == "bits":
+        return element_type(f"si{et.bits}")
+    if et.is_integer:
+        return element_type("si8" if et.is_signed else "ui8")
+    return next(w for w in (E_F16, E_F32, E_F64) if holds_every_value(et, w))
 
 
 class InterpreterBackend(Backend):
@@ -206,12 +226,9 @@ class InterpreterBackend(Backend):
                 rets += [f"%o{i}re", f"%o{i}im"]
                 ret_types += [comp, comp]
             else:
-                if p.how == "bits":
-                    carrier = TensorType(t.shape, element_type(f"si{et.bits}"))
-                    body.append(f"%o{i} = stablehlo.bitcast_convert {src} : ({t.mlir}) -> {carrier.mlir}")
-                else:  # widen a 4-bit integer to 8 bits
-                    carrier = TensorType(t.shape, element_type(("si8" if et.is_signed else "ui8")))
-                    body.append(f"%o{i} = stablehlo.convert {src} : ({t.mlir}) -> {carrier.mlir}")
+                carrier = TensorType(t.shape, _carrier(et, p.how))
+                op = "bitcast_convert" if p.how == "bits" else "convert"   # widen: exact (`_carrier`)
+                body.append(f"%o{i} = stablehlo.{op} {src} : ({t.mlir}) -> {carrier.mlir}")
                 rets.append(f"%o{i}")
                 ret_types.append(carrier.mlir)
         body.append(f"return {', '.join(rets)} : {', '.join(ret_types)}" if rets else "return")
@@ -274,7 +291,9 @@ class InterpreterBackend(Backend):
                 c = np.empty(p.type.shape, et.numpy)
                 c.real, c.imag = re_, im_
                 results.append(c)
-            else:  # raw bits (bf16, f8) or a widened 4-bit integer
+            elif et.is_float and p.how == "widen":   # f6: the exact value in a wider float
+                results.append(_read(outs[k], p.type.shape).astype(et.numpy))
+            else:  # raw bits (bf16, f8) or a widened 2- or 4-bit integer
                 carrier = _read(outs[k], p.type.shape)
                 results.append(from_bits(carrier.view(np.dtype(f"u{carrier.dtype.itemsize}")), et))
             k += p.carriers

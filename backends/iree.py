@@ -42,9 +42,17 @@ Boundary traps:
 * iree.runtime maps no numpy dtype to int4/uint4, so 4-bit tensors are
   passed as HalBufferViews of element type SINT_4/UINT_4 over packed bytes
   (two elements per byte, low nibble first) and results are unpacked from
-  the mapped buffer.  IREE cannot lay out a 4-bit tensor whose element count
-  is odd ("does not have integral number of total bytes"): that compile error
-  is reported as Unsupported, not as a rejection of a valid program.
+  the mapped buffer; 2-bit ones likewise, four to a byte (`_pack`).  IREE
+  cannot lay out a 4-bit tensor whose element count is odd ("does not have
+  integral number of total bytes"; a 2-bit one not a multiple of 4): that
+  compile error is reported as Unsupported, not as a rejection of a valid
+  program.
+* An input needs a HAL element type (`hal_name`): iree.runtime 3.13 has
+  none for v1.20's si2, ui2, f4E2M1FN, f6E2M3FN, f6E3M2FN, f8E3M4, f8E4M3
+  and f8E4M3B11FNUZ, so programs taking them are Unsupported at compile,
+  named, as are those IREE's compiler cannot return ("'hal.element_type' op
+  unsupported element type": f4E2M1FN, f8E3M4, f8E4M3, f8E4M3B11FNUZ); 6-bit
+  tensors have no known buffer layout (Unsupported too).
 * i1 crosses as one byte per element (numpy bool).
 * IREE's ABI keeps no signedness (a ui32 result is reported as i32), so
   results are typed by @main's result types read from the program text
@@ -96,6 +104,9 @@ _NO_COLLECTIVES = ("compiles to IREE's flow.collective / flow.channel ops, but t
 
 _UNSUPPORTED_MESSAGES = (
     "does not have integral number of total bytes",
+    # iree-base-compiler 3.13 has no HAL element type for v1.20's f4E2M1FN, f8E3M4, f8E4M3, f8E4M3B11FNUZ at
+    # @main's boundary: the types of a valid program it cannot take or return, declared as such
+    "'hal.element_type' op unsupported element type",
 )
 
 
@@ -117,6 +128,41 @@ def hal_name(et: ElementType) -> str:
     if m is None:
         return ""
     return "_".join(p for p in (f"FLOAT_{m.group(1)}", m.group(2), m.group(3)) if p)
+
+
+def _packed(et: ElementType) -> bool:
+    """Whether IREE stores `et` packed, several elements to a byte (2- and
+    4-bit types; i1 crosses as one byte per element, numpy's bool)."""
+    if et.is_bool or et.is_complex or et.bits >= 8:
+        return False
+    if 8 % et.bits:
+        raise Unsupported(f"iree: no known buffer layout for the {et.bits}-bit {et.name}")
+    return True
+
+
+def _pack(bits: np.ndarray, width: int) -> np.ndarray:
+    """Patterns of `width` bits (width dividing 8) packed 8 // width to a
+    byte, the first element in the lowest bits — IREE's layout of int4
+    (measured), taken for every sub-byte width."""
+    k = 8 // width
+    b = bits.astype(np.uint8)
+    if b.size % k:
+        b = np.append(b, np.zeros(k - b.size % k, np.uint8))
+    b = b.reshape(-1, k)
+    out = np.zeros(len(b), np.uint8)
+    for j in range(k):
+        out |= b[:, j] << np.uint8(j * width)
+    return out
+
+
+def _unpack(raw: np.ndarray, width: int, n: int) -> np.ndarray:
+    """The first `n` patterns of `width` bits packed in `raw` (`_pack`)."""
+    k = 8 // width
+    mask = np.uint8((1 << width) - 1)
+    out = np.empty(raw.size * k, np.uint8)
+    for j in range(k):
+        out[j::k] = (raw >> np.uint8(j * width)) & mask
+    return out[:n]
 
 
 @dataclass
@@ -196,6 +242,13 @@ class IreeBackend(Backend):
                         "'UNIMPLEMENTED; collectives not implemented' (hal.channel.create, iree-base-runtime 3.13.0)")
 
     def compile(self, mlir: str) -> Any:
+        sig = main_signature(mlir)
+        for t in (sig[0] + sig[1]) if sig is not None else ():   # every type must cross: declared, not a crash
+            if isinstance(t, TensorType):
+                _packed(t.element_type)
+        for t in sig[0] if sig is not None else ():   # an input needs a HAL element type (_to_device)
+            if isinstance(t, TensorType):
+                self._hal_type(t.element_type)
         vmfb, diagnostics = self._compiler.compile(mlir)
         if vmfb is None:
             msg = one_line(diagnostics) if diagnostics.strip() else "iree: compilation failed with no diagnostic"
@@ -210,7 +263,6 @@ class IreeBackend(Backend):
             function = ctx.modules[vm_module.name]["main"].vm_function
         except Exception as e:
             raise Rejected(f"iree: compiled module has no callable main: {e}") from None
-        sig = main_signature(mlir)
         results = sig[1] if sig is not None and all(isinstance(t, TensorType) for t in sig[1]) else None
         return _Executable(vmfb, ctx, function, results)
 
@@ -236,11 +288,8 @@ class IreeBackend(Backend):
         rt = self._rt
         et = element_type_of(a)
         bits = to_bits(a, et)
-        if et.bits == 4:
-            nib = bits.reshape(-1)
-            if nib.size % 2:
-                nib = np.append(nib, np.uint8(0))
-            raw = (nib[0::2] | (nib[1::2] << np.uint8(4))).astype(np.uint8)
+        if _packed(et):
+            raw = _pack(bits.reshape(-1), et.bits)
         else:
             raw = np.ascontiguousarray(bits).reshape(-1).view(np.uint8)
         if raw.size == 0:
@@ -279,11 +328,8 @@ class IreeBackend(Backend):
         n = int(np.prod(shape, dtype=np.int64))
         nbytes = int(bv.byte_length)
         raw = np.array(bv.map().asarray([nbytes], np.dtype(np.uint8)), copy=True) if nbytes else np.zeros(0, np.uint8)
-        if et.bits == 4:
-            nib = np.empty(raw.size * 2, np.uint8)
-            nib[0::2] = raw & 0xF
-            nib[1::2] = raw >> 4
-            return from_bits(nib[:n].reshape(shape), et)
+        if _packed(et):
+            return from_bits(_unpack(raw, et.bits, n).reshape(shape), et)
         width = et.bits_dtype.itemsize * (2 if et.is_complex else 1)
         raw = raw[: n * width]
         bits = raw.view(et.bits_dtype.newbyteorder("<")).reshape(shape + ((2,) if et.is_complex else ()))

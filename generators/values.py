@@ -56,7 +56,10 @@ def _labelled_specials(et: ElementType) -> list[tuple[str, int]]:
         out.append(("nan", f.nan_bits()))
         if f.nan_bits(True) != f.nan_bits():
             out.append(("nan", f.nan_bits(True)))
-    return out
+    # Each pattern once, under its first name: in f4E2M1FN the one subnormal
+    # is both the smallest and the largest, and 1.0 is the smallest normal.
+    seen: set = set()
+    return [(what, b) for what, b in out if not (b in seen or seen.add(b))]
 
 
 def float_special_bits(et: ElementType) -> list[int]:
@@ -109,6 +112,7 @@ def integer_specials(et: ElementType, exercise: Exercise = NO_FACTS, operand: in
         vals = [lo, hi, 0, 1, lo + 1, hi - 1, 2, hi // 2, (hi // 2) + 1]
         if et.is_signed:
             vals += [-1, -2]
+        vals = [v for v in vals if lo <= v <= hi]   # si2 holds -2 … 1: no 2
     vals = list(dict.fromkeys(vals))   # unique, first occurrence order
     return from_bits(np.array([et.int_to_bits(v) for v in vals], dtype=np.uint64), et)
 

@@ -257,10 +257,11 @@ def directed_bits(x: np.ndarray, et: ElementType, direction: int) -> np.ndarray:
     fmt = et.format
     x = x + x.dtype.type(0)   # −0.0 is the real 0, whose rounding is +0 (round_bits of Fraction 0)
     if direction == 0 and not fmt.has_inf:   # f8E4M3FN: past the threshold, NaN with the value's sign
-        # strictly past the threshold: the tie at it rounds to the (even) largest finite
+        # strictly past the threshold: the tie at it rounds to the (even) largest finite;
+        # `overflow_bits`: NaN of that sign (FN, FNUZ), ±max_finite where there is no NaN (f4, f6)
         big = np.abs(x) > x.dtype.type(bounds.bracket(bounds.threshold(fmt), x.dtype.type)[0])
         if big.any():
-            nan = np.where(x < 0, fmt.sign_mask | fmt.nan_bits(), fmt.nan_bits()).astype(et.bits_dtype)
+            nan = np.where(x < 0, fmt.overflow_bits(True), fmt.overflow_bits(False)).astype(et.bits_dtype)
             return np.where(big, nan, directed_bits(np.where(big, 0, x), et, 0)).astype(et.bits_dtype)
     native = _NATIVE.get(fmt.bits) if fmt.precision in (24, 53) else None
     if native is not None:
@@ -288,7 +289,9 @@ def directed_bits(x: np.ndarray, et: ElementType, direction: int) -> np.ndarray:
     bits = to_bits(r.astype(et.numpy), et).astype(np.int64)
     sign = fmt.sign_mask
     o = np.where(bits & sign, -(bits & ~sign), bits) + direction
-    return np.where(wrong, np.where(o < 0, (-o) | sign, o), bits).astype(et.bits_dtype)
+    # no sign (f8E8M0FNU): nothing lies below the smallest value (pattern 0), so no lower bound: NaN
+    below = np.where(o < 0, (-o) | sign, o) if fmt.signed else np.where(o < 0, fmt.nan_bits(), o)
+    return np.where(wrong, below, bits).astype(et.bits_dtype)
 
 
 def value_bits(v: np.ndarray, et: ElementType) -> np.ndarray:
@@ -304,8 +307,10 @@ def value_bits(v: np.ndarray, et: ElementType) -> np.ndarray:
         if inf.any():
             if fmt.has_inf:
                 out[inf] = np.where(v[inf] < 0, fmt.inf_bits(True), fmt.inf_bits(False))
-            else:
+            elif fmt.has_nan:
                 out[inf] = fmt.nan_bits()
+            else:   # f4E2M1FN, f6…: ±inf clamps to ±max_finite (rounding.py)
+                out[inf] = np.where(v[inf] < 0, fmt.overflow_bits(True), fmt.overflow_bits(False))
         out[np.isnan(v)] = fmt.nan_bits()
     return out
 

@@ -111,8 +111,21 @@ def resolve(v, et: ElementType) -> _Resolved:
     return _resolve_real(v, et)
 
 
+def no_nan(et: ElementType) -> ImplDefined:
+    """What an element answer NaN is in a format without NaN (f4E2M1FN,
+    f6E2M3FN, f6E3M2FN): nothing the spec says — RFC
+    20241001-microscaling-formats: "Conversion from NaN is undefined" — so
+    any value; XLA:CPU's convert makes -0 of every NaN (measured with
+    jaxlib 0.10.2, tests/spec/test_v120_formats.py), offered first."""
+    return ImplDefined({"-0 (XLA:CPU's convert of a NaN)": -0.0, f"other (no NaN in {et.name})": ANY_VALUE},
+                       why=f"a NaN result has no encoding in {et.name} "
+                           "(RFC 20241001-microscaling-formats: conversion from NaN is undefined)")
+
+
 def _resolve_real(v, et: ElementType) -> _Resolved:
     fmt = et.format
+    if not fmt.has_nan and isinstance(v, float) and v != v:
+        return resolve(no_nan(et), et)
     if isinstance(v, Range):   # the nearest value, and the ends rounded outward
         return _Resolved([(None, round_bits(v.nearest, fmt))], [],
                          bounds=(round_directed(v.lo, fmt, up=False), round_directed(v.hi, fmt, up=True)))
@@ -363,7 +376,7 @@ def _vector_pass(g, part: list, vals: list, et: ElementType) -> tuple[np.ndarray
     bits = np.zeros(n, dtype=et.bits_dtype)
     done = np.zeros(n, dtype=bool)
     generic = np.asarray(g.where(*vals), dtype=bool)
-    if g.nan is not None and n:   # fn's NaNs outside f's domain: the bits resolve gives math.nan
+    if g.nan is not None and n and et.format.has_nan:   # fn's NaNs outside f's domain: the bits resolve gives math.nan
         nan = np.asarray(g.nan(*vals), dtype=bool) & ~generic
         bits[nan], done[nan] = resolve(float("nan"), et).options[0][1], True
     if n and generic.all():   # the usual case: whole arrays, no gathers or scatters

@@ -98,9 +98,9 @@ def _from_hex(body: str, et: ElementType, shape: tuple) -> np.ndarray:
     if len(data) != per * n:
         raise ValueError(f"{len(data)} bytes of hex data for {n} elements of {et.name}")
     bits = np.frombuffer(data, dtype=et.bits_dtype.newbyteorder("<")).astype(et.bits_dtype)
-    if et.bits == 4 and (bits > 0xF).any():
-        # MLIR accepts the byte but its 4-bit value is then undefined (it re-prints garbage).
-        raise ValueError(f"hex byte above 0xF for a 4-bit element of {et.name}")
+    if 1 < et.bits < 8 and (bits >> et.bits).any():
+        # MLIR accepts the byte but its 2-, 4- or 6-bit value is then undefined (it re-prints garbage).
+        raise ValueError(f"hex byte above 0x{(1 << et.bits) - 1:X} for a {et.bits}-bit element of {et.name}")
     if et.is_bool:
         bits = (bits != 0).astype(et.bits_dtype)  # MLIR reads any nonzero byte as true
     return from_bits(bits.reshape(shape + ((2,) if et.is_complex else ())), et)

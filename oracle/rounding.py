@@ -18,6 +18,22 @@ Rules (IEEE 754 §4.3.1 and §7.4, default rounding direction):
   the OCP FN convention and what ml_dtypes' cast does).  A value between
   max_finite and the midpoint still rounds to ±max_finite.
 * NaN → the format's canonical quiet NaN (payloads are not an exact real).
+* A format with no NaN (f4E2M1FN, f6E2M3FN, f6E3M2FN) saturates: an
+  overflow and ±inf become ±max_finite (`overflow_bits`; RFC
+  20241001-microscaling-formats: "infinities are clamped to the minimum or
+  maximum value, depending on the sign", which ml_dtypes' casts and
+  XLA:CPU's convert do for finite overflows too).  A NaN has no pattern
+  there ("Conversion from NaN is undefined", same RFC): ValueError — the
+  op's answer is for the caller to state (oracle/elementwise.py).
+* A format without a zero or a sign (f8E8M0FNU: 2^-127 … 2^127 and NaN)
+  rounds a positive value below its smallest one up to 2^-127 (the nearest
+  value it has; no zero to underflow to), and makes NaN of a zero, a
+  negative value, ±inf and an overflow: the values it cannot hold, as
+  ml_dtypes' cast and XLA:CPU's convert give them (measured in
+  tests/spec/test_v120_formats.py).  With no mantissa bit the "even"
+  neighbour of a tie is the one above (both significands are 1, odd, so
+  APFloat and ml_dtypes round away from zero: 1.5 → 2, 3 → 4), which
+  ties-to-even on the count of quanta below gives by itself.
 
 Every fact of the format (its largest finite pattern, its ±0, what an
 overflow becomes) is asked of the FloatFormat (spec/types.py): a format
@@ -71,13 +87,19 @@ def round_bits(x, fmt: FloatFormat) -> int:
         if math.isnan(r):
             return fmt.nan_bits()
         if math.isinf(r):   # no infinity in the format: the canonical NaN (an overflow of a finite value keeps its sign)
+            if not fmt.signed and r < 0:
+                return fmt.nan_bits()
             return fmt.inf_bits(r < 0) if fmt.has_inf else fmt.nan_bits() if fmt.has_nan else fmt.overflow_bits(r < 0)
+        if not fmt.has_zero:   # f8E8M0FNU: no zero to give (module docstring)
+            return fmt.nan_bits()
         return fmt.zero_bits(math.copysign(1.0, r) < 0)  # ±0
     neg, n, d = r
+    if neg and not fmt.signed:   # no negative values in the format (module docstring)
+        return fmt.nan_bits()
     mag = _round_magnitude(n, d, fmt)
     if mag is None:
         return fmt.overflow_bits(neg)
-    if mag == 0:
+    if mag == 0 and fmt.has_zero:   # (without a zero, pattern 0 is the smallest value)
         return fmt.zero_bits(neg)
     return (fmt.sign_mask if neg else 0) | mag
 
@@ -98,8 +120,11 @@ def _round_magnitude(n: int, d: int, fmt: FloatFormat) -> int:
         k += 1
     # One formula for subnormal and normal results: the pattern counts quanta
     # from zero, binade by binade; a carry into the next binade is automatic.
-    # (A format without zero and subnormals starts at 1.0·2^emin, pattern 0.)
+    # (A format without zero and subnormals starts at 1.0·2^emin, pattern 0;
+    # a value that rounds below it, to "no quanta", takes that smallest value.)
     bits = ((q - fmt.emin) << m) + k - (0 if fmt.has_subnormals else 1 << m)
+    if not fmt.has_zero:
+        bits = max(bits, 0)
     return None if bits > fmt.max_finite_bits else bits
 
 
@@ -118,10 +143,14 @@ def round_directed(x, fmt: FloatFormat, up: bool) -> int:
     b = round_bits(x, fmt)
     if isinstance(x, float) and not math.isfinite(x):
         return b
+    if not fmt.signed and not x > 0:   # f8E8M0FNU: the smallest value bounds it above; nothing below
+        return 0 if up else fmt.nan_bits()
     v = fmt.decode(b)
     if isinstance(v, float) and math.isnan(v):   # f8E4M3FN overflow: the largest finite of that sign
         return (fmt.sign_mask if x < 0 else 0) | fmt.max_finite_bits
     if (up and v < x) or (not up and v > x):
+        if not up and b == 0 and not fmt.has_zero:   # below the smallest value: no lower bound in the format
+            return fmt.nan_bits()
         b = _step(b, fmt, 1 if up else -1)
     return b
 
@@ -130,7 +159,7 @@ def _step(b: int, fmt: FloatFormat, direction: int) -> int:
     """The neighbouring pattern in the format's order (±0 are one point)."""
     o = fmt.ordinal(b) + direction
     top = top_ordinal(fmt)
-    o = max(-top, min(top, o))
+    o = max(-top if fmt.signed else 0, min(top, o))
     return (fmt.sign_mask | -o) if o < 0 else o
 
 

@@ -87,13 +87,15 @@ def _decimal(b: int, et: ElementType) -> str | None:
     if fmt.is_nan_bits(b) or fmt.is_inf_bits(b):
         return None
     mag = b & ~fmt.sign_mask
-    if mag == 0:
+    if mag == 0 and fmt.has_zero:
         return "-0.0" if b & fmt.sign_mask else "0.0"
-    if mag < (1 << fmt.mantissa_bits):  # subnormal: bits, whatever a parser does with tiny numbers
+    if mag < (1 << fmt.mantissa_bits) or (mag == 0 and not fmt.has_zero):
+        # subnormal, or f8E8M0FNU's smallest value (nothing below it): bits, whatever a parser does with tiny numbers
         return None
     exact = fmt.decode(b)
     lower = fmt.decode(b - 1)           # next toward zero (b is not ±0)
-    upper = fmt.decode(b + 1)           # next away from zero: ±inf or NaN at the top
+    # next away from zero: ±inf or NaN at the top, nothing past the all-ones magnitude (f4E2M1FN's ±6, FNUZ's -max)
+    upper = fmt.decode(b + 1) if mag < fmt.magnitude_mask else None
     if not isinstance(upper, Fraction):
         upper = exact + (exact - lower)  # the spacing of the top binade, past which a parser overflows
 

@@ -7,8 +7,8 @@ values are in ULPs.  `suites/` judges outputs with these facts alone;
 rounding an exact real into a format is execution and lives in `oracle/`.
 
 Values of a type travel as numpy arrays (ml_dtypes for the narrow formats).
-Raw bits travel as unsigned integer arrays of the storage width; 4-bit types
-occupy one byte each (low nibble), i1 one byte (0 or 1), and a complex
+Raw bits travel as unsigned integer arrays of the storage width; 2-, 4- and
+6-bit types occupy one byte each (low bits), i1 one byte (0 or 1), and a complex
 element is two component patterns (real first) in a trailing axis of 2.
 """
 from __future__ import annotations
@@ -280,6 +280,25 @@ F16 = FloatFormat("f16", 5, 10)
 F32 = FloatFormat("f32", 8, 23)
 F64 = FloatFormat("f64", 11, 52)
 
+# The formats StableHLO v1.20's "Types" adds to the seed's (FloatType's
+# grammar there), each from its RFC in ../shared/upstream-1.20/rfcs/:
+# 20230321-fp8_fnuz.md (E4M3FNUZ, E5M2FNUZ: NaN is the pattern of negative
+# zero, no infinity, biases 8 and 16 — one more than IEEE's), 20230309-e4m3b11.md
+# (E4M3B11FNUZ: bias 11), 20240808-f8E4M3_f8E3M4.md (IEEE-like: infinities,
+# NaNs S.1…1.M with M nonzero), 20241001-microscaling-formats.md (f4E2M1FN,
+# f6E2M3FN, f6E3M2FN: no infinity, no NaN; f8E8M0FNU: no sign, no mantissa,
+# no zero, NaN 0xFF).  tests/spec/test_v120_formats.py holds each against
+# ml_dtypes, pattern by pattern.
+F8E4M3FNUZ = FloatFormat("f8E4M3FNUZ", 4, 3, has_inf=False, nan="fnuz", exponent_bias=8)
+F8E5M2FNUZ = FloatFormat("f8E5M2FNUZ", 5, 2, has_inf=False, nan="fnuz", exponent_bias=16)
+F8E4M3B11FNUZ = FloatFormat("f8E4M3B11FNUZ", 4, 3, has_inf=False, nan="fnuz", exponent_bias=11)
+F8E4M3 = FloatFormat("f8E4M3", 4, 3)
+F8E3M4 = FloatFormat("f8E3M4", 3, 4)
+F4E2M1FN = FloatFormat("f4E2M1FN", 2, 1, has_inf=False, nan="none")
+F6E2M3FN = FloatFormat("f6E2M3FN", 2, 3, has_inf=False, nan="none")
+F6E3M2FN = FloatFormat("f6E3M2FN", 3, 2, has_inf=False, nan="none")
+F8E8M0FNU = FloatFormat("f8E8M0FNU", 8, 0, has_inf=False, nan="fn", signed=False, has_zero=False)
+
 
 @dataclass(frozen=True)
 class ElementType:
@@ -288,6 +307,14 @@ class ElementType:
     `kind` is one of "bool", "si", "ui", "float", "complex".  `name` is the
     spec's spelling (si32, complex<f32>); `mlir` is how MLIR programs write it
     (signless i32 stands for si32).
+
+    `since`: None for the seed's types; "v1.20" for those StableHLO v1.20's
+    "Types" adds (si2, ui2 and nine float formats).  Every type is read,
+    printed, rounded into and carried by the backends alike; only the type
+    sets the seed's Inputs tables name (BOOLEAN_TYPES … ALL_TYPES, which
+    spec/dsl's groups and so the suite's generator enumerate) hold the
+    seed's alone, so `generate` writes the suite it wrote before.  The
+    v1.20 sets are beside them (ALL_TYPES_V1_20 …) for the ops that take them.
     """
 
     name: str
@@ -297,6 +324,7 @@ class ElementType:
     numpy: object
     format: FloatFormat | None = None
     component: "ElementType | None" = None
+    since: str | None = None
 
     def __str__(self) -> str:
         return self.name
@@ -340,7 +368,9 @@ class ElementType:
 
     @property
     def storage_bits(self) -> int:
-        """Bits per element in our raw-bit layout (4-bit types and i1 take a byte)."""
+        """Bits per element in our raw-bit layout (2-, 4- and 6-bit types and i1
+        take a byte, the pattern in its low bits: ml_dtypes' layout and MLIR's
+        raw dense storage, which rounds a width up to whole bytes)."""
         return max(8, self.bits)
 
     @property
@@ -382,16 +412,16 @@ class ElementType:
         return self.wrap(b)
 
 
-def _et(name, kind, bits, mlir, np_dtype, fmt=None, component=None):
-    return ElementType(name, kind, bits, mlir, np.dtype(np_dtype), fmt, component)
+def _et(name, kind, bits, mlir, np_dtype, fmt=None, component=None, since=None):
+    return ElementType(name, kind, bits, mlir, np.dtype(np_dtype), fmt, component, since)
 
 
-def float_type(fmt: FloatFormat, np_dtype) -> ElementType:
+def float_type(fmt: FloatFormat, np_dtype, since: str | None = None) -> ElementType:
     """The element type of a float format — its whole declaration beside the
     FloatFormat: spelled as the format is named (MLIR writes it so too),
     stored in its own bits, held in numpy as `np_dtype` (ml_dtypes has every
     format StableHLO names)."""
-    return _et(fmt.name, "float", fmt.bits, fmt.name, np_dtype, fmt)
+    return _et(fmt.name, "float", fmt.bits, fmt.name, np_dtype, fmt, since=since)
 
 
 I1 = _et("i1", "bool", 1, "i1", np.bool_)
@@ -414,15 +444,22 @@ E_F64 = float_type(F64, np.float64)
 C64 = _et("complex<f32>", "complex", 64, "complex<f32>", np.complex64, component=E_F32)
 C128 = _et("complex<f64>", "complex", 128, "complex<f64>", np.complex128, component=E_F64)
 
-ELEMENT_TYPES: dict[str, ElementType] = {
-    t.name: t
-    for t in (I1, SI4, SI8, SI16, SI32, SI64, UI4, UI8, UI16, UI32, UI64,
-              E_F8E4M3FN, E_F8E5M2, E_BF16, E_F16, E_F32, E_F64, C64, C128)
-}
-_BY_MLIR = {t.mlir: t for t in ELEMENT_TYPES.values()}
-# Spec spellings are accepted too (si32 as well as i32), and c64/c128 as CLI shorthands.
-_ALIASES = {**_BY_MLIR, **ELEMENT_TYPES, "c64": C64, "c128": C128}
+# StableHLO v1.20's additions (`ElementType.since`).
+V120 = "v1.20"
+SI2 = _et("si2", "si", 2, "i2", ml_dtypes.int2, since=V120)
+UI2 = _et("ui2", "ui", 2, "ui2", ml_dtypes.uint2, since=V120)
+E_F4E2M1FN = float_type(F4E2M1FN, ml_dtypes.float4_e2m1fn, V120)
+E_F6E2M3FN = float_type(F6E2M3FN, ml_dtypes.float6_e2m3fn, V120)
+E_F6E3M2FN = float_type(F6E3M2FN, ml_dtypes.float6_e3m2fn, V120)
+E_F8E3M4 = float_type(F8E3M4, ml_dtypes.float8_e3m4, V120)
+E_F8E4M3 = float_type(F8E4M3, ml_dtypes.float8_e4m3, V120)
+E_F8E4M3FNUZ = float_type(F8E4M3FNUZ, ml_dtypes.float8_e4m3fnuz, V120)
+E_F8E4M3B11FNUZ = float_type(F8E4M3B11FNUZ, ml_dtypes.float8_e4m3b11fnuz, V120)
+E_F8E5M2FNUZ = float_type(F8E5M2FNUZ, ml_dtypes.float8_e5m2fnuz, V120)
+E_F8E8M0FNU = float_type(F8E8M0FNU, ml_dtypes.float8_e8m0fnu, V120)
 
+# The seed's type groups, as its Inputs tables name them (spec/dsl's BOOLEAN …
+# ANY): the suite is generated from these, so they hold the seed's types only.
 BOOLEAN_TYPES = (I1,)
 SIGNED_TYPES = (SI4, SI8, SI16, SI32, SI64)
 UNSIGNED_TYPES = (UI4, UI8, UI16, UI32, UI64)
@@ -431,6 +468,23 @@ FLOAT_TYPES = (E_F8E4M3FN, E_F8E5M2, E_BF16, E_F16, E_F32, E_F64)
 COMPLEX_TYPES = (C64, C128)
 ALL_TYPES = BOOLEAN_TYPES + INTEGER_TYPES + FLOAT_TYPES + COMPLEX_TYPES
 
+# The same groups in StableHLO v1.20 ("Types": SignedIntegerType …
+# FloatType, in its grammar's order).
+SIGNED_TYPES_V1_20 = (SI2,) + SIGNED_TYPES
+UNSIGNED_TYPES_V1_20 = (UI2,) + UNSIGNED_TYPES
+INTEGER_TYPES_V1_20 = SIGNED_TYPES_V1_20 + UNSIGNED_TYPES_V1_20
+FLOAT_TYPES_V1_20 = (E_F4E2M1FN, E_F6E2M3FN, E_F6E3M2FN, E_F8E3M4, E_F8E4M3, E_F8E4M3FN, E_F8E4M3FNUZ,
+                     E_F8E4M3B11FNUZ, E_F8E5M2, E_F8E5M2FNUZ, E_F8E8M0FNU, E_BF16, E_F16, E_F32, E_F64)
+ALL_TYPES_V1_20 = BOOLEAN_TYPES + INTEGER_TYPES_V1_20 + FLOAT_TYPES_V1_20 + COMPLEX_TYPES
+
+# Every element type, by spec spelling, in v1.20's order: what programs,
+# suites and the command line may name (`element_type`), seed's or not.
+ELEMENT_TYPES: dict[str, ElementType] = {t.name: t for t in ALL_TYPES_V1_20}
+_BY_MLIR = {t.mlir: t for t in ELEMENT_TYPES.values()}
+# Spec spellings are accepted too (si32 as well as i32), and c64/c128 as CLI shorthands.
+_ALIASES = {**_BY_MLIR, **ELEMENT_TYPES, "c64": C64, "c128": C128}
+_BY_NUMPY = {np.dtype(t.numpy): t for t in ELEMENT_TYPES.values()}
+
 
 def element_type(name: str) -> ElementType:
     """Look an element type up by its spec or MLIR spelling."""
@@ -438,6 +492,12 @@ def element_type(name: str) -> ElementType:
         return _ALIASES[name]
     except KeyError:
         raise ValueError(f"unknown element type {name!r}; known: {', '.join(ELEMENT_TYPES)}") from None
+
+
+def element_type_of_dtype(dtype) -> ElementType | None:
+    """The element type a numpy/ml_dtypes dtype holds (one per dtype: bool is
+    i1, ml_dtypes.int2 si2, float4_e2m1fn f4E2M1FN), or None."""
+    return _BY_NUMPY.get(np.dtype(dtype))
 
 
 def complex_type(t: ElementType) -> ElementType:
@@ -459,7 +519,7 @@ def holds_every_value(src: ElementType, dst: ElementType) -> bool:
         return False
     a, b = src.format, dst.format
     return (a.precision <= b.precision and a.emax <= b.emax and a.min_subnormal >= b.min_subnormal
-            and (b.has_inf or not a.has_inf) and (b.has_nan or not a.has_nan)
+            and (b.has_inf or not a.has_inf) and (b.has_nan or not a.has_nan) and (b.has_zero or not a.has_zero)
             and (b.has_negative_zero or not a.has_negative_zero) and (b.signed or not a.signed))
 
 
@@ -563,8 +623,8 @@ def to_bits(array: np.ndarray, et: ElementType) -> np.ndarray:
     flat = a.reshape(-1)
     if et.is_bool:
         return a.astype(np.uint8)
-    if et.bits == 4:
-        return (flat.view(np.uint8) & np.uint8(0xF)).reshape(a.shape)
+    if et.bits < 8:   # 2-, 4- and 6-bit types: ml_dtypes keeps the pattern in a byte's low bits
+        return (flat.view(np.uint8) & np.uint8((1 << et.bits) - 1)).reshape(a.shape)
     if et.is_complex:
         return flat.view(et.bits_dtype).reshape(a.shape + (2,))
     return flat.view(et.bits_dtype).reshape(a.shape)
@@ -575,11 +635,8 @@ def from_bits(bits: np.ndarray, et: ElementType) -> np.ndarray:
     b = np.array(np.asarray(bits).astype(et.bits_dtype, copy=False), order="C")
     if et.is_bool:
         return b.astype(np.bool_)
-    if et.bits == 4:
-        v = b & np.uint8(0xF)
-        if et.is_signed:
-            v = np.where(v >= 8, v.astype(np.int16) - 16, v).astype(np.int8)
-        return v.astype(et.numpy)
+    if et.bits < 8:   # the pattern in the byte's low bits, as ml_dtypes reads it (a view, never a value cast)
+        return (b & np.uint8((1 << et.bits) - 1)).reshape(-1).view(et.numpy).reshape(b.shape)
     if et.is_complex:
         return b.reshape(-1).view(et.numpy).reshape(b.shape[:-1])
     return b.reshape(-1).view(et.numpy).reshape(b.shape)
@@ -751,6 +808,6 @@ def tensor_from_hex(hexstr: str, t: TensorType) -> np.ndarray:
 def dense_literal(array: np.ndarray, t: TensorType) -> str:
     """`dense<"0x…"> : tensor<…>`: the value's raw little-endian bytes, so every
     bit pattern (NaN payloads, -0, subnormals) reaches the program exactly.
-    4-bit types and i1 take one byte per element, complex stores (re, im)
+    2-, 4- and 6-bit types and i1 take one byte per element, complex stores (re, im)
     pairs — MLIR's own raw layout, which `to_bits` shares."""
     return f'dense<"0x{raw_bytes(array, t.element_type).hex().upper()}"> : {t.mlir}'

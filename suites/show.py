@@ -32,9 +32,9 @@ import math
 
 import numpy as np
 
-from ..spec.types import ALL_TYPES, ElementType, FloatFormat, from_bits, to_bits
+from ..spec.types import ELEMENT_TYPES, ElementType, FloatFormat, from_bits, to_bits
 
-_BY_NUMPY = {np.dtype(t.numpy): t for t in ALL_TYPES}
+_BY_NUMPY = {np.dtype(t.numpy): t for t in ELEMENT_TYPES.values()}   # v1.20's types too
 _NATIVE = (np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64))
 
 

@@ -17,6 +17,10 @@ complex on both sides, in the order the seed's Semantics reads:
   in the default rounding direction.  Overflow then rounds to ±inf, except
   into f8E4M3FN, which has no inf: there ±inf and overflowing values are
   declared implementation-defined (NaN as ml_dtypes gives, or saturation).
+  v1.20's formats follow from their declarations (`_to_float`): the FNUZ
+  formats as f8E4M3FN; f4E2M1FN, f6E2M3FN and f6E3M2FN saturate (their RFC
+  clamps infinities) and take any value for a NaN; f8E8M0FNU makes NaN of
+  zero and of negative values.
 * complex→complex: per component as float→float; float→complex: imaginary
   part +0.0; complex→float: the imaginary part is ignored; integer→complex:
   integer→float for the real part, imaginary +0.0.
@@ -90,15 +94,38 @@ def _float_to_int(x: float, dst):
 
 def _to_float(v, dst):
     """An exact value (float or Fraction) into the float type `dst`: the value
-    itself, rounded by the oracle.  Only a destination without infinity
-    (f8E4M3FN) needs a decision here: ±inf, or a value that rounds beyond the
-    largest finite, "cannot be exactly represented", so it is TBD (#180)."""
+    itself, rounded by the oracle.  What the destination's declaration lacks
+    needs a decision here — such a value "cannot be exactly represented", so
+    it is TBD (#180) and the alternatives are what we know:
+    * no infinity (f8E4M3FN, the FNUZ formats, f8E8M0FNU, f4/f6): ±inf, or a
+      value that rounds beyond the largest finite — NaN where the format has
+      one (ml_dtypes, XLA:CPU), saturation; where it has no NaN (f4E2M1FN,
+      f6E2M3FN, f6E3M2FN) saturation alone is named, RFC
+      20241001-microscaling-formats's rule for infinities ("clamped to the
+      minimum or maximum value, depending on the sign"), which ml_dtypes and
+      XLA:CPU apply to finite overflows too;
+    * no sign or no zero (f8E8M0FNU): a negative value, ±0 — NaN (ml_dtypes,
+      XLA:CPU measured: tests/spec/test_v120_formats.py);
+    * no NaN (f4, f6): a NaN source is returned as it is, and the oracle
+      states it as any value (oracle/elementwise.py `no_nan`: "Conversion
+      from NaN is undefined", the same RFC).
+    A negative value rounding to zero in a format without -0 (FNUZ) is +0:
+    the value 0 is exactly representable, and the rounding gives its one zero."""
     fmt = dst.format
-    if fmt.has_inf or (isinstance(v, float) and math.isnan(v)):
+    if isinstance(v, float) and math.isnan(v):
+        return v
+    why = f"convert: {v} cannot be represented in {dst.name}; TBD (#180) (seed, convert Semantics)"
+    if (not fmt.signed and v < 0) or (not fmt.has_zero and v == 0):
+        return ImplDefined({"NaN (ml_dtypes, XLA:CPU)": math.nan, "other (TBD in the seed)": ANY_VALUE}, why=why)
+    if fmt.has_inf:
         return v
     big = fmt.max_finite + fmt.ulp(fmt.max_finite) / 2  # a tie there rounds down to even
     if (isinstance(v, float) and math.isinf(v)) or abs(Fraction(v)) > big:
         top = fmt.max_finite if v > 0 else -fmt.max_finite
+        if not fmt.has_nan:
+            return ImplDefined(
+                {"saturate to the largest finite value (RFC 20241001-microscaling-formats; ml_dtypes, XLA:CPU)": top,
+                 "other (TBD in the seed)": ANY_VALUE}, why=why)
         return ImplDefined(
             {"NaN (ml_dtypes)": math.nan, "saturate to the largest finite value": top,
              "other (TBD in the seed)": ANY_VALUE},

@@ -120,20 +120,32 @@ def _finish(r: Fraction, x: float, fmt, e_bits: int):
         if abs(r) >= Fraction(2) ** (bias + 1):
             return _overflow(x, fmt)
         if abs(r) < Fraction(2) ** (1 - bias):
-            return math.copysign(0.0, x)
+            return _underflow(x, fmt)
     elif abs(r) > fmt.max_finite:
         return _overflow(x, fmt)
-    return math.copysign(0.0, x) if r == 0 else r
+    return _underflow(x, fmt) if r == 0 else r
 
 
 def _overflow(x: float, fmt):
+    """±inf; in a format without it, NaN (where it has one: f8E4M3FN, FNUZ,
+    f8E8M0FNU) or saturation — the alternatives its declaration allows."""
     inf = math.copysign(math.inf, x)
     if fmt.has_inf:
         return inf
-    return ImplDefined(
-        {"NaN (the operand format has no infinity)": math.nan,
-         "saturate to the largest finite value": fmt.max_finite if x > 0 else -fmt.max_finite},
-        why=f"reduce_precision: the result overflows to infinity, which {fmt.name} cannot hold")
+    alts = {"NaN (the operand format has no infinity)": math.nan} if fmt.has_nan else {}
+    alts["saturate to the largest finite value"] = fmt.max_finite if x > 0 else -fmt.max_finite
+    return ImplDefined(alts, why=f"reduce_precision: the result overflows to infinity, which {fmt.name} cannot hold")
+
+
+def _underflow(x: float, fmt):
+    """The zero of x's sign (+0 in FNUZ, whose rounding has no -0); in a
+    format without zero (f8E8M0FNU) the step has no result of its own: its
+    smallest value or NaN."""
+    if fmt.has_zero:
+        return math.copysign(0.0, x)
+    return ImplDefined({"the smallest value (no zero in the format)": fmt.min_normal,
+                        "NaN (zero has no pattern)": math.nan},
+                       why=f"reduce_precision: the result underflows to zero, which {fmt.name} cannot hold")
 
 
 SPEC = OpSpec(

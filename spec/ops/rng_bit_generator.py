@@ -145,8 +145,8 @@ def samples(op, state):
     w, new_state = words(algorithm, state, -(-n * width // 32))
     stream = w.astype("<u4").view(np.uint8)[:n * width // 8]
     bits = stream.view(et.bits_dtype) if width > 8 else stream.copy()
-    if et.bits == 4:
-        bits = bits & np.uint8(0xF)
+    if et.bits < 8:   # 2- and 4-bit types: the low bits of each byte
+        bits = bits & np.uint8((1 << et.bits) - 1)
     values = from_bits(bits.reshape(tuple(int(d) for d in t.shape)), et)
     state_test = {"test": "state", "initial": [int(x) for x in state], "output_elements": n}
     bit_test = {"test": "bits", "alpha": DEFAULT_ALPHA}

@@ -517,9 +517,12 @@ def _float_pool(et, body: str, rng) -> list:
     zeros = [-0.0, 0.0]
     if total or rng.random() < 0.3:
         zeros = [zeros[int(rng.integers(0, 2))]]
+    fmt = et.format
+    # the format's own zeros only (none in f8E8M0FNU, +0 alone in FNUZ)
+    zeros = [z for z in zeros if fmt.has_zero and (fmt.has_negative_zero or not np.signbit(z))]
     vals = [np.asarray(v).astype(et.numpy) for v in picks + zeros]
     signs = (False, True) if total else ((False,) if rng.random() < 0.3 else ())
-    for negative in signs:
+    for negative in signs if fmt.has_nan else ():   # f4E2M1FN, f6…: no NaN to place
         bits = _nan_bits(et, negative=negative, payload=rng.random() < 0.5)
         vals.append(from_bits(np.array(bits, dtype=et.bits_dtype), et))
     return vals

@@ -1,12 +1,15 @@
-"""A float format the project does not have, declared in one place (here),
-taken through rounding, special-value generation and causes with no other
-edit — the promise of spec/types.py's FloatFormat.
+"""A float format declared in one place (spec/types.py), taken through
+rounding, special-value generation and causes with no other edit — the
+promise of spec/types.py's FloatFormat.
 
 The formats are OCP's and Graphcore's 8-bit ones that StableHLO v1.20 names
 (f8E4M3FNUZ, f8E5M2FNUZ, f8E4M3B11FNUZ: NaN at the pattern of negative zero,
 no negative zero, no infinity, biases 8, 16 and 11; f8E4M3 and f8E3M4:
-IEEE-like).  The truth is ml_dtypes' own implementation of each format (a
-second implementation: its casts and `finfo`), never this project's code.
+IEEE-like), as the project declares them (they were declared here, in the
+test only, before spec/types.py had them; tests/spec/test_v120_formats.py
+holds every v1.20 format to more).  The truth is ml_dtypes' own
+implementation of each format (a second implementation: its casts and
+`finfo`), never this project's code.
 """
 from __future__ import annotations
 
@@ -20,25 +23,29 @@ import pytest
 from shlo_conform.generators.values import float_specials, random_floats
 from shlo_conform.oracle.rounding import round_bits
 from shlo_conform.spec.accuracy import tolerance_ulp
-from shlo_conform.spec.types import FloatFormat, float_type, from_bits, nan_mask, to_bits
+from shlo_conform.spec.types import element_type, from_bits, nan_mask, to_bits
 from shlo_conform.suites.causes import float_classes
 
+# The facts each declaration must have (the RFCs in ../shared/upstream-1.20/rfcs/), and ml_dtypes' dtype.
 DECLARED = {
-    "f8E4M3FNUZ": (FloatFormat("f8E4M3FNUZ", 4, 3, has_inf=False, nan="fnuz", exponent_bias=8),
+    "f8E4M3FNUZ": (dict(exponent_bits=4, mantissa_bits=3, has_inf=False, nan="fnuz", bias=8),
                    ml_dtypes.float8_e4m3fnuz),
-    "f8E5M2FNUZ": (FloatFormat("f8E5M2FNUZ", 5, 2, has_inf=False, nan="fnuz", exponent_bias=16),
+    "f8E5M2FNUZ": (dict(exponent_bits=5, mantissa_bits=2, has_inf=False, nan="fnuz", bias=16),
                    ml_dtypes.float8_e5m2fnuz),
-    "f8E4M3B11FNUZ": (FloatFormat("f8E4M3B11FNUZ", 4, 3, has_inf=False, nan="fnuz", exponent_bias=11),
+    "f8E4M3B11FNUZ": (dict(exponent_bits=4, mantissa_bits=3, has_inf=False, nan="fnuz", bias=11),
                       ml_dtypes.float8_e4m3b11fnuz),
-    "f8E4M3": (FloatFormat("f8E4M3", 4, 3), ml_dtypes.float8_e4m3),
-    "f8E3M4": (FloatFormat("f8E3M4", 3, 4), ml_dtypes.float8_e3m4),
+    "f8E4M3": (dict(exponent_bits=4, mantissa_bits=3, has_inf=True, nan="ieee", bias=7), ml_dtypes.float8_e4m3),
+    "f8E3M4": (dict(exponent_bits=3, mantissa_bits=4, has_inf=True, nan="ieee", bias=3), ml_dtypes.float8_e3m4),
 }
 
 
 @pytest.fixture(params=sorted(DECLARED))
 def declared(request):
-    fmt, dtype = DECLARED[request.param]
-    return fmt, float_type(fmt, dtype), dtype
+    facts, dtype = DECLARED[request.param]
+    et = element_type(request.param)
+    fmt = et.format
+    assert {k: getattr(fmt, k) for k in facts} == facts and np.dtype(et.numpy) == np.dtype(dtype)
+    return fmt, et, dtype
 
 
 def _all_patterns(et, dtype):
