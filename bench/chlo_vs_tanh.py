@@ -13,8 +13,9 @@ negative x, polygamma at n = 1..4); the time is the best of 3 runs of
 `execute`, or one run where that alone takes over 5 s.  A CHLO op declared
 in spec/chlo runs the same element-wise route as tanh: the whole-array
 pass of fast.py on its vectorised evaluation, and MPFR or arb for the
-elements it leaves (for f64 results of CHLO's functions, every element:
-their vectorised evaluations keep their bound in float64 only).
+elements it leaves (for f64 results of CHLO's functions the whole-array
+pass is oracle/chlo_long_double/'s long double kernels, each with its own
+measured bound; tanh's is the double-double pass of ddfast.py).
 """
 from __future__ import annotations
 
