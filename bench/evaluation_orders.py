@@ -722,7 +722,7 @@ def real_programs():
     return sys.modules["real_programs"]
 
 
-def _oracle(text: str, args: list, tmp: Path):
+def oracle(text: str, args: list, tmp: Path):
     """The expectations `run` judges with: the program and inputs read as
     `run` reads them (an .npz, bf16 as its bits)."""
     import ml_dtypes
@@ -750,7 +750,7 @@ def run_program(name: str, samples: int, interpreter: bool, tmp: Path, seed: int
     args = rp.inputs(name)
     text = jax.jit(f).lower(*args).as_text()
     t0 = time.perf_counter()
-    exps = _oracle(text, args, tmp)
+    exps = oracle(text, args, tmp)
     t_oracle = time.perf_counter() - t0
     xla = XlaBackend(dict(XLA_STRICT))
     results: list[dict] = [dict() for _ in exps]

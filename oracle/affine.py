@@ -26,14 +26,45 @@ symbols exactly, so deviations that cancel in the program cancel here.
 A nonlinear element-wise step is linearised at the center with a rigorous
 remainder: f(c + d) = f(c) + f′(c)·d + ½·f″(ξ)·d², |d| ≤ rad = Σ|A| + r,
 |f″(ξ)| bounded over the whole range (`_UNARY`); a product x·y adds the
-bilinear remainder radₓ·rad_y.  Each step then adds its own allowance as
-fresh symbols: half an ULP of rounding at the largest magnitude it can
-produce (the op's tolerance in ULPs besides, for transcendentals; γₙ·Σ|x||y|
-and the final directed rounding for a contraction or sum, as
-spec/schedule.py's `dot_range` states it).  Every quantity is a sound upper
-bound of the set the spec allows for the step, given that its operands lie
-in their forms — so by induction over the program the form of every value
-holds every result a conforming implementation can produce.
+bilinear remainder radₓ·rad_y.  Each step then adds its own allowance:
+half an ULP of rounding at the largest magnitude it can produce (the op's
+tolerance in ULPs besides, for transcendentals; γₙ·Σ|x||y| and the final
+directed rounding for a contraction or sum, as spec/schedule.py's
+`dot_range` states it).  Every quantity is a sound upper bound of the set
+the spec allows for the step, given that its operands lie in their forms —
+so by induction over the program the form of every value holds every
+result a conforming implementation can produce.
+
+**Where correlation is kept** (`_symbolize`).  A step's allowances, its
+remainders and what it inherits untracked go to r, which every later use
+sees as a fresh box: exact for one use, but a value used on two paths that
+meet again — a row's mean subtracted from each of its elements, q and k of
+one layer norm meeting in q·kᵀ, a contraction's result contracted again —
+has its deviation counted once per path, with no cancellation, and the
+factor compounds stage after stage (a transformer block: ±250 % after its
+MLP, where every sampled evaluation order stays within ±4·10⁻⁵ %;
+bench/stacked_blocks.py).  So r becomes symbols, one per element, where
+that pays: the result of every contraction and sum (dot_general, reduce),
+the operand of a move that copies elements (a broadcast of a row's mean,
+maximum or sum: kept on the operand, so every copy shares them), and a
+loop's carry (`reduce_carry`).  Measured against every allowance made a
+symbol of its own (bench/stacked_blocks.py --first-order: the first-order
+worst case of the allowances, exactly), these points give the same
+enclosure within 1.1–1.3× per stage of the block at 16×32, MLP 64.
+chlo.erf and chlo.erfc (the exact GELU) have rules of their own, so a
+GELU's two factors keep their common symbols.
+
+*Local families.*  One symbol per element of a value of n elements costs n
+columns over n rows.  Where the value has a leading dimension of B ≥ 2
+blocks (a sequence's tokens, a batch's rows) its symbols are local
+families instead: family e names one symbol per block — the element at
+position e of block b has its coefficient on symbol (e, b) — so n / B
+columns carry them.  The names stay apart because a local family is only
+carried by ops that keep every element in its block (element-wise ops,
+moves that keep the leading index, sums and contractions over other
+dimensions); an op that mixes blocks first spells the families out as the
+global symbols they stand for (`_globalize`: B columns each, the same ids
+in every form), or boxes them into r where those do not fit.
 
 Implementation-defined alternatives of an intermediate value do not
 propagate (as in propagation.py: the program's later ops are judged on the
@@ -48,10 +79,15 @@ Costs are bounded, never discovered: a form keeps at most `K_MAX` symbols
 and `ENTRIES_MAX` coefficients; past that, the symbols with the smallest
 coefficients move into r (Girard's reduction, "Reachability of uncertain
 linear systems using zonotopes", HSCC 2005: sound, it only forgets
-correlation).  An op without a rule here (convolution, sort, gather, …),
-a value in f64 (no wider format to evaluate it in), or one that may be
-non-finite has no form; its consumers start from its stated range as
-fresh symbols.
+correlation), and r is made symbols only where they fit — outside a loop
+after boxing the weakest local families to make room (`_make_room`).  The
+forms of one run hold at most `HELD_MAX` coefficients together: past that
+the least recently used is boxed (`_Held`), again sound.  Under `run`'s
+memory budget (the job's address-space cap) the forms take at most a
+quarter of what is left, one form a 64th.  An op without a rule here
+(convolution, sort, gather, …), a value in f64 (no wider format to
+evaluate it in), or one that may be non-finite has no form; its consumers
+start from its stated range as fresh symbols.
 
 Rigour of the float64 evaluation.  The program's formats have unit
 roundoff u ≥ 2^-24 here (f64 programs get no forms).  Centers,
@@ -78,26 +114,40 @@ from dataclasses import dataclass
 
 import numpy as np
 
+try:
+    import scipy.special as _erf
+except ImportError:   # no scipy: chlo.erf and chlo.erfc get no rule (their results start from their ranges)
+    _erf = None
+
 from ..spec.expectation import Expectation
 from ..spec.kinds import kind_of
 from ..spec.types import TensorType, from_bits, from_ordinals, ordinals
 from . import numbering
 from .rounding import outward_bits
 
-K_MAX = 4096            # symbols a form keeps
+K_MAX = 4096            # symbols (columns) a form keeps
 ENTRIES_MAX = 1 << 24   # coefficients a form keeps (128 MiB of float64)
 CARRY_MAX = 4096        # elements of a loop's carry rotated into symbols at most (`reduce_carry`)
+HELD_MAX = 1 << 27      # coefficients the forms of one run hold together (1 GiB): past it the least recently
+                        # used forms are boxed (`_Held`)
+SPREAD = 4              # local families are spelt out as global symbols while they take at most 1/SPREAD of a
+                        # form's budget (`_globalize`), boxed beyond
+CARRY_BASE = 1 << 61    # ids from here on (to LOCAL_BASE) name the symbols of a loop's carry (`reduce_carry`)
+LOCAL_BASE = 1 << 62    # ids from here on name local families (`_symbolize`); below CARRY_BASE, other symbols
 
-_NEXT_ID = [0]
+_NEXT_ID = [0, LOCAL_BASE, CARRY_BASE]
 _ID_LOCK = threading.Lock()
 ENABLED: contextvars.ContextVar = contextvars.ContextVar("shlo_conform_affine", default=False)
+_HELD: contextvars.ContextVar = contextvars.ContextVar("shlo_conform_affine_held", default=None)
 
 
-def _new_ids(k: int) -> np.ndarray:
-    """k noise symbols never used before (grid processes run in threads)."""
+def _new_ids(k: int, local: bool = False, carry: bool = False) -> np.ndarray:
+    """k noise symbols (local families, a carry's symbols) never used before
+    (grid processes run in threads)."""
+    space = 1 if local else 2 if carry else 0
     with _ID_LOCK:
-        start = _NEXT_ID[0]
-        _NEXT_ID[0] += k
+        start = _NEXT_ID[space]
+        _NEXT_ID[space] += k
     return np.arange(start, start + k, dtype=np.int64)
 
 
@@ -137,12 +187,14 @@ class Form:
         return bool(self.A.shape[1]) or bool(np.any(self.r))
 
 
-def _abs_rows(a: np.ndarray, block: int = 256) -> np.ndarray:
-    """Σ|aᵢₖ| per row, a block of rows at a time (the |a| temporary stays
-    in cache instead of doubling a matrix of 2^24 coefficients)."""
+def _abs_rows(a: np.ndarray, cols=None, block: int = 256) -> np.ndarray:
+    """Σ|aᵢₖ| per row (over the columns `cols`, or all), a block of rows at
+    a time (the |a| temporary stays in cache instead of doubling a matrix
+    of 2^24 coefficients)."""
     out = np.empty(a.shape[0])
     for i in range(0, a.shape[0], block):
-        out[i:i + block] = np.abs(a[i:i + block]).sum(axis=1)
+        rows = a[i:i + block] if cols is None else a[i:i + block][:, cols]
+        out[i:i + block] = np.abs(rows).sum(axis=1)
     return out
 
 
@@ -153,23 +205,236 @@ def _point(c: np.ndarray, shape) -> Form:
 
 def _fresh(f: Form, rho: np.ndarray) -> Form:
     """`f` plus an allowance of ±rho per element, independent of everything
-    else (into r): symbols are made where they pay, at a loop's carry
-    (`reduce_carry`), not per element of every op (module docstring)."""
+    else (into r): r becomes symbols where correlation pays (`_symbolize`:
+    a contraction's result, the source of a broadcast, a loop's carry),
+    not after every op (module docstring)."""
     rho = np.asarray(rho, dtype=np.float64).reshape(-1)
     return Form(f.c, f.ids, f.A, _up(f.r + rho), f.shape)
 
 
-def _condense(f: Form) -> Form:
-    """At most K_MAX symbols and ENTRIES_MAX coefficients: the symbols with
-    the smallest coefficients (Σ over elements) move into r."""
-    room = min(K_MAX, ENTRIES_MAX // max(f.n, 1))
+def _condense(f: Form, room: int | None = None) -> Form:
+    """At most K_MAX symbols and ENTRIES_MAX coefficients (or `room`
+    symbols): the symbols with the smallest coefficients (Σ over elements)
+    move into r."""
+    if room is None:
+        room = _room(f.n)
     if f.A.shape[1] <= room:
         return f
-    weight = np.abs(f.A).sum(axis=0)
+    weight = _abs_cols(f.A)
     order = np.argsort(weight, kind="stable")
     drop, kept = order[:f.A.shape[1] - room], np.sort(order[f.A.shape[1] - room:])
-    r = _up(f.r + np.abs(f.A[:, drop]).sum(axis=1))
+    r = _up(f.r + _abs_rows(f.A, drop))
     return Form(f.c, f.ids[kept], f.A[:, kept], r, f.shape)
+
+
+def _abs_cols(a: np.ndarray, block: int = 256) -> np.ndarray:
+    """Σ|aᵢₖ| per column, a block of rows at a time (as `_abs_rows`)."""
+    out = np.zeros(a.shape[1])
+    for i in range(0, a.shape[0], block):
+        out += np.abs(a[i:i + block]).sum(axis=0)
+    return out
+
+
+def _room(n: int) -> int:
+    """The symbols a form of n elements may keep: K_MAX, ENTRIES_MAX
+    coefficients — and, in a run with a memory budget, a 64th of it
+    (`_Held`)."""
+    held = _HELD.get()
+    entries = ENTRIES_MAX if held is None else min(ENTRIES_MAX, held.entries)
+    return min(K_MAX, entries // max(n, 1))
+
+
+# --------------------------------------------------------------------------
+# Symbols where correlation pays: local families, and what a run holds
+# --------------------------------------------------------------------------
+
+def _blocks(shape) -> int:
+    """The number of blocks a value's local families run over: its leading
+    dimension (tokens, batch rows), 1 where it has none worth splitting."""
+    return int(shape[0]) if len(shape) and int(shape[0]) >= 2 else 1
+
+
+def _local(ids: np.ndarray) -> np.ndarray:
+    return ids >= LOCAL_BASE
+
+
+def _box_local(f: Form) -> Form:
+    """`f` with its local families boxed into r (sound as Girard's reduction is)."""
+    loc = _local(f.ids)
+    if not loc.any():
+        return f
+    r = _up(f.r + _abs_rows(f.A[:, loc]))
+    return Form(f.c, f.ids[~loc], f.A[:, ~loc], r, f.shape)
+
+
+def _global_ids(family: int, blocks: int) -> np.ndarray:
+    """The global ids of a local family's symbols, one per block — the same
+    for every form that carries the family, so forms split apart keep
+    meaning the same symbols (the run's `_Held` keeps the table; outside a
+    run, a table of this call's own)."""
+    held = _HELD.get()
+    spelt = held.spelt if held is not None else {}
+    with _ID_LOCK:
+        base = spelt.get(family)
+        if base is None:
+            base = spelt[family] = _NEXT_ID[0]
+            _NEXT_ID[0] += blocks
+    return np.arange(base, base + blocks, dtype=np.int64)
+
+
+def _globalize(f: Form) -> Form:
+    """`f` with its local families split into the global symbols they stand
+    for — family k's coefficient at an element of block b goes to the
+    symbol (k, b) — what an op that mixes blocks (a sum or contraction over
+    the leading dimension, a move of an element to another block) must see,
+    since a local coefficient names a symbol of its own block only.
+    Exactly the same form, spelt out: B columns per family.  Where they do
+    not fit the form's budget the families are boxed instead
+    (`_box_local`)."""
+    loc = _local(f.ids)
+    if not loc.any():
+        return f
+    blocks = _blocks(f.shape)
+    room = _room(f.n)
+    fams = np.nonzero(loc)[0]
+    if int((~loc).sum()) + blocks * fams.size > room // SPREAD:
+        return _box_local(f)
+    block_of = np.arange(f.n) // (f.n // blocks)
+    cols = np.zeros((f.n, blocks * fams.size))
+    ids = []
+    for j, k in enumerate(fams):
+        cols[np.arange(f.n), j * blocks + block_of] = f.A[:, k]
+        ids.append(_global_ids(int(f.ids[k]), blocks))
+    ids = np.concatenate(ids)
+    keep = _abs_cols(cols) > 0
+    return Form(f.c, np.concatenate([f.ids[~loc], ids[keep]]),
+                np.concatenate([f.A[:, ~loc], cols[:, keep]], axis=1), f.r, f.shape)
+
+
+def _symbolize(f: Form) -> Form:
+    """The untracked radius r as symbols of its own, one per element, so
+    that every later use of the value shares them (module docstring:
+    "Where correlation is kept").  r·η with η fresh per element and
+    diag(r)·ε with ε new symbols are the same set, so nothing is widened;
+    values computed earlier from r saw a box, which holds every
+    correlation.  Where the value has B ≥ 2 blocks the symbols are local
+    families, n / B columns (module docstring: "Local families").  Skipped
+    where the columns would not fit the form's budget (K_MAX, ENTRIES_MAX):
+    r stays r."""
+    if not np.any(f.r):
+        return f
+    blocks = _blocks(f.shape)
+    width = f.n // blocks if blocks > 1 else f.n
+    room = _room(f.n)
+    if width > room:
+        return f
+    if width + f.A.shape[1] > room:   # make room from the weakest local families, never from global symbols
+        roomy = _make_room(f, width + f.A.shape[1] - room)
+        if roomy is None:
+            return f
+        f = roomy
+    ids = _new_ids(width, local=blocks > 1)
+    cols = np.zeros((f.n, width))
+    cols[np.arange(f.n), np.arange(f.n) % width] = f.r
+    keep = _abs_cols(cols) > 0
+    return Form(f.c, np.concatenate([f.ids, ids[keep]]), np.concatenate([f.A, cols[:, keep]], axis=1),
+                np.zeros(f.n), f.shape)
+
+
+def _make_room(f: Form, k: int) -> Form | None:
+    """`f` with its k weakest local families boxed into r (so that
+    `_symbolize` turns them into the value's own), None where it has fewer
+    or the value is a loop's: there the symbols carry the recurrence from
+    step to step and none is given up for a contraction's (measured: the
+    LSTM of bench/real_programs.py widens by half when they are), while
+    outside a loop a family made at an earlier contraction has mostly done
+    its work once its value is consumed (the transformer block at
+    128×256: ±117 % → ±43 %)."""
+    loc = np.nonzero(_local(f.ids))[0]
+    if loc.size < k or np.any((f.ids >= CARRY_BASE) & (f.ids < LOCAL_BASE)):
+        return None
+    drop = loc[np.argsort(_abs_cols(f.A)[loc], kind="stable")[:k]]
+    kept = np.setdiff1d(np.arange(f.A.shape[1]), drop)
+    return Form(f.c, f.ids[kept], f.A[:, kept], _up(f.r + _abs_rows(f.A, drop)), f.shape)
+
+
+def _boxed(f: Form) -> Form:
+    """`f` with every symbol boxed into r: the same enclosure, no correlation kept."""
+    return f if not f.A.shape[1] else Form(f.c, np.zeros(0, np.int64), np.zeros((f.n, 0)), f.rad(), f.shape)
+
+
+class _Held:
+    """The forms one run holds with coefficients, least recently used first:
+    past HELD_MAX coefficients in all, the oldest is boxed (`_boxed`) — its
+    enclosure stays, its correlation with later values is forgotten, which
+    is sound as any reduction is.  Every value of a program keeps its
+    expectation to the end of the run, so without this the forms of a
+    transformer block would hold gigabytes.  Only weak references are
+    kept: a value dropped (a loop body's, after its iteration) frees its
+    form, and its entry is purged when the count is next over."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.order: dict = {}    # id(expectation) -> (weak reference, id(form), coefficients), oldest first
+        self.total = 0
+        self.spelt: dict = {}    # local family id -> the global id of its symbol in block 0 (`_global_ids`)
+        self.limit, self.entries = HELD_MAX, ENTRIES_MAX
+        room = _address_space_left()
+        if room is not None:   # `run`'s job process is capped at its budget: forms take a quarter, one a 64th
+            self.limit, self.entries = min(HELD_MAX, room // 32), min(ENTRIES_MAX, room // 512)
+
+    def hold(self, e, f: Form) -> None:
+        import weakref
+        with self.lock:
+            self._drop(id(e))
+            if f.A.size:
+                self.order[id(e)] = (weakref.ref(e), id(f), f.A.size)
+                self.total += f.A.size
+            if self.total > self.limit:
+                for key in [k for k, (ref, _, _) in self.order.items() if ref() is None]:
+                    self._drop(key)
+            while self.total > self.limit and len(self.order) > 1:
+                key = next(iter(self.order))
+                ref, fid, _ = self.order[key]
+                self._drop(key)
+                e_old = ref()
+                form = getattr(e_old, "affine", None)
+                if form is not None and id(form) == fid:
+                    e_old.affine = _boxed(form)
+
+    def used(self, e) -> None:
+        with self.lock:
+            got = self.order.pop(id(e), None)
+            if got is not None:
+                self.order[id(e)] = got
+
+    def _drop(self, key) -> None:
+        got = self.order.pop(key, None)
+        if got is not None:
+            self.total -= got[2]
+
+
+def _address_space_left() -> int | None:
+    """Bytes this process may still map under its address-space cap
+    (shlo_conform/pipeline/isolation.py sets it at the oracle's budget), or
+    None where there is none."""
+    try:
+        import os
+        import resource
+        soft, _ = resource.getrlimit(resource.RLIMIT_AS)
+        if soft == resource.RLIM_INFINITY:
+            return None
+        with open("/proc/self/statm") as f:
+            mapped = int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+        return max(soft - mapped, 0)
+    except (ImportError, OSError, ValueError, AttributeError):
+        return None
+
+
+def _hold(e, f: Form) -> None:
+    held = _HELD.get()
+    if held is not None:
+        held.hold(e, f)
 
 
 def _align(*forms: Form) -> tuple[np.ndarray, list]:
@@ -262,6 +527,9 @@ def of(e) -> Form | None:
         return None
     got = getattr(e, "affine", None)
     if got is not None:
+        held = _HELD.get()
+        if held is not None:
+            held.used(e)
         return got
     fmt = _format(e.type)
     if fmt is None:
@@ -391,6 +659,14 @@ _UNARY = {   # name: (f, f′, bound of |f″| over [lo, hi] or None where the r
     "sine": (np.sin, np.cos, lambda lo, hi: np.ones_like(lo)),
     "cosine": (np.cos, lambda x: -np.sin(x), lambda lo, hi: np.ones_like(lo)),
 }
+# chlo.erf and chlo.erfc (the exact GELU lowers to erfc): |erf″| = |erfc″| = (4/√π)·|x|·e^(−x²), at most
+# (4/√π)·e^(−1/2)/√2 = 0.9678829 (at |x| = 1/√2); scipy.special's float64 functions, the evaluation the fast
+# route already relies on within LIBM (oracle/real_functions.py, tests/oracle/test_chlo_fast.py).
+if _erf is not None:
+    _UNARY["chlo.erf"] = (_erf.erf, lambda x: 2 / np.sqrt(np.pi) * np.exp(-x * x),
+                          lambda lo, hi: np.full_like(lo, 0.9679))
+    _UNARY["chlo.erfc"] = (_erf.erfc, lambda x: -2 / np.sqrt(np.pi) * np.exp(-x * x),
+                           lambda lo, hi: np.full_like(lo, 0.9679))
 LIBM = 2.0 ** -40   # numpy's float64 functions: relative error assumed (oracle/fast.py)
 
 
@@ -514,11 +790,14 @@ def _dot_general(inst, forms, outs):
     xr, yr = x.rad().reshape(x.shape), y.rad().reshape(y.shape)
     c = con(xc, yc)
     ids, (ax, ay) = _align(x, y)
-    A = np.zeros((c.size, ids.size))
+    A = None
     if ax is not None:
-        A += _coefficients(ax, x.shape, yc, lb, lc, rb, rc, first=True, eq=(sx, sy, so, k))
+        A = _coefficients(ax, x.shape, yc, lb, lc, rb, rc, first=True, eq=(sx, sy, so, k))
     if ay is not None:
-        A += _coefficients(ay, y.shape, xc, rb, rc, lb, lc, first=False, eq=(sx, sy, so, k))
+        coef = _coefficients(ay, y.shape, xc, rb, rc, lb, lc, first=False, eq=(sx, sy, so, k))
+        A = coef if A is None else np.add(A, coef, out=A)
+    if A is None:
+        A = np.zeros((c.size, ids.size))
     axc, ayc = np.abs(xc), np.abs(yc)
     r = con(x.r.reshape(x.shape), ayc) + con(axc, y.r.reshape(y.shape)) + con(xr, yr)
     mx, my = axc + xr, ayc + yr   # |x| and |y| at most
@@ -540,9 +819,14 @@ def _dot_general(inst, forms, outs):
 
 def _coefficients(a, shape, other, batch, contract, obatch, ocontract, first: bool, eq) -> np.ndarray:
     """The contraction applied to each symbol's coefficients of one operand
-    (`a`: elements × symbols) against the other operand's centers: one
-    BLAS matrix product where there are no batch dimensions (the symbols
-    ride along with the free dimensions), an einsum otherwise."""
+    (`a`: elements × symbols) against the other operand's centers, in the
+    result's order (lhs free, rhs free, symbols): where there are no batch
+    dimensions BLAS products straight into that layout — the other's
+    centers against each free element's (contract × symbols) block for the
+    lhs, against the whole (contract × free·symbols) matrix for the rhs —
+    with no copy of the coefficients when the contracting dimensions are the
+    lhs's last or the rhs's first (x @ W, as JAX writes it); an einsum with
+    batch dimensions."""
     n_sym = a.shape[1]
     sx, sy, so, k = eq
     if batch:
@@ -552,18 +836,18 @@ def _coefficients(a, shape, other, batch, contract, obatch, ocontract, first: bo
     free = [d for d in range(len(shape)) if d not in contract]
     ofree = [d for d in range(other.ndim) if d not in ocontract]
     m = int(np.prod([shape[d] for d in contract], dtype=np.int64))
-    # (free..., symbols) × contract  @  contract × (other free...)
-    last = list(range(len(shape) + 1 - len(contract), len(shape) + 1))   # the contracting dims go last
-    left = np.moveaxis(a.reshape(shape + (n_sym,)), [*contract], last)
-    left = left.reshape(-1, m)
-    right = np.transpose(other, list(ocontract) + ofree).reshape(m, -1)
-    prod = (left @ right).reshape([shape[d] for d in free] + [n_sym] + [other.shape[d] for d in ofree])
-    # to (lhs free, rhs free, symbols) in the result's order
-    nf = len(free)
-    prod = np.moveaxis(prod, nf, -1)
-    if not first:   # result order is (other's free, this operand's free)
-        prod = np.moveaxis(prod, list(range(nf)), list(range(len(ofree), len(ofree) + nf)))
-    return prod.reshape(-1, n_sym)
+    size = int(np.prod([shape[d] for d in free], dtype=np.int64))
+    a = a.reshape(shape + (n_sym,))
+    if first:   # (free, contract, symbols) of this operand; result (free, other free, symbols)
+        if list(contract) != list(range(len(free), len(shape))):
+            a = np.moveaxis(a, list(contract), list(range(len(free), len(shape))))
+        right = np.transpose(other, list(ocontract) + ofree).reshape(m, -1)
+        return np.matmul(right.T, a.reshape(size, m, n_sym)).reshape(-1, n_sym)   # one GEMM per free element
+    # (contract, free, symbols) of this operand; result (other free, free, symbols)
+    if list(contract) != list(range(len(contract))):
+        a = np.moveaxis(a, list(contract), list(range(len(contract))))
+    left = np.transpose(other, ofree + list(ocontract)).reshape(-1, m)
+    return (left @ a.reshape(m, size * n_sym)).reshape(-1, n_sym)
 
 
 @rule("reduce")
@@ -619,6 +903,12 @@ MOVES = ("broadcast_in_dim", "reshape", "transpose", "slice", "concatenate", "pa
 
 
 def _moved(inst, values: list, forms: list) -> Form | None:
+    """The forms' rows gathered by the op's own index formulas.  An operand
+    whose elements the op copies more than once (a broadcast of a row's
+    mean or maximum) first has its r made symbols (`_symbolize`), kept on
+    the operand's value, so every copy — and every other use — shares
+    them; an operand whose local families the op moves out of their block
+    has them spelt out as global symbols first (`_globalize`)."""
     from ..spec.dsl import DataMovement
     sem = inst.spec.semantics
     if not isinstance(sem, DataMovement):
@@ -639,6 +929,26 @@ def _moved(inst, values: list, forms: list) -> Form | None:
     if flat is None or (flat < 0).any():
         return None
     stacked = [forms[k] for k in floats]
+    starts = np.cumsum([0] + [f.n for f in stacked])
+    copies = np.bincount(flat, minlength=int(starts[-1]))
+    out_blocks = _blocks(shape)
+    out_pos = np.arange(flat.size) // max(flat.size // out_blocks, 1)
+    for j, k in enumerate(floats):
+        f = stacked[j]
+        if np.any(copies[starts[j]:starts[j + 1]] > 1) and np.any(f.r):
+            g = _symbolize(f)
+            if g is not f:
+                values[k].affine = g
+                _hold(values[k], g)
+                f = g
+        if _local(f.ids).any():
+            mine = (flat >= starts[j]) & (flat < starts[j + 1])
+            blocks = _blocks(f.shape)
+            same = blocks == out_blocks and blocks > 1 and np.array_equal(
+                (flat[mine] - starts[j]) // (f.n // blocks), out_pos[mine])
+            if not same:
+                f = _globalize(f)
+        stacked[j] = f
     ids, As = _align(*stacked)
     c = np.concatenate([f.c for f in stacked])
     r = np.concatenate([f.r for f in stacked])
@@ -666,7 +976,11 @@ def step(inst, inputs: list, outs: list) -> list:
         return outs
     tighten(outs[0], form)
     outs[0].affine = form
+    _hold(outs[0], form)
     return outs
+
+
+CONTRACTIONS = ("dot_general", "reduce")   # results whose r becomes symbols (`_symbolize`)
 
 
 def _form(inst, inputs: list, outs: list) -> Form | None:
@@ -684,12 +998,44 @@ def _form(inst, inputs: list, outs: list) -> Form | None:
         return None
     if not any(f.tracked() for f in forms):
         return None   # exact operands: the op's own statement is the whole range (and `of` makes its form)
+    forms = _in_blocks(inst, forms)
     form, tolerance = fn(inst, forms, outs)
     if form is None:
         return None
     if tolerance is not None:
         form = _rounding(form, _format(outs[0].type), tolerance)
+    if form is not None and name in CONTRACTIONS:
+        form = _symbolize(form)
     return None if form is None else _condense(form)
+
+
+def _in_blocks(inst, forms: list) -> list:
+    """The operands with the local families the op would carry out of their
+    block spelt out as global symbols (`_globalize`; boxed where those do
+    not fit).  Element-wise ops keep every element where
+    it is.  A reduce keeps blocks when it does not sum over the leading
+    dimension; its init value is a scalar.  A dot_general's result begins
+    with the batch dimensions, then the lhs's free ones: the lhs keeps its
+    blocks where its leading dimension is its first batch dimension, or it
+    has none and does not contract its leading dimension; the rhs where
+    both lead with a batch dimension."""
+    name = inst.spec.mnemonic
+    if not any(_local(f.ids).any() for f in forms):
+        return forms
+    if name == "reduce" and len(forms) == 2:
+        x, init = forms
+        dims = _dims(inst, "dimensions")
+        return [x if len(x.shape) and 0 not in dims else _globalize(x), _globalize(init)]
+    if name == "dot_general" and len(forms) == 2:
+        x, y = forms
+        lb, rb = _dims(inst, "lhs_batching_dimensions"), _dims(inst, "rhs_batching_dimensions")
+        lc = _dims(inst, "lhs_contracting_dimensions")
+        lhs_keeps = (lb[:1] == [0]) if lb else (len(x.shape) > 0 and 0 not in lc)
+        rhs_keeps = lb[:1] == [0] and rb[:1] == [0]
+        return [x if lhs_keeps else _globalize(x), y if rhs_keeps else _globalize(y)]
+    if name in ("reduce", "dot_general"):
+        return [_globalize(f) for f in forms]
+    return forms
 
 
 def _select_values(inst, inputs: list) -> Form | None:
@@ -733,7 +1079,7 @@ def _carry_symbols(values: list) -> None:
     total = sum(f.n for _, f in forms)
     if not forms or total > CARRY_MAX:
         return
-    new_ids = _new_ids(total)
+    new_ids = _new_ids(total, carry=True)
     row = 0
     for k, f in forms:
         cols = np.zeros((f.n, total))
@@ -743,6 +1089,7 @@ def _carry_symbols(values: list) -> None:
         g = Form(f.c, np.concatenate([f.ids, new_ids[keep]]), np.concatenate([f.A, cols[:, keep]], axis=1),
                  np.zeros(f.n), f.shape)
         values[k].affine = _condense(g)
+        _hold(values[k], values[k].affine)
         row += f.n
 
 
@@ -755,9 +1102,11 @@ class enable:
 
     def __enter__(self):
         self._token = ENABLED.set(True)
+        self._held = _HELD.set(_Held())
         return self
 
     def __exit__(self, *exc):
         ENABLED.reset(self._token)
+        _HELD.reset(self._held)
         return False
 

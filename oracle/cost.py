@@ -151,30 +151,41 @@ def _largest(types) -> int:
     return max((_elements(m) for t in types for m in _tensors(t)), default=0)
 
 
-def _affine(results: list, in_loop: bool) -> tuple[int, int]:
-    """(held, working) bytes of the affine forms `run` gives the step's float
-    results (oracle/affine.py): a center and a radius per element; inside a
-    loop body, where symbols are made, up to ENTRIES_MAX coefficients per
-    value held and three such matrices while the step runs."""
+def _affine(results: list, in_loop: bool, ranged: bool) -> tuple[int, int, int]:
+    """(held, coefficient, working) bytes of the affine forms `run` gives the
+    step's float results (oracle/affine.py): a center and a radius per
+    element held; coefficients — inside a loop body up to K_MAX symbols per
+    element, elsewhere (after contractions and reductions, a family of
+    symbols per row of the leading dimension) n / rows per element, each at
+    most ENTRIES_MAX per value, and none for an exact value (`ranged`
+    False: its form has no width, so no symbols) — which the run holds together up to HELD_MAX (`program_cost`
+    caps their sum); and three such matrices while the step runs."""
     from .affine import ENTRIES_MAX, K_MAX
-    held = working = 0
+    held = coefficients = working = 0
     for t in results:
         for m in _tensors(t):
             et = m.element_type
             if not et.is_float or et.is_complex or et.format.precision > 24:
                 continue
             n = _elements(m)
-            coefficients = min(n * K_MAX, ENTRIES_MAX) * 8 if in_loop else 0
-            held += 16 * n + coefficients
-            working = max(working, 3 * coefficients + 48 * n)
-    return held, working
+            # outside loops a value's symbols come in families, one symbol per row of its
+            # leading dimension standing for all (affine.py): n / leading columns
+            rows = int(m.shape[0]) if len(m.shape) and int(m.shape[0]) >= 2 else 1
+            c = min(n * (K_MAX if in_loop else min(n // rows, K_MAX)), ENTRIES_MAX) * 8 if ranged or in_loop else 0
+            held += 16 * n
+            coefficients += c
+            working = max(working, 3 * c + 48 * n)
+    return held, coefficients, working
 
 
 def program_cost(program, affine: bool = False, in_loop: bool = False) -> Cost:
     """The Cost of an `oracle.program.Program` (module docstring); `affine`:
-    with the affine forms `run` carries (`_affine`), `in_loop`: the block
-    is a region of control flow (a loop's body: its values carry symbols)."""
+    with the affine forms `run` carries (`_affine`: their coefficients held
+    together at most affine.HELD_MAX, as `_Held` boxes the least recently
+    used form past it), `in_loop`: the block is a region of control flow."""
+    from .affine import HELD_MAX
     ranged: set = set()   # keys of values that carry a range
+    forms = 0
     held = _stored(t for _, t in program.args)
     largest = _largest(t for _, t in program.args)
     working = 0
@@ -189,8 +200,10 @@ def program_cost(program, affine: bool = False, in_loop: bool = False) -> Cost:
         largest = max(largest, _largest(results))
         w = _working(step, operands, results, carries)
         if affine:
-            form_held, form_working = _affine(results, in_loop)
+            form_held, coefficients, form_working = _affine(results, in_loop,
+                                                            any(k in ranged for k in step.results))
             held += form_held
+            forms += coefficients
             w += form_working
         loop = in_loop or (step.inst is not None and isinstance(step.inst.spec.semantics, ControlFlow))
         for body in [*step.regions, *([step.call] if step.call is not None else [])]:
@@ -198,7 +211,7 @@ def program_cost(program, affine: bool = False, in_loop: bool = False) -> Cost:
             w = max(w, inner.peak)
             largest = max(largest, inner.largest)
         working = max(working, w)
-    return Cost(held, working, largest)
+    return Cost(held + min(forms, HELD_MAX * 8), working, largest)
 
 
 def _step_results(step) -> list:

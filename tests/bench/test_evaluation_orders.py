@@ -64,7 +64,7 @@ def test_sampled_orders_are_the_named_trees_differ_and_lie_inside_the_enclosure(
     a = rng.standard_normal((2, 4096)).astype(np.float32)
     b = rng.standard_normal((4096, 3)).astype(np.float32)
     text = jax.jit(lambda x, y: x @ y).lower(a, b).as_text()
-    [exp] = eo._oracle(text, [a, b], tmp_path)
+    [exp] = eo.oracle(text, [a, b], tmp_path)
     xla = XlaBackend(dict(eo.XLA_STRICT))
     products = (a.T[:, :, None] * b[:, None, :])          # [k, 2, 3], each rounded once to float32
     outs, sampler = [], np.random.default_rng(0)
