@@ -21,6 +21,7 @@ import numpy as np
 import pytest
 
 from shlo_conform.oracle import fast, fastcheck, rigorous
+from tests.oracle.points import approaching, log_abs_gamma as _log_abs_gamma, steps as _steps, zeros as _zeros
 from shlo_conform.oracle.real_functions import TABLE
 from shlo_conform.oracle.rounding import round_bits
 from shlo_conform.spec.chlo import CHLO
@@ -33,32 +34,11 @@ FORMATS = (F32, BF16, F16, F8E5M2)
 BOUND = fast.FAST_REL_ERROR / 16   # what test_fast.py asks of every evaluation: a safety factor of 16 left
 
 
-def _steps(a: float, n: int = 3) -> list:
-    """a and its n float64 neighbours on each side."""
-    out, lo, hi = [a], a, a
-    for _ in range(n):
-        lo, hi = math.nextafter(lo, -math.inf), math.nextafter(hi, math.inf)
-        out += [lo, hi]
-    return out
-
-
 def _near(a: float) -> list:
-    """Points approaching a from both sides: a ± 2^-j (j = 1 … 52), a's
-    float64 neighbours, and the f32 values next to it (the values a program
-    of f32 holds there)."""
-    pts = [a + s * 2.0 ** -j for j in range(1, 53) for s in (1, -1)] + _steps(a)
+    """Points approaching a from both sides (points.approaching) and the f32
+    values next to it (the values a program of f32 holds there)."""
     f = np.float32(a)
-    pts += [float(np.nextafter(f, np.float32(s * np.inf))) for s in (1, -1)] + [float(f)]
-    return pts
-
-
-def _zeros(g, brackets) -> list:
-    with mpmath.workdps(30):
-        return [float(mpmath.findroot(g, b, solver="anderson")) for b in brackets]
-
-
-def _log_abs_gamma(t):
-    return mpmath.log(abs(mpmath.gamma(t)))
+    return approaching(a) + [float(np.nextafter(f, np.float32(s * np.inf))) for s in (1, -1)] + [float(f)]
 
 
 def _lgamma_points() -> list:

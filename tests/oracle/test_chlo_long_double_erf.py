@@ -24,6 +24,7 @@ import pytest
 from flint import arb, ctx
 
 from shlo_conform.oracle import fast, fastcheck
+from tests.oracle.points import steps as _steps
 from shlo_conform.oracle.chlo_long_double import bessel, error_function
 from shlo_conform.oracle.real_functions import TABLE
 from shlo_conform.spec.chlo.bessel_i1e import i1e
@@ -113,12 +114,6 @@ def random_points(name: str, n: int = N, seed: int = 0) -> np.ndarray:
     return x
 
 
-def _steps(a: float, k: int = 3) -> list:
-    out, lo, hi = [a], a, a
-    for _ in range(k):
-        lo, hi = math.nextafter(lo, -math.inf), math.nextafter(hi, math.inf)
-        out += [lo, hi]
-    return out
 
 
 def _around(points, k: int = 2) -> list:

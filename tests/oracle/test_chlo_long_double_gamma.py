@@ -23,6 +23,7 @@ import numpy as np
 import pytest
 
 from shlo_conform.oracle import fast, fastcheck, rigorous
+from tests.oracle.points import approaching as _near, log_abs_gamma as _log_abs_gamma, steps as _steps, zeros as _zeros
 from shlo_conform.oracle.chlo_long_double import gamma
 from shlo_conform.oracle.real_functions import TABLE
 from shlo_conform.oracle.rounding import round_bits
@@ -65,27 +66,6 @@ def _random_columns(name: str, rng) -> list:
     return [rng.permutation(s[s > 1]), x]
 
 
-def _steps(a: float, n: int = 3) -> list:
-    """a and its n binary64 neighbours on each side."""
-    out, lo, hi = [a], a, a
-    for _ in range(n):
-        lo, hi = math.nextafter(lo, -math.inf), math.nextafter(hi, math.inf)
-        out += [lo, hi]
-    return out
-
-
-def _near(a: float, first: int = 1) -> list:
-    """a ± 2^-j (j = first … 52) and a's neighbours."""
-    return [a + s * 2.0 ** -j for j in range(first, 53) for s in (1, -1)] + _steps(a)
-
-
-def _zeros(g, brackets) -> list:
-    with mpmath.workdps(30):
-        return [float(mpmath.findroot(g, b, solver="anderson")) for b in brackets]
-
-
-def _log_abs_gamma(t):
-    return mpmath.log(abs(mpmath.gamma(t)))
 
 
 def _bucket_edges() -> list:
