@@ -71,7 +71,11 @@ def _ratio(x, fmt: FloatFormat) -> tuple[bool, int, int] | float:
             if top - 1 > fmt.emax + 1:  # |x| >= 2^(emax+2): beyond every overflow threshold
                 return -math.inf if sign else math.inf
             if top < fmt.emin - fmt.mantissa_bits - 1:  # below half the smallest subnormal
-                return -0.0 if sign else 0.0
+                if fmt.has_zero:
+                    return -0.0 if sign else 0.0
+                # no zero (f8E8M0FNU): a stand-in as far below, whose rounding is the smallest value
+                # (or NaN, negative): the format's rule, not zero's
+                return bool(sign), 1, 1 << (fmt.mantissa_bits + 2 - fmt.emin)
         if sign:
             man = -man
         n, d = (man << exp, 1) if exp >= 0 else (man, 1 << -exp)

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import bisect
 import math
+import warnings
 from fractions import Fraction
 
 import jax
@@ -532,3 +533,32 @@ def test_iree_reads_two_bit_results_packed_four_to_a_byte(iree):
         text = _lowered(lambda v: v.astype(ML[name][0]), x)
         out = iree.run(iree.compile(text), [x])[0]
         assert T.to_bits(out, et).tolist() == T.to_bits(x.astype(np.int64).astype(ML[name][0]), et).tolist()
+
+
+@pytest.mark.parametrize("name", NEW_FLOATS)
+def test_the_fast_paths_decisions_agree_with_arb_in_every_new_format(name):
+    """Every real function's whole-array decisions (oracle/fast.py: the
+    float64 evaluation, round_fast and decide, which take the format's
+    declaration) are the bits arb decides (rigorous.evaluate: arb's ball
+    rounded by round_bits), in each v1.20 format, on values of the format;
+    and fastcheck's bound holds there."""
+    from shlo_conform.oracle import fastcheck, rigorous
+    from shlo_conform.oracle.real_functions import TABLE
+    fmt = T.element_type(name).format
+    rng = np.random.default_rng(34)
+    checked = 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for f, rf in TABLE.items():
+            if rf.numpy is None or fast.working_for(f, fmt) is None:
+                continue
+            cols = fastcheck.inputs(f, fmt, 60, rng)
+            r = fastcheck.check(f, fmt, cols)
+            assert r.worst_rel_error < r.bound / 16, rf.name
+            ok, got = fast.evaluate(f, cols, fmt)
+            for i in np.flatnonzero(ok)[:30].tolist():
+                z = rigorous.evaluate(f, tuple(float(c[i]) for c in cols), fmt)
+                if z is not None and z[2]:
+                    assert round_bits(float(got[i]), fmt) == z[0], (rf.name, [float(c[i]) for c in cols])
+                    checked += 1
+    assert checked >= 300
