@@ -6,9 +6,11 @@ expectations and carries them through later ops) and the suites (which
 judge outputs by them) ask the kind, and neither re-decides a kind by its
 name (DESIGN.md, floors: spec/ is below both):
 
-* `fields` — the record's fields the kind owns (spec/expectation.py holds
-  them; a kind that needs one adds it there with `OMIT_DEFAULT`/`BITS`
-  metadata so existing suites keep their bytes);
+* `fields` — the record's fields the kind owns, each declared here as a
+  `KindField` (name, default, JSON form, place); `Expectation` takes its
+  fields from the registry (`declared_fields`), so no other file lists
+  them.  An entry may instead be a plain name: a field another kind
+  declares that this one reads too;
 * `matches` — for kinds judged element by element (exact, ulp, bounded):
   which elements of an output meet the expected bits; the comparison
   (suites/compare.py) adds the shared machinery around it —
@@ -24,26 +26,68 @@ name (DESIGN.md, floors: spec/ is below both):
   `approximate`, `ulps`, `ends`, and for a kind that stores its range,
   `holds_range`/`narrow`.
 
-A new kind is a new module here defining a `Kind` subclass and calling
-`register` — no chain elsewhere is edited.  Modules are found by name, as
-spec/ops finds op modules; a kind declared elsewhere (a test) registers the
-same way.  Creating an expectation of a kind names it by the kind's
-constant (`EXACT.name`), never by a string literal;
-tests/layout/test_kind_names.py keeps it so.
+A new kind is a new module here defining a `Kind` subclass — its fields
+and its rule — and calling `register`: no chain elsewhere is edited, and
+spec/expectation.py neither (before issue 33 a kind that needed a field
+also added it to the record there).  Modules are found by name, as spec/ops
+finds op modules; a kind declared elsewhere (a test) registers the same way,
+and its fields are the record's while it is registered.  Creating an
+expectation of a kind names it by the kind's constant (`EXACT.name`), never
+by a string literal; tests/layout/test_kind_names.py keeps it so.
+
+A field's JSON form (`KindField.json`) is how existing suites keep their
+bytes: `OMIT_DEFAULT` (written only when it differs from its default) and
+`BITS` (a bit array of the expectation's type, as hex, written only when
+set) leave every record of another kind as it was; `PLAIN` (written on every
+record) is the form of the two fields records carried from the format's
+start (`tolerance_ulp`, `bit_exact`) — a new kind's plain field would change
+every suite line.  A field's `order` is its place among the record's fields:
+the constructor's positional order and the key order of `to_json`
+(spec/expectation.py gives the record's own fields' places).  A kind module
+must not import spec/expectation at import time: that module imports this
+package for the fields (tests/layout/test_private_imports.py refuses the
+cycle).
 """
 from __future__ import annotations
 
 import importlib
 import pkgutil
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ..types import ElementType, nan_mask, ordinals
 
-if TYPE_CHECKING:   # spec/expectation.py needs nothing from here; no import cycle either way
+if TYPE_CHECKING:   # spec/expectation.py imports this package (its fields); never the other way at import time
     from ..expectation import Expectation
+
+PLAIN = "plain"                  # written on every record (module docstring: only the format's first two fields)
+OMIT_DEFAULT = "omit default"    # written only when it differs from its default
+BITS = "bits"                    # a bit array of the expectation's type, written as hex; only when set
+JSON_FORMS = (PLAIN, OMIT_DEFAULT, BITS)
+
+
+@dataclass(frozen=True)
+class KindField:
+    """One field of the `Expectation` record that a kind owns (module
+    docstring).  `default` is what a record of any other kind holds — an
+    immutable value (None for a dict or an array: a mutable default would be
+    shared by every record, which `dataclasses` refuses too); `json` its
+    JSON form; `order` its place among the record's fields (spec/expectation.py,
+    `PLACES`: a new field's default 100 comes after every field of today,
+    ties kept in registration order)."""
+
+    name: str
+    default: Any = None
+    json: str = OMIT_DEFAULT
+    order: float = 100
+
+    def __post_init__(self):
+        if self.json not in JSON_FORMS:
+            raise ValueError(f"field {self.name!r}: JSON form {self.json!r} is none of {JSON_FORMS}")
+        if self.json == BITS and self.default is not None:
+            raise ValueError(f"field {self.name!r}: a bit array's default is None (not set), not {self.default!r}")
 
 
 @dataclass
@@ -66,7 +110,7 @@ class Kind:
     a kind that states no value (a property, a distribution)."""
 
     name: str = "?"
-    fields: tuple = ()          # the record's fields this kind owns, beside type and bits
+    fields: tuple = ()          # the record's fields this kind owns (`KindField`s) or reads (names)
     element_wise: bool = True   # judged element by element (`matches`); else on the whole output (`judge`)
     ulp_measures: bool = True   # is the ULP distance from `bits` a measure of accuracy?  ("residual": no — the
                                 # reference is one result among many correct ones; its distance is shown, not summarised)
@@ -144,6 +188,35 @@ REGISTRY: dict[str, Kind] = {}
 def register(kind: Kind) -> Kind:
     REGISTRY[kind.name] = kind
     return kind
+
+
+_declared: list = [None, ()]   # [the registry's kinds when last read, their fields]
+
+
+def declared_fields() -> tuple[tuple[KindField, str], ...]:
+    """(field, the name of the kind that declares it) for every field the
+    registered kinds declare, in the record's order (`KindField.order`,
+    ties in registration order).  Read from `REGISTRY` itself, whoever
+    changed it (`register`, a test's `monkeypatch.setitem`), and recomputed
+    only when its kinds changed: `Expectation` asks on every construction.
+    Two kinds declaring one name differently is an error, not a choice."""
+    kinds = tuple(REGISTRY.values())
+    if kinds != _declared[0]:
+        _declared[:] = [kinds, _collect(kinds)]
+    return _declared[1]
+
+
+def _collect(kinds: tuple) -> tuple[tuple[KindField, str], ...]:
+    by_name: dict[str, tuple[KindField, str]] = {}
+    for k in kinds:
+        for f in k.fields:
+            if isinstance(f, str):   # a field declared by another kind, read by this one too
+                continue
+            prior = by_name.setdefault(f.name, (f, k.name))
+            if prior[0] != f:
+                raise ValueError(f"expectation field {f.name!r} is declared by kind {prior[1]!r} as {prior[0]} "
+                                 f"and by kind {k.name!r} as {f}")
+    return tuple(sorted(by_name.values(), key=lambda p: p[0].order))
 
 
 def kind_of(e: Expectation) -> Kind:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..types import ordinals
-from . import Kind, flat_ordinals, nan_rows, register
+from . import BITS, Kind, KindField, flat_ordinals, nan_rows, register
 from .exact import EXACT
 
 
@@ -21,7 +21,7 @@ def _rows(bits, et):
 
 class Bounded(Kind):
     name = "bounded"
-    fields = ("lo", "hi")
+    fields = (KindField("lo", None, BITS, order=40), KindField("hi", None, BITS, order=41))
     approximate = True
     holds_range = True
 

@@ -7,12 +7,12 @@ from __future__ import annotations
 import numpy as np
 
 from ..types import nan_mask
-from . import Kind, flat_ordinals, nan_rows, register
+from . import PLAIN, Kind, KindField, flat_ordinals, nan_rows, register
 
 
 class Exact(Kind):
     name = "exact"
-    fields = ("bit_exact",)
+    fields = (KindField("bit_exact", False, PLAIN, order=11),)   # on every record since the format began
     pinned = True
 
     def describe(self, e) -> str:

@@ -23,9 +23,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..lapack import measure
 from ..types import nan_mask, ordinal_distance, ordinals, to_bits
-from . import Comparison, Kind, register
+from . import OMIT_DEFAULT, Comparison, Kind, KindField, register
 
 UNDEFINED = "undefined behaviour: any result"
 KNOWN = "the property as LAPACK reads the operands: {}"
@@ -33,7 +32,7 @@ KNOWN = "the property as LAPACK reads the operands: {}"
 
 class Residual(Kind):
     name = "residual"
-    fields = ("residual",)
+    fields = (KindField("residual", None, OMIT_DEFAULT, order=60),)   # the property and its inputs
     element_wise = False
     ulp_measures = False
 
@@ -46,6 +45,9 @@ class Residual(Kind):
         return head + (f" — undefined here ({r['undefined']}): any result passes" if r.get("undefined") else "")
 
     def judge(self, e, actual):
+        # Deferred: spec/lapack.py reads spec/ops (every op's spec), and spec/expectation.py imports every kind
+        # for its fields — reading a record need not load the ops; judging a residual does.
+        from ..lapack import measure
         m = measure(e.residual, e.type, np.asarray(actual))   # an op's criterion or a LAPACK property's
         ulp = _ulp(e, np.asarray(actual), m.scored)
         if e.residual.get("undefined"):

@@ -21,12 +21,12 @@ from __future__ import annotations
 import numpy as np
 
 from ..types import ulp_range
-from . import Kind, register
+from . import PLAIN, Kind, KindField, register
 
 
 class Ulp(Kind):
     name = "ulp"
-    fields = ("tolerance_ulp",)
+    fields = (KindField("tolerance_ulp", 0, PLAIN, order=10),)   # on every record since the format began
     approximate = True
 
     def describe(self, e) -> str:
