@@ -49,7 +49,7 @@ from ..spec.kinds.bounded import BOUNDED
 from ..spec.types import TensorType, dense_literal, from_bits, from_ordinals, nan_mask, ordinals, top_ordinal
 from .execution import run_block
 from .program import Program, parse_program
-from .propagation import WHY as UPSTREAM, is_ranged
+from .propagation import WHY as UPSTREAM, is_ranged, open_elements_followed_here
 from .rounding import round_bits
 from .semantics import Context, on_arrays, on_values, operand_types, result_types, run_arrays
 
@@ -229,7 +229,8 @@ def decomposed(inst) -> tuple[Program, int]:
 def _decomposition(ctx: Context, inst, values: list) -> list:
     """The op's decomposition on the operands' whole values (module docstring)."""
     program, n = decomposed(inst)
-    got = run_block(program, list(values))
+    with open_elements_followed_here():   # `_open` below follows them through the walk
+        got = run_block(program, list(values))
     opened = _open(program, [_open_elements(v) for v in values], dict(zip(program.returns, got)))
     why = WHY.format(op=inst.spec.mnemonic)
     if getattr(inst.spec.semantics, "fusable", False):

@@ -23,9 +23,19 @@ that set rigorously, twice, and keeps the intersection:
 Where both are too wide — the matrix ill-conditioned, or f32 past n ≈ 16
 — the ranges downstream say so (a verdict too wide to decide is
 inconclusive, never "agrees"); where a pivot is not decided by the balls
-nothing is stated at all.  Real matrices only: the ranges downstream move a
-complex value's components together (propagation.py's corners), which
-bounds no |z| over a box.
+nothing is stated at all.
+
+Complex matrices (`lu_diagonal_complex`): the same two enclosures in
+complex ball arithmetic (arb's acb: a ball per component), with complex
+arithmetic's own error model — each component of an inner product of
+complex numbers is a real inner product of twice the length, the pivot the
+first of largest |re| + |im| (ICAMAX), a complex division within a
+normwise relative DIVISION_U·u.  `lu_diagonal` itself keeps answering
+"not stated" for complex: oracle/chains.py's real path rounds float64 ends,
+and a complex diagonal is picked and carried by oracle/complex_ranges.py,
+whose rules bound what abs, divide, multiply and a product reduction do to
+a box (propagation.py's corners move both components together, which
+bounds no |z| over a box).
 """
 from __future__ import annotations
 
@@ -36,6 +46,8 @@ import numpy as np
 from ..spec.ops.cholesky import component, gamma, unit_roundoff
 
 DIAGONAL_LIMIT = 200_000   # scalar ball operations of `lu_diagonal` (Σ n³/3 over the batch); past it, not stated
+COMPLEX_COST = 4           # a complex ball operation counts as four real ones against DIAGONAL_LIMIT
+DIVISION_U = 32            # a complex division's normwise relative error, in units of u (`lu_diagonal_complex`)
 
 
 def lu_diagonal(a: np.ndarray, et, pivots) -> tuple[np.ndarray, np.ndarray] | str:
@@ -175,6 +187,195 @@ def _minor_balls(PA, L, U, m, n, k, u, tiny) -> list | None:
         num, den = dets[j + 1], dets[j]
         out.append(None if num is None or den is None or 0 in den else num / den)
     return out
+
+
+def lu_diagonal_complex(a: np.ndarray, et, pivots) -> tuple | str:
+    """(re_lo, re_hi, im_lo, im_hi) per diagonal element of U (batch ×
+    min(m, n) float64 arrays, outward): a box enclosing û_kk of *every* LU
+    factor xGETRF may return for the complex matrix `a` (complex<f32> or
+    complex<f64>) with the row interchanges `pivots` — or why none is stated.
+
+    The error model (what any evaluation order and blocking can do):
+
+    * an element is one inner product ŝ = fl(a − Σ_{t<K} l̂_t·û_t), rounded,
+      in any order: each component of it is a real inner product of the 2K
+      products re·re, im·im (re·im, im·re) and a's component, so it is
+      within γ(2K+1)·(|a| + Σ|l̂_t|·|û_t|) of the exact one (Higham,
+      Accuracy and Stability of Numerical Algorithms, 2nd ed., §3.1 and
+      Lemma 3.5's proof; |xᵣyᵣ| + |xᵢyᵢ| ≤ |x|·|y| by Cauchy–Schwarz) —
+      with or without FMA, forming the complex products first or not; the
+      3M (Gauss) product, which no LAPACK getrf path uses, is not covered;
+    * below the diagonal l̂ = fl(ŝ/û_KK), by a complex division or a
+      reciprocal and a multiplication: within a normwise relative
+      DIVISION_U·u of ŝ/û_KK.  32u is a margin over the published bounds
+      of the algorithms in use — the textbook formula √2·γ(4) ≈ 5.7u
+      (Higham Lemma 3.5), an inversion within 3u componentwise
+      (Jeannerod, Louvet and Muller, Numer. Algorithms 74, 2017) then a
+      multiplication within √2·γ(2), Smith's algorithm within a few u
+      (Baudin, "Error bounds of complex arithmetic", 2011, §3.7);
+    * underflow: (2K + 2)·2^(emin − p) per component of an inner product,
+      4·2^(emin − p) for a division;
+    * the pivot of column j is the first candidate of largest |re| + |im|
+      (LAPACK's ICAMAX; spec/lapack.py `lu_pivoting`).
+
+    So every computed element satisfies a_ic + e_ic = Σ_t l̂_it·û_tc (the
+    sum ending with l̂_ii = 1 or û_cc), |e_ic| per component within the
+    bound above (for l̂: the inner product's, plus the division's residual
+    (DIVISION_U·u·|l̂||û_cc| + 4·2^(emin−p)·|û_cc|)/(1 − DIVISION_U·u)) —
+    Higham Thm 9.3's backward error, entry by entry.  Step j's candidates
+    (column j below the pivots already chosen) and U's row j are then
+    exactly entries of the Schur complement S = A₂₂ − A₂₁·A₁₁⁻¹·A₁₂ of
+    P·A + E: in block form [B b; r α] = [L₁₁ 0; l 1]·[U₁₁ u; 0 ŝ] gives
+    ŝ = α − r·B⁻¹·b.  Each E entry lies in a box known at step j (it reads
+    the magnitudes of l̂, û of earlier steps and |a|), so `_schur_step`
+    encloses S: P·A's own Schur complement in acb plus a rigorous bound of
+    what E can move it by.  Unlike an elimination carried in balls, whose
+    radii wrap column after column (dependent operands; `lu_diagonal`'s
+    first enclosure), each step starts again from P·A: the boxes stay
+    within about 1.3× the first-order worst case (checked against it,
+    tests/oracle/test_complex_det.py).  The pivot choice is checked decided
+    (the chosen box's |re| + |im| above every other one's: no evaluation
+    order can pick another row) and to be `pivots`; û_jj is the chosen
+    candidate."""
+    from flint import acb, arb, ctx
+    if not et.is_complex:
+        return "a real matrix: lu_diagonal states its diagonal"
+    a = np.asarray(a, dtype=np.complex128)
+    m, n = (int(d) for d in a.shape[-2:])
+    k = min(m, n)
+    batch = a.shape[:-2]
+    if COMPLEX_COST * int(np.prod(batch, dtype=np.int64)) * k * k * max(m, n) > 3 * DIAGONAL_LIMIT:
+        return f"past the oracle's budget for the ball elimination ({DIAGONAL_LIMIT} operations)"
+    fmt = component(et).format
+    u = unit_roundoff(et)
+    tiny = 2.0 ** (fmt.emin - fmt.precision)
+    div = DIVISION_U * u
+    piv = np.asarray(pivots, dtype=np.int64).reshape(batch + (k,))
+    out = [np.zeros(batch + (k,)) for _ in range(4)]
+    pad = 1 + 2.0 ** -50
+    old = ctx.prec
+    ctx.prec = 2 * fmt.precision + 64
+    try:
+        def mag(x) -> float:
+            return float(abs(x).upper()) * pad
+
+        def widen(z, e: float):   # z ± e in each component (a disc of radius e lies in the box)
+            return z + acb(arb(0, e), arb(0, e)) if math.isfinite(e) else None
+
+        for idx in np.ndindex(*batch):
+            PA = np.array(a[idx])
+            Amag = np.abs(PA) * pad
+            E = np.zeros((m, n))          # half-widths of e_ic, per component, where settled
+            Lmag = np.zeros((m, k))
+            Umag = np.zeros((k, n))
+            for j in range(k):
+                own = (gamma(2 * j + 1, u) * (Amag[j:, j:] + Lmag[j:, :j] @ Umag[:j, j:]) * (1 + 4 * n * 2.0 ** -53)
+                       + (2 * j + 2) * tiny) * (1 + 2.0 ** -40)
+                E[j:, j:] = own
+
+                if j:
+                    cand, row_of = _schur_step(PA, E, j, m, n, pad)
+                    if isinstance(cand, str):
+                        return cand
+                else:   # column 0: the entries themselves
+                    def given(i, c):
+                        return widen(acb(float(PA[i, c].real), float(PA[i, c].imag)), float(E[i, c]))
+                    cand = [given(i, 0) for i in range(m)]
+                    row_of = lambda t: [given(t, c) for c in range(n)]   # noqa: E731
+                if any(c is None for c in cand):
+                    return "the elimination's balls overflow"
+                sizes = [abs(c.real) + abs(c.imag) for c in cand]   # ICAMAX's |re| + |im|
+                if not all(s.is_finite() for s in sizes):
+                    return "the elimination's balls overflow"
+                best = max(range(len(sizes)), key=lambda t: (float(sizes[t].lower()), -t))
+                if not all(t == best or sizes[best].lower() > sizes[t].upper() for t in range(len(sizes))):
+                    return (f"pivot {j + 1}: the candidates' balls overlap (a backend may pick another row, "
+                            "or the matrix is singular or nearly)")
+                r = j + best
+                if r + 1 != int(piv[idx][j]):
+                    return f"pivot {j + 1}: the oracle's pivot {int(piv[idx][j])} is not the decided one ({r + 1})"
+                urow = row_of(best)   # U's row j: the pivot row's entries of the Schur complement (before the swap)
+                if any(x is None for x in urow):
+                    return "the elimination's balls overflow"
+                for arr in (PA, Amag, E, Lmag):
+                    arr[[j, r]] = arr[[r, j]]
+                cand[0], cand[best] = cand[best], cand[0]
+                pivot = cand[0]
+                urow[0] = pivot
+                Umag[j, j:] = [mag(x) for x in urow]
+                for t in range(1, m - j):   # |l̂| of column j: the quotient's box, widened by the division's error
+                    q = cand[t] / pivot
+                    ell = widen(q, div * mag(q) + 4 * tiny)
+                    if ell is None:
+                        return "the elimination's balls overflow"
+                    Lmag[j + t, j] = mag(ell)
+                if not (np.isfinite(Umag[j]).all() and np.isfinite(Lmag[:, j]).all()):
+                    return "the elimination's balls overflow"
+                # settle e for U's row j (an inner product over j terms: `own`, already there) and L's column j
+                below = slice(j + 1, m)
+                E[below, j] += (div * Lmag[below, j] + 4 * tiny) * Umag[j, j] / (1 - div) * (1 + 2.0 ** -40)
+                re, im = pivot.real, pivot.imag
+                ends = (_down(re.lower()), -_down(-re.upper()), _down(im.lower()), -_down(-im.upper()))
+                for x, end in zip(out, ends):
+                    x[idx + (j,)] = end
+    finally:
+        ctx.prec = old
+    return tuple(out)
+
+
+def _schur_step(PA: np.ndarray, E: np.ndarray, j: int, m: int, n: int, pad: float):
+    """Step j of `lu_diagonal_complex`: (the boxes of the candidates of
+    column j, rows j … m−1 in PA's current order; `row_of(t)`: the boxes of
+    candidate t's row of the Schur complement, columns j … n−1) — or why
+    none (a leading block not proven invertible).
+
+    For P·A + E = [B b; r α] with E's entries in boxes of half-width E
+    (per component), ŝ′ = α′ − r′·B′⁻¹·b′.  With x = B⁻¹b, y = r·B⁻¹ of P·A
+    itself and x′ = B′⁻¹b′, exactly (B(x′ − x) = E_b − E_B·x′):
+
+        ŝ′ − ŝ = E_α − E_r·x′ − y·E_b + y·E_B·x′,
+
+    so each component of ŝ′ lies within E_α + √2·(|E_r||x′| + |y||E_b| +
+    |y||E_B||x′|) of ŝ's (a complex entry in a box of half-width e has
+    modulus at most √2·e).  ŝ, x and y are computed from P·A's points in
+    acb (radii near 2^-(2p+64)); |x′| is bounded by a ball solve over every
+    B′, b′ in the boxes (acb_mat.solve, preconditioned: rigorous for every
+    matrix in the balls, and it proves each B′ invertible) — only its
+    magnitude enters, so the ball arithmetic's overestimation costs little,
+    while a Schur complement evaluated wholly in balls overestimates
+    several-fold (rectangular complex products)."""
+    from flint import acb, acb_mat, arb
+
+    def point(i, c):
+        return acb(float(PA[i, c].real), float(PA[i, c].imag))
+
+    def ball(i, c):
+        e = float(E[i, c])
+        return acb(arb(float(PA[i, c].real), e), arb(float(PA[i, c].imag), e))
+    B = acb_mat([[point(i, c) for c in range(j)] for i in range(j)])
+    rows = acb_mat([[point(i, c) for c in range(j)] for i in range(j, m)])
+    cols = acb_mat([[point(i, c) for c in range(j, n)] for i in range(j)])
+    try:
+        X = B.solve(cols, algorithm="precond")
+        Yt = B.transpose().solve(rows.transpose(), algorithm="precond")
+        Xb = acb_mat([[ball(i, c) for c in range(j)] for i in range(j)]).solve(
+            acb_mat([[ball(i, c) for c in range(j, n)] for i in range(j)]), algorithm="precond")
+    except ZeroDivisionError:
+        return f"step {j + 1}: the leading block is not proven invertible within the rounding of the elimination", None
+    RX = rows * X
+    Xmag = np.array([[float(abs(Xb[i, c]).upper()) for c in range(n - j)] for i in range(j)]) * pad
+    Ymag = np.array([[float(abs(Yt[c, i]).upper()) for c in range(j)] for i in range(m - j)]) * pad
+    if not (np.isfinite(Xmag).all() and np.isfinite(Ymag).all()):
+        return "the elimination's balls overflow", None
+    spread = (E[j:, j:] + math.sqrt(2) * (E[j:, :j] @ Xmag + Ymag @ E[:j, j:] + Ymag @ (E[:j, :j] @ Xmag))) \
+        * (1 + (4 * n + 8) * 2.0 ** -53)   # float64 sums and products of nonnegative terms
+    if not np.isfinite(spread).all():
+        return "the elimination's balls overflow", None
+
+    def entry(t, c):   # ŝ′ of row j + t, column j + c
+        e = float(spread[t, c]) * pad
+        return point(j + t, j + c) - RX[t, c] + acb(arb(0, e), arb(0, e))
+    return [entry(t, 0) for t in range(m - j)], (lambda t: [entry(t, c) for c in range(n - j)])
 
 
 def _down(x) -> float:

@@ -33,7 +33,10 @@ four corner runs.
 Where the corners disagree on NaN-ness (a range that crosses a pole), the
 element may be anything and says so: an "any value" alternative, labelled.
 A tuple operand is one operand here, all its members at the same end; a
-complex operand moves both components to the same end.
+complex operand moves both components to the same end — sound for ops that
+act on each component alone; abs, multiply, divide, a product reduction
+and comparisons of complex ranges are carried by interval arithmetic
+instead (complex_ranges.py, which also states a complex LU's diagonal).
 Downstream of a result the spec defines by a property (cholesky's factor:
 a residual expectation) no value is stated: characterized.downstream
 keeps the property where an op passes it through unchanged and offers
@@ -41,6 +44,8 @@ keeps the property where an op passes it through unchanged and offers
 """
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import itertools
 
 import numpy as np
@@ -48,8 +53,9 @@ import numpy as np
 from ..spec.expectation import Alternative, Expectation
 from ..spec.kinds import kind_of
 from ..spec.kinds.bounded import BOUNDED
+from ..spec.kinds.residual import RESIDUAL
 from ..spec.types import from_bits, from_ordinals, nan_mask, ordinals
-from . import bilinear, characterized
+from . import bilinear, characterized, complex_ranges
 
 MAX_RANGED = 4
 CROSSES = "any value: the range of an approximate input crosses NaN"
@@ -112,8 +118,105 @@ def _primary(v):
 
 def carry(run_op, inst, inputs: list, outs: list, arrays: list | None = None) -> list:
     """`outs` (the op on the primary values, `arrays` when the caller has
-    them) with the ranges of `inputs` carried into them; unchanged when no
-    input is ranged.  Each run is the op on whole arrays."""
+    them) with the ranges of `inputs` carried into them, and "any value"
+    wherever an input element the spec leaves open reaches (`_open`);
+    unchanged when no input is ranged or open.  Each run is the op on whole
+    arrays."""
+    return _open(run_op, inst, inputs, _carry(run_op, inst, inputs, outs, arrays), arrays)
+
+
+OPEN = "any value: computed from an element the spec leaves open upstream (oracle/propagation.py)"
+_FOLLOWED_ELSEWHERE = contextvars.ContextVar("open_elements_followed_elsewhere", default=False)
+
+
+@contextlib.contextmanager
+def open_elements_followed_here():
+    """A walk that follows open elements itself (a decomposition's steps:
+    decomposition._open, with NaN probes and its own label) turns `_open`
+    off inside it, so an element is opened once, by one rule."""
+    token = _FOLLOWED_ELSEWHERE.set(True)
+    try:
+        yield
+    finally:
+        _FOLLOWED_ELSEWHERE.reset(token)
+POISONS = (np.nan, np.inf, -np.inf)   # what an open float element is set to, one run each
+
+
+def _open_elements(v) -> list:
+    """Flat indices of `v`'s elements an "any value" alternative leaves open
+    — not those downstream of a property-defined result, which
+    characterized.downstream follows by its own rule (the property, where
+    an op passes it through)."""
+    if isinstance(v, tuple) or not isinstance(v, Expectation) or RESIDUAL.judges(v):
+        return []
+    return sorted({int(i) for a in v.alternatives if a.bits is None and a.label != characterized.DOWNSTREAM
+                   for i in (a.elements or ())})
+
+
+def _open(run_op, inst, inputs: list, outs: list, arrays) -> list:
+    """Outputs with "any value" wherever an open input element reaches.  An
+    element a backend may give any value (a dot product whose partial sums
+    overflow to both infinities: NaN or any number) is not the primary
+    value the run used, so what is computed from it is open too — maximum(·,
+    0) of it made 0 "exact" and called the backend's NaN wrong.  Which
+    output elements it reaches is found by running the op with the open
+    elements set to NaN, +inf and -inf in turn (integers: their extremes):
+    an output element that changes in any run depends on them."""
+    if _FOLLOWED_ELSEWHERE.get():
+        return outs
+    open_in = {i: _open_elements(v) for i, v in enumerate(inputs)}
+    open_in = {i: e for i, e in open_in.items() if e}
+    if not open_in or any(isinstance(o, tuple) for o in outs):
+        return outs
+    primary = list(arrays) if arrays is not None else [_primary(v) for v in inputs]
+    reached = [np.zeros(int(np.size(o.bits)), dtype=bool) for o in outs]
+    for k in range(len(POISONS)):
+        trial = list(primary)
+        for i, elements in open_in.items():
+            a = np.array(trial[i], copy=True)
+            flat = a.reshape(-1)
+            et = inputs[i].type.element_type
+            if et.is_float or et.is_complex:
+                flat[elements] = POISONS[k]
+            elif et.is_integer:
+                flat[elements] = (et.min_value, et.max_value, 0)[k]
+            trial[i] = a
+        try:
+            got = run_op(inst, trial)
+        except Exception:   # the spec states no result on these values: every element may be anything
+            got = None
+        for j, o in enumerate(outs):
+            if got is None or isinstance(got[j], tuple):
+                reached[j][:] = True
+                continue
+            a, b = np.reshape(o.bits, -1), np.reshape(got[j].bits, -1)
+            differs = a != b
+            if o.type.element_type.is_complex:
+                differs = differs.reshape(-1, 2).any(axis=1)
+            reached[j][:len(differs)] |= differs
+    return [_any_at(o, np.flatnonzero(r[:_elements(o)]).tolist()) for o, r in zip(outs, reached)]
+
+
+def _elements(o) -> int:
+    return int(np.size(o.bits)) // (2 if o.type.element_type.is_complex else 1)
+
+
+def _any_at(o, elements: list):
+    """`o` with "any value" at `elements` (flat), labelled `OPEN`."""
+    if not elements:
+        return o
+    o.impl_defined = sorted(set(o.impl_defined) | set(elements))
+    if not o.alternatives:   # the first alternative names the primary value's choice
+        o.alternatives.append(Alternative(PRIMARY, o.bits))
+    o.alternatives.append(Alternative(OPEN, None, elements))
+    return o
+
+
+def _carry(run_op, inst, inputs: list, outs: list, arrays: list | None = None) -> list:
+    """The ranges of `inputs` carried into `outs` (module docstring)."""
+    picked = complex_ranges.picked_diagonal(run_op, inst, inputs, outs, arrays)   # a complex det's U diagonal
+    if picked is not None:
+        return picked
     stated = characterized.downstream(run_op, inst, inputs, outs, arrays)   # values the spec defines by a property
     if stated is not None:
         return stated
@@ -126,6 +229,9 @@ def carry(run_op, inst, inputs: list, outs: list, arrays: list | None = None) ->
     primary = list(arrays) if arrays is not None else [_primary(v) for v in inputs]
     ends = {i: _ends(inputs[i]) for i in ranged}
     stated = bilinear.carry(inst, outs, primary, ends)   # an op declared bilinear: interval arithmetic
+    if stated is not None:
+        return stated
+    stated = complex_ranges.carry(run_op, inst, inputs, outs, primary, ends)   # complex ops mixing components
     if stated is not None:
         return stated
     corners = []

@@ -12,23 +12,12 @@ from pathlib import Path
 import jax
 import jax.numpy as jnp
 import numpy as np
-import pytest
 from jax.scipy.linalg import solve_triangular
 
 from shlo_conform.cli import main
+from tests.run_report import verdicts as read_verdicts
 
 WRONG = Path(__file__).parent / "fixtures" / "wrong.py"
-
-
-def _verdicts(out: str) -> dict:
-    """{backend line's first word: [each output's verdict word]}."""
-    got, name = {}, None
-    for ln in out.split("\n"):
-        if ln and not ln.startswith(" "):
-            name = ln.split()[0]
-        elif name and ln.startswith("  #") and ":" in ln and name not in ("oracle",):
-            got.setdefault(name, []).append(ln.split(": ", 1)[1].split(";")[0].strip())
-    return got
 
 
 def _run(tmp_path, f, args, backends):
@@ -57,7 +46,7 @@ def test_a_zeroed_lstm_state_is_caught_and_xla_agrees(tmp_path, capsys):
     assert [a.shape for a in args][:3] == [(16, 4, 16), (16, 512), (128, 512)]
     rc = _run(tmp_path, lstm, args, f"xla,{WRONG}:Zeroed,{WRONG}:Negated,{WRONG}:Scaled")
     out = capsys.readouterr().out
-    verdicts = _verdicts(out)
+    verdicts = read_verdicts(out)
     assert verdicts["xla"] == ["agrees", "agrees"], out
     for name in ("Zeroed", "Negated", "Scaled"):
         assert verdicts[f"{WRONG}:{name}"] == ["DISAGREES", "DISAGREES"], out
@@ -71,13 +60,13 @@ def test_a_tight_program_agrees_with_its_width_stated_and_a_one_percent_error_is
     args = [rng.standard_normal((8, 32)).astype(np.float32), rng.standard_normal((32, 16)).astype(np.float32)]
     rc = _run(tmp_path, lambda x, w: jnp.tanh(x @ w / 8), args, "xla")
     out = capsys.readouterr().out
-    assert rc == 0 and _verdicts(out)["xla"] == ["agrees"], out
+    assert rc == 0 and read_verdicts(out)["xla"] == ["agrees"], out
     lines = out.split("\n")
     width = lines[next(k for k, ln in enumerate(lines) if ln.startswith("  #0") and ": agrees" in ln) + 1]
     assert "enclosure ±" in width and "median" in width and "catches a scaling by" in width
     rc = _run(tmp_path, lambda x, w: jnp.tanh(x @ w / 8), args, f"{WRONG}:Scaled")
     out = capsys.readouterr().out
-    assert rc == 1 and _verdicts(out)[f"{WRONG}:Scaled"] == ["DISAGREES"], out
+    assert rc == 1 and read_verdicts(out)[f"{WRONG}:Scaled"] == ["DISAGREES"], out
 
 
 def test_a_cholesky_solve_is_checked_end_to_end(tmp_path, capsys):
@@ -93,24 +82,40 @@ def test_a_cholesky_solve_is_checked_end_to_end(tmp_path, capsys):
     args = [(m @ m.T + 8 * np.eye(8)).astype(np.float32), rng.standard_normal((8, 3)).astype(np.float32)]
     rc = _run(tmp_path, solve, args, "xla")
     out = capsys.readouterr().out
-    assert _verdicts(out)["xla"] == ["agrees"] and rc == 0, out
+    assert read_verdicts(out)["xla"] == ["agrees"] and rc == 0, out
     rc = _run(tmp_path, solve, args, f"{WRONG}:Zeroed")
     out = capsys.readouterr().out
-    assert _verdicts(out)[f"{WRONG}:Zeroed"] == ["DISAGREES"] and rc == 1, out
+    assert read_verdicts(out)[f"{WRONG}:Zeroed"] == ["DISAGREES"] and rc == 1, out
 
 
 def test_an_output_the_oracle_states_no_value_for_is_unchecked_not_exact(tmp_path, capsys):
-    """jnp.linalg.det of a complex matrix: the product of U's complex
-    diagonal is not carried downstream (a box of complex values bounds no
-    modulus), so the oracle states no value — "unchecked", exit 3, for XLA
-    and for an all-zero answer alike; it used to print "exact" and agree."""
+    """L·Lᵀ of jnp.linalg.cholesky's factor: the factor is defined by a
+    property, not a value, and no property is carried through the product,
+    so the oracle states no value — "unchecked", exit 3, for XLA and for an
+    all-zero answer alike; it used to print "exact" and agree.  (Complex
+    det was the example until it was judged: tests/oracle/test_complex_det.py.)"""
     rng = np.random.default_rng(0)
-    args = [(rng.standard_normal((8, 8)) + 1j * rng.standard_normal((8, 8))).astype(np.complex64)]
-    rc = _run(tmp_path, jnp.linalg.det, args, f"xla,{WRONG}:Zeroed")
+    g = rng.standard_normal((8, 8))
+    args = [(g @ g.T + 8 * np.eye(8)).astype(np.float32)]
+    rc = _run(tmp_path, lambda a: jnp.linalg.cholesky(a) @ jnp.linalg.cholesky(a).T, args, f"xla,{WRONG}:Zeroed")
     out = capsys.readouterr().out
-    verdicts = _verdicts(out)
+    verdicts = read_verdicts(out)
     assert verdicts["xla"] == ["UNCHECKED"] and verdicts[f"{WRONG}:Zeroed"] == ["UNCHECKED"], out
     assert "exact (" not in out and "unchecked: any value" in out and rc == 3
+
+
+def test_a_complex_determinant_is_judged_and_a_wrong_one_caught(tmp_path, capsys):
+    """jnp.linalg.det of a complex 8×8 complex<f32> matrix: U's complex
+    diagonal in boxes (oracle/lu_diagonal.py), the product carried as discs
+    (oracle/complex_ranges.py) — XLA agrees, a zeroed answer disagrees."""
+    rng = np.random.default_rng(0)
+    args = [(rng.standard_normal((8, 8)) + 1j * rng.standard_normal((8, 8))).astype(np.complex64)]
+    rc = _run(tmp_path, jnp.linalg.det, args, f"xla,{WRONG}:Zeroed,{WRONG}:Negated")
+    out = capsys.readouterr().out
+    verdicts = read_verdicts(out)
+    assert verdicts["xla"] == ["agrees"], out
+    assert verdicts[f"{WRONG}:Zeroed"] == ["DISAGREES"] and verdicts[f"{WRONG}:Negated"] == ["DISAGREES"], out
+    assert rc == 1
 
 
 def test_a_real_determinant_is_judged_and_a_wrong_one_caught(tmp_path, capsys):
@@ -122,7 +127,7 @@ def test_a_real_determinant_is_judged_and_a_wrong_one_caught(tmp_path, capsys):
     args = [rng.standard_normal((8, 8)).astype(np.float32)]
     rc = _run(tmp_path, jnp.linalg.det, args, f"xla,{WRONG}:Zeroed,{WRONG}:Negated,{WRONG}:Scaled")
     out = capsys.readouterr().out
-    verdicts = _verdicts(out)
+    verdicts = read_verdicts(out)
     assert verdicts["xla"] == ["agrees"], out
     assert all(verdicts[f"{WRONG}:{w}"] == ["DISAGREES"] for w in ("Zeroed", "Negated", "Scaled")), out
     assert rc == 1

@@ -36,6 +36,7 @@ from shlo_conform.cli import main
 from shlo_conform.oracle import affine
 from shlo_conform.suites.compare import compare
 from shlo_conform.suites.resolution import RESOLVED, resolution
+from tests.run_report import verdicts as read_verdicts
 
 ROOT = Path(__file__).resolve().parents[2]
 WRONG = ROOT / "tests" / "cli" / "fixtures" / "wrong.py"
@@ -49,17 +50,6 @@ def _bench():
         sys.modules["stacked_blocks"] = module
         spec.loader.exec_module(module)
     return sys.modules["stacked_blocks"]
-
-
-def _verdicts(out: str) -> dict:
-    """{backend line's first word: [each output's verdict word]} from `run`'s report."""
-    got, name = {}, None
-    for ln in out.split("\n"):
-        if ln and not ln.startswith(" "):
-            name = ln.split()[0]
-        elif name and ln.startswith("  #") and ":" in ln and name != "oracle":
-            got.setdefault(name, []).append(ln.split(": ", 1)[1].split(";")[0].strip())
-    return got
 
 
 def _expectations(text: str, args: list, tmp_path) -> list:
@@ -90,7 +80,7 @@ def test_the_transformer_block_agrees_for_xla_and_every_wrong_answer_is_caught(t
     rc = main(["run", str(tmp_path / "p.mlir"), f"--backend=xla,{WRONG}:Zeroed,{WRONG}:Negated,{WRONG}:Scaled",
                "--inputs", str(tmp_path / "in.npz")])
     out = capsys.readouterr().out
-    verdicts = _verdicts(out)
+    verdicts = read_verdicts(out)
     assert verdicts["xla"] == ["agrees"] * len(sb.STAGES), out
     for name in ("Zeroed", "Negated", "Scaled"):
         assert verdicts[f"{WRONG}:{name}"] == ["DISAGREES"] * len(sb.STAGES), out

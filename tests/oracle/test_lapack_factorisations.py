@@ -175,12 +175,15 @@ def test_svd(xla, dtype, full):
     assert not ok(e_u, perturbed(u)) and not ok(e_vt, wide(vt) + 1e-2 * rand(vt.shape, vt.dtype, rng))
 
 
-@pytest.mark.parametrize("f", [jnp.linalg.det, lambda x: jnp.linalg.slogdet(x)[1]])
-def test_what_stays_any_value(xla, f):
-    """Complex det and slogdet: arithmetic on a complex U's diagonal is not
-    carried (real det and slogdet, and lstsq, are judged:
-    tests/oracle/test_lapack_downstream.py) — any value, said."""
-    a = rand((4, 4), np.complex64, np.random.default_rng(8))
+@pytest.mark.parametrize("dtype", [np.float32, np.complex64])
+def test_what_stays_any_value(xla, dtype):
+    """A product of Cholesky factors, L·Lᴴ: the factor is defined by a
+    property, and no property is carried through a product — any value,
+    said.  (Complex det and slogdet are judged: tests/oracle/test_complex_det.py.)"""
+    rng = np.random.default_rng(8)
+    g = rand((4, 4), dtype, rng)
+    a = (g @ np.conj(g.T) + 4 * np.eye(4)).astype(dtype)
+    f = lambda x: jnp.linalg.cholesky(x) @ jnp.conj(jnp.linalg.cholesky(x)).T  # noqa: E731
     es, _, _ = program(xla, f, [a])
     assert es[0].kind not in ("residual", "bounded") and "any value" in es[0].why
 
