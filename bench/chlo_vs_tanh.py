@@ -15,7 +15,9 @@ in spec/chlo runs the same element-wise route as tanh: the whole-array
 pass of fast.py on its vectorised evaluation, and MPFR or arb for the
 elements it leaves (for f64 results of CHLO's functions the whole-array
 pass is oracle/chlo_long_double/'s long double kernels, each with its own
-measured bound; tanh's is the double-double pass of ddfast.py).
+measured bound, and the elements they leave take oracle/chlo_dd/'s
+double-word refinement where there is one (polygamma) and an arb ball
+each before MPFR; tanh's is the double-double pass of ddfast.py).
 """
 from __future__ import annotations
 

@@ -61,7 +61,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..spec.types import F16, F32, F64, FloatFormat, long_double_exact
-from . import ddfast
+from . import chlo_dd, ddfast
 from .real_functions import TABLE
 
 FAST_REL_ERROR = 2.0 ** -40
@@ -265,13 +265,25 @@ def evaluate(f, args: list, fmt: FloatFormat) -> tuple[np.ndarray, np.ndarray]:
     double-double pass decides all but 1 in 1000 or so (ddfast.py, with its
     own proven bound); the rest, and the other functions, take the long
     double pass, and the elements it leaves (1 in 20 or so) are rounded by
-    MPFR where f has an `mpfr` form (mpfr_correct)."""
+    MPFR where f has an `mpfr` form (mpfr_correct) — for CHLO's special
+    functions first by a double-word refinement and arb balls
+    (oracle/chlo_dd/), which leave MPFR next to nothing.  f64 zeta takes a
+    double-word first pass of its own (chlo_dd.lead: Euler–Maclaurin with a
+    proven bound) before all of that, which leaves 2 in 2^20."""
     if fmt == F64 and TABLE[f].name in ddfast.KERNELS and len(args) == 1 and ddfast.rounds_to_nearest():
         # double-double first (oracle/ddfast.py); the elements it leaves take the route below
         ok, r = ddfast.evaluate(TABLE[f].name, np.asarray(args[0], dtype=np.float64))
         if not ok.all():
             rest = np.flatnonzero(~ok)
             ok[rest], r[rest] = _evaluate(f, [np.asarray(args[0])[rest]], fmt)
+        return ok, r
+    if fmt == F64 and chlo_dd.leads(TABLE[f].name) and ddfast.rounds_to_nearest():
+        # a CHLO function's double-word first pass (oracle/chlo_dd/: zeta); the elements it leaves take the route below
+        cols = [np.asarray(a, dtype=np.float64).reshape(-1) for a in np.broadcast_arrays(*args)]
+        ok, r = chlo_dd.lead(TABLE[f].name, cols)
+        if not ok.all():
+            rest = np.flatnonzero(~ok)
+            ok[rest], r[rest] = _evaluate(f, [c[rest] for c in cols], fmt)
         return ok, r
     return _evaluate(f, args, fmt)
 
@@ -287,6 +299,10 @@ def _evaluate(f, args: list, fmt: FloatFormat) -> tuple[np.ndarray, np.ndarray]:
             cols = [np.asarray(a, dtype=w[0]) for a in args]
             y = np.asarray(TABLE[f].numpy_for(w[0])(*cols), dtype=w[0])
         ok, r = decide(y, fmt, cols, bound_for(f, fmt))
+    if fmt == F64 and chlo_dd.serves(TABLE[f].name) and not ok.all():
+        # CHLO's special functions: a double-word refinement and arb balls for what the pass left
+        # (oracle/chlo_dd/); the elements they leave take MPFR and the per-element route, as before
+        chlo_dd.refine(TABLE[f].name, TABLE[f].arb, [np.asarray(a, dtype=np.float64) for a in args], ok, r)
     if fmt == F64 and TABLE[f].mpfr is not None and not ok.all():
         mpfr_correct(f, [np.asarray(a, dtype=np.float64) for a in args], ok, r)
     return ok, r
