@@ -87,7 +87,7 @@ def body_op(body: str, et) -> str | None:
     if body in ("replace", "keep"):
         return None
     name = body
-    if et not in OPS[name].operands[0].types and body == "subtract":
+    if et not in OPS[name].operands[0].types_v1_20 and body == "subtract":
         name = "xor"
     return name
 

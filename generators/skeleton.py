@@ -23,7 +23,7 @@ from ..spec.dsl import OpSpec
 from ..spec.symbolic import Skeleton, attribute_options, candidates, constraint_exprs, symbolic_instance
 from .solve import satisfiable_ranks
 
-__all__ = ["Skeleton", "attribute_options", "candidates", "enumerate_skeletons", "draw_ranks",
+__all__ = ["Skeleton", "attribute_options", "candidates", "enumerate_skeletons", "draw_ranks", "valid",
            "skeletons_strategy", "MAX_RANK"]
 
 MAX_RANK = 4
@@ -53,13 +53,13 @@ def enumerate_skeletons(spec: OpSpec) -> list[Skeleton]:
 
 @functools.lru_cache(maxsize=None)
 def _enumerate(spec: OpSpec) -> tuple[Skeleton, ...]:
-    out = []
-    for skel in candidates(spec):
-        if _concretely_refuted(spec, skel):
-            continue
-        if satisfiable_ranks(spec, skel) is not None:
-            out.append(skel)
-    return tuple(out)
+    return tuple(skel for skel in candidates(spec) if valid(spec, skel))
+
+
+def valid(spec: OpSpec, skel: Skeleton) -> bool:
+    """Some rank choice makes all the op's constraints satisfiable: the
+    cheap structural filter, then the solver."""
+    return not _concretely_refuted(spec, skel) and satisfiable_ranks(spec, skel) is not None
 
 
 def draw_ranks(spec: OpSpec, skel: Skeleton, rng) -> list[int]:

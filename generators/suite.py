@@ -25,6 +25,7 @@ is reported in the manifest.
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import time
@@ -43,7 +44,7 @@ from ..oracle.host import Host, session
 from ..spec.types import TensorType
 from ..spec.grid import Grid
 from ..suites.records import Case, GridData, HostData, TensorValue, case_id, tensor_type_of
-from . import corners, emit, expect, indices, negative, solve, values
+from . import corners, emit, expect, indices, negative, solve, v1_20_types, values
 from .skeleton import Skeleton, draw_ranks, enumerate_skeletons
 
 GENERATOR_VERSION = "1"
@@ -386,7 +387,7 @@ def op_cases(spec: OpSpec, seed: int, expect_fn=None) -> tuple[list[Case], list[
         cases.append(_case(spec, v.skeleton, v.inst, args, "invalid", seed,
                            f"violates {v.label} ({v.strategy})", expect_fn, violates=v.label, constants=consts))
     unique = _unique(cases + _elided_cases(spec, skels, seed, expect_fn) + _appended_cases(spec, skels, seed, expect_fn)
-                     + _later_cases(spec, skels, seed, expect_fn))
+                     + _later_cases(spec, skels, seed, expect_fn) + _v1_20_type_cases(spec, skels, seed, expect_fn))
     named = {c.violates for c in unique if c.kind == "invalid"}
     return unique, [label for label in spec.labels if label not in named]
 
@@ -435,6 +436,47 @@ def _later_cases(spec: OpSpec, skels: list[Skeleton], seed: int, expect_fn) -> l
             args, consts = got
             out.append(_case(spec, skel, inst, args, _out_of_bounds_kind(spec), seed,
                              f"{spec.exercise.later[0].note}; indices out of bounds", expect_fn, constants=consts))
+    return out
+
+
+def _survey_if_undefined(c: Case) -> Case:
+    """A value case whose result the op states undefined on these operands
+    (a residual expectation's `undefined`: the seed's undefined behaviour —
+    a matrix of f8E8M0FNU has no negatives and no zeros to be triangular or
+    positive definite with) as a survey, as the seed's own are."""
+    why = next((e.residual["undefined"] for e in c.expected if e.residual and e.residual.get("undefined")), None)
+    if c.kind != "value" or why is None:
+        return c
+    return dataclasses.replace(c, kind="survey", note=f"{c.note}; {why}",
+                               id=case_id(c.op, c.dtype, c.mlir, c.inputs, salt="survey"))
+
+
+V1_20_ATTEMPTS = 8   # draws per slot until the program holds the v1.20 type
+
+
+def _v1_20_type_cases(spec: OpSpec, skels: list[Skeleton], seed: int, expect_fn) -> list:
+    """Value cases in the element types v1.20 adds, on the skeletons
+    `v1_20_types.skeletons` makes from the seed's: per skeleton the plan's
+    cases for one element type (element-wise ops: special values —
+    exhaustive where the inputs are 8 bits or fewer — and a random case;
+    ops with structure: a random case), each drawn again (up to
+    `V1_20_ATTEMPTS`) until its program holds the type.  A generator stream
+    of its own, last: every other case stays byte-identical."""
+    made = v1_20_types.skeletons(spec, skels) if skels else []
+    if not made:
+        return []
+    rng = np.random.default_rng([seed, zlib.crc32(spec.mnemonic.encode()), zlib.crc32(b"v1.20 types")])
+    plan = plan_for(spec)
+    slots = ("random",) if spec.structured else ("special", "random")
+    out = []
+    for what, skel in made:
+        for slot in slots:
+            for _ in range(V1_20_ATTEMPTS):   # a draw may leave the type out (a tuple of no members)
+                kept = [c for c in _slot_cases(spec, plan, skel, slot, rng, seed, expect_fn)
+                        if c is not None and v1_20_types.holds_new_type(c.mlir, skel)]
+                out += [_survey_if_undefined(dataclasses.replace(c, note=f"{c.note}; {what}")) for c in kept]
+                if kept:
+                    break
     return out
 
 

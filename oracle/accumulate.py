@@ -71,6 +71,7 @@ def expectation(ans: Answers, t: TensorType) -> Expectation:
     at = np.flatnonzero(kind == VALUE)
     if len(at):
         if et.is_float:
+            at = _alone_if_nan(at, ans, et, per, wrap)
             prim[at] = value_bits(np.asarray(ans.value[at], dtype=np.float64), et)
             cat[at] = VALUE
         else:
@@ -81,6 +82,7 @@ def expectation(ans: Answers, t: TensorType) -> Expectation:
                 per[i] = resolve(wrap(int(ans.value[i])), et)
     at = np.flatnonzero((kind == OVER) & ans.over_value)
     if len(at):
+        at = _alone_if_nan(at, ans, et, per, wrap)
         prim[at] = value_bits(np.asarray(ans.value[at], dtype=np.float64), et)
         cat[at] = OVER
 
@@ -294,6 +296,19 @@ def directed_bits(x: np.ndarray, et: ElementType, direction: int) -> np.ndarray:
     return np.where(wrong, below, bits).astype(et.bits_dtype)
 
 
+def _alone_if_nan(at: np.ndarray, ans: Answers, et: ElementType, per: dict, wrap) -> np.ndarray:
+    """`at` less its NaN values where the format has no NaN (f4E2M1FN,
+    f6…): those are resolved element by element (`per`), where the
+    elementwise route states what a NaN is there (`elementwise.no_nan`)."""
+    if et.format.has_nan:
+        return at
+    from .elementwise import resolve
+    nan = np.isnan(np.asarray(ans.value[at], dtype=np.float64))
+    for i in at[nan].tolist():
+        per[i] = resolve(wrap(float("nan")), et)
+    return at[~nan]
+
+
 def value_bits(v: np.ndarray, et: ElementType) -> np.ndarray:
     """Bits of exact float64 values (every spec format is a subset of
     binary64): NaN → the canonical quiet NaN, ±∞ → ±∞ (NaN in f8E4M3FN)."""
@@ -311,7 +326,9 @@ def value_bits(v: np.ndarray, et: ElementType) -> np.ndarray:
                 out[inf] = fmt.nan_bits()
             else:   # f4E2M1FN, f6…: ±inf clamps to ±max_finite (rounding.py)
                 out[inf] = np.where(v[inf] < 0, fmt.overflow_bits(True), fmt.overflow_bits(False))
-        out[np.isnan(v)] = fmt.nan_bits()
+        nan = np.isnan(v)
+        if nan.any():   # never in a format without NaN: `_alone_if_nan` takes those first
+            out[nan] = fmt.nan_bits()
     return out
 
 

@@ -477,6 +477,26 @@ FLOAT_TYPES_V1_20 = (E_F4E2M1FN, E_F6E2M3FN, E_F6E3M2FN, E_F8E3M4, E_F8E4M3, E_F
                      E_F8E4M3B11FNUZ, E_F8E5M2, E_F8E5M2FNUZ, E_F8E8M0FNU, E_BF16, E_F16, E_F32, E_F64)
 ALL_TYPES_V1_20 = BOOLEAN_TYPES + INTEGER_TYPES_V1_20 + FLOAT_TYPES_V1_20 + COMPLEX_TYPES
 
+# What v1.20 adds to a seed table, and the seed type each addition stands in
+# for when a suite builds programs in it (generators/v1_20_types.py).  v1.20's
+# Inputs tables use the seed's words ("floating-point type", "integer type",
+# "tensor of any supported type"), and its "Types" widens what the words
+# mean: a seed table naming every seed float takes every v1.20 float, one
+# naming every signed (unsigned) integer takes si2 (ui2).  A table naming a
+# few types by hand (rng_bit_generator's ui64 state) names them still.
+_V1_20_WIDENING = ((FLOAT_TYPES, tuple(t for t in FLOAT_TYPES_V1_20 if t.since)),
+                   (SIGNED_TYPES, (SI2,)), (UNSIGNED_TYPES, (UI2,)))
+V1_20_STAND_IN = {**{t: E_F8E4M3FN for t in FLOAT_TYPES_V1_20 if t.since}, SI2: SI4, UI2: UI4}
+
+
+def widened_to_v1_20(types: tuple) -> tuple:
+    """A seed Inputs/Outputs table's element types as StableHLO v1.20 reads
+    the same words: the seed's, then the v1.20 types of each group the table
+    names in full (`_V1_20_WIDENING`)."""
+    extra = tuple(t for group, added in _V1_20_WIDENING if set(group) <= set(types) for t in added)
+    return tuple(types) + extra
+
+
 # Every element type, by spec spelling, in v1.20's order: what programs,
 # suites and the command line may name (`element_type`), seed's or not.
 ELEMENT_TYPES: dict[str, ElementType] = {t.name: t for t in ALL_TYPES_V1_20}

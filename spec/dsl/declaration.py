@@ -14,7 +14,7 @@ from typing import Any, Callable
 from ..exercise import Exercise
 from ..grid import SINGLE as SINGLE_GRID
 from ..types import (ALL_TYPES, BOOLEAN_TYPES, COMPLEX_TYPES, FLOAT_TYPES, INTEGER_TYPES,
-                     SIGNED_TYPES, UNSIGNED_TYPES, ElementType, TensorType)
+                     SIGNED_TYPES, UNSIGNED_TYPES, ElementType, TensorType, widened_to_v1_20)
 from .attributes import Group, I64ArrayAttr, ReplicaGroupsAttr
 from .collective import Collective, symbolic_grid
 from .constraints import is_symbolic
@@ -71,6 +71,13 @@ class Operand:
     def counts(self, op) -> tuple:
         return _hint(self.count, op) or (1, 2)
 
+    @property
+    def types_v1_20(self) -> tuple[ElementType, ...]:
+        """The table as v1.20 reads it (`spec.types.widened_to_v1_20`):
+        what the oracle accepts.  `types` stays the seed's, which the suite's
+        skeletons enumerate, so the seed's cases keep their bytes."""
+        return widened_to_v1_20(self.types)
+
 
 @dataclass(frozen=True)
 class Attribute:
@@ -105,6 +112,11 @@ class Result:
     rank: Any = None
     fixed_rank: int | None = None
     count: Any = None   # variadic results: the number infer gives, which negative cases and proofs vary
+
+    @property
+    def types_v1_20(self) -> tuple[ElementType, ...]:
+        """As `Operand.types_v1_20`."""
+        return widened_to_v1_20(self.types)
 
     def ranks(self, op) -> tuple:
         if self.fixed_rank is not None:
@@ -308,8 +320,9 @@ class OpSpec:
 
     def types_outside_tables(self, inst: Instance) -> list[str]:
         """Names of operands/results whose type is outside the Inputs/Outputs
-        table: an element type it does not list, or a rank other than the one
-        it fixes ("0-dimensional tensor")."""
+        table: an element type it does not list (read as v1.20 reads it:
+        `Operand.types_v1_20`), or a rank other than the one it fixes
+        ("0-dimensional tensor")."""
         def leaves(v):
             if isinstance(v, TensorType):
                 return [v]
@@ -322,7 +335,7 @@ class OpSpec:
             vals = inst.operands[o.name]
             vals = vals if o.variadic else [vals]
             ts = [x for v in vals for x in leaves(v)]
-            if any(t.element_type not in o.types for t in ts) or \
+            if any(t.element_type not in o.types_v1_20 for t in ts) or \
                     (o.rank is not None and any(t.rank != o.rank for t in ts)):
                 bad.append(o.name)
         for r in self.results:
@@ -331,7 +344,7 @@ class OpSpec:
                 continue
             vals = vals if r.variadic else [vals]
             ts = [x for v in vals for x in leaves(v)]
-            if any(t.element_type not in r.types for t in ts) or \
+            if any(t.element_type not in r.types_v1_20 for t in ts) or \
                     (r.fixed_rank is not None and any(t.rank != r.fixed_rank for t in ts)):
                 bad.append(r.name)
         return bad

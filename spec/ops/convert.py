@@ -134,8 +134,9 @@ def _to_float(v, dst):
     return v
 
 
-def _from_int(v: int, dst):
-    """An exact integer (bool already made 0/1) into any non-bool type."""
+def from_integer(v: int, dst):
+    """An exact integer (bool already made 0/1) into any non-bool type: a
+    value, or the choices where `dst` cannot hold it (iota's ids too)."""
     if dst.is_integer:
         return _int_to_int(v, dst)
     if dst.is_complex:
@@ -149,7 +150,7 @@ def element(op, x):
     if dst.is_bool:
         return x != 0
     if src.is_bool or src.is_integer:
-        return _from_int(int(x), dst)
+        return from_integer(int(x), dst)
     if src.is_complex:
         if dst.is_complex:
             return (x.real, x.imag)

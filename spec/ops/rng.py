@@ -140,7 +140,9 @@ def operand_values(op, name, k, t, gen):
         return None
     first = name == "a"
     if et.is_float:
-        if op.rng_distribution == "NORMAL":
+        if not et.format.signed:   # f8E8M0FNU: positive values only, no zero
+            v = gen.uniform(0.25, 1) if first else gen.uniform(2, 8)
+        elif op.rng_distribution == "NORMAL":
             v = gen.uniform(-3, 3) if first else gen.uniform(0.25, 3)
         else:
             v = gen.uniform(-4, -0.25) if first else gen.uniform(0.25, 6)

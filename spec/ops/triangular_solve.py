@@ -254,7 +254,22 @@ def undefined(op, a, b) -> str | None:
     big = float(component(et).format.max_finite)
     if not np.isfinite(X).all() or (np.abs(X) > big).any():
         return f"the solution exceeds {et.name}'s largest finite value: no result of the type is the solution"
+    if _rounds_to_zero(op, X, b, et):
+        return (f"a column of the solution lies at or below half {et.name}'s smallest value while b's is not zero: "
+                "it rounds to zero, and no result of the type meets the property (f4E2M1FN's is 0.5)")
     return None
+
+
+def _rounds_to_zero(op, X: np.ndarray, b, et) -> bool:
+    """Whether some unknown vector of the left-side system (a column of
+    X, whose right-hand side is not zero) has every element at or below half
+    the type's smallest positive value: the correctly rounded result is that
+    column of zeros, for which ‖op(A)·x − b‖ / (‖op(A)‖·‖x‖) is infinite —
+    only the narrowest formats (v1.20's f4E2M1FN) come near it."""
+    tiny = float(component(et).format.min_subnormal) / 2
+    Bl = _left(op, np.asarray(b).astype(X.dtype))
+    under = (np.abs(_left(op, X)) <= tiny).all(axis=-2) & (Bl != 0).any(axis=-2)   # a tie rounds to even: 0
+    return bool(under.any())
 
 
 def condition(op, a, b) -> float:
