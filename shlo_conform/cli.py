@@ -8,7 +8,7 @@
     shlo-conform explain CASE_ID [--suite NAME|DIR] [--backend NAME]
     shlo-conform report RESULTS.json [--html OUT] [--junit OUT]
     shlo-conform report --merge A.json B.json ... [--json OUT] [--html OUT] [--junit OUT]
-    shlo-conform run PROGRAM --backend=a,b,oracle [--inputs FILE.npz | --random SEED] [--specials P]
+    shlo-conform run PROGRAM --backend=a,b,oracle [--inputs FILE.npz | --random SEED [--dims NAME=N,…]] [--specials P]
                      [--replicas N] [--partitions M]
     shlo-conform list [ops|backends|suites]
     shlo-conform accuracy --backend=a,b [--ops a,b] [--dtypes f16,f32] [--size N] [--json PATH] [--html PATH]

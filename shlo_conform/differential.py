@@ -807,7 +807,8 @@ def _failure(f, timeout: float, memory: int, explicit: bool = True) -> str:
 
 def run_command(path: str, backends: list[str], *, inputs_npz: str | None = None, seed: int | None = None,
                 special_fraction: float = 0.0, timeout: float | None = None,
-                oracle_memory: int | None = None, grid: Grid | None = None) -> tuple[str, int]:
+                oracle_memory: int | None = None, grid: Grid | None = None,
+                dims: dict | None = None) -> tuple[str, int]:
     """The whole `run` command: (what to print, exit status — `exit_code`:
     1 when a backend disagrees with the oracle's expectation, crashes or
     refuses a program the spec accepts; 4 when there is no verdict — the
@@ -817,7 +818,10 @@ def run_command(path: str, backends: list[str], *, inputs_npz: str | None = None
     input (exit 2).  The program is read and judged in a process of its
     own, within `timeout` seconds and `oracle_memory` bytes; `timeout`
     None: the default scaled to the program (`program_timeout`,
-    `TIMEOUT_RULE`), for the oracle and every backend alike."""
+    `TIMEOUT_RULE`), for the oracle and every backend alike.  A program with
+    dynamic dimensions is first refined to the inputs' shapes (`dims`:
+    --dims, with random inputs; shlo_conform/refine.py) and the static
+    program is what is judged."""
     data = read_source(path)
     how = [""]
 
@@ -835,14 +839,18 @@ def run_command(path: str, backends: list[str], *, inputs_npz: str | None = None
             random_inputs(types, s, special_fraction)
 
     memory = oracle_memory or default_oracle_memory()
-    from .pipeline.isolation import Failure, Jobs
+    from .pipeline.isolation import Failure, Jobs, default_startup_timeout
+    from .refine import Unrefinable, annotate, refine_for_run
     with tempfile.TemporaryDirectory(prefix="shlo-conform-") as tmp, Jobs(tmp, label="oracle") as jobs:
         try:
             explicit = timeout is not None
+            data, refined = refine_for_run(jobs, data, inputs_npz=inputs_npz, dims=dims, grid=grid, memory=memory,
+                                           timeout=default_startup_timeout(timeout if explicit else
+                                                                           program_timeout(data)))
             prep, inputs, expected, why_none, need, timeout = judge_isolated(jobs, data, inputs_for,
                                                                              timeout=timeout, memory=memory,
                                                                              grid=grid)
-        except InputError as e:
+        except (InputError, Unrefinable) as e:
             raise InputError(named(str(e), path)) from None
         why_none = named(why_none, path)
 
@@ -875,10 +883,12 @@ def run_command(path: str, backends: list[str], *, inputs_npz: str | None = None
         how[0] += ("; each process's inputs and outputs are its shards: @main hands them to one manual "
                    f"computation (shard_map / pmap; mesh {', '.join(f'{a}={n}' for a, n in prep.manual.items())}), "
                    "run as its body on every process")
+    if refined is not None:
+        prep.form = refined.program_form
     out = render(path, prep.form, prep.types, how[0], expected, why_none, reports, ORACLE in backends, need,
                  prep.legalized, prep.grid, prep.chlo_judged,
                  limit=_limit(timeout, explicit))
-    return out, exit_code(reports, expected is not None)
+    return annotate(out, refined), exit_code(reports, expected is not None)
 
 
 def _limit(timeout: float, explicit: bool) -> str:

@@ -7,6 +7,15 @@ from .common import UsageError, Parser, PROG, bounded, size_arg, nonempty, backe
 NAME = "run"
 
 
+def _dims(text: str) -> dict:
+    """An argparse type: --dims b=4,t=3 or arg0=4x16 (shlo_conform/refine.py)."""
+    from ..refine import parse_dims
+    try:
+        return parse_dims(text)
+    except ValueError as e:
+        raise UsageError(f"--dims: {e}") from None
+
+
 def main(argv: list[str]) -> int:
     p = Parser(prog=f"{PROG} run",
                description="Run one program (StableHLO text in any syntax, MLIR bytecode or a jax.export "
@@ -25,6 +34,10 @@ def main(argv: list[str]) -> int:
                      help=".npz file: arg0, arg1, … (or arr_0, …), @main's types exactly (narrow floats as raw bits)")
     src.add_argument("--random", type=bounded(int, 0, 2**63 - 1, "--random"), metavar="SEED",
                      help="draw inputs from this seed (default: seed 0)")
+    p.add_argument("--dims", type=_dims, default=None, metavar="NAME=N,…",
+                   help="with --random, for a program with dynamic dimensions (tensor<?x16xf32>, jax.export with "
+                        "symbolic shapes): the sizes to refine it to — its dimension variables (b=4,t=3) or an "
+                        "argument's whole shape (arg0=4x16); with --inputs the arrays' shapes are the sizes")
     p.add_argument("--specials", type=bounded(float, -1e-300, 1.0, "--specials"), default=0.0, metavar="P",
                    help="with --random: share of special values (±0, ±inf, NaN, subnormals, extremes); default 0")
     from ..differential import TIMEOUT_MAX, TIMEOUT_RULE
@@ -44,12 +57,14 @@ def main(argv: list[str]) -> int:
     from ..differential import InputError, run_command
     from ..pipeline.runner import BackendLoadError
     from ..spec.grid import Grid
+    if a.dims is not None and a.inputs is not None:
+        raise UsageError("--dims goes with --random: with --inputs the arrays' shapes set the dynamic dimensions")
     backends = backend_list(a.backend)
     grid = Grid(a.replicas or 1, a.partitions or 1) if (a.replicas or a.partitions) else None
     try:
         text, rc = run_command(a.program, backends, inputs_npz=a.inputs, seed=a.random,
                                special_fraction=a.specials, timeout=a.timeout,
-                               oracle_memory=a.oracle_memory, grid=grid)
+                               oracle_memory=a.oracle_memory, grid=grid, dims=a.dims)
     except InputError as e:
         raise UsageError(str(e)) from None
     except BackendLoadError as e:
