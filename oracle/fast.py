@@ -319,10 +319,7 @@ def mpfr_correct(f, args: list, ok: np.ndarray, r: np.ndarray) -> None:
     follows IEEE's signed zeros (sin(-0) = -0, atan2(-0, -1) = -π) where
     arb and mpmath have one zero, so there the spec's statement decides."""
     fn = TABLE[f].mpfr
-    todo = np.flatnonzero(~ok)
-    for a in args:
-        x = a[todo]
-        todo = todo[np.isfinite(x) & (x != 0)]
+    todo = chlo_dd.ball.undecided_with_finite_nonzero_args(args, ok)
     if not len(todo):
         return
     cols = [a[todo].tolist() for a in args]

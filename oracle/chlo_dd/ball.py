@@ -50,14 +50,22 @@ def rounded(b: arb) -> float | None:
     return m if (b - m).abs_upper() < h else None
 
 
-def correct(arb_fn, args: list, ok: np.ndarray, r: np.ndarray, prec: int = PREC) -> None:
-    """Decide the elements not yet `ok` of f64 results of arb_fn (arb
-    arguments -> arb ball) by one ball each at `prec` bits, in place; the
-    others stay undecided.  args: float64 arrays."""
+def undecided_with_finite_nonzero_args(args: list, ok: np.ndarray) -> np.ndarray:
+    """Indices of the elements not yet `ok` whose every argument is finite
+    and nonzero: the others' special values are the op's module's to state
+    (IEEE's signed zeros, which arb and mpmath do not have)."""
     todo = np.flatnonzero(~ok)
     for a in args:
         x = a[todo]
         todo = todo[np.isfinite(x) & (x != 0)]
+    return todo
+
+
+def correct(arb_fn, args: list, ok: np.ndarray, r: np.ndarray, prec: int = PREC) -> None:
+    """Decide the elements not yet `ok` of f64 results of arb_fn (arb
+    arguments -> arb ball) by one ball each at `prec` bits, in place; the
+    others stay undecided.  args: float64 arrays."""
+    todo = undecided_with_finite_nonzero_args(args, ok)
     if not len(todo):
         return
     cols = [a[todo].tolist() for a in args]

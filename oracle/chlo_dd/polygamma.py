@@ -45,6 +45,7 @@ from fractions import Fraction
 import numpy as np
 
 from .dd import add, div, mul, mul_fp, two_sum
+from .series import bernoulli
 
 BOUND = 2.0 ** -84
 _Z = 16                 # Euler–Maclaurin from z = x + N >= 16
@@ -52,17 +53,6 @@ _J = 22                 # Bernoulli terms
 _J0 = 6                 # a_1 … a_6 in pairs, a_7 … a_22 in float64
 _S_MAX = 7              # n <= 6
 _X_LO, _X_HI = 2.0 ** -20, 2.0 ** 20
-
-
-def _bernoulli(m: int) -> list:
-    """B_0 … B_m as exact rationals (Akiyama–Tanigawa)."""
-    out, a = [], []
-    for k in range(m + 1):
-        a.append(Fraction(1, k + 1))
-        for j in range(k, 0, -1):
-            a[j - 1] = j * (a[j - 1] - a[j])
-        out.append(a[0])
-    return [b if i != 1 else -b for i, b in enumerate(out)]   # B_1 = -1/2 (unused here)
 
 
 def _pair(q: Fraction) -> tuple:
@@ -77,7 +67,7 @@ def _table() -> tuple:
     """(a_j(s) pairs for j <= _J0, a_j(s) float64 for j > _J0, 1/(s-1)
     pairs), each indexed [j][s], after the module docstring's checks in
     exact rationals at w = 1/16 (the largest w)."""
-    b = _bernoulli(2 * _J + 2)
+    b = bernoulli(2 * _J + 2)
     w2 = Fraction(1, _Z * _Z)
     a = [[Fraction(0)] * (_S_MAX + 1) for _ in range(_J + 2)]
     for s in range(2, _S_MAX + 1):

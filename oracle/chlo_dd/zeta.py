@@ -53,6 +53,7 @@ import numpy as np
 
 from . import ddpow
 from .dd import OP, add, div, mul, mul_fp, two_sum
+from .series import bernoulli
 
 S_MAX = 16.0
 Q_LO, Q_HI = 2.0 ** -20, 2.0 ** 40
@@ -69,21 +70,10 @@ _F64_PART = Fraction(1, 2 ** 80)     # the float64 terms' errors at most, relati
 _SUB = 8192                          # elements at once: the temporaries stay in cache (measured: 4096 and 16384 slower)
 
 
-def _bernoulli(m: int) -> list:
-    """B_0 … B_m as exact rationals (Akiyama–Tanigawa; B_1 = +1/2, unused)."""
-    out, a = [], []
-    for k in range(m + 1):
-        a.append(Fraction(1, k + 1))
-        for j in range(k, 0, -1):
-            a[j - 1] = j * (a[j - 1] - a[j])
-        out.append(a[0])
-    return out
-
-
 @functools.cache
 def _gammas() -> list:
     """γ_j = B_2j/(2j)! for j = 0 … J + 1, exact."""
-    b = _bernoulli(2 * J + 2)
+    b = bernoulli(2 * J + 2)
     return [b[2 * j] / math.factorial(2 * j) for j in range(J + 2)]
 
 
