@@ -91,6 +91,7 @@ def _one_line_refusal(rc: int, err: str) -> None:
     assert err.count("\n") == 1 and "Traceback" not in err and "internal error" not in err, err
 
 
+@pytest.mark.long   # three batch sizes in two forms, ~18 s of CPU: make test-long (CI); the other tests run refine in make test
 @pytest.mark.parametrize("form", ["mlir", "bin"])
 def test_the_issue_program_is_judged_at_three_batch_sizes(programs, capsys, form):
     """The issue's relu(x @ w) with `b` rows, as text and as serialize()'s

@@ -511,6 +511,7 @@ class Scaled1001(_Altered):
         return scaled(a, 1.001)
 
 
+@pytest.mark.long   # ~13 s of CPU: make test-long (CI); tests/cli/test_run_verdicts.py runs a complex64 det in make test
 @pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
 def test_run_judges_a_complex_det_and_catches_wrong_backends(tmp_path, capsys, dtype):
     """`shlo-conform run det.mlir --backend=xla,<wrong>…`: XLA agrees; zeroed,
