@@ -507,11 +507,13 @@ PICKED = ("U's diagonal of xGETRF's LU, picked out by data movement: every value
           "factorisation can give (oracle/lu_diagonal.py; oracle/chains.py)")
 
 
-def _diagonal(rec: dict, v: Expectation, src: np.ndarray, o: Expectation) -> Expectation | None:
-    """Output `o` where every element holds an element of U's diagonal of a
-    getrf.lu value `v` (`src`: the elements' numbers in `v`, −1 where none):
-    a "bounded" expectation from oracle/lu_diagonal.py; None elsewhere."""
-    if rec.get("property") != "getrf.lu" or (src < 0).any():
+def diagonal_picked(rec: dict, src: np.ndarray):
+    """(A, A's type, flat batch index, k) per element numbered `src` (−1
+    where none) of a getrf.lu value, when every element is a diagonal
+    element U[k, k] (through the value's `view`, if data movement made
+    one); None otherwise.  Real and complex diagonals are picked alike
+    (here and complex_ranges.py)."""
+    if (src < 0).any():
         return None
     view = rec.get("view")
     if view:
@@ -520,15 +522,29 @@ def _diagonal(rec: dict, v: Expectation, src: np.ndarray, o: Expectation) -> Exp
             return None
     (a,), (ta,) = lapack.operands_of(rec)
     m, n = (int(d) for d in ta.shape[-2:])
-    batch, (i, j) = np.unravel_index(src // (m * n), tuple(int(d) for d in ta.shape[:-2]) or (1,)), \
-        np.unravel_index(src % (m * n), (m, n))
+    batch_shape = tuple(int(d) for d in ta.shape[:-2]) or (1,)
+    batch = np.unravel_index(src // (m * n), batch_shape)
+    i, j = np.unravel_index(src % (m * n), (m, n))
     if (i != j).any():
         return None
+    return a, ta, np.ravel_multi_index(batch, batch_shape), i
+
+
+def _diagonal(rec: dict, v: Expectation, src: np.ndarray, o: Expectation) -> Expectation | None:
+    """Output `o` where every element holds an element of U's diagonal of a
+    getrf.lu value `v` (`src`: the elements' numbers in `v`, −1 where none):
+    a "bounded" expectation from oracle/lu_diagonal.py; None elsewhere."""
+    if rec.get("property") != "getrf.lu":
+        return None
+    picked = diagonal_picked(rec, src)
+    if picked is None:
+        return None
+    a, ta, flat_batch, i = picked
+    m, n = (int(d) for d in ta.shape[-2:])
     got = lu_diagonal(a, ta.element_type, rec["attributes"]["pivots"])
     if isinstance(got, str):
         return None
     lo, hi = (x.reshape(-1, min(m, n)) for x in got)
-    flat_batch = np.ravel_multi_index(batch, tuple(int(d) for d in ta.shape[:-2]) or (1,))
     et = o.type.element_type
     shape = tuple(int(d) for d in o.type.shape)
     return Expectation(o.type, o.bits, BOUNDED.name, lo=outward_bits(lo[flat_batch, i], et, True).reshape(shape),

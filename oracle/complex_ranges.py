@@ -343,7 +343,7 @@ def picked_diagonal(run_op, inst, inputs: list, outs: list, arrays: list | None)
     labelled "any value" where lu_diagonal_complex states nothing; None
     where the op is not such a pick."""
     from . import characterized as ch, numbering
-    from ..spec import lapack
+    from . import chains
     from .lu_diagonal import lu_diagonal_complex
     if inst is None or len(outs) != 1 or isinstance(outs[0], tuple):
         return None
@@ -366,25 +366,15 @@ def picked_diagonal(run_op, inst, inputs: list, outs: list, arrays: list | None)
         got = run_op(inst, trial)[0]
         return None if isinstance(got, tuple) or got.type != o.type else got.array()
     src = numbering.sources(run, [shape], v.type.element_type)
-    if src is None or src.size == 0 or (src < 0).any():
+    picked = None if src is None or src.size == 0 else chains.diagonal_picked(rec, src)
+    if picked is None:
         return None
-    view = rec.get("view")
-    if view:
-        src = np.asarray(view["src"], dtype=np.int64)[src]
-        if (src < 0).any():
-            return None
-    (a,), (ta,) = lapack.operands_of(rec)
+    a, ta, flat, r = picked
     m, n = (int(d) for d in ta.shape[-2:])
-    batch_shape = tuple(int(d) for d in ta.shape[:-2]) or (1,)
-    batch = np.unravel_index(src // (m * n), batch_shape)
-    r, c = np.unravel_index(src % (m * n), (m, n))
-    if (r != c).any():
-        return None
     got = lu_diagonal_complex(a, ta.element_type, rec["attributes"]["pivots"])
     if isinstance(got, str):
         return [ch.unstated(o.type, o.bits, "; ".join(w for w in (v.why, ch.DOWNSTREAM,
                                                                   NOT_PICKED.format(why=got)) if w))]
-    flat = np.ravel_multi_index(batch, batch_shape)
     oshape = tuple(int(d) for d in o.type.shape)
     re_lo, re_hi, im_lo, im_hi = (x.reshape(-1, min(m, n))[flat, r].reshape(oshape) for x in got)
     et = o.type.element_type
