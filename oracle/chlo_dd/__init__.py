@@ -30,12 +30,13 @@ from __future__ import annotations
 import numpy as np
 
 from .. import ddfast
-from . import ball, polygamma, zeta
+from . import ball, cells, polygamma, zeta
 
 # name -> kernel(args as float64 arrays) -> (h, lo, bound, domain mask)
 REFINE: dict = {"polygamma": polygamma.pair, "zeta": zeta.pair}
 # name -> the same kind of kernel, run on every element before the long double pass (`lead`)
-LEAD: dict = {"zeta": zeta.pair}
+# (zeta's returns (h, lo, bound, mask); the Taylor cells' (cells.py) (h, lo, rel, abs, mask), per element)
+LEAD: dict = {"zeta": zeta.pair, **{name: cells.pair(name) for name in cells.SPECS}}
 BALL = frozenset({"erf", "erfc", "erfinv", "lgamma", "digamma", "polygamma", "zeta", "i1e"})
 
 
@@ -57,8 +58,13 @@ def lead(name: str, args: list) -> tuple:
     rounding interval.  The rest is for fast._evaluate's route."""
     cols = [np.asarray(a, dtype=np.float64).reshape(-1) for a in np.broadcast_arrays(*args)]
     with np.errstate(all="ignore"):
-        h, lo, bound, inside = LEAD[name](cols)
-        ok, r = ddfast.decide(h, lo, bound)
+        got = LEAD[name](cols)
+        if len(got) == 4:
+            h, lo, bound, inside = got
+            ok, r = ddfast.decide(h, lo, bound)
+        else:
+            h, lo, rel, ab, inside = got
+            ok, r = ddfast.decide(h, lo, rel, ab)
     ok &= inside
     return ok, r
 
