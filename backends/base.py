@@ -21,6 +21,8 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from ..oracle.reading import holds_quantized_types
+
 
 class Rejected(Exception):
     """The implementation refused the program at parse, verify or compile time.
@@ -108,6 +110,16 @@ class Backend(ABC):
     # own options named after the backend (`xla:key=value`): a vendor
     # scores a configuration other than the one users get only by naming it.
     configurable: bool = False
+
+    # Why the adapter cannot take a program with quantized element types (v1.20's
+    # `!quant.uniform`), None where it can: such a program is `unsupported` with
+    # this reason (`refuse_quantized`, called first by the adapter's compile).
+    quantized_unsupported: str | None = None
+
+    def refuse_quantized(self, mlir: str) -> None:
+        """Unsupported (`quantized_unsupported`) for a program with quantized types the adapter cannot take."""
+        if self.quantized_unsupported and isinstance(mlir, str) and holds_quantized_types(mlir):
+            raise Unsupported(f"{self.name}: {self.quantized_unsupported}")
 
     def claims(self, op: str, dtype: str) -> str | None:
         """None if the backend claims (op, element type), else the reason it

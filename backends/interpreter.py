@@ -131,6 +131,9 @@ class InterpreterBackend(Backend):
     op the pass cannot decompose is `unsupported`, named."""
 
     name = "interpreter"
+    quantized_unsupported = ("quantized types: the interpreter is reached through jaxlib 0.10.2's Python MLIR "
+                             "bindings, which register no quant dialect, so no program with !quant.uniform can be "
+                             "read into it (the interpreter itself implements the quantized ops)")
     preload = ("jax._src.interpreters.mlir", "jaxlib.mlir.ir", "jaxlib.mlir.dialects.stablehlo")
 
     def __init__(self, **options):
@@ -153,6 +156,7 @@ class InterpreterBackend(Backend):
 
     # ------------------------------------------------------------------ compile
     def compile(self, mlir: str) -> Any:
+        self.refuse_quantized(mlir)
         ir = self._ir
         with self._ctx, ir.Location.unknown():
             try:

@@ -300,7 +300,11 @@ class IreeBackend(Backend):
         return rt.HalBufferView(buf, [int(d) for d in a.shape], self._hal_type(et))
 
     def _hal_type(self, et: ElementType):
-        """IREE's HAL element type of `et`, by IREE's naming rule (`hal_name`)."""
+        """IREE's HAL element type of `et`, by IREE's naming rule (`hal_name`);
+        a quantized tensor crosses as its storage integers (IREE lowers
+        `!quant.uniform` to its storage type at @main's boundary)."""
+        if et.is_quantized:
+            et = et.storage_type
         hal = getattr(self._rt.HalElementType, hal_name(et), None)
         if hal is None:
             raise Unsupported(f"iree: no HAL element type for {et.name}")

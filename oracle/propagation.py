@@ -178,8 +178,9 @@ def _open(run_op, inst, inputs: list, outs: list, arrays) -> list:
             et = inputs[i].type.element_type
             if et.is_float or et.is_complex:
                 flat[elements] = POISONS[k]
-            elif et.is_integer:
-                flat[elements] = (et.min_value, et.max_value, 0)[k]
+            elif et.is_integer or et.is_quantized:   # a quantized tensor's storage integers
+                st = et.storage_type if et.is_quantized else et
+                flat[elements] = (st.min_value, st.max_value, 0)[k]
             trial[i] = a
         try:
             got = run_op(inst, trial)

@@ -255,12 +255,49 @@ def _refused_op(message: str, found: dict) -> str:
     return m.group(1) if m else next(iter(found))
 
 
+def holds_quantized_types(text: str) -> bool:
+    """Does a program's text name a quantized element type (`!quant.uniform<…>`)?"""
+    return "!quant." in text
+
+
+def read_quantized(text: str) -> str:
+    """The generic text of a program with quantized element types, read and
+    verified by StableHLO's own verifier as IREE's compiler bindings carry
+    it (iree.compiler.ir, which registers the `quant` dialect): jaxlib's
+    Python bindings register no `quant` dialect (jaxlib 0.10.2: neither
+    `make_ir_context` nor `load_all_available_dialects` brings it), and
+    with unknown dialects allowed the stablehlo verifier refuses the opaque
+    type.  The generic text names every type as written, so the oracle's
+    own context (stablehlo and quant unregistered) reads it back."""
+    try:
+        from iree.compiler import ir as iree_ir
+    except ImportError:   # pragma: no cover - iree-base-compiler is in the lock
+        raise SyntaxRejected("a program with quantized types: reading it needs iree-base-compiler's MLIR "
+                             "bindings (jaxlib's have no quant dialect), which are not installed") from None
+    with iree_ir.Context(), iree_ir.Location.unknown():
+        try:
+            module = iree_ir.Module.parse(text)
+        except iree_ir.MLIRError as e:
+            op_text = _current_operation(e)
+            if op_text is not None:
+                raise VerifierRejected(_first_error(e), op_text) from None
+            raise SyntaxRejected(_one_line(e)) from None
+        generic = module.operation.get_asm(print_generic_op_form=True, assume_verified=True)
+    if '"chlo.' in generic:
+        raise SyntaxRejected("CHLO ops in a program with quantized types: jaxlib's legalization cannot read "
+                             "the program (no quant dialect), so its CHLO is not decomposed here")
+    return generic
+
+
 def read_registered(text: str, keep=None) -> Read:
     """A program in any textual syntax, read with the dialects registered
     (`_parse_registered`'s errors), its CHLO legalized (`legalize_chlo`;
     ChloNotDecomposed) — all of it, or all but the ops `keep(op)` accepts
-    (`legalize_chlo_except`) — printed back generically."""
+    (`legalize_chlo_except`) — printed back generically.  A program with
+    quantized types is read by `read_quantized`."""
     from jaxlib.mlir import ir
+    if holds_quantized_types(text):
+        return Read(read_quantized(text))
     with registered_context(), ir.Location.unknown():
         module = _parse_registered(text)
         if keep is not None and chlo_ops(module):
@@ -281,8 +318,13 @@ def main_types(text: str) -> tuple[list, list]:
     from jaxlib.mlir import ir
 
     from ..spec.types import parse_type
-    with registered_context(), ir.Location.unknown():
-        module = _parse_registered(text)
+    if holds_quantized_types(text):   # read back in the oracle's own context (read_quantized)
+        ctx, text = unregistered_context(), read_quantized(text)
+        parse = ir.Module.parse
+    else:
+        ctx, parse = registered_context(), _parse_registered
+    with ctx, ir.Location.unknown():
+        module = parse(text)
         funcs = {str(op.operation.attributes["sym_name"]).strip('"'): op.operation
                  for op in module.body.operations if op.operation.name == "func.func"}
         main = funcs.get("main") or (next(iter(funcs.values())) if len(funcs) == 1 else None)

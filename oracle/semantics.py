@@ -33,6 +33,9 @@ from .x87 import extended_precision
 
 ARRAY_RULES: dict[type, Callable] = {}
 VALUE_RULES: dict[type, Callable] = {}
+# How an op on quantized tensors runs, by its declaration's `meaning`
+# (spec/dsl/quantization.py): `rule(inst, arrays) -> [Expectation]` (quantized.py).
+QUANTIZATION_RULES: dict[str, Callable] = {}
 
 
 def on_arrays(kind: type):
@@ -47,6 +50,15 @@ def on_values(kind: type):
     """Register `rule(ctx, inst, values) -> values` for `kind`."""
     def register(rule):
         VALUE_RULES[kind] = rule
+        return rule
+    return register
+
+
+def on_quantization(meaning: str):
+    """Register `rule(inst, arrays) -> [Expectation]` for ops whose quantized
+    form the spec defines by `meaning` ("dequantize_op_quantize")."""
+    def register(rule):
+        QUANTIZATION_RULES[meaning] = rule
         return rule
     return register
 
@@ -82,6 +94,9 @@ def run_arrays(inst, arrays: list) -> list:
     """The op on concrete primary arrays, by its kind's `on_arrays` rule: a
     list of Expectations (tuples of them for tuple results)."""
     _load()
+    q = inst.spec.quantization
+    if q is not None and q.meaning in QUANTIZATION_RULES and inst.spec.holds_quantized(inst):
+        return QUANTIZATION_RULES[q.meaning](inst, arrays)
     sem = inst.spec.semantics
     rule = _rule(ARRAY_RULES, sem)
     if rule is None:
@@ -110,7 +125,7 @@ def result_types(inst) -> list:
 # The modules that register rules, imported once on first use (they import
 # this module for the decorators).
 _EXECUTORS = ("elementwise", "data_movement", "accumulate", "statistical", "host", "execution", "decomposition",
-              "collective")
+              "collective", "quantized")
 _loaded = False
 
 

@@ -191,6 +191,15 @@ class QuantizedType:
         return self.storage_type.wrap(v)
 
     @property
+    def min_value(self) -> int:
+        """The storage type's range: what a backend's storage value may be at all (the judge's reading)."""
+        return self.storage_type.min_value
+
+    @property
+    def max_value(self) -> int:
+        return self.storage_type.max_value
+
+    @property
     def mlir(self) -> str:
         return format_quantized_type(self)
 
@@ -253,14 +262,16 @@ def baseline_element_type(t):
                          q.storage_min, q.storage_max)
 
 
-def same_baseline_type(x: TensorType, y: TensorType):
-    """`baseline_type(x) = baseline_type(y)`, dual mode: the same shape and,
+def same_baseline_type(x: TensorType, y: TensorType, *more: TensorType):
+    """`baseline_type(x) = baseline_type(y) [= …]`, dual mode: the same shape and,
     for quantized types, the same storage type, expressed type, storage
     bounds and quantization dimension — scales and zero points may differ
     (the spec's reason for `baseline_type`).  For two non-quantized tensors,
     `same_type`.  (The spec's `baseline_type` sizes the reset scales by
     `dim(x, quantization_dimension)`, which is no dimension for a per-tensor
     type: read as one scale there.)"""
+    if more:   # v1.20's "baseline_type(lhs) = baseline_type(rhs) = baseline_type(result)"
+        return all_of(same_baseline_type(x, t) for t in (y, *more))
     ex, ey = _element(x), _element(y)
     if is_quantized(ex) != is_quantized(ey):
         return False
@@ -1022,3 +1033,30 @@ def quantize_bounds(lo, hi, q: QuantizedType, index: int = 0) -> tuple[int, int]
     if a is None or b is None:
         raise ValueError("quantize is undefined at a bound")
     return a, b
+
+
+# --------------------------------------------------------------------------
+# A case's `dtype` for quantized tensors: the family, not the numbers
+# --------------------------------------------------------------------------
+
+_FAMILY = re.compile(r"^quant_([a-z0-9]+)_([a-zA-Z0-9]+?)(_axis)?$")
+
+
+def family_name(q: QuantizedType) -> str:
+    """`quant_<storage>_<expressed>[_axis]` (quant_i8_f32, quant_i8_f32_axis):
+    what a suite's `dtype` names for a case on quantized tensors — the
+    storage and expressed types and whether per-axis, so skips, filters and
+    reports group by them, not by each type's scales."""
+    return f"quant_{q.storage_type.mlir}_{q.expressed_type.mlir}{'_axis' if q.is_per_axis else ''}"
+
+
+def is_family_name(name: str) -> bool:
+    """Whether `name` is a `family_name` of storage and expressed types that exist."""
+    m = _FAMILY.match(name)
+    if not m:
+        return False
+    try:
+        storage, expressed = _storage_type(m.group(1)), element_type(m.group(2))
+    except ValueError:
+        return False
+    return storage.is_integer and expressed.is_float

@@ -366,6 +366,9 @@ class ElementType:
     def is_complex(self) -> bool:
         return self.kind == "complex"
 
+    # A quantized element type (spec/quantized.py's QuantizedType) answers True.
+    is_quantized = False
+
     @property
     def storage_bits(self) -> int:
         """Bits per element in our raw-bit layout (2-, 4- and 6-bit types and i1
@@ -601,13 +604,18 @@ _TENSOR_RE = re.compile(r"^tensor<((?:\d+x)*)(.+)>$")
 
 
 def parse_type(text: str) -> ValueType:
-    """MLIR type syntax → type object (tensor, token, tuple)."""
+    """MLIR type syntax → type object (tensor, token, tuple); a tensor of a
+    quantized element type holds a `spec.quantized.QuantizedType`."""
     s = text.strip()
     if s in ("!stablehlo.token", "token"):
         return TokenType()
     if s.startswith("tuple<") and s.endswith(">"):
         inner = s[len("tuple<"):-1]
         return TupleType(tuple(parse_type(p) for p in _split_top(inner)) if inner.strip() else ())
+    if "!quant." in s:   # v1.20's quantized element types: their own grammar (spec/quantized.py)
+        from .quantized import parse_quantized_tensor_type
+        dims, q = parse_quantized_tensor_type(s)
+        return TensorType(dims, q)
     m = _TENSOR_RE.match(s)
     if not m:
         raise ValueError(f"not a StableHLO value type: {text!r}")
@@ -732,7 +740,7 @@ def ordinals(bits: np.ndarray, et: ElementType) -> np.ndarray:
     (every float format: |ordinal| < 2^63; integers but ui64), Python ints
     (object arrays) for ui64.  A difference of two int64 ordinals can
     overflow: `ordinal_distance` computes it safely."""
-    c = et.component if et.is_complex else et
+    c = et.component if et.is_complex else et.storage_type if et.is_quantized else et
     b = np.asarray(bits)
     if c.is_float:
         b = b.astype(np.uint64, copy=False) if b.dtype != object else b.astype(np.uint64)
@@ -791,7 +799,7 @@ def ulp_range(bits: np.ndarray, et: ElementType, tolerance: int) -> tuple[np.nda
 
 def from_ordinals(ords: np.ndarray, et: ElementType) -> np.ndarray:
     """The bit patterns of `ordinals` (0 is +0)."""
-    c = et.component if et.is_complex else et
+    c = et.component if et.is_complex else et.storage_type if et.is_quantized else et
     o = np.asarray(ords)
     if c.is_float and o.dtype != object:   # |o| < 2^63: numpy's loops
         out = np.abs(o).astype(np.uint64)

@@ -73,8 +73,10 @@ def declared_type_mismatch(exp: Expectation, actual: np.ndarray) -> str:
         et = element_type_of(actual).mlir
     except TypeError:
         et = f"numpy {actual.dtype}"
-    if et != t.element_type.mlir:
-        return f"element type {et} where {t.element_type.mlir} was declared ({t.mlir})"
+    # a quantized tensor crosses a backend's boundary as its storage values (spec: `bitcast_convert(x, storage_type(x))`)
+    want = t.element_type.storage_type.mlir if t.element_type.is_quantized else t.element_type.mlir
+    if et != want:
+        return f"element type {et} where {want} was declared ({t.mlir})"
     if tuple(actual.shape) != tuple(t.shape):
         return f"shape {tuple(actual.shape)} where {t.mlir} was declared"
     return ""

@@ -125,8 +125,9 @@ def _known_ops(manifest: dict) -> set[str] | None:
     others (hand-written or third-party suites)."""
     if "generator_version" not in manifest:
         return None
+    from ..spec.added import ADDED
     from ..spec.ops import OPS
-    return set(OPS)
+    return set(OPS) | set(ADDED)
 
 
 def _load_file(f: Path, known: set[str] | None) -> list[Case]:

@@ -47,6 +47,7 @@ from typing import Optional
 import numpy as np
 
 from ..spec.expectation import Expectation
+from ..spec.quantized import is_family_name
 from ..spec.types import (ELEMENT_TYPES, ElementType, TensorType, parse_type, tensor_from_hex,
                           tensor_to_hex)
 from .signature import main_signature, read_type
@@ -279,7 +280,7 @@ def check_record(d) -> dict:
     kind, op, dtype = d["kind"], d["op"], d["dtype"]
     if kind not in KINDS:
         raise ValueError(f"unknown kind {kind!r}; known: {', '.join(KINDS)}")
-    if dtype not in ELEMENT_TYPES:
+    if dtype not in ELEMENT_TYPES and not is_family_name(dtype):   # a quantized case names its family
         raise ValueError(f"unknown element type {dtype!r} in 'dtype'")
     if not d["id"].startswith(f"{op}/{dtype}/") or len(d["id"]) == len(op) + len(dtype) + 2:
         raise ValueError(f"id {d['id']!r} is not '{op}/{dtype}/<hash>'")

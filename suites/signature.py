@@ -22,6 +22,18 @@ read_type = lru_cache(maxsize=8192)(parse_type)
 _MAIN_RE = re.compile(r"func\.func\s+(?:public\s+|private\s+)?@main\s*\(")
 
 
+def _without_attributes(text: str) -> str:
+    """An argument's type without its attributes (`{jax.arg_info = …}`): the
+    text up to the first `{` outside the type's angle brackets (a per-axis
+    quantized type has braces of its own inside them)."""
+    depth = 0
+    for k, c in enumerate(text):
+        depth += 1 if c == "<" else -1 if c == ">" else 0
+        if c == "{" and depth == 0:
+            return text[:k]
+    return text
+
+
 def main_signature(mlir: str) -> tuple[list, list] | None:
     """(argument types, result types) of @main read from the program text, as
     spec type objects; None when the text is not in the pretty `func.func`
@@ -37,7 +49,7 @@ def main_signature(mlir: str) -> tuple[list, list] | None:
     for part in _split_top_level(mlir[m.end():j - 1]):
         if ":" not in part:
             return None
-        ty = part.split(":", 1)[1].split("{", 1)[0].strip()  # drop argument attributes
+        ty = _without_attributes(part.split(":", 1)[1]).strip()
         try:
             args.append(read_type(ty))
         except ValueError:
@@ -58,7 +70,7 @@ def main_signature(mlir: str) -> tuple[list, list] | None:
                 k += 1
             res_text = rest[:k]
         for part in _split_top_level(res_text):
-            part = part.split("{", 1)[0].strip()
+            part = _without_attributes(part).strip()
             try:
                 results.append(read_type(part))
             except ValueError:

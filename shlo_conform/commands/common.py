@@ -134,9 +134,10 @@ def distinct_outputs(*named: tuple[str, Path | None]) -> None:
 
 
 def spec_ops() -> list[str]:
-    """The ops the encoded spec declares."""
+    """The ops the encoded spec declares: the seed's and those v1.20 added (spec/added/)."""
+    from ..spec.added import ADDED
     from ..spec.ops import OPS
-    return sorted(OPS)
+    return sorted({*OPS, *ADDED})
 
 
 def spec_op_list(text: str | None) -> list[str] | None:

@@ -21,13 +21,14 @@ DEFAULT_BATCH = 16  # cases per merged module (shlo_conform/pipeline/batching.py
 # attributes — replicas, partitions, shardings — tokens and tuples): such
 # programs are compiled alone.  `batching.merge` refuses some of them too;
 # this is the cheap test made before any merge is tried.
-_STRUCTURE_ALONE = ("attributes {", "!stablehlo.token", "tuple<")
+# "!quant.": the merger reads modules with jaxlib's bindings, which have no quant dialect (oracle/reading.py)
+_STRUCTURE_ALONE = ("attributes {", "!stablehlo.token", "tuple<", "!quant.")
 
 
 def _scoring(c: Case):
     """The op's own declaration of how its cases must run (`spec.dsl.Scoring`)."""
-    from ..spec.ops import OPS
-    spec = OPS.get(c.op)
+    from ..spec.ops import lookup
+    spec = lookup(c.op)
     return spec.scoring if spec is not None else None
 
 

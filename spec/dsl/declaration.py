@@ -275,6 +275,8 @@ class OpSpec:
     # labels continue the seed's numbering past its last label (never reusing one); traceability lists
     # them as later clauses, and generators and check-spec break them on `Exercise.later` structures.
     later: tuple[tuple[str, str], ...] = ()
+    # how the op takes quantized tensors (v1.20; spec/dsl/quantization.py), None: it takes none
+    quantization: Any = None
     notes: str = ""
 
     @property
@@ -295,7 +297,8 @@ class OpSpec:
         return [c.__name__ for c in self.constraints]
 
     def constraint(self, label: str) -> Callable:
-        for c in self.constraints:
+        extra = self.quantization.constraints if self.quantization is not None else ()
+        for c in self.constraints + tuple(extra):
             if c.__name__ == label:
                 return c
         raise KeyError(f"{self.mnemonic} has no constraint {label}")
@@ -305,9 +308,12 @@ class OpSpec:
         return Instance(self, operands, attributes or {}, results or {}, regions, grid)
 
     def violated(self, inst: Instance) -> list[str]:
-        """Labels of the constraints a concrete instance breaks (in order)."""
+        """Labels of the constraints a concrete instance breaks (in order):
+        the op's, and v1.20's quantization clauses where it holds a
+        quantized tensor (`quantization.constraints`)."""
         bad = []
-        for c in self.constraints:
+        extra = self.quantization.constraints if self.quantization is not None and self.holds_quantized(inst) else ()
+        for c in self.constraints + tuple(extra):
             try:
                 ok = c(inst)
             except (AttributeError, IndexError, KeyError, TypeError, ValueError, ZeroDivisionError):
@@ -330,13 +336,20 @@ class OpSpec:
                 return [x for m in v for x in leaves(m)]
             return [x for m in getattr(v, "types", ()) for x in leaves(m)]
 
+        def outside(t, decl) -> bool:
+            et = t.element_type
+            if et.is_quantized:   # v1.20: where `quantization` admits it, by its expressed type
+                q = self.quantization
+                return (q is None or not q.admits(decl.name) or (et.is_per_axis and not q.per_axis)
+                        or (decl.types_v1_20 and et.expressed_type not in decl.types_v1_20))
+            return et not in decl.types_v1_20
+
         bad = []
         for o in self.operands:
             vals = inst.operands[o.name]
             vals = vals if o.variadic else [vals]
             ts = [x for v in vals for x in leaves(v)]
-            if any(t.element_type not in o.types_v1_20 for t in ts) or \
-                    (o.rank is not None and any(t.rank != o.rank for t in ts)):
+            if any(outside(t, o) for t in ts) or (o.rank is not None and any(t.rank != o.rank for t in ts)):
                 bad.append(o.name)
         for r in self.results:
             vals = inst.results.get(r.name)
@@ -344,10 +357,18 @@ class OpSpec:
                 continue
             vals = vals if r.variadic else [vals]
             ts = [x for v in vals for x in leaves(v)]
-            if any(t.element_type not in r.types_v1_20 for t in ts) or \
-                    (r.fixed_rank is not None and any(t.rank != r.fixed_rank for t in ts)):
+            if any(outside(t, r) for t in ts) or (r.fixed_rank is not None and any(t.rank != r.fixed_rank for t in ts)):
                 bad.append(r.name)
         return bad
+
+    def holds_quantized(self, inst: Instance) -> bool:
+        """Does any operand or result of the instance have a quantized element type?"""
+        def leaves(v):
+            if isinstance(v, (list, tuple)):
+                return [x for m in v for x in leaves(m)]
+            return [v]
+        values = list(inst.operands.values()) + list(inst.results.values())
+        return any(isinstance(t, TensorType) and t.element_type.is_quantized for t in leaves(values))
 
 
 def _any_symbolic(*tables) -> bool:

@@ -23,3 +23,10 @@ def get(mnemonic: str) -> OpSpec:
         return OPS[mnemonic]
     except KeyError:
         raise KeyError(f"no op {mnemonic!r} in the encoded spec") from None
+
+
+def lookup(mnemonic: str) -> OpSpec | None:
+    """The op `stablehlo.<mnemonic>` of a program: one of the seed's, or one
+    v1.20 added (`spec.added.ADDED`); None when neither declares it."""
+    from ..added import ADDED
+    return OPS.get(mnemonic) or ADDED.get(mnemonic)

@@ -9,7 +9,9 @@ import math
 
 import mpmath
 
-from ..dsl import COMPLEX, FLOAT, Approx, Elementwise, OpSpec, Operand, Result, same_type, Generic, finite_nonzero
+from ..dsl import COMPLEX, FLOAT, Approx, Elementwise, OpSpec, Operand, Result, Generic, finite_nonzero
+from ..dsl.quantization import PER_TENSOR
+from ..quantized import same_baseline_type
 from .. import annex_g, samples
 from ..exercise import Exercise
 
@@ -17,8 +19,11 @@ TYPES = FLOAT + COMPLEX  # "tensor of floating-point or complex type"
 
 
 def atan2_c1(op):
-    """(C1) `lhs`, `rhs`, and `result` have the same type."""
-    return same_type(op.lhs, op.rhs, op.result)
+    """(C1) `lhs`, `rhs`, and `result` have the same type.
+    v1.20 reads `baseline_type(lhs) = baseline_type(rhs) = baseline_type(result)`: the same for every
+    non-quantized type; per-tensor quantized tensors may differ in scales
+    and zero points."""
+    return same_baseline_type(op.lhs, op.rhs, op.result)
 
 
 def infer(op):
@@ -66,4 +71,5 @@ SPEC = OpSpec(
     infer=infer,
     semantics=Elementwise(element, accuracy="approx", generic=Generic(mpmath.atan2, finite_nonzero)),
     exercise=Exercise(hard_floats=samples.quotient_arguments),
+    quantization=PER_TENSOR,   # v1.20: "or per-tensor quantized tensor"; dequantize_op_quantize
 )

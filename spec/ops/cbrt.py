@@ -1,12 +1,17 @@
 """cbrt — element-wise cubic root (spec section "cbrt")."""
-from ..dsl import COMPLEX, FLOAT, Elementwise, Generic, OpSpec, Operand, Result, finite_nonzero, same_type
+from ..dsl import COMPLEX, FLOAT, Elementwise, Generic, OpSpec, Operand, Result, finite_nonzero
+from ..dsl.quantization import PER_TENSOR
+from ..quantized import same_baseline_type
 from .. import annex_g, ieee, samples
 from ..exercise import Exercise
 
 
 def cbrt_c1(op):
-    """(C1) `operand` and `result` have the same type."""
-    return same_type(op.operand, op.result)
+    """(C1) `operand` and `result` have the same type.
+    v1.20 reads `baseline_type(operand) = baseline_type(result)`: the same for every
+    non-quantized type; per-tensor quantized tensors may differ in scales
+    and zero points."""
+    return same_baseline_type(op.operand, op.result)
 
 
 def infer(op):
@@ -33,4 +38,5 @@ SPEC = OpSpec(
     infer=infer,
     semantics=Elementwise(element, accuracy="approx", generic=Generic(ieee.real_cbrt, finite_nonzero)),
     exercise=Exercise(hard_floats=samples.roots),
+    quantization=PER_TENSOR,   # v1.20: "or per-tensor quantized tensor"; dequantize_op_quantize
 )

@@ -14,7 +14,9 @@ shows ±5.66666651 — the f32 quotients of ±17.0, not of ±17.1 (±5.70000029)
 import numpy as np
 
 from ..dsl import (COMPLEX, FLOAT, INTEGER, Elementwise, Generic, ImplDefined, OpSpec, Operand, finite,
-                   Result, approx_if_complex, same_type)
+                   Result, approx_if_complex)
+from ..dsl.quantization import PER_TENSOR
+from ..quantized import same_baseline_type
 from .. import annex_g, ieee, samples
 from ..exercise import Exercise
 
@@ -22,8 +24,11 @@ TYPES = INTEGER + FLOAT + COMPLEX
 
 
 def divide_c1(op):
-    """(C1) `lhs`, `rhs` and `result` have the same type."""
-    return same_type(op.lhs, op.rhs, op.result)
+    """(C1) `lhs`, `rhs` and `result` have the same type.
+    v1.20 reads `baseline_type(lhs) = baseline_type(rhs) = baseline_type(result)`: the same for every
+    non-quantized type; per-tensor quantized tensors may differ in scales
+    and zero points."""
+    return same_baseline_type(op.lhs, op.rhs, op.result)
 
 
 def infer(op):
@@ -67,4 +72,5 @@ SPEC = OpSpec(
     infer=infer,
     semantics=Elementwise(element, accuracy=approx_if_complex, generic=Generic(None, finite, ieee=np.divide)),
     exercise=Exercise(hard_floats=samples.quotient_arguments),
+    quantization=PER_TENSOR,   # v1.20: "or per-tensor quantized tensor"; dequantize_op_quantize
 )

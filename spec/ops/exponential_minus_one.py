@@ -12,14 +12,19 @@ import math
 
 import mpmath
 
-from ..dsl import COMPLEX, FLOAT, Approx, Elementwise, OpSpec, Operand, Result, same_type, Generic, finite_nonzero
+from ..dsl import COMPLEX, FLOAT, Approx, Elementwise, OpSpec, Operand, Result, Generic, finite_nonzero
+from ..dsl.quantization import PER_TENSOR
+from ..quantized import same_baseline_type
 from .. import annex_g, samples
 from ..exercise import Exercise
 
 
 def exponential_minus_one_c1(op):
-    """(C1) `operand` and `result` have the same type."""
-    return same_type(op.operand, op.result)
+    """(C1) `operand` and `result` have the same type.
+    v1.20 reads `baseline_type(operand) = baseline_type(result)`: the same for every
+    non-quantized type; per-tensor quantized tensors may differ in scales
+    and zero points."""
+    return same_baseline_type(op.operand, op.result)
 
 
 def infer(op):
@@ -51,4 +56,5 @@ SPEC = OpSpec(
     infer=infer,
     semantics=Elementwise(element, accuracy="approx", generic=Generic(mpmath.expm1, finite_nonzero)),
     exercise=Exercise(hard_floats=samples.exp_edges),
+    quantization=PER_TENSOR,   # v1.20: "or per-tensor quantized tensor"; dequantize_op_quantize
 )

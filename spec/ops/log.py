@@ -4,14 +4,19 @@ import math
 import mpmath
 import numpy as np
 
-from ..dsl import COMPLEX, FLOAT, Approx, Elementwise, OpSpec, Operand, Result, same_type, Generic
+from ..dsl import COMPLEX, FLOAT, Approx, Elementwise, OpSpec, Operand, Result, Generic
+from ..dsl.quantization import PER_TENSOR
+from ..quantized import same_baseline_type
 from .. import annex_g, samples
 from ..exercise import Exercise
 
 
 def log_c1(op):
-    """(C1) `operand` and `result` have the same type."""
-    return same_type(op.operand, op.result)
+    """(C1) `operand` and `result` have the same type.
+    v1.20 reads `baseline_type(operand) = baseline_type(result)`: the same for every
+    non-quantized type; per-tensor quantized tensors may differ in scales
+    and zero points."""
+    return same_baseline_type(op.operand, op.result)
 
 
 def infer(op):
@@ -55,4 +60,5 @@ SPEC = OpSpec(
     infer=infer,
     semantics=Elementwise(element, accuracy="approx", generic=Generic(mpmath.log, _generic_log, nan=_nan_domain)),
     exercise=Exercise(hard_floats=samples.near_one),
+    quantization=PER_TENSOR,   # v1.20: "or per-tensor quantized tensor"; dequantize_op_quantize
 )

@@ -13,13 +13,18 @@ pairs equal as numbers but not in bits (signed zeros).
 import math
 import numpy as np
 
-from ..dsl import ANY, Elementwise, ImplDefined, OpSpec, Operand, Result, same_type, Generic, finite
+from ..dsl import ANY, Elementwise, ImplDefined, OpSpec, Operand, Result, Generic, finite
+from ..dsl.quantization import PER_TENSOR
+from ..quantized import same_baseline_type
 from .. import ieee
 
 
 def maximum_c1(op):
-    """(C1) `lhs`, `rhs` and `result` have the same type."""
-    return same_type(op.lhs, op.rhs, op.result)
+    """(C1) `lhs`, `rhs` and `result` have the same type.
+    v1.20 reads `baseline_type(lhs) = baseline_type(rhs) = baseline_type(result)`: the same for every
+    non-quantized type; per-tensor quantized tensors may differ in scales
+    and zero points."""
+    return same_baseline_type(op.lhs, op.rhs, op.result)
 
 
 def infer(op):
@@ -82,4 +87,5 @@ SPEC = OpSpec(
     infer=infer,
     semantics=Elementwise(element, generic=Generic(None, finite_no_opposite_zeros, ieee=np.maximum, exact=True,
                                                    integer=np.maximum)),
+    quantization=PER_TENSOR,   # v1.20: "or per-tensor quantized tensor"; dequantize_op_quantize
 )

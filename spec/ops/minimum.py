@@ -6,14 +6,19 @@ and -0 < +0.  Complex: lexicographic minimum, with the same open cases as
 """
 import numpy as np
 
-from ..dsl import ANY, Elementwise, OpSpec, Operand, Result, same_type, Generic
+from ..dsl import ANY, Elementwise, OpSpec, Operand, Result, Generic
+from ..dsl.quantization import PER_TENSOR
+from ..quantized import same_baseline_type
 from .. import ieee
 from .maximum import finite_no_opposite_zeros, lexicographic
 
 
 def minimum_c1(op):
-    """(C1) `lhs`, `rhs` and `result` have the same type."""
-    return same_type(op.lhs, op.rhs, op.result)
+    """(C1) `lhs`, `rhs` and `result` have the same type.
+    v1.20 reads `baseline_type(lhs) = baseline_type(rhs) = baseline_type(result)`: the same for every
+    non-quantized type; per-tensor quantized tensors may differ in scales
+    and zero points."""
+    return same_baseline_type(op.lhs, op.rhs, op.result)
 
 
 def infer(op):
@@ -44,4 +49,5 @@ SPEC = OpSpec(
     infer=infer,
     semantics=Elementwise(element, generic=Generic(None, finite_no_opposite_zeros, ieee=np.minimum, exact=True,
                                                    integer=np.minimum)),
+    quantization=PER_TENSOR,   # v1.20: "or per-tensor quantized tensor"; dequantize_op_quantize
 )

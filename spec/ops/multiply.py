@@ -1,13 +1,18 @@
 """multiply — element-wise product (spec section "multiply")."""
 import numpy as np
 
-from ..dsl import ANY, Elementwise, OpSpec, Operand, Result, approx_if_complex, same_type, Generic, finite, checked
+from ..dsl import ANY, Elementwise, OpSpec, Operand, Result, approx_if_complex, Generic, finite, checked
+from ..dsl.quantization import PER_TENSOR
+from ..quantized import same_baseline_type
 from .. import annex_g, ieee
 
 
 def multiply_c1(op):
-    """(C1) `lhs`, `rhs` and `result` have the same type."""
-    return same_type(op.lhs, op.rhs, op.result)
+    """(C1) `lhs`, `rhs` and `result` have the same type.
+    v1.20 reads `baseline_type(lhs) = baseline_type(rhs) = baseline_type(result)`: the same for every
+    non-quantized type; per-tensor quantized tensors may differ in scales
+    and zero points."""
+    return same_baseline_type(op.lhs, op.rhs, op.result)
 
 
 def infer(op):
@@ -35,4 +40,5 @@ SPEC = OpSpec(
     constraints=(multiply_c1,),
     infer=infer,
     semantics=Elementwise(element, accuracy=approx_if_complex, generic=Generic(None, finite, ieee=np.multiply, integer=checked(np.multiply))),
+    quantization=PER_TENSOR,   # v1.20: "or per-tensor quantized tensor"; dequantize_op_quantize
 )

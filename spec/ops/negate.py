@@ -8,14 +8,19 @@ the unsigned value 2^(bits-1); the known outcomes are declared.
 """
 import numpy as np
 
-from ..dsl import COMPLEX, FLOAT, INTEGER, Elementwise, ImplDefined, OpSpec, Operand, Result, same_type, Generic, finite
+from ..dsl import COMPLEX, FLOAT, INTEGER, Elementwise, ImplDefined, OpSpec, Operand, Result, Generic, finite
+from ..dsl.quantization import PER_TENSOR
+from ..quantized import same_baseline_type
 
 TYPES = INTEGER + FLOAT + COMPLEX
 
 
 def negate_c1(op):
-    """(C1) `operand` and `result` have the same type."""
-    return same_type(op.operand, op.result)
+    """(C1) `operand` and `result` have the same type.
+    v1.20 reads `baseline_type(operand) = baseline_type(result)`: the same for every
+    non-quantized type; per-tensor quantized tensors may differ in scales
+    and zero points."""
+    return same_baseline_type(op.operand, op.result)
 
 
 def infer(op):
@@ -49,4 +54,5 @@ SPEC = OpSpec(
     constraints=(negate_c1,),
     infer=infer,
     semantics=Elementwise(element, generic=Generic(None, finite, ieee=np.negative, exact=True)),
+    quantization=PER_TENSOR,   # v1.20: "or per-tensor quantized tensor"; dequantize_op_quantize
 )

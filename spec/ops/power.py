@@ -20,7 +20,9 @@ import mpmath
 import numpy as np
 
 from ..dsl import (COMPLEX, FLOAT, INTEGER, Approx, Elementwise, Generic, ImplDefined, OpSpec, Operand,
-                   Result, integer_overflow, same_type)
+                   Result, integer_overflow)
+from ..dsl.quantization import PER_TENSOR
+from ..quantized import same_baseline_type
 from .. import annex_g, samples
 from ..ieee import is_odd_integer
 from ..exercise import Exercise
@@ -32,8 +34,11 @@ _EXACT_EXPONENT = 64
 
 
 def power_c1(op):
-    """(C1) `lhs`, `rhs`, and `result` have the same type."""
-    return same_type(op.lhs, op.rhs, op.result)
+    """(C1) `lhs`, `rhs`, and `result` have the same type.
+    v1.20 reads `baseline_type(lhs) = baseline_type(rhs) = baseline_type(result)`: the same for every
+    non-quantized type; per-tensor quantized tensors may differ in scales
+    and zero points."""
+    return same_baseline_type(op.lhs, op.rhs, op.result)
 
 
 def infer(op):
@@ -161,4 +166,5 @@ SPEC = OpSpec(
     semantics=Elementwise(element, accuracy=accuracy,
                           generic=Generic(signed_power, _generic_pow, lambda x, y: (np.ones_like(x), x, y))),
     exercise=Exercise(hard_floats=samples.power_arguments),
+    quantization=PER_TENSOR,   # v1.20: "or per-tensor quantized tensor"; dequantize_op_quantize
 )

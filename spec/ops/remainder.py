@@ -18,7 +18,9 @@ Findings:
 """
 import numpy as np
 
-from ..dsl import COMPLEX, FLOAT, INTEGER, Elementwise, ImplDefined, OpSpec, Operand, Result, same_type, Generic, finite
+from ..dsl import COMPLEX, FLOAT, INTEGER, Elementwise, ImplDefined, OpSpec, Operand, Result, Generic, finite
+from ..dsl.quantization import PER_TENSOR
+from ..quantized import same_baseline_type
 from .. import ieee, samples
 from .divide import truncated_quotient
 from ..exercise import Exercise
@@ -27,8 +29,11 @@ TYPES = INTEGER + FLOAT + COMPLEX
 
 
 def remainder_c1(op):
-    """(C1) `lhs`, `rhs` and `result` have the same type."""
-    return same_type(op.lhs, op.rhs, op.result)
+    """(C1) `lhs`, `rhs` and `result` have the same type.
+    v1.20 reads `baseline_type(lhs) = baseline_type(rhs) = baseline_type(result)`: the same for every
+    non-quantized type; per-tensor quantized tensors may differ in scales
+    and zero points."""
+    return same_baseline_type(op.lhs, op.rhs, op.result)
 
 
 def infer(op):
@@ -60,4 +65,5 @@ SPEC = OpSpec(
     infer=infer,
     semantics=Elementwise(element, generic=Generic(None, finite, ieee=np.fmod, exact=True)),
     exercise=Exercise(hard_floats=samples.quotient_arguments),
+    quantization=PER_TENSOR,   # v1.20: "or per-tensor quantized tensor"; dequantize_op_quantize
 )

@@ -1,14 +1,19 @@
 """round_nearest_even — round to nearest integer, ties to even (spec section "round_nearest_even")."""
 import numpy as np
 
-from ..dsl import FLOAT, Elementwise, OpSpec, Operand, Result, same_type, Generic, finite
+from ..dsl import FLOAT, Elementwise, OpSpec, Operand, Result, Generic, finite
+from ..dsl.quantization import PER_TENSOR
+from ..quantized import same_baseline_type
 from .. import ieee, samples
 from ..exercise import Exercise
 
 
 def round_nearest_even_c1(op):
-    """(C1) `operand` and `result` have the same type."""
-    return same_type(op.operand, op.result)
+    """(C1) `operand` and `result` have the same type.
+    v1.20 reads `baseline_type(operand) = baseline_type(result)`: the same for every
+    non-quantized type; per-tensor quantized tensors may differ in scales
+    and zero points."""
+    return same_baseline_type(op.operand, op.result)
 
 
 def infer(op):
@@ -29,4 +34,5 @@ SPEC = OpSpec(
     infer=infer,
     semantics=Elementwise(element, generic=Generic(None, finite, ieee=np.rint, exact=True)),
     exercise=Exercise(hard_floats=samples.halfway_points),
+    quantization=PER_TENSOR,   # v1.20: "or per-tensor quantized tensor"; dequantize_op_quantize
 )

@@ -11,15 +11,20 @@ Finding: for complex, "return NaN" does not say which complex NaN; we return
 import math
 import numpy as np
 
-from ..dsl import COMPLEX, FLOAT, SIGNED, Elementwise, OpSpec, Operand, Result, approx_if_complex, same_type, Generic, finite
+from ..dsl import COMPLEX, FLOAT, SIGNED, Elementwise, OpSpec, Operand, Result, approx_if_complex, Generic, finite
+from ..dsl.quantization import PER_TENSOR
+from ..quantized import same_baseline_type
 from .. import annex_g
 
 TYPES = SIGNED + FLOAT + COMPLEX  # "tensor of signed integer, floating-point, or complex type"
 
 
 def sign_c1(op):
-    """(C1) `operand` and `result` have the same type."""
-    return same_type(op.operand, op.result)
+    """(C1) `operand` and `result` have the same type.
+    v1.20 reads `baseline_type(operand) = baseline_type(result)`: the same for every
+    non-quantized type; per-tensor quantized tensors may differ in scales
+    and zero points."""
+    return same_baseline_type(op.operand, op.result)
 
 
 def infer(op):
@@ -48,4 +53,5 @@ SPEC = OpSpec(
     constraints=(sign_c1,),
     infer=infer,
     semantics=Elementwise(element, accuracy=approx_if_complex, generic=Generic(None, finite, ieee=np.sign)),
+    quantization=PER_TENSOR,   # v1.20: "or per-tensor quantized tensor"; dequantize_op_quantize
 )

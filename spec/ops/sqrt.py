@@ -1,14 +1,19 @@
 """sqrt — element-wise square root (spec section "sqrt")."""
 import numpy as np
 
-from ..dsl import COMPLEX, FLOAT, Elementwise, Generic, OpSpec, Operand, Result, approx_if_complex, finite, same_type
+from ..dsl import COMPLEX, FLOAT, Elementwise, Generic, OpSpec, Operand, Result, approx_if_complex, finite
+from ..dsl.quantization import PER_TENSOR
+from ..quantized import same_baseline_type
 from .. import annex_g, ieee, samples
 from ..exercise import Exercise
 
 
 def sqrt_c1(op):
-    """(C1) `operand` and `result` have the same type."""
-    return same_type(op.operand, op.result)
+    """(C1) `operand` and `result` have the same type.
+    v1.20 reads `baseline_type(operand) = baseline_type(result)`: the same for every
+    non-quantized type; per-tensor quantized tensors may differ in scales
+    and zero points."""
+    return same_baseline_type(op.operand, op.result)
 
 
 def infer(op):
@@ -37,4 +42,5 @@ SPEC = OpSpec(
     infer=infer,
     semantics=Elementwise(element, accuracy=approx_if_complex, generic=Generic(None, finite, ieee=np.sqrt)),
     exercise=Exercise(hard_floats=samples.roots),
+    quantization=PER_TENSOR,   # v1.20: "or per-tensor quantized tensor"; dequantize_op_quantize
 )

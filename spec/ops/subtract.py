@@ -1,15 +1,20 @@
 """subtract — element-wise subtraction (spec section "subtract")."""
 import numpy as np
 
-from ..dsl import COMPLEX, FLOAT, INTEGER, Elementwise, OpSpec, Operand, Result, same_type, Generic, finite, checked
+from ..dsl import COMPLEX, FLOAT, INTEGER, Elementwise, OpSpec, Operand, Result, Generic, finite, checked
+from ..dsl.quantization import PER_TENSOR
+from ..quantized import same_baseline_type
 from .. import ieee
 
 TYPES = INTEGER + FLOAT + COMPLEX
 
 
 def subtract_c1(op):
-    """(C1) `lhs`, `rhs` and `result` have the same type."""
-    return same_type(op.lhs, op.rhs, op.result)
+    """(C1) `lhs`, `rhs` and `result` have the same type.
+    v1.20 reads `baseline_type(lhs) = baseline_type(rhs) = baseline_type(result)`: the same for every
+    non-quantized type; per-tensor quantized tensors may differ in scales
+    and zero points."""
+    return same_baseline_type(op.lhs, op.rhs, op.result)
 
 
 def infer(op):
@@ -35,4 +40,5 @@ SPEC = OpSpec(
     constraints=(subtract_c1,),
     infer=infer,
     semantics=Elementwise(element, generic=Generic(None, finite, ieee=np.subtract, integer=checked(np.subtract))),
+    quantization=PER_TENSOR,   # v1.20: "or per-tensor quantized tensor"; dequantize_op_quantize
 )

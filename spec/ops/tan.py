@@ -1,7 +1,10 @@
 """tan — element-wise tangent (the RFC "Standardize TanOp …", section "tan").
 
-The RFC also admits per-tensor quantized tensors; this suite encodes no
-quantized types, so `baseline_type(x)` is the type of x itself.
+The RFC also admits per-tensor quantized tensors, with
+`dequantize_op_quantize(tan, operand, type(result))`: declared by
+`quantization=PER_TENSOR`, executed by oracle/quantized.py, exercised by
+generators/quantized.py; C1's `baseline_type` lets the two quantized types
+differ in scales and zero points.
 
 Signed zeros (issue 25): tan(±0) = ±0 is *required*, and judged exactly.
 The seed says "For floats: `tan` from IEEE-754", and IEEE 754-2019's
@@ -15,14 +18,16 @@ import math
 
 import mpmath
 
-from ..dsl import COMPLEX, FLOAT, Approx, Elementwise, OpSpec, Operand, Result, same_type, Generic, finite_nonzero
+from ..dsl import COMPLEX, FLOAT, Approx, Elementwise, OpSpec, Operand, Result, Generic, finite_nonzero
+from ..dsl.quantization import PER_TENSOR
+from ..quantized import same_baseline_type
 from .. import annex_g, samples
 from ..exercise import Exercise
 
 
 def tan_c1(op):
     """(C1) `baseline_type(operand) = baseline_type(result)`."""
-    return same_type(op.operand, op.result)
+    return same_baseline_type(op.operand, op.result)
 
 
 def infer(op):
@@ -50,4 +55,5 @@ SPEC = OpSpec(
     infer=infer,
     semantics=Elementwise(element, accuracy="approx", generic=Generic(mpmath.tan, finite_nonzero)),
     exercise=Exercise(hard_floats=samples.near_multiples_of_half_pi),
+    quantization=PER_TENSOR,   # v1.20: "or per-tensor quantized tensor"; dequantize_op_quantize
 )

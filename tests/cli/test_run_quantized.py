@@ -1,0 +1,52 @@
+"""`run` on programs with quantized tensors (issue 34): read (IREE's MLIR
+bindings verify them; jaxlib's have no quant dialect), judged by the oracle
+as dequantize_op_quantize, scored on IREE as written; XLA and the reference
+interpreter, which cannot take such a program through jaxlib 0.10.2, say
+so in one line with their reason — unsupported, never rejected, never a
+crash.  A backend one storage step off everywhere disagrees."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from shlo_conform.cli import main
+from tests.run_report import verdicts as read_verdicts
+
+WRONG = Path(__file__).parent / "fixtures" / "wrong.py"
+
+PROGRAM = """func.func @main(%arg0: tensor<8xf32>) -> tensor<8x!quant.uniform<i8:f32, 0.05:2>> {
+  %0 = stablehlo.uniform_quantize %arg0 : (tensor<8xf32>) -> tensor<8x!quant.uniform<i8:f32, 0.1:-3>>
+  %1 = stablehlo.tan %0 : (tensor<8x!quant.uniform<i8:f32, 0.1:-3>>) -> tensor<8x!quant.uniform<i8:f32, 0.05:2>>
+  return %1 : tensor<8x!quant.uniform<i8:f32, 0.05:2>>
+}
+"""
+
+
+@pytest.fixture
+def program(tmp_path):
+    (tmp_path / "q.mlir").write_text(PROGRAM)
+    np.savez(tmp_path / "q.npz", np.array([0.1, 0.5, -1, 1.2, 3, -7, 0, np.nan], np.float32))
+    return tmp_path
+
+
+def test_iree_agrees_and_jaxlib_backends_say_why_not(program, capsys):
+    rc = main(["run", str(program / "q.mlir"), "--inputs", str(program / "q.npz"),
+               "--backend=iree,xla,interpreter,oracle"])
+    out = capsys.readouterr().out
+    assert read_verdicts(out)["iree"] == ["agrees"], out
+    # hand: tan(0.1)/0.05+2 = 4.007 → 4; tan(0.5) → 13; tan(-1.0) → -29; tan(1.2) → 53 (test_quantized_ops.py)
+    assert "[ 4, 13, -29, 53," in out, out
+    assert "1 of 8 elements unchecked (any value)" in out, out   # quantize(NaN): the spec leaves it open
+    assert "UNSUPPORTED: xla: quantized types:" in out and "UNSUPPORTED: interpreter: quantized types:" in out, out
+    assert "REJECTED" not in out and "Traceback" not in out, out
+    assert rc == 4, out   # no verdict on two of the three backends (README: exit codes of run)
+
+
+def test_a_backend_one_storage_step_off_disagrees(program, capsys):
+    rc = main(["run", str(program / "q.mlir"), "--inputs", str(program / "q.npz"),
+               f"--backend={WRONG}:IreeOffByOne"])
+    out = capsys.readouterr().out
+    assert rc == 1, out
+    assert list(read_verdicts(out).values()) == [["DISAGREES"]], out
