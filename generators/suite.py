@@ -38,13 +38,14 @@ import numpy as np
 
 from ..spec.dsl import OpSpec
 from ..spec.exercise import CLAMPED
+from ..spec.added import ADDED
 from ..spec.ops import OPS
 from ..suites.io import write_suite
 from ..oracle.host import Host, session
 from ..spec.types import TensorType
 from ..spec.grid import Grid
 from ..suites.records import Case, GridData, HostData, TensorValue, case_id, tensor_type_of
-from . import corners, emit, expect, indices, negative, solve, v1_20_types, values
+from . import corners, emit, expect, indices, negative, quantized, solve, v1_20_types, values
 from .skeleton import Skeleton, draw_ranks, enumerate_skeletons
 
 GENERATOR_VERSION = "1"
@@ -354,6 +355,8 @@ def _declared_case(spec: OpSpec, note: str, kind: str, inst, violates, rng, seed
 
 def op_cases(spec: OpSpec, seed: int, expect_fn=None) -> tuple[list[Case], list[str]]:
     """All cases of one op, and the constraints no kept invalid case names."""
+    if spec.mnemonic in ADDED:   # not in the seed: no skeletons, its cases are the quantized stream's
+        return _unique(quantized.cases(spec, seed, expect_fn)), []
     declared = getattr(spec.semantics, "cases", None)
     if declared is not None:   # ops that list their instances (the token ops: spec.dsl.SideEffect)
         rng = op_rng(seed, spec.mnemonic)
@@ -387,7 +390,8 @@ def op_cases(spec: OpSpec, seed: int, expect_fn=None) -> tuple[list[Case], list[
         cases.append(_case(spec, v.skeleton, v.inst, args, "invalid", seed,
                            f"violates {v.label} ({v.strategy})", expect_fn, violates=v.label, constants=consts))
     unique = _unique(cases + _elided_cases(spec, skels, seed, expect_fn) + _appended_cases(spec, skels, seed, expect_fn)
-                     + _later_cases(spec, skels, seed, expect_fn) + _v1_20_type_cases(spec, skels, seed, expect_fn))
+                     + _later_cases(spec, skels, seed, expect_fn) + _v1_20_type_cases(spec, skels, seed, expect_fn)
+                     + quantized.cases(spec, seed, expect_fn))
     named = {c.violates for c in unique if c.kind == "invalid"}
     return unique, [label for label in spec.labels if label not in named]
 
@@ -482,15 +486,16 @@ def _v1_20_type_cases(spec: OpSpec, skels: list[Skeleton], seed: int, expect_fn)
 
 def build(out_dir: Path, seed: int, ops: list[str] | None = None, expect_fn=None, log=None) -> dict:
     """Generate the suite into `out_dir`; returns the manifest written."""
-    names = sorted(ops) if ops else sorted(OPS)
-    unknown = [n for n in names if n not in OPS]
+    known = {**OPS, **ADDED}   # the seed's ops, and those v1.20 added (their cases: the quantized stream alone)
+    names = sorted(ops) if ops else sorted(known)
+    unknown = [n for n in names if n not in known]
     if unknown:
         raise KeyError(f"no op {', '.join(unknown)} in the encoded spec")
     cases: list[Case] = []
     implied_all: dict[str, list[str]] = {}
     for name in names:
         t0 = time.perf_counter()
-        got, implied = op_cases(OPS[name], seed, expect_fn)
+        got, implied = op_cases(known[name], seed, expect_fn)
         cases += got
         if implied:
             implied_all[name] = implied

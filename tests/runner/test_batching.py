@@ -9,6 +9,8 @@ from pathlib import Path
 
 import numpy as np
 
+from shlo_conform.spec.quantized import is_family_name
+
 from shlo_conform.pipeline.batching import merge
 from shlo_conform.pipeline.runner import Runner
 from shlo_conform.pipeline.planning import plan
@@ -59,7 +61,8 @@ def test_a_refused_case_sinks_only_half_batches_not_its_neighbours():
 
 
 def _subset() -> list[Case]:
-    cases = [c for c in load_cases(suite_path("core"), {"abs", "sine"}) if c.op in ("abs", "sine")]
+    cases = [c for c in load_cases(suite_path("core"), {"abs", "sine"})
+             if c.op in ("abs", "sine") and not is_family_name(c.dtype)]   # quantized: XLA takes none (unsupported)
     assert sum(c.kind == "invalid" for c in cases) >= 4
     extra = [_add_case([1, 2], [3, 4], [4, 6]),            # hand-computed
              _add_case([CRASH, 0], [1, 1], [CRASH + 1, 1]),  # the fixture aborts on this input

@@ -1,0 +1,85 @@
+"""The quantized stream of suites/core (generators/quantized.py, issue 34):
+every op that declares quantized tensors has value cases in each pairing
+its table takes and an invalid case for each constraint v1.20 states for
+them; the stored expectations of uniform_dequantize and uniform_quantize
+agree with NumPy's own float arithmetic (a second implementation: one
+f32/bf16/f16 operation per step, as the spec orders them)."""
+from __future__ import annotations
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+from shlo_conform.spec.added import ADDED
+from shlo_conform.spec.ops import OPS
+from shlo_conform.spec.quantized import is_family_name
+from shlo_conform.spec.types import parse_type
+from shlo_conform.suites.io import load_cases, suite_path
+
+CORE = suite_path("core")
+DECLARING = sorted(n for n, s in {**OPS, **ADDED}.items() if s.quantization is not None)
+
+
+@pytest.fixture(scope="module")
+def quantized_cases():
+    return [c for c in load_cases(CORE, ops=set(DECLARING)) if is_family_name(c.dtype)]
+
+
+def test_every_declaring_op_has_quantized_value_cases(quantized_cases):
+    ops = {c.op for c in quantized_cases if c.kind == "value"}
+    assert ops == set(DECLARING)
+    assert len(DECLARING) == 29   # 26 element-wise ops, add, uniform_quantize, uniform_dequantize
+
+
+def test_every_quantization_constraint_has_an_invalid_case(quantized_cases):
+    named = {c.violates for c in quantized_cases if c.kind == "invalid"}
+    for name in DECLARING:
+        spec = {**OPS, **ADDED}[name]
+        wanted = {c.__name__ for c in spec.quantization.constraints}
+        if name in ADDED:
+            wanted |= {c.__name__ for c in spec.constraints}
+        elif name != "add":   # the baseline-type C1 of the element-wise ops
+            wanted.add(f"{name}_c1")
+        assert wanted <= named, (name, wanted - named)
+
+
+def _numpy_dequantize(storage, zp, scale, dtype):
+    """(i - zp) converted, times the scale converted: two roundings in `dtype`, NumPy's."""
+    return (np.asarray(storage, np.float64) - zp).astype(dtype) * np.asarray(scale, np.float64).astype(dtype)
+
+
+def test_dequantize_expectations_match_numpy(quantized_cases):
+    checked = 0
+    for c in quantized_cases:
+        if c.op != "uniform_dequantize" or c.kind != "value" or "axis" in c.dtype:
+            continue
+        qt = parse_type(c.inputs[0].type).element_type
+        arg = c.inputs[0].array()
+        dtype = {"f32": np.float32, "bf16": ml_dtypes.bfloat16, "f16": np.float16}[qt.expressed_type.mlir]
+        want = _numpy_dequantize(arg, qt.zero_points[0], qt.scales[0], dtype)
+        got = c.expected[0].array()
+        assert got.dtype == np.dtype(dtype) and np.array_equal(got, want), c.id
+        checked += 1
+    assert checked == 7
+
+
+def test_quantize_expectations_match_numpy(quantized_cases):
+    """x / scale + zp, clamped, rounded half to even, each float step in the expressed type (NumPy)."""
+    checked = 0
+    for c in quantized_cases:
+        if c.op != "uniform_quantize" or c.kind != "value" or "axis" in c.dtype or "x!quant" in c.inputs[0].type:
+            continue
+        x = c.inputs[0].array()
+        q = parse_type(c.expected[0].type.mlir).element_type
+        dtype = x.dtype
+        s, zp = np.asarray(q.scales[0]).astype(dtype), np.asarray(q.zero_points[0]).astype(dtype)
+        lo, hi = np.asarray(q.storage_min).astype(dtype), np.asarray(q.storage_max).astype(dtype)
+        with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+            v = np.minimum(np.maximum((x / s).astype(dtype) + zp, lo), hi).astype(np.float64)
+        defined = ~np.isnan(v)
+        want = np.rint(v[defined]).astype(np.int64)
+        got = np.asarray(c.expected[0].array()).astype(np.int64)[defined]
+        assert np.array_equal(got, want), c.id
+        assert sorted(c.expected[0].impl_defined) == np.flatnonzero(~defined).tolist(), c.id
+        checked += 1
+    assert checked == 7
