@@ -7,6 +7,8 @@ The programs are JAX's (nobody here wrote them); the wrong answers are
 XLA's own outputs zeroed, negated or scaled by 1.01 (fixtures/wrong.py)."""
 from __future__ import annotations
 
+import pytest
+
 from pathlib import Path
 
 import jax
@@ -36,6 +38,7 @@ def _bench_program(name: str):
     return module.PROGRAMS[name][0], module.inputs(name)
 
 
+@pytest.mark.long   # ~20 s: a 16-step scan judged on three backends; make test-long (CI)
 def test_a_zeroed_lstm_state_is_caught_and_xla_agrees(tmp_path, capsys):
     """16 steps of a 128-wide LSTM: the op-by-op enclosure covered about ±1
     after step 10 and `run` said "agrees" for the zero vector.  With the

@@ -43,6 +43,7 @@ def test_the_oracle_agrees_with_itself(tmp_path):
     assert len({t.split(": tensor<")[1].split(">")[0][-3:] for t in programs if ": tensor<" in t}) >= 3
 
 
+@pytest.mark.long   # ~13 s: three fuzz runs; make test-long (CI)
 def test_same_seed_same_programs_other_seed_others(tmp_path):
     runs = [_fresh("oracle", OPS_SMALL, seed, 8, tmp_path / str(k))["programs"] for k, seed in enumerate((7, 7, 8))]
     assert len(runs[0]) == 8

@@ -39,7 +39,8 @@ REPO = Path(__file__).resolve().parents[2]
 
 pytestmark = [pytest.mark.skipif(not os.access("/proc/self/clear_refs", os.W_OK),
                                  reason="needs Linux procfs to reset the peak resident set"),
-              pytest.mark.xdist_group("cost_measured")]   # one worker measures every family, once
+              pytest.mark.xdist_group("cost_measured"),   # one worker measures every family, once
+              pytest.mark.long]   # ~45 s of one worker measuring peaks: make test-long (CI), not make test
 
 CHILD = r"""
 import ctypes, ctypes.util, gc, json, sys, time
