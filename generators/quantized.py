@@ -24,18 +24,22 @@ their bytes.
 """
 from __future__ import annotations
 
+import dataclasses
 import zlib
 from dataclasses import dataclass
 
 import numpy as np
 
 from ..spec.dsl import OpSpec
-from ..spec.dsl.quantization import DEQUANTIZE_OP_QUANTIZE, OWN
+from ..spec.dsl.quantization import DEQUANTIZE_OP_QUANTIZE, OWN, STORAGE
 from ..spec.quantized import QuantizedType, parse_quantized_type
 from ..spec.quantized import family_name as family
 from ..spec.types import TensorType, element_type
 from ..suites.records import Case, TensorValue, case_id
+from ..suites.signature import main_signature
 from . import emit, expect
+from .skeleton import Skeleton, valid
+from .v1_20_types import covering
 
 Q = parse_quantized_type
 
@@ -145,7 +149,7 @@ def _elementwise(spec: OpSpec, seed: int, rng, expect_fn) -> list:
             args = [_storage_array(lhs, p.operand), _storage_array(rhs, p.operand)]
         n = args[0].shape[0]
         ops = {name: _tensor((n,), p.operand) for name in names_in}
-        inst = spec.instance(ops, {}, {"result": _tensor((n,), p.result)})
+        inst = spec.instance(ops, {}, {spec.results[0].name: _tensor((n,), p.result)})
         if spec.violated(inst) or spec.types_outside_tables(inst):
             continue
         out.append(_case(spec, inst, args, "value", seed, f"dequantize_op_quantize: {p.why}", family(p.operand),
@@ -164,7 +168,7 @@ def _elementwise_invalid(spec: OpSpec, seed: int, rng, expect_fn) -> list:
     for result, what in ((other_storage, "a result of another storage type"),
                          (other_expressed, "a result of another expressed type")):
         ops = {name: _tensor((4,), p.operand) for name in names_in}
-        inst = spec.instance(ops, {}, {"result": _tensor((4,), result)})
+        inst = spec.instance(ops, {}, {spec.results[0].name: _tensor((4,), result)})
         if spec.violated(inst) != [label] or spec.types_outside_tables(inst):
             continue
         args = [_storage_array(rng.integers(-10, 10, size=4), p.operand) for _ in names_in]
@@ -205,7 +209,7 @@ def _quantization_invalid(spec: OpSpec, seed: int, rng, expect_fn) -> list:
         label = c.__name__
         for lt, rt, res, what in _candidate_types():
             inst = spec.instance({names[0]: _tensor(shape, lt), names[1]: _tensor(shape, rt)}, {},
-                                 {"result": _tensor(shape, res)})
+                                 {spec.results[0].name: _tensor(shape, res)})
             if spec.violated(inst) != [label]:
                 continue
             args = [np.asarray(rng.integers(-5, 5, size=shape)).astype(t.numpy) for t in (lt, rt)]
@@ -225,7 +229,7 @@ def _per_axis_values(spec: OpSpec, seed: int, rng, expect_fn) -> list:
     types = [PER_AXIS[k % 2] for k in range(len(names))]
     args = [np.asarray(rng.integers(-128, 128, size=shape)).astype(np.int8) for _ in names]
     inst = spec.instance({n: _tensor(shape, t) for n, t in zip(names, types)}, {},
-                         {"result": _tensor(shape, PER_AXIS[0])})
+                         {spec.results[0].name: _tensor(shape, PER_AXIS[0])})
     if spec.violated(inst) or spec.types_outside_tables(inst):
         return []
     return [_case(spec, inst, args, "value", seed, "per-axis operands and result (quantization dimension 0)",
@@ -318,3 +322,56 @@ def cases(spec: OpSpec, seed: int, expect_fn=None) -> list:
     else:
         made = []
     return [c for c in made if c is not None]
+
+
+# ---------------------------------------------------------------- ops with structure: the seed's skeletons
+STAND_IN = element_type("f32")   # the seed's skeletons in f32 are those a quantized type takes the place of
+SUBSTITUTES = (PAIRINGS[0].operand, PAIRINGS[1].operand)   # i8 and u8 storage, both per-tensor
+
+
+def needs_skeletons(spec: OpSpec, made: list) -> bool:
+    """Whether the op's quantized cases come from the seed's skeletons
+    (`skeletons`): data movement, and the ops defined by
+    dequantize_op_quantize whose structure the element-wise stream cannot
+    build (attributes, a predicate, an i1 result: compare, select,
+    is_finite, reduce_precision)."""
+    q = spec.quantization
+    if q is None or q.meaning == OWN:
+        return False
+    return q.meaning == STORAGE or not any(c.kind == "value" for c in made)
+
+
+def skeletons(spec: OpSpec, seed_skeletons: list[Skeleton]) -> list[tuple[str, Skeleton]]:
+    """(what, skeleton): each of the op's seed skeletons in f32 with f32
+    replaced by a per-tensor quantized type (`SUBSTITUTES`) wherever it
+    stands — operands and results alike, index operands and predicates
+    untouched — kept where the tables and the constraints accept it;
+    per type, those covering every attribute value (v1_20_types.covering)."""
+    out = []
+    for q in SUBSTITUTES:
+        made, seen = [], set()
+        for skel in seed_skeletons:
+            ops = tuple(q if t == STAND_IN else t for t in skel.operand_types)
+            res = tuple((n, q if t == STAND_IN else t) for n, t in skel.result_types)
+            new = Skeleton(skel.op, ops, res, skel.attrs, skel.regions)
+            if new == skel or new in seen or not valid(spec, new):
+                continue
+            seen.add(new)
+            made.append((f"quantized: {q.mlir} in place of f32", new))
+        out += covering(made)
+    return out
+
+
+def as_family(case: Case) -> Case | None:
+    """A case drawn on a substituted skeleton, named by the quantized family
+    of its first quantized tensor (its `dtype`, and so its id), as the rest
+    of this stream names its cases; None where the draw left no quantized
+    tensor in the program."""
+    sig = main_signature(case.mlir)
+    types = [t for ts in sig for t in ts] if sig is not None else []
+    q = next((t.element_type for t in types if isinstance(t, TensorType) and t.element_type.is_quantized), None)
+    if q is None:
+        return None
+    fam = family(q)
+    return dataclasses.replace(case, dtype=fam, id=case_id(case.op, fam, case.mlir, case.inputs, salt=case.kind),
+                               provenance={**case.provenance, "spec": "v1.20"})

@@ -391,7 +391,7 @@ def op_cases(spec: OpSpec, seed: int, expect_fn=None) -> tuple[list[Case], list[
                            f"violates {v.label} ({v.strategy})", expect_fn, violates=v.label, constants=consts))
     unique = _unique(cases + _elided_cases(spec, skels, seed, expect_fn) + _appended_cases(spec, skels, seed, expect_fn)
                      + _later_cases(spec, skels, seed, expect_fn) + _v1_20_type_cases(spec, skels, seed, expect_fn)
-                     + quantized.cases(spec, seed, expect_fn))
+                     + _quantized_cases(spec, skels, seed, expect_fn))
     named = {c.violates for c in unique if c.kind == "invalid"}
     return unique, [label for label in spec.labels if label not in named]
 
@@ -482,6 +482,25 @@ def _v1_20_type_cases(spec: OpSpec, skels: list[Skeleton], seed: int, expect_fn)
                 if kept:
                     break
     return out
+
+
+def _quantized_cases(spec: OpSpec, skels: list[Skeleton], seed: int, expect_fn) -> list:
+    """The op's cases on quantized tensors (generators/quantized.py): its own
+    stream, then — for data movement and the ops whose structure that stream
+    cannot build — a random case on each of the seed's skeletons with a
+    quantized type in place of f32 (`quantized.skeletons`).  Last of all:
+    every other case stays byte-identical."""
+    made = quantized.cases(spec, seed, expect_fn)
+    if not quantized.needs_skeletons(spec, made) or not skels:
+        return made
+    rng = np.random.default_rng([seed, zlib.crc32(spec.mnemonic.encode()), zlib.crc32(b"quantized skeletons")])
+    plan = plan_for(spec)
+    for what, skel in quantized.skeletons(spec, skels):
+        for c in _slot_cases(spec, plan, skel, "random", rng, seed, expect_fn):
+            named = quantized.as_family(c) if c is not None else None
+            if named is not None:
+                made.append(dataclasses.replace(named, note=f"{named.note}; {what}"))
+    return made
 
 
 def build(out_dir: Path, seed: int, ops: list[str] | None = None, expect_fn=None, log=None) -> dict:

@@ -52,18 +52,18 @@ def _in_tables(spec: OpSpec, skel: Skeleton) -> bool:
 def skeletons(spec: OpSpec, seed_skeletons: list[Skeleton]) -> list[tuple[str, Skeleton]]:
     """(what is new, skeleton) for the op in v1.20's types, in a fixed order:
     per v1.20 type the substitutions the constraints accept that cover every
-    attribute value and region body among them (`_covering`: compare's
+    attribute value and region body among them (`covering`: compare's
     directions and TOTALORDER, reduce's bodies); where the program states a
     result type, the same per pair of (operand types, result types) instead
     — convert and bitcast_convert between every pair with a v1.20 side,
     rng_bit_generator's output in each algorithm."""
     if not spec.result_from_program:
-        return [x for t in NEW_TYPES for x in _covering(list(_accepted(spec, seed_skeletons, [(t, None)])))]
+        return [x for t in NEW_TYPES for x in covering(list(_accepted(spec, seed_skeletons, [(t, None)])))]
     pairs = list(itertools.product((None,) + NEW_TYPES, repeat=2))[1:]
     by_signature: dict = {}
     for what, skel in _accepted(spec, seed_skeletons, pairs):
         by_signature.setdefault((skel.operand_types, skel.result_types), []).append((what, skel))
-    return [x for group in by_signature.values() for x in _covering(group)]
+    return [x for group in by_signature.values() for x in covering(group)]
 
 
 def _accepted(spec: OpSpec, seed_skeletons: list[Skeleton], substitutions):
@@ -79,7 +79,7 @@ def _accepted(spec: OpSpec, seed_skeletons: list[Skeleton], substitutions):
             yield _what(into_ops, into_res), new
 
 
-def _covering(made: list) -> list:
+def covering(made: list) -> list:
     """The first of `made`, then greedily the one with most attribute values
     and region bodies not yet seen (the earliest on a tie), until every one
     is seen or `MAX_SKELETONS_PER_TYPE` are taken: a deterministic cover."""

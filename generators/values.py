@@ -141,7 +141,10 @@ def _complex(re: np.ndarray, im: np.ndarray, et: ElementType) -> np.ndarray:
 
 
 def specials(et: ElementType, exercise: Exercise = NO_FACTS, operand: int = 0) -> np.ndarray:
-    """Every special value of the type for this op's operand (hard arguments included)."""
+    """Every special value of the type for this op's operand (hard arguments included);
+    a quantized type's are its storage type's (its values cross as storage integers)."""
+    if et.is_quantized:
+        return integer_specials(et.storage_type, exercise, operand)
     if et.is_bool:
         return np.array([False, True])
     if et.is_integer:
@@ -168,6 +171,8 @@ def grid_specials(et: ElementType, exercise: Exercise = NO_FACTS, operand: int =
 
 
 def random_values(et: ElementType, rng, n: int) -> np.ndarray:
+    if et.is_quantized:   # storage integers (spec/quantized.py)
+        return random_integers(et.storage_type, rng, n)
     if et.is_bool:
         return rng.integers(0, 2, size=n).astype(np.bool_)
     if et.is_integer:

@@ -1,5 +1,9 @@
 """Quantized tensors in the oracle (StableHLO v1.20): what a result must be.
 
+Two rules, by the op's declared meaning (spec/dsl/quantization.py):
+`dequantize_op_quantize` (below) and `storage` (data movement: the storage
+values move unchanged, `move_storage`).
+
 A quantized value travels through the walk as its storage integers (the
 bits of `QuantizedType`'s storage type, typed by the quantized tensor type
 itself), so the judge compares storage values, which is what every backend
@@ -42,7 +46,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..spec.dsl.quantization import DEQUANTIZE_OP_QUANTIZE, Quantizing
+from ..spec.dsl.quantization import DEQUANTIZE_OP_QUANTIZE, STORAGE, Quantizing
 from ..spec.expectation import Alternative, Expectation
 from ..spec.kinds import kind_of
 from ..spec.kinds.bounded import BOUNDED
@@ -80,6 +84,29 @@ def dequantize_op_quantize(inst, arrays: list) -> list:
     outs = run_arrays(expressed_instance(inst), floats)
     return [quantized_expectation(e, t) if isinstance(t.element_type, QuantizedType) else e
             for e, t in zip(outs, result_types(inst))]
+
+
+def _storage(t):
+    """The tensor type a data-movement op sees: a quantized tensor's storage type."""
+    if isinstance(t, TensorType) and isinstance(t.element_type, QuantizedType):
+        return TensorType(t.shape, t.element_type.storage_type)
+    if isinstance(t, list):
+        return [_storage(m) for m in t]
+    return t
+
+
+@on_quantization(STORAGE)
+def move_storage(inst, arrays: list) -> list:
+    """Data movement (slice, reshape, transpose, …): v1.20 applies the op to
+    the quantized values themselves, which the constraints keep of one
+    quantized type from operand to result — so the storage values move
+    unchanged, and the op's own rule runs on them as integers."""
+    storage = inst.spec.instance({k: _storage(v) for k, v in inst.operands.items()}, dict(inst.attributes),
+                                 {k: _storage(v) for k, v in inst.results.items()}, dict(inst.regions), inst.grid)
+    outs = run_arrays(storage, arrays)
+    for e, t in zip(outs, result_types(inst)):
+        e.type = t
+    return outs
 
 
 def _admitted(e: Expectation) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

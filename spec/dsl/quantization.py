@@ -23,6 +23,9 @@ from typing import Callable
 DEQUANTIZE_OP_QUANTIZE = "dequantize_op_quantize"
 # The op's own semantics reads the quantized types (uniform_quantize, uniform_dequantize).
 OWN = "own"
+# The op moves, copies or selects its operands' elements (data movement: slice, reshape, transpose, …):
+# v1.20 applies its semantics to the quantized values themselves, so their storage values move unchanged.
+STORAGE = "storage"
 
 
 @dataclass(frozen=True)
@@ -58,3 +61,8 @@ class Quantizing:
     `quantize` / `dequantize`, the spec's own functions."""
 
     fn: Callable
+
+
+# Data movement on per-tensor quantized tensors (v1.20: "… or per-tensor quantized tensor", the op's
+# element_type / type equalities reading the quantized type whole).
+MOVES_PER_TENSOR = Quantization(meaning=STORAGE)

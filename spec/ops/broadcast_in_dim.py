@@ -13,6 +13,7 @@ import numpy as np
 
 from ..dsl import (ANY, Attribute, DataMovement, I64ArrayAttr, OpSpec, Operand, Or, Result, all_of, any_of, at, dim,
                    in_range, is_unique, rank, same_element_type, shape, size)
+from ..dsl.quantization import MOVES_PER_TENSOR
 from ..exercise import Corner, Exercise
 
 
@@ -88,4 +89,5 @@ SPEC = OpSpec(
     semantics=DataMovement(movement),
     shape_from_program=("result",),
     exercise=Exercise(corners=CORNERS),
+    quantization=MOVES_PER_TENSOR,   # v1.20: "or quantized tensor"; per-tensor here (per-axis: its quantization_dimension rules, not yet)
 )

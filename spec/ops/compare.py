@@ -21,7 +21,9 @@ Findings:
 import numpy as np
 
 from ..dsl import (ANY, BOOLEAN, Attribute, Elementwise, EnumAttr, Generic, ImplDefined, OpSpec, Operand,
-                   Or, Result, same_element_type, same_shape)
+                   Or, Result, same_shape)
+from ..dsl.quantization import PER_TENSOR
+from ..quantized import baseline_element_type
 from .. import ieee
 from ..types import I1, TensorType, element_type_of_dtype, to_bits
 
@@ -30,8 +32,13 @@ COMPARE_TYPES = ("FLOAT", "TOTALORDER", "SIGNED", "UNSIGNED")
 
 
 def compare_c1(op):
-    """(C1) `lhs` and `rhs` have the same element type."""
-    return same_element_type(op.lhs, op.rhs)
+    """(C1) `lhs` and `rhs` have the same element type.
+    v1.20 reads `baseline_element_type(lhs) = baseline_element_type(rhs)`: the
+    same for every non-quantized type; two per-tensor quantized operands may
+    differ in scales and zero points (`dequantize_compare` compares their
+    dequantized values, as `FLOAT`: C3 names no compare_type for quantized
+    types — spec-findings)."""
+    return baseline_element_type(op.lhs) == baseline_element_type(op.rhs)
 
 
 def compare_c2(op):
@@ -204,4 +211,5 @@ SPEC = OpSpec(
     constraints=(compare_c1, compare_c2, compare_c3),
     infer=infer,
     semantics=Elementwise(element, generic=Generic(None, whole=arrays)),
+    quantization=PER_TENSOR,   # v1.20: "or per-tensor quantized tensor"; dequantize_op_quantize (compare: dequantize_compare, select: dequantize_select_quantize, is_finite: always true)
 )

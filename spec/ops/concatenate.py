@@ -11,6 +11,7 @@ import numpy as np
 
 from ..dsl import (ANY, And, Attribute, DataMovement, If, IntAttr, OpSpec, Operand, Or, Result, all_of, any_of, at,
                    dim, element_type, in_range, rank, same_element_type, shape, size)
+from ..dsl.quantization import MOVES_PER_TENSOR
 from ..exercise import Corner, Exercise
 from ..types import TensorType
 
@@ -90,4 +91,5 @@ SPEC = OpSpec(
     infer=infer,
     semantics=DataMovement(movement),
     exercise=Exercise(corners=CORNERS),
+    quantization=MOVES_PER_TENSOR,   # v1.20: "or per-tensor quantized tensor"; the storage values move
 )

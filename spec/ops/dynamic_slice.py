@@ -11,6 +11,7 @@ import numpy as np
 
 from ..dsl import (ANY, INTEGER, And, Attribute, DataMovement, I64ArrayAttr, OpSpec, Operand, Result, all_of,
                    rank, same_element_type, same_type, shape, shape_is, size)
+from ..dsl.quantization import MOVES_PER_TENSOR
 from ..exercise import CLAMPED, Corner, Exercise, Indices, StartScalars
 from ..types import TensorType
 
@@ -91,4 +92,5 @@ SPEC = OpSpec(
     infer=infer,
     semantics=DataMovement(movement),
     exercise=Exercise(corners=CORNERS, indices=Indices(start_placement, CLAMPED)),
+    quantization=MOVES_PER_TENSOR,   # v1.20: "or per-tensor quantized tensor"; the storage values move
 )

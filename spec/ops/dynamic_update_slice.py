@@ -11,6 +11,7 @@ import numpy as np
 
 from ..dsl import (ANY, INTEGER, And, DataMovement, OpSpec, Operand, Result, all_of, element_type, rank,
                    same_type, shape, size)
+from ..dsl.quantization import MOVES_PER_TENSOR
 from ..exercise import CLAMPED, Corner, Exercise, Indices, StartScalars
 from .dynamic_slice import adjusted_start_indices
 
@@ -84,4 +85,5 @@ SPEC = OpSpec(
     infer=infer,
     semantics=DataMovement(movement),
     exercise=Exercise(corners=CORNERS, indices=Indices(start_placement, CLAMPED)),
+    quantization=MOVES_PER_TENSOR,   # v1.20: "or per-tensor quantized tensor"; the storage values move
 )

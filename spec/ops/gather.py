@@ -81,6 +81,7 @@ from ..dsl import (ANY, ANY_VALUE, INTEGER, And, Attribute, BoolAttr, Choices, D
                    I64ArrayAttr, If, Implies, IntAttr, Not, OpSpec, Operand, Result, all_of, any_of, at,
                    contains, dim, in_range, is_sorted, is_symbolic, is_unique, rank, same_element_type,
                    shape, size)
+from ..dsl.quantization import MOVES_PER_TENSOR
 from ..exercise import IMPLEMENTATION_DEFINED, Corner, Exercise, Indices, StartVectors
 from ..types import TensorType
 
@@ -582,4 +583,5 @@ SPEC = OpSpec(
                       later=LATER_CORNERS),
     implied=('gather_c1', 'gather_c5', 'gather_c7', 'gather_c11', 'gather_c16', 'gather_c18'),
     later=LATER,
+    quantization=MOVES_PER_TENSOR,   # v1.20: "or per-tensor quantized tensor"; the storage values move
 )

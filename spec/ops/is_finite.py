@@ -2,6 +2,7 @@
 import math
 
 from ..dsl import BOOLEAN, FLOAT, Elementwise, OpSpec, Operand, Result, same_shape
+from ..dsl.quantization import PER_TENSOR
 from ..types import I1, TensorType
 
 
@@ -27,4 +28,5 @@ SPEC = OpSpec(
     constraints=(is_finite_c1,),
     infer=infer,
     semantics=Elementwise(element),
+    quantization=PER_TENSOR,   # v1.20: "or per-tensor quantized tensor"; dequantize_op_quantize (compare: dequantize_compare, select: dequantize_select_quantize, is_finite: always true)
 )

@@ -13,6 +13,7 @@ import numpy as np
 
 from ..dsl import (ANY, And, Attribute, DataMovement, I64ArrayAttr, If, OpSpec, Operand, Result, all_of, at,
                    dim, rank, same_element_type, size)
+from ..dsl.quantization import MOVES_PER_TENSOR
 from ..exercise import Corner, Exercise
 from ..types import TensorType
 
@@ -105,4 +106,5 @@ SPEC = OpSpec(
     infer=infer,
     semantics=DataMovement(movement),
     exercise=Exercise(corners=CORNERS, appended=result_rank_below),
+    quantization=MOVES_PER_TENSOR,   # v1.20: "or per-tensor quantized tensor"; the storage values move
 )

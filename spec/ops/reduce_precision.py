@@ -30,13 +30,17 @@ import math
 from fractions import Fraction
 
 from ..exercise import Exercise
-from ..dsl import FLOAT, Elementwise, ImplDefined, IntAttr, OpSpec, Operand, Attribute, Result, same_type
+from ..dsl import FLOAT, Elementwise, ImplDefined, IntAttr, OpSpec, Operand, Attribute, Result
+from ..dsl.quantization import PER_TENSOR
+from ..quantized import same_baseline_type
 from .. import ieee, samples
 
 
 def reduce_precision_c1(op):
-    """(C1) `operand` and `output` have the same type."""
-    return same_type(op.operand, op.output)
+    """(C1) `operand` and `output` have the same type.  v1.20 reads
+    `baseline_type(operand) = baseline_type(output)`: the same for every
+    non-quantized type."""
+    return same_baseline_type(op.operand, op.output)
 
 
 def reduce_precision_c2(op):
@@ -157,4 +161,5 @@ SPEC = OpSpec(
     infer=infer,
     semantics=Elementwise(element),
     exercise=Exercise(hard_floats=samples.reduced_range_edges),
+    quantization=PER_TENSOR,   # v1.20: "or per-tensor quantized tensor"; dequantize_op_quantize (compare: dequantize_compare, select: dequantize_select_quantize, is_finite: always true)
 )

@@ -8,6 +8,7 @@ non-linear for the solver.
 import numpy as np
 
 from ..dsl import ANY, DataMovement, OpSpec, Operand, Result, rank, same_element_type
+from ..dsl.quantization import MOVES_PER_TENSOR
 from ..exercise import Corner, Exercise
 
 
@@ -62,4 +63,5 @@ SPEC = OpSpec(
     semantics=DataMovement(movement),
     shape_from_program=("result",),
     exercise=Exercise(corners=CORNERS),
+    quantization=MOVES_PER_TENSOR,   # v1.20: "or quantized tensor"; per-tensor here (per-axis: its quantization_dimension rules, not yet)
 )

@@ -4,6 +4,7 @@ import numpy as np
 
 from ..dsl import (ANY, Attribute, DataMovement, I64ArrayAttr, OpSpec, Operand, Result, all_of, in_range,
                    is_unique, rank, same_type)
+from ..dsl.quantization import MOVES_PER_TENSOR
 from ..exercise import Corner, Exercise
 
 
@@ -60,4 +61,5 @@ SPEC = OpSpec(
     infer=infer,
     semantics=DataMovement(movement),
     exercise=Exercise(corners=CORNERS),
+    quantization=MOVES_PER_TENSOR,   # v1.20: "or per-tensor quantized tensor"; the storage values move
 )

@@ -8,7 +8,9 @@ NaN payloads travel unchanged.
 """
 import numpy as np
 
-from ..dsl import ANY, BOOLEAN, DataMovement, OpSpec, Operand, Or, Result, rank, same_shape, same_type
+from ..dsl import ANY, BOOLEAN, DataMovement, OpSpec, Operand, Or, Result, rank, same_shape
+from ..dsl.quantization import PER_TENSOR
+from ..quantized import same_baseline_type
 
 
 def select_c1(op):
@@ -17,8 +19,10 @@ def select_c1(op):
 
 
 def select_c2(op):
-    """(C2) `on_true`, `on_false` and `result` have same type."""
-    return same_type(op.on_true, op.on_false, op.result)
+    """(C2) `on_true`, `on_false` and `result` have same type.  v1.20 reads
+    `baseline_type(on_true) = baseline_type(on_false) = baseline_type(result)`:
+    the same for every non-quantized type (dequantize_select_quantize)."""
+    return same_baseline_type(op.on_true, op.on_false, op.result)
 
 
 def infer(op):
@@ -39,4 +43,5 @@ SPEC = OpSpec(
     constraints=(select_c1, select_c2),
     infer=infer,
     semantics=DataMovement(arrays),
+    quantization=PER_TENSOR,   # v1.20: "or per-tensor quantized tensor"; dequantize_op_quantize (compare: dequantize_compare, select: dequantize_select_quantize, is_finite: always true)
 )

@@ -13,6 +13,7 @@ import numpy as np
 
 from ..dsl import (ANY, And, Attribute, DataMovement, I64ArrayAttr, If, Implies, OpSpec, Operand, Result, all_of,
                    dim, is_symbolic, rank, same_element_type, size)
+from ..dsl.quantization import MOVES_PER_TENSOR
 from ..exercise import Corner, Exercise
 from ..types import TensorType
 
@@ -113,4 +114,5 @@ SPEC = OpSpec(
     infer=infer,
     semantics=DataMovement(movement),
     exercise=Exercise(corners=CORNERS, appended=zero_stride),
+    quantization=MOVES_PER_TENSOR,   # v1.20: "or per-tensor quantized tensor"; the storage values move
 )

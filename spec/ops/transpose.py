@@ -20,6 +20,7 @@ import numpy as np
 
 from ..dsl import (ANY, Attribute, DataMovement, I64ArrayAttr, OpSpec, Operand, Result, all_of, at, dim,
                    is_permutation, rank, same_element_type, shape)
+from ..dsl.quantization import MOVES_PER_TENSOR
 from ..exercise import Corner, Exercise
 from ..types import TensorType
 
@@ -82,4 +83,5 @@ SPEC = OpSpec(
     infer=infer,
     semantics=DataMovement(movement),
     exercise=Exercise(corners=_permutation_corners()),
+    quantization=MOVES_PER_TENSOR,   # v1.20: "or quantized tensor"; per-tensor here (per-axis: its quantization_dimension rules, not yet)
 )

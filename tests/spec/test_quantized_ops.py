@@ -157,3 +157,33 @@ def test_family_names_round_trip():
     assert not is_family_name("quant_f32_i8") and not is_family_name("f32")
     assert TensorType((2,), q).mlir == parse_type(f"tensor<2x{q.mlir}>").mlir
     assert element_type("f32") == q.expressed_type
+
+
+def test_data_movement_moves_storage_values():
+    q = "!quant.uniform<u8:f32, 0.5:128>"
+    # slice [1:3] of storage [7, 200, 128, 3] is [200, 128], unchanged (no dequantize, no requantize)
+    [e] = _run(f"""func.func @main(%a: tensor<4x{q}>) -> tensor<2x{q}> {{
+      %r = "stablehlo.slice"(%a) <{{start_indices = array<i64: 1>, limit_indices = array<i64: 3>,
+                                    strides = array<i64: 1>}}> : (tensor<4x{q}>) -> tensor<2x{q}>
+      "func.return"(%r) : (tensor<2x{q}>) -> () }}""", np.array([7, 200, 128, 3], np.uint8))
+    assert np.asarray(e.array()).tolist() == [200, 128] and e.kind == "exact"
+
+
+def test_compare_dequantizes_both_sides():
+    a, b = "!quant.uniform<i8:f32, 0.5>", "!quant.uniform<i8:f32, 0.25:4>"
+    # lhs 2·0.5 = 1.0 vs rhs (8-4)·0.25 = 1.0: equal though the storage differs; 3·0.5 = 1.5 > (5-4)·0.25
+    [e] = _run(f"""func.func @main(%a: tensor<2x{a}>, %b: tensor<2x{b}>) -> tensor<2xi1> {{
+      %r = "stablehlo.compare"(%a, %b) <{{comparison_direction = #stablehlo<comparison_direction EQ>}}>
+          : (tensor<2x{a}>, tensor<2x{b}>) -> tensor<2xi1>
+      "func.return"(%r) : (tensor<2xi1>) -> () }}""", np.array([2, 3], np.int8), np.array([8, 5], np.int8))
+    assert np.asarray(e.array()).tolist() == [True, False]
+
+
+def test_a_slice_to_another_scale_is_refused():
+    a, b = "!quant.uniform<i8:f32, 0.5>", "!quant.uniform<i8:f32, 0.25>"
+    with pytest.raises(ProgramRejected) as e:
+        parse_program(f"""func.func @main(%a: tensor<4x{a}>) -> tensor<2x{b}> {{
+          %r = "stablehlo.slice"(%a) <{{start_indices = array<i64: 1>, limit_indices = array<i64: 3>,
+                                        strides = array<i64: 1>}}> : (tensor<4x{a}>) -> tensor<2x{b}>
+          "func.return"(%r) : (tensor<2x{b}>) -> () }}""")
+    assert e.value.constraint == "slice_c1"
