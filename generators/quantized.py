@@ -222,7 +222,7 @@ def _quantization_invalid(spec: OpSpec, seed: int, rng, expect_fn) -> list:
 def _per_axis_values(spec: OpSpec, seed: int, rng, expect_fn) -> list:
     """The op on per-axis quantized tensors, where its table takes them
     ("quantized tensor"): operands along dimension 0 with their own scales."""
-    if not spec.quantization.per_axis:
+    if spec.quantization.per_axis is not True:   # every operand and the result per-axis: only where all may be
         return []
     names = [o.name for o in spec.operands]
     shape = (2, 64)
@@ -326,7 +326,8 @@ def cases(spec: OpSpec, seed: int, expect_fn=None) -> list:
 
 # ---------------------------------------------------------------- ops with structure: the seed's skeletons
 STAND_IN = element_type("f32")   # the seed's skeletons in f32 are those a quantized type takes the place of
-SUBSTITUTES = (PAIRINGS[0].operand, PAIRINGS[1].operand)   # i8 and u8 storage, both per-tensor
+# i8 and u8 storage, per-tensor; then zero point 0 (dot_general's C15: a weight's zero point is 0)
+SUBSTITUTES = (PAIRINGS[0].operand, PAIRINGS[1].operand, Q("!quant.uniform<i8:f32, 0.05>"))
 
 
 def needs_skeletons(spec: OpSpec, made: list) -> bool:
@@ -341,12 +342,37 @@ def needs_skeletons(spec: OpSpec, made: list) -> bool:
     return q.meaning == STORAGE or not any(c.kind == "value" for c in made)
 
 
+def _type_clauses_hold(spec: OpSpec, skel: Skeleton) -> bool:
+    """Whether the op's quantization clauses that read types alone hold for
+    the skeleton's element types (dot_general's C15: a quantized rhs has
+    zero points 0): the solver sees only the op's own constraints, so a
+    substitution these refuse has no instance.  A clause that reads more
+    than types (an attribute) cannot be decided here and does not refuse.
+    A result the skeleton leaves to inference takes the first operand's
+    element type, as inference gives it where the program states none."""
+    names = [o.name for o in spec.operands if not o.constant]
+    if len(names) != len(skel.operand_types) or any(o.variadic for o in spec.operands):
+        return True
+    stated = dict(skel.result_types)
+    inst = spec.instance({n: TensorType((), t) for n, t in zip(names, skel.operand_types)}, {},
+                         {r.name: TensorType((), stated.get(r.name, skel.operand_types[0])) for r in spec.results})
+    for c in spec.quantization.constraints:
+        try:
+            if c(inst) is False:
+                return False
+        except (AttributeError, IndexError, KeyError, TypeError, ValueError):
+            continue
+    return True
+
+
 def skeletons(spec: OpSpec, seed_skeletons: list[Skeleton]) -> list[tuple[str, Skeleton]]:
     """(what, skeleton): each of the op's seed skeletons in f32 with f32
     replaced by a per-tensor quantized type (`SUBSTITUTES`) wherever it
     stands — operands and results alike, index operands and predicates
     untouched — kept where the tables and the constraints accept it;
-    per type, those covering every attribute value (v1_20_types.covering)."""
+    per type, those covering every attribute value (v1_20_types.covering).
+    Then the hybrid forms: f32 replaced in one operand alone (dot_general's
+    float lhs times a quantized rhs), where the constraints accept that."""
     out = []
     for q in SUBSTITUTES:
         made, seen = [], set()
@@ -354,12 +380,24 @@ def skeletons(spec: OpSpec, seed_skeletons: list[Skeleton]) -> list[tuple[str, S
             ops = tuple(q if t == STAND_IN else t for t in skel.operand_types)
             res = tuple((n, q if t == STAND_IN else t) for n, t in skel.result_types)
             new = Skeleton(skel.op, ops, res, skel.attrs, skel.regions)
-            if new == skel or new in seen or not valid(spec, new):
+            if new == skel or new in seen or not _type_clauses_hold(spec, new) or not valid(spec, new):
                 continue
             seen.add(new)
             made.append((f"quantized: {q.mlir} in place of f32", new))
         out += covering(made)
-    return out
+    q = SUBSTITUTES[-1]
+    made, seen = [], set()
+    for skel in seed_skeletons:
+        for k, t in enumerate(skel.operand_types):
+            if t != STAND_IN:
+                continue
+            ops = skel.operand_types[:k] + (q,) + skel.operand_types[k + 1:]
+            new = Skeleton(skel.op, ops, skel.result_types, skel.attrs, skel.regions)
+            if new in seen or not _type_clauses_hold(spec, new) or not valid(spec, new):
+                continue
+            seen.add(new)
+            made.append((f"hybrid: operand {k} {q.mlir}, the rest f32", new))
+    return out + covering(made)
 
 
 def as_family(case: Case) -> Case | None:

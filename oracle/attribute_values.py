@@ -22,7 +22,7 @@ _ASIDE = "shlo_conform.hex"
 _HEX_DENSE = re.compile(r'dense<("0x[0-9A-Fa-f]*")>\s*:\s*(tensor<.*>)', re.S)
 
 
-def attribute_texts(op, name: str) -> dict:
+def attribute_texts(op, name: str, discardable: set | None = None) -> dict:
     """{attribute name: text} of an op (literals.op_attributes on its generic
     form).  Long hex literals (a model's weights as a constant: megabytes)
     are set aside while the dictionary is split — op_attributes reads
@@ -34,7 +34,7 @@ def attribute_texts(op, name: str) -> dict:
         aside.append(m.group(0))
         return f'"{_ASIDE}{len(aside) - 1}"'
     short = _LONG_HEX.sub(put_aside, asm)
-    present = op_attributes(short, name)
+    present = op_attributes(short, name, discardable)
     if aside:
         back = re.compile(f'"{re.escape(_ASIDE)}(\\d+)"')
         present = {k: back.sub(lambda m: aside[int(m.group(1))], v) if _ASIDE in v else v for k, v in present.items()}
@@ -53,12 +53,17 @@ def dense_constant(text: str):
     return parse_elements(m.group(1), t), t
 
 
-def declared_attributes(spec, present: dict, mnemonic: str) -> dict:
+def declared_attributes(spec, present: dict, mnemonic: str, discardable: set = frozenset()) -> dict:
     """The spec's attributes from {name: text}; grouped ones from their group.
     What the printer leaves out holds its default: an empty list or 0 inside
-    a group, the declared default of an optional attribute."""
-    for name in [n for n in present if "." in n]:
-        del present[name]   # discardable attributes of other dialects (mhlo.sharding, …)
+    a group, the declared default of an optional attribute.  Discardable
+    attributes (MLIR's `{…}` dictionary, which any tool may attach to any op
+    and no op's meaning reads: torch-xla's `result_layout` and `xla_shape`
+    on transpose) are set aside unless the spec declares the name; an
+    unknown name among the op's own properties (`<{…}>`) is a rejection."""
+    declared = {a.name for a in spec.attributes} | {g.mlir_name for g in spec.groups}
+    for name in [n for n in present if "." in n or (n in discardable and n not in declared)]:
+        del present[name]   # discardable attributes (mhlo.sharding, result_layout, …)
     attrs, grouped = {}, {}
     for g in spec.groups:
         kinds = {a.name: a.kind for a in spec.attributes if a.group == g.mlir_name}

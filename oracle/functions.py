@@ -168,7 +168,8 @@ def _instance(op, functions=None, scope=None):
     if spec is None:
         raise ProgramRejected(f"op {name} not in the encoded spec")
     mnemonic = spec.mnemonic
-    present = attribute_texts(op, name)
+    discardable: set = set()
+    present = attribute_texts(op, name, discardable)
     operands = _split([o for o in spec.operands if not o.constant],
                       [_value_type(o.type) for o in op.operands], "operands", mnemonic)
     constants = {}
@@ -184,7 +185,7 @@ def _instance(op, functions=None, scope=None):
             constants[o.name] = Expectation(t, to_bits(array, t.element_type), bit_exact=True)
     operands = {o.name: operands[o.name] for o in spec.operands}
     results = _split(spec.results, [_value_type(r.type) for r in op.results], "results", mnemonic)
-    attrs = declared_attributes(spec, present, mnemonic)
+    attrs = declared_attributes(spec, present, mnemonic, discardable)
     regions, bodies = _regions(op, spec, functions, scope)
     inst = spec.instance(operands, attrs, results, regions, grid=functions.grid if functions is not None else None)
     bad = spec.types_outside_tables(inst)

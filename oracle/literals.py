@@ -274,10 +274,11 @@ def split_top(s: str) -> list[str]:
     return [p.strip() for p in parts if p.strip()]
 
 
-def op_attributes(asm: str, name: str) -> dict[str, str]:
+def op_attributes(asm: str, name: str, discardable: set | None = None) -> dict[str, str]:
     """{attribute name: attribute text} of one op printed in generic form
     (`%0 = "stablehlo.x"(%a) ({...}) {a = 1 : i64, …} : (…) -> …`; regions
-    may be elided)."""
+    may be elided).  `discardable`, when given, receives the names written
+    in the `{…}` dictionary rather than the `<{…}>` properties."""
     head = f'"{name}"'
     i = asm.index(head) + len(head)
     i = close_bracket(asm, i) + 1                  # the operand list
@@ -291,5 +292,7 @@ def op_attributes(asm: str, name: str) -> dict[str, str]:
         for item in split_top(inner):
             key, eq, value = item.partition("=")
             out[key.strip().strip('"')] = value.strip() if eq else "unit"
+            if discardable is not None and not rest.startswith("<{"):
+                discardable.add(key.strip().strip('"'))
         rest = rest[end + 1:].lstrip()
     return out

@@ -340,7 +340,7 @@ class OpSpec:
             et = t.element_type
             if et.is_quantized:   # v1.20: where `quantization` admits it, by its expressed type
                 q = self.quantization
-                return (q is None or not q.admits(decl.name) or (et.is_per_axis and not q.per_axis)
+                return (q is None or not q.admits(decl.name) or (et.is_per_axis and not q.admits_per_axis(decl.name))
                         or (decl.types_v1_20 and et.expressed_type not in decl.types_v1_20))
             return et not in decl.types_v1_20
 

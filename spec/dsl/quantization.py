@@ -38,12 +38,15 @@ class Quantization:
     holding a quantized tensor."""
 
     names: tuple[str, ...] | None = None
-    per_axis: bool = False
+    per_axis: bool | tuple[str, ...] = False   # True: wherever admitted; a tuple: those operands/results only
     meaning: str = DEQUANTIZE_OP_QUANTIZE
     constraints: tuple[Callable, ...] = ()
 
     def admits(self, name: str) -> bool:
         return self.names is None or name in self.names
+
+    def admits_per_axis(self, name: str) -> bool:
+        return self.per_axis is True or (isinstance(self.per_axis, tuple) and name in self.per_axis)
 
 
 # The declaration of the 26 element-wise ops whose v1.20 rows read "tensor of

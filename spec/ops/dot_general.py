@@ -92,6 +92,9 @@ import numpy as np
 
 from ..dsl import (ANY, Accumulating, Attribute, EnumListAttr, Group, I64ArrayAttr, ImplDefined, OpSpec, Operand,
                    Result, all_of, at, element_type, in_range, is_unique, rank, shape, size)
+from ..dsl.quantization import Quantization
+from ..quantized import (expressed_type, is_per_axis_quantized, is_per_tensor_quantized, is_quantized,
+                         quantization_dimension, storage_type)
 from ..exercise import Corner, Exercise
 from .. import bounds, schedule
 from ..bounds import values
@@ -112,9 +115,17 @@ PRECISION_WHY = ('precision_config {p}: the seed leaves its accuracy underspecif
 # Constraints
 # --------------------------------------------------------------------------
 
+def _uses_quantized(op) -> bool:
+    """Any quantized tensor among lhs, rhs and the result (when the instance states one yet: `infer`
+    runs before it is)."""
+    result = (getattr(op, "results", None) or {}).get("result")
+    return any(is_quantized(t) for t in (op.lhs, op.rhs, result) if t is not None)
+
+
 def dot_general_c1(op):
-    """(C1) `lhs` and `rhs` have the same element type."""
-    return element_type(op.lhs) == element_type(op.rhs)
+    """(C1) `lhs` and `rhs` have the same element type.  v1.20 (C13): "if the
+    operation uses non-quantized tensors" — C14–C20 take the quantized ones."""
+    return True if _uses_quantized(op) else element_type(op.lhs) == element_type(op.rhs)
 
 
 def dot_general_c2(op):
@@ -209,8 +220,56 @@ def dot_general_c13(op):
     want = result_type(op)
     if want is None or rank(op.result) != rank(want):
         return False
-    return all_of([promotable(element_type(op.lhs), element_type(op.result))]
-                  + [d == e for d, e in zip(shape(op.result), shape(want))])
+    promotes = True if _uses_quantized(op) else promotable(element_type(op.lhs), element_type(op.result))
+    return all_of([promotes] + [d == e for d, e in zip(shape(op.result), shape(want))])
+
+
+# v1.20's clauses "if the operation uses quantized tensors" (C14–C20), checked on instances holding
+# one (`OpSpec.quantization`).  Each holds vacuously where the types it names are not there (a
+# non-quantized rhs has no zero points): C14 is what refuses a float rhs beside a quantized lhs, so
+# that every clause can be broken alone.
+
+def dot_general_c14(op):
+    """(v1.20 C14) `is_quantized(lhs) = is_quantized(result) and is_quantized(rhs)`."""
+    return is_quantized(op.lhs) == (is_quantized(op.result) and is_quantized(op.rhs))
+
+
+def dot_general_c15(op):
+    """(v1.20 C15) `zero_points(rhs) = 0`."""
+    return not is_quantized(op.rhs) or all(z == 0 for z in op.rhs.element_type.zero_points)
+
+
+def dot_general_c16(op):
+    """(v1.20 C16) If `is_per_axis_quantized(rhs)`, then `quantization_dimension(rhs)` not in
+    `rhs_contracting_dimensions`."""
+    return (not is_per_axis_quantized(op.rhs)
+            or quantization_dimension(op.rhs) not in tuple(op.rhs_contracting_dimensions))
+
+
+def dot_general_c17(op):
+    """(v1.20 C17) If `is_quantized(lhs)`: `storage_type(lhs) = storage_type(rhs)`."""
+    return not (is_quantized(op.lhs) and is_quantized(op.rhs)) or storage_type(op.lhs) == storage_type(op.rhs)
+
+
+def dot_general_c18(op):
+    """(v1.20 C18) If `is_quantized(lhs)`: `expressed_type(lhs) = expressed_type(rhs) = expressed_type(result)`."""
+    ts = (op.lhs, op.rhs, op.result)
+    return not all(is_quantized(t) for t in ts) or len({expressed_type(t) for t in ts}) == 1
+
+
+def dot_general_c19(op):
+    """(v1.20 C19) If `is_quantized(lhs)` and `is_per_tensor_quantized(rhs)`, then
+    `is_per_tensor_quantized(result)`."""
+    return (not (is_quantized(op.lhs) and is_per_tensor_quantized(op.rhs) and is_quantized(op.result))
+            or is_per_tensor_quantized(op.result))
+
+
+def dot_general_c20(op):
+    """(v1.20 C20) If `!is_quantized(lhs)` (the hybrid form: float lhs, quantized rhs):
+    `element_type(lhs) = expressed_type(rhs) = element_type(result)`."""
+    if is_quantized(op.lhs) or not is_quantized(op.rhs):
+        return True
+    return element_type(op.lhs) == expressed_type(op.rhs) == element_type(op.result)
 
 
 def promotable(x, y) -> bool:
@@ -257,6 +316,8 @@ def result_type(op) -> TensorType | None:
 def infer(op):
     """C13's shape; the element type the program states where C13 accepts
     it (a promotion of lhs's, which no operand determines), else lhs's."""
+    if _uses_quantized(op):   # v1.20: the program states the quantized result's type (scales, storage)
+        return {}
     t = result_type(op)
     if t is None:
         raise ValueError("dimension numbers name more axes than an operand has")
@@ -571,6 +632,12 @@ SPEC = OpSpec(
     infer=infer,
     result_type_stated=("result",),
     semantics=Accumulating(arrays, bilinear=("lhs", "rhs"), bilinear_form=bilinear_form),
+    # v1.20: lhs "per-tensor quantized", rhs and result "quantized tensor"; dequantize_op_quantize, and
+    # hybrid_dequantize_then_op (float lhs, quantized rhs, float result) — the same rule: only quantized
+    # tensors are dequantized, only a quantized result quantized (oracle/quantized.py)
+    quantization=Quantization(per_axis=("rhs", "result"),
+                              constraints=(dot_general_c14, dot_general_c15, dot_general_c16, dot_general_c17,
+                                           dot_general_c18, dot_general_c19, dot_general_c20)),
     groups=(Group(GROUP, "stablehlo.dot", ("lhs_batching_dimensions", "rhs_batching_dimensions",
                                              "lhs_contracting_dimensions", "rhs_contracting_dimensions")),),
     exercise=Exercise(corners=CORNERS, built_corners=_built_corners, appended=mixed_precision),

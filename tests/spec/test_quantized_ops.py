@@ -187,3 +187,59 @@ def test_a_slice_to_another_scale_is_refused():
                                         strides = array<i64: 1>}}> : (tensor<4x{a}>) -> tensor<2x{b}>
           "func.return"(%r) : (tensor<2x{b}>) -> () }}""")
     assert e.value.constraint == "slice_c1"
+
+
+W = "!quant.uniform<i8:f32:1, {0.5,0.25}>"   # per-axis weights along the output dimension, zero points 0
+
+
+def test_dot_general_quantized_and_hybrid():
+    a, r = "!quant.uniform<i8:f32, 0.1:-3>", "!quant.uniform<i8:f32, 0.2:1>"
+    # x = [[0.1, 0.2, 0.3], [-1, 0.5, 2]] quantizes exactly ((x/0.1 - 3) integers); w dequantized per column:
+    # [[0.5, 0.5], [1.5, 1.0], [-2.5, 1.5]].  x·w = [[-0.4, 0.7], [-4.75, 3.0]].
+    # quantized: -0.4/0.2+1 = -1 → -0.4; -4.75/0.2+1 = -22.75 → -23 → -4.8; 3.0/0.2+1 = 16 → 3.0
+    [q, h] = _run(f"""func.func @main(%x: tensor<2x3xf32>, %w: tensor<3x2x{W}>) -> (tensor<2x2x{r}>, tensor<2x2xf32>) {{
+      %q = "stablehlo.uniform_quantize"(%x) : (tensor<2x3xf32>) -> tensor<2x3x{a}>
+      %d = "stablehlo.dot_general"(%q, %w) {{dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1],
+           rhs_contracting_dimensions = [0]>}} : (tensor<2x3x{a}>, tensor<3x2x{W}>) -> tensor<2x2x{r}>
+      %h = "stablehlo.dot_general"(%x, %w) {{dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1],
+           rhs_contracting_dimensions = [0]>}} : (tensor<2x3xf32>, tensor<3x2x{W}>) -> tensor<2x2xf32>
+      "func.return"(%d, %h) : (tensor<2x2x{r}>, tensor<2x2xf32>) -> () }}""",
+                  np.array([[0.1, 0.2, 0.3], [-1, 0.5, 2]], np.float32), np.array([[1, 2], [3, 4], [-5, 6]], np.int8))
+    got = np.asarray(q.array()).astype(int)
+    assert got[0, 0] == -1 and got[1].tolist() == [-23, 16]   # [0, 1]: 0.7/0.2 + 1 = 4.5, a tie the f32 sum decides
+    assert set(np.asarray(q.lo).astype(np.int8)[0, 1:].tolist() + np.asarray(q.hi).astype(np.int8)[0, 1:].tolist()) <= {4, 5}
+    assert np.allclose(h.array(), [[-0.4, 0.7], [-4.75, 3.0]], rtol=1e-6)   # hybrid: float lhs · dequantized rhs
+
+
+@pytest.mark.parametrize("lhs, rhs, result, broken", [
+    ("tensor<2x3x!quant.uniform<i8:f32, 0.1>>", "tensor<3x2x!quant.uniform<i8:f32, 0.5>>", "tensor<2x2xf32>",
+     "dot_general_c14"),
+    ("tensor<2x3x!quant.uniform<i8:f32, 0.1>>", "tensor<3x2x!quant.uniform<i8:f32, 0.5:2>>",
+     "tensor<2x2x!quant.uniform<i8:f32, 0.2>>", "dot_general_c15"),
+    ("tensor<2x3x!quant.uniform<i8:f32, 0.1>>", "tensor<3x2x!quant.uniform<i8:f32:0, {0.5,0.5,0.5}>>",
+     "tensor<2x2x!quant.uniform<i8:f32:0, {0.2,0.2}>>", "dot_general_c16"),
+    ("tensor<2x3x!quant.uniform<i8:f32, 0.1>>", "tensor<3x2x!quant.uniform<i16:f32, 0.5>>",
+     "tensor<2x2x!quant.uniform<i8:f32, 0.2>>", "dot_general_c17"),
+    ("tensor<2x3x!quant.uniform<i8:f32, 0.1>>", "tensor<3x2x!quant.uniform<i8:f16, 0.5>>",
+     "tensor<2x2x!quant.uniform<i8:f32, 0.2>>", "dot_general_c18"),
+    ("tensor<2x3x!quant.uniform<i8:f32, 0.1>>", "tensor<3x2x!quant.uniform<i8:f32, 0.5>>",
+     "tensor<2x2x!quant.uniform<i8:f32:1, {0.2,0.2}>>", "dot_general_c19"),
+    ("tensor<2x3xf16>", "tensor<3x2x!quant.uniform<i8:f32, 0.5>>", "tensor<2x2xf16>", "dot_general_c20"),
+])
+def test_dot_general_quantization_clauses_each_break_alone(lhs, rhs, result, broken):
+    spec = lookup("dot_general")
+    inst = spec.instance({"lhs": parse_type(lhs), "rhs": parse_type(rhs)},
+                         {"lhs_batching_dimensions": (), "rhs_batching_dimensions": (),
+                          "lhs_contracting_dimensions": (1,), "rhs_contracting_dimensions": (0,)},
+                         {"result": parse_type(result)})
+    assert spec.violated(inst) == [broken]
+
+
+def test_discardable_attributes_are_set_aside_and_unknown_properties_refused():
+    base = """func.func @main(%a: tensor<2x3xf32>) -> tensor<3x2xf32> {{
+      %r = "stablehlo.transpose"(%a) <{{permutation = array<i64: 1, 0>{prop}}}> {disc} : (tensor<2x3xf32>) -> tensor<3x2xf32>
+      "func.return"(%r) : (tensor<3x2xf32>) -> () }}"""
+    # torch-xla writes these two on every transpose: MLIR's discardable dictionary, no meaning for the op
+    parse_program(base.format(prop="", disc='{result_layout = dense<[0, 1]> : tensor<2xindex>, xla_shape = "f32[3,2]"}'))
+    with pytest.raises(ProgramRejected, match="unknown attribute"):
+        parse_program(base.format(prop=", bogus = 1 : i64", disc=""))
