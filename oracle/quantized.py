@@ -59,19 +59,21 @@ ANY_STORAGE = ("quantize of NaN: the spec's convert of NaN to the storage intege
                "any storage value is accepted")
 
 
-def _expressed(t):
-    """The tensor type the float op sees: a quantized tensor's expressed type, any other type as it is."""
-    if isinstance(t, TensorType) and isinstance(t.element_type, QuantizedType):
-        return TensorType(t.shape, t.element_type.expressed_type)
-    if isinstance(t, list):
-        return [_expressed(m) for m in t]
-    return t
+def _retyped(inst, which: str):
+    """The same op with each quantized tensor's element type replaced by its
+    `which` type ("expressed_type": the float op of dequantize_op_quantize;
+    "storage_type": data movement's integers), every other type as it is."""
+    def retype(t):
+        if isinstance(t, TensorType) and isinstance(t.element_type, QuantizedType):
+            return TensorType(t.shape, getattr(t.element_type, which))
+        return [retype(m) for m in t] if isinstance(t, list) else t
+    return inst.spec.instance({k: retype(v) for k, v in inst.operands.items()}, dict(inst.attributes),
+                              {k: retype(v) for k, v in inst.results.items()}, dict(inst.regions), inst.grid)
 
 
 def expressed_instance(inst):
     """The same op on the expressed types: the `op` of `dequantize_op_quantize`."""
-    return inst.spec.instance({k: _expressed(v) for k, v in inst.operands.items()}, dict(inst.attributes),
-                              {k: _expressed(v) for k, v in inst.results.items()}, dict(inst.regions), inst.grid)
+    return _retyped(inst, "expressed_type")
 
 
 @on_quantization(DEQUANTIZE_OP_QUANTIZE)
@@ -86,24 +88,13 @@ def dequantize_op_quantize(inst, arrays: list) -> list:
             for e, t in zip(outs, result_types(inst))]
 
 
-def _storage(t):
-    """The tensor type a data-movement op sees: a quantized tensor's storage type."""
-    if isinstance(t, TensorType) and isinstance(t.element_type, QuantizedType):
-        return TensorType(t.shape, t.element_type.storage_type)
-    if isinstance(t, list):
-        return [_storage(m) for m in t]
-    return t
-
-
 @on_quantization(STORAGE)
 def move_storage(inst, arrays: list) -> list:
     """Data movement (slice, reshape, transpose, …): v1.20 applies the op to
     the quantized values themselves, which the constraints keep of one
     quantized type from operand to result — so the storage values move
     unchanged, and the op's own rule runs on them as integers."""
-    storage = inst.spec.instance({k: _storage(v) for k, v in inst.operands.items()}, dict(inst.attributes),
-                                 {k: _storage(v) for k, v in inst.results.items()}, dict(inst.regions), inst.grid)
-    outs = run_arrays(storage, arrays)
+    outs = run_arrays(_retyped(inst, "storage_type"), arrays)
     for e, t in zip(outs, result_types(inst)):
         e.type = t
     return outs

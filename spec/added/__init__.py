@@ -11,14 +11,7 @@ are the rest of v1.20's thirteen (not yet declared).
 """
 from __future__ import annotations
 
-import importlib
-import pkgutil
-
 from ..dsl import OpSpec
+from ..dsl.declaration import collect_specs
 
-ADDED: dict[str, OpSpec] = {}
-for _info in sorted(pkgutil.iter_modules(__path__), key=lambda i: i.name):
-    _mod = importlib.import_module(f"{__name__}.{_info.name}")
-    _spec = getattr(_mod, "SPEC", None)
-    if isinstance(_spec, OpSpec):
-        ADDED[_spec.mnemonic] = _spec
+ADDED: dict[str, OpSpec] = collect_specs(__name__, __path__)

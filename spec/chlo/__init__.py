@@ -29,17 +29,10 @@ only.
 """
 from __future__ import annotations
 
-import importlib
-import pkgutil
-
 from ..dsl import OpSpec
+from ..dsl.declaration import collect_specs
 
-CHLO: dict[str, OpSpec] = {}
-for _info in sorted(pkgutil.iter_modules(__path__), key=lambda i: i.name):
-    _mod = importlib.import_module(f"{__name__}.{_info.name}")
-    _spec = getattr(_mod, "SPEC", None)
-    if isinstance(_spec, OpSpec):
-        CHLO[_spec.mnemonic] = _spec
+CHLO: dict[str, OpSpec] = collect_specs(__name__, __path__)
 
 
 def declared(name: str, operand_types: list, result_types: list) -> OpSpec | None:

@@ -381,3 +381,17 @@ def _any_symbolic(*tables) -> bool:
             return any(sym(x) for x in v)
         return False
     return any(sym(v) for t in tables for v in t.values())
+
+
+def collect_specs(package: str, path) -> dict:
+    """{mnemonic: OpSpec} of every module of a package that defines `SPEC`,
+    in module-name order: how each registry of ops is filled (the seed's,
+    v1.20's additions, CHLO's), so that adding an op is adding its module."""
+    import importlib
+    import pkgutil
+    out = {}
+    for info in sorted(pkgutil.iter_modules(path), key=lambda i: i.name):
+        spec = getattr(importlib.import_module(f"{package}.{info.name}"), "SPEC", None)
+        if isinstance(spec, OpSpec):
+            out[spec.mnemonic] = spec
+    return out

@@ -5,17 +5,10 @@ by name through importlib, so the file name stays the spec's name.
 """
 from __future__ import annotations
 
-import importlib
-import pkgutil
-
 from ..dsl import OpSpec
+from ..dsl.declaration import collect_specs
 
-OPS: dict[str, OpSpec] = {}
-for _info in sorted(pkgutil.iter_modules(__path__), key=lambda i: i.name):
-    _mod = importlib.import_module(f"{__name__}.{_info.name}")
-    _spec = getattr(_mod, "SPEC", None)
-    if isinstance(_spec, OpSpec):
-        OPS[_spec.mnemonic] = _spec
+OPS: dict[str, OpSpec] = collect_specs(__name__, __path__)
 
 
 def get(mnemonic: str) -> OpSpec:
