@@ -46,6 +46,7 @@ import numpy as np
 from .. import grid as grids
 from ..dsl import (ANY, Attribute, Collective, If, Implies, IntAttr, OpSpec, Operand, ReplicaGroupsAttr, Result,
                    UnitAttr, all_of, at, groups_entries, groups_shape, in_range, is_symbolic, is_unique, rank)
+from ..dsl.quantization import MOVES_PER_TENSOR
 from ..exercise import Corner, Exercise
 from ..types import TensorType
 from .send import CHANNEL_HANDLE, ChannelTypeKind
@@ -267,4 +268,5 @@ SPEC = OpSpec(
     exercise=Exercise(corners=grid_corners((2,)) + (
         Corner("two operands gathered together", (2,), lambda op: [],
                layout={"counts": {"operands": 2}}),)),
+    quantization=MOVES_PER_TENSOR,   # the seed RFC and v1.20: "or per-tensor quantized tensor"; the storage values move between processes
 )

@@ -37,6 +37,7 @@ import numpy as np
 
 from .. import grid as grids
 from ..dsl import (ANY, Attribute, Collective, If, IntAttr, OpSpec, Operand, Result, all_of, at, in_range, rank)
+from ..dsl.quantization import MOVES_PER_TENSOR
 from ..exercise import Corner, Exercise
 from ..types import TensorType
 from ..dsl import groups_shape
@@ -167,4 +168,5 @@ SPEC = OpSpec(
         Corner("split and concat along one dimension", (2,), lambda op: [op.split_dimension == op.concat_dimension]),
         Corner("two operands exchanged together", (2,), lambda op: [], layout={"counts": {"operands": 2}}),
     )),
+    quantization=MOVES_PER_TENSOR,   # the seed RFC and v1.20: "or per-tensor quantized tensor"; the storage values move between processes
 )

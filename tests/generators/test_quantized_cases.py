@@ -29,8 +29,9 @@ def test_every_declaring_op_has_quantized_value_cases(quantized_cases):
     ops = {c.op for c in quantized_cases if c.kind == "value"}
     assert ops == set(DECLARING)
     # 26 element-wise ops and add (dequantize_op_quantize), compare, select, is_finite, reduce_precision,
-    # dot_general (and its hybrid form), 10 data-movement ops, uniform_quantize, uniform_dequantize
-    assert len(DECLARING) == 44
+    # dot_general (and its hybrid form), 10 data-movement ops, the seed RFC's all_gather and all_to_all,
+    # uniform_quantize, uniform_dequantize
+    assert len(DECLARING) == 46
 
 
 def test_every_quantization_constraint_has_an_invalid_case(quantized_cases):
@@ -88,3 +89,21 @@ def test_quantize_expectations_match_numpy(quantized_cases):
         assert sorted(c.expected[0].impl_defined) == np.flatnonzero(~defined).tolist(), c.id
         checked += 1
     assert checked == 7
+
+
+def test_collectives_move_storage_values_between_processes(quantized_cases):
+    """all_gather and all_to_all on quantized tensors (the seed RFC's
+    "per-tensor quantized tensor" operands), on process grids: every
+    expected storage value is one some process held (they move, never
+    requantize), and the processes' results are exact."""
+    seen = 0
+    for c in quantized_cases:
+        if c.op not in ("all_gather", "all_to_all") or c.kind != "value":
+            continue
+        assert c.grid is not None, c.id
+        held = {int(x) for per in c.grid.inputs for v in per for x in np.asarray(v.array()).ravel()}
+        for per in c.grid.expected:
+            for e in per:
+                assert e.kind == "exact" and {int(x) for x in np.asarray(e.array()).ravel()} <= held, c.id
+        seen += 1
+    assert seen >= 8
