@@ -57,7 +57,7 @@ EXPORT = Path(__file__).parent / "fixtures" / "quantized_export"
 
 @pytest.mark.parametrize("name, iree", [("elementwise", "agrees"), ("mlp_per_tensor", "agrees"),
                                         ("mlp_per_channel", None)])
-@pytest.mark.parametrize("form", ["mlir", "mlirbc"])
+@pytest.mark.parametrize("form", ["mlir", pytest.param("mlirbc", marks=pytest.mark.long)])   # bytecode: test-long
 def test_torch_xla_pt2e_exports_are_judged(name, iree, form, capsys):
     """Programs PyTorch's PT2E quantization and torch-xla 2.9.0 exported
     (tools/exporters/quantized_export.py; fixtures/quantized_export/README.md),
