@@ -34,13 +34,16 @@ the converted storage bounds, round half to even, convert).
 * A NaN float result quantizes to nothing the spec defines (its last
   `convert` of NaN to an integer is undefined): any storage value is
   accepted there, labelled.  ±inf clamps to a storage bound (defined).
-* An integer implementation (requantization by a fixed-point multiplier,
-  StableHLO's own quant-to-math legalization, TFLite's kernels) can land
-  one storage unit off where the exact value sits within the multiplier's
-  error of a rounding boundary: that is *not* accepted here — the spec
-  states the float computation, and a backend that deviates is reported
-  with its distance in storage units (the judge's ULP column reads
-  storage units for an integer type).
+* An integer implementation can land elsewhere: TFLite's fixed point one
+  storage unit off within a proven window of a rounding tie, StableHLO's
+  own quant-to-math lowering up to several units on 16-bit types (its f32
+  requantization cancels) — both measured and proven per op against a
+  second implementation written from their sources,
+  tests/independent/quantized_reference.py.  None of that is accepted
+  here: the spec states the float computation, and a backend that deviates
+  is reported with its distance in storage units (the judge's ULP column
+  reads storage units for an integer type).  Admitting those windows as
+  labelled alternatives is the open question (docs/oracle-evaluation.md).
 """
 from __future__ import annotations
 

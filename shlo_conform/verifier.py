@@ -7,7 +7,10 @@ Every case program is judged twice, independently:
             result types) — the official verifier never judges for it;
   verifier  jaxlib's parser + verifier with the StableHLO dialect registered
             (`ir.Module.parse(text)`, `module.operation.verify()`), as the
-            interpreter backend compiles.
+            interpreter backend compiles; a program with quantized types,
+            which jaxlib's bindings cannot read (no quant dialect), by
+            StableHLO's verifier as IREE's bindings carry it
+            (`oracle.reading.read_quantized`), as `run` reads it.
 
 agree               both accept or both reject;
 spec stricter       the spec rejects (naming the constraint), the verifier accepts;
@@ -100,6 +103,7 @@ def both_verdicts(cases) -> list[Verdict]:
     from jaxlib.mlir import ir
 
     from .oracle.program import ProgramRejected, parse_program
+    from .oracle.reading import holds_quantized_types, read_quantized
     out = []
     spec_cache: dict = {}
     with jm.make_ir_context(), ir.Location.unknown():
@@ -112,9 +116,12 @@ def both_verdicts(cases) -> list[Verdict]:
                     spec_cache[c.mlir] = (False, e.constraint, _first_line(e))
             spec_ok, constraint, smsg = spec_cache[c.mlir]
             try:
-                ir.Module.parse(c.mlir).operation.verify()
+                if holds_quantized_types(c.mlir):
+                    read_quantized(c.mlir)
+                else:
+                    ir.Module.parse(c.mlir).operation.verify()
                 vok, vmsg = True, ""
-            except Exception as e:  # MLIRError: a parse or verify diagnostic is a rejection
+            except Exception as e:  # MLIRError, VerifierRejected: a parse or verify diagnostic is a rejection
                 vok, vmsg = False, _first_line(e)
             out.append(Verdict(c.id, c.op, c.kind, c.violates, spec_ok, constraint, smsg, vok, vmsg))
     return out
