@@ -115,14 +115,10 @@ def lu_diagonal(a: np.ndarray, et, pivots) -> tuple[np.ndarray, np.ndarray] | st
                 cand = [computed(i, j) for i in range(j, m)]
                 if any(c is None for c in cand):
                     return "the elimination's balls overflow"
-                sizes = [abs(c) for c in cand]
-                best = max(range(len(sizes)), key=lambda t: (float(sizes[t].lower()), -t))
-                if not all(t == best or sizes[best].lower() > sizes[t].upper() for t in range(len(sizes))):
-                    return (f"pivot {j + 1}: the candidates' balls overlap (a backend may pick another row, "
-                            "or the matrix is singular or nearly)")
+                best = _decided_pivot([abs(c) for c in cand], j, int(piv[idx][j]))
+                if isinstance(best, str):
+                    return best
                 r = j + best
-                if r + 1 != int(piv[idx][j]):
-                    return f"pivot {j + 1}: the oracle's pivot {int(piv[idx][j])} is not the decided one ({r + 1})"
                 W[j], W[r] = W[r], W[j]
                 L[j], L[r] = L[r], L[j]
                 cand[0], cand[best] = cand[best], cand[0]
@@ -146,6 +142,21 @@ def lu_diagonal(a: np.ndarray, et, pivots) -> tuple[np.ndarray, np.ndarray] | st
     finally:
         ctx.prec = old
     return lo, hi
+
+
+def _decided_pivot(sizes: list, j: int, stated: int) -> int | str:
+    """The candidate row (an offset from row j) partial pivoting must pick
+    — the largest of the candidates' magnitude balls (IxAMAX's first on a
+    tie), decided only where its ball lies wholly above every other — or
+    why it cannot be judged: the balls overlap, or the factorisation's
+    stated pivot (1-based) is another row."""
+    best = max(range(len(sizes)), key=lambda t: (float(sizes[t].lower()), -t))
+    if not all(t == best or sizes[best].lower() > sizes[t].upper() for t in range(len(sizes))):
+        return (f"pivot {j + 1}: the candidates' balls overlap (a backend may pick another row, "
+                "or the matrix is singular or nearly)")
+    if j + best + 1 != stated:
+        return f"pivot {j + 1}: the oracle's pivot {stated} is not the decided one ({j + best + 1})"
+    return best
 
 
 def _minor_balls(PA, L, U, m, n, k, u, tiny) -> list | None:
@@ -287,13 +298,10 @@ def lu_diagonal_complex(a: np.ndarray, et, pivots) -> tuple | str:
                 sizes = [abs(c.real) + abs(c.imag) for c in cand]   # ICAMAX's |re| + |im|
                 if not all(s.is_finite() for s in sizes):
                     return "the elimination's balls overflow"
-                best = max(range(len(sizes)), key=lambda t: (float(sizes[t].lower()), -t))
-                if not all(t == best or sizes[best].lower() > sizes[t].upper() for t in range(len(sizes))):
-                    return (f"pivot {j + 1}: the candidates' balls overlap (a backend may pick another row, "
-                            "or the matrix is singular or nearly)")
+                best = _decided_pivot(sizes, j, int(piv[idx][j]))
+                if isinstance(best, str):
+                    return best
                 r = j + best
-                if r + 1 != int(piv[idx][j]):
-                    return f"pivot {j + 1}: the oracle's pivot {int(piv[idx][j])} is not the decided one ({r + 1})"
                 urow = row_of(best)   # U's row j: the pivot row's entries of the Schur complement (before the swap)
                 if any(x is None for x in urow):
                     return "the elimination's balls overflow"

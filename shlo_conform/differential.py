@@ -441,6 +441,17 @@ def npz_inputs(path: str, types: list[TensorType], members: list[str] | None = N
         raise InputError(f"--inputs {path}: a damaged .npz file ({type(e).__name__}: {e})") from None
 
 
+def npy_header(f) -> tuple:
+    """(shape, fortran_order, dtype) of an open .npy member, read from its
+    header alone (the data stays unread: a model's arrays may be large);
+    ValueError for a format version other than 1.0 and 2.0."""
+    version = np.lib.format.read_magic(f)
+    read = {(1, 0): np.lib.format.read_array_header_1_0, (2, 0): np.lib.format.read_array_header_2_0}.get(version)
+    if read is None:
+        raise ValueError(f".npy format version {version} is not read here (1.0 and 2.0 are)")
+    return read(f)
+
+
 def _npz_members(path: str, z, members: dict, types: list[TensorType], chosen: list[str] | None = None) -> list:
     out = []
     for i, t in enumerate(types):
@@ -451,12 +462,7 @@ def _npz_members(path: str, z, members: dict, types: list[TensorType], chosen: l
         et = t.element_type
         with z.open(info) as f:
             try:
-                version = np.lib.format.read_magic(f)
-                read = {(1, 0): np.lib.format.read_array_header_1_0,
-                        (2, 0): np.lib.format.read_array_header_2_0}.get(version)
-                if read is None:
-                    raise ValueError(f".npy format version {version} is not read here (1.0 and 2.0 are)")
-                shape, fortran, dtype = read(f)
+                shape, fortran, dtype = npy_header(f)
             except ValueError as e:
                 raise InputError(f"--inputs {path}: {name} is not a readable array ({e})") from None
             want = tuple(t.shape) + ((2,) if et.is_complex and dtype.kind == "u" else ())

@@ -373,7 +373,7 @@ def _npz_shapes(path: str, ranked: list, before: list) -> list:
     ordinary reader once the types are static."""
     import zipfile
 
-    import numpy as np
+    from .differential import npy_header
     try:
         with zipfile.ZipFile(path) as z:
             names = {i.filename[:-4]: i for i in z.infolist() if i.filename.endswith(".npy")}
@@ -387,12 +387,10 @@ def _npz_shapes(path: str, ranked: list, before: list) -> list:
                     raise Unrefinable(f"--inputs {path}: no array arg{i} (or arr_{i}) for argument {i} of type "
                                       f"{before[i]}")
                 with z.open(names[name]) as f:
-                    version = np.lib.format.read_magic(f)
-                    read = {(1, 0): np.lib.format.read_array_header_1_0,
-                            (2, 0): np.lib.format.read_array_header_2_0}.get(version)
-                    if read is None:
-                        raise Unrefinable(f"--inputs {path}: {name}: .npy format version {version} is not read here")
-                    shape, _, dtype = read(f)
+                    try:
+                        shape, _, dtype = npy_header(f)
+                    except ValueError as e:
+                        raise Unrefinable(f"--inputs {path}: {name}: {e}") from None
                 if _is_complex(rt.element_type) and dtype.kind == "u" and len(shape) == rt.rank + 1:
                     shape = shape[:-1]   # complex as raw bits: (…, 2) unsigned components
                 out.append(_fits(i, rt, before[i], shape, f"--inputs {path}: {name}"))

@@ -329,12 +329,7 @@ class OpSpec:
         table: an element type it does not list (read as v1.20 reads it:
         `Operand.types_v1_20`), or a rank other than the one it fixes
         ("0-dimensional tensor")."""
-        def leaves(v):
-            if isinstance(v, TensorType):
-                return [v]
-            if isinstance(v, (list, tuple)):
-                return [x for m in v for x in leaves(m)]
-            return [x for m in getattr(v, "types", ()) for x in leaves(m)]
+        leaves = _tensor_leaves
 
         def outside(t, decl) -> bool:
             et = t.element_type
@@ -363,12 +358,8 @@ class OpSpec:
 
     def holds_quantized(self, inst: Instance) -> bool:
         """Does any operand or result of the instance have a quantized element type?"""
-        def leaves(v):
-            if isinstance(v, (list, tuple)):
-                return [x for m in v for x in leaves(m)]
-            return [v]
         values = list(inst.operands.values()) + list(inst.results.values())
-        return any(isinstance(t, TensorType) and t.element_type.is_quantized for t in leaves(values))
+        return any(t.element_type.is_quantized for t in _tensor_leaves(values))
 
 
 def _any_symbolic(*tables) -> bool:
@@ -381,6 +372,15 @@ def _any_symbolic(*tables) -> bool:
             return any(sym(x) for x in v)
         return False
     return any(sym(v) for t in tables for v in t.values())
+
+
+def _tensor_leaves(v) -> list:
+    """The tensor types in a value type: itself, a variadic list's or a tuple type's members, depth first."""
+    if isinstance(v, TensorType):
+        return [v]
+    if isinstance(v, (list, tuple)):
+        return [x for m in v for x in _tensor_leaves(m)]
+    return [x for m in getattr(v, "types", ()) for x in _tensor_leaves(m)]
 
 
 def collect_specs(package: str, path) -> dict:

@@ -27,7 +27,7 @@ import scipy.linalg as sla  # noqa: E402
 
 from shlo_conform.oracle.complex_ranges import UNCARRIED  # noqa: E402
 from shlo_conform.oracle.lu_diagonal import lu_diagonal_complex  # noqa: E402
-from shlo_conform.oracle.program import execute, parse_program  # noqa: E402
+from shlo_conform.oracle.program import parse_program  # noqa: E402
 from shlo_conform.oracle.propagation import carry  # noqa: E402
 from shlo_conform.oracle.semantics import run_arrays  # noqa: E402
 from shlo_conform.spec.expectation import Expectation  # noqa: E402
@@ -36,20 +36,12 @@ from shlo_conform.spec.lapack import lu_pivoting  # noqa: E402
 from shlo_conform.spec.types import TensorType, element_type, from_bits, ordinals, to_bits  # noqa: E402
 from shlo_conform.suites.compare import compare  # noqa: E402
 from shlo_conform.suites.resolution import resolution  # noqa: E402
+from tests.oracle.jax_programs import ok, program  # noqa: E402
 from tests.run_report import verdicts as read_verdicts
 
 C64, C128 = element_type("complex<f32>"), element_type("complex<f64>")
 ET = {np.complex64: C64, np.complex128: C128}
 
-
-def program(xla, f, args):
-    text = jax.jit(f).lower(*args).as_text()
-    es = execute(parse_program(text), list(args))
-    return es, [np.asarray(o) for o in xla.run(xla.compile(text), list(args))]
-
-
-def ok(e, a) -> bool:
-    return compare(e, np.asarray(a).astype(e.type.element_type.numpy)).ok
 
 
 def crand(shape, dtype, rng):

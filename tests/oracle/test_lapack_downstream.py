@@ -25,19 +25,9 @@ import jax
 import jax.numpy as jnp  # noqa: E402
 import scipy.linalg as sla  # noqa: E402
 
-from shlo_conform.oracle.program import execute, parse_program  # noqa: E402
-from shlo_conform.suites.compare import compare  # noqa: E402
 from shlo_conform.suites.resolution import resolution  # noqa: E402
+from tests.oracle.jax_programs import ok, program  # noqa: E402
 
-
-def program(xla, f, args):
-    text = jax.jit(f).lower(*args).as_text()
-    es = execute(parse_program(text), list(args))
-    return es, [np.asarray(o) for o in xla.run(xla.compile(text), list(args))]
-
-
-def ok(e, a) -> bool:
-    return compare(e, np.asarray(a).astype(e.type.element_type.numpy)).ok
 
 
 def exact_det(m: np.ndarray) -> Fraction:

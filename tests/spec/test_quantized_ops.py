@@ -243,3 +243,29 @@ def test_discardable_attributes_are_set_aside_and_unknown_properties_refused():
     parse_program(base.format(prop="", disc='{result_layout = dense<[0, 1]> : tensor<2xindex>, xla_shape = "f32[3,2]"}'))
     with pytest.raises(ProgramRejected, match="unknown attribute"):
         parse_program(base.format(prop=", bogus = 1 : i64", disc=""))
+
+
+@pytest.mark.parametrize("qtext", ["!quant.uniform<i8:f32, 0.1:-3>", "!quant.uniform<u8:f16, 0.0078125:128>",
+                                   "!quant.uniform<i16:f32, 0.001:7>", "!quant.uniform<i8<-127:127>:f64, 0.3>",
+                                   "!quant.uniform<i8:f32:0, {0.1:-30,0.5:-20}>", "!quant.uniform<i4:f16, 0.5:1>"])
+def test_quantize_on_arrays_equals_the_exact_steps(qtext):
+    """quantize's whole-array route (f16/f32/f64) against its exact one
+    (Fractions, one element at a time): ties of the rounding, values one ulp
+    either side, past both bounds, specials, subnormals, random."""
+    from shlo_conform.spec import quantized as qz
+    q = parse_quantized_type(qtext)
+    dt = np.dtype(q.expressed_type.numpy)
+    zp, s = int(q.zero_points[0]), float(q.scales[0])
+    ties = np.array([(k + 0.5 - zp) * s for k in range(-300, 300)], dtype=np.float64).astype(dt)
+    near = np.concatenate([np.nextafter(ties, np.inf), np.nextafter(ties, -np.inf), ties])
+    special = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1e-40, -1e-40, 6e-8, 1e30, -1e30], np.float64).astype(dt)
+    rand = np.random.default_rng(0).uniform(-400 * s, 400 * s, 2000).astype(dt)
+    x = np.concatenate([near, special, rand]).astype(dt)
+    if q.is_per_axis:
+        x = x[: x.size // 2 * 2].reshape(2, -1)
+    fast = qz.quantize(x, q)
+    idx = qz._param_index(x.shape, q)
+    exact = [qz._Quantizer.of(q, k)(float(v)) for v, k in zip(x.reshape(-1), idx.reshape(-1))]
+    assert np.ma.getmaskarray(fast).reshape(-1).tolist() == [v is None for v in exact]
+    got = np.asarray(np.ma.getdata(fast)).reshape(-1).astype(int).tolist()
+    assert [g for g, e in zip(got, exact) if e is not None] == [e for e in exact if e is not None]
