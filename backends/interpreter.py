@@ -315,6 +315,7 @@ class InterpreterBackend(Backend):
         results every process's results, both in flattened id order.  The
         interpreter runs each process in a thread of its own and carries out
         the collectives between them (its `ProcessGrid`)."""
+        self.refuse_quantized(mlir)
         from ..spec.grid import MAX_PROCESSES
 
         if grid.size > MAX_PROCESSES:

@@ -181,6 +181,7 @@ class XlaBackend(Backend):
         `compiler.get_compile_options` builds them; a program that carries no
         sharding of its own and runs on more than one partition is made one
         manual computation over the partitions first (`_manual`)."""
+        self.refuse_quantized(mlir)
         from jax._src import compiler
         from jax._src.interpreters import mlir as jax_mlir
         from jax._src.lib import xla_client

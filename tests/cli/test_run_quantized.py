@@ -71,3 +71,15 @@ def test_torch_xla_pt2e_exports_are_judged(name, iree, form, capsys):
         assert "REJECTED" in out and rc == 1, out
     else:
         assert read_verdicts(out)["iree"] == [iree] and rc == 0, out
+
+
+def test_a_quantized_program_on_a_grid_is_unsupported_with_its_reason():
+    """The grid route says it too (all_gather's quantized cases run on
+    process grids): unsupported with the reason, never a rejection."""
+    from shlo_conform.backends.base import Unsupported
+    from shlo_conform.backends.interpreter import InterpreterBackend
+    from shlo_conform.backends.xla import XlaBackend
+    from shlo_conform.spec.grid import Grid
+    for backend in (XlaBackend(), InterpreterBackend()):
+        with pytest.raises(Unsupported, match="quantized types"):
+            backend.compile_grid(PROGRAM, Grid(2, 1))
