@@ -10,10 +10,19 @@ at all ("any value" alternatives: a result downstream of a property the
 spec defines it by) is **unchecked**, never "exact".
 
 The measure, per element: the enclosure's half-width relative to the
-magnitude of the oracle's value (`(hi − lo) / 2 / |value|`; an element
-whose enclosure is one value has width 0, one that spans a nonzero range
-around 0 width ∞), and its width in ULPs of the output format (`hi − lo`
-in the format's order).  Complex elements take the wider component.  An
+magnitude of the oracle's value, where that magnitude is taken no smaller
+than the format's smallest normal number (`(hi − lo) / 2 / max(|value|,
+min_normal)`: an element whose enclosure is one value has width 0; one
+that spans a range around 0 is measured against min_normal), and its
+width in ULPs of the output format (`hi − lo` in the format's order).
+Why the floor: below min_normal a format has no relative precision to
+speak of — the standard error model of floating point rounds with a
+relative error u *plus* an absolute one of at most u·min_normal (Higham,
+Accuracy and Stability of Numerical Algorithms, 2nd ed., §2.1, eq. 2.8),
+so an enclosure a few subnormal ULPs wide around 0 (a softmax's
+underflowed tail) is as tight as the format can state, while one of
+±1e-30 around 0 in f32 (cancellation) is still ±10^8 relative to
+min_normal, unresolved.  Complex elements take the wider component.  An
 element is *resolved* when its relative half-width is at most `RESOLVED`;
 an output is *conclusive* when its median checked element is.  Why the
 median: a few elements near zero (cancellation) are legitimately wide in
@@ -155,7 +164,7 @@ def resolution(e: Expectation) -> Resolution:
     with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
         half = (hi - lo) / 2
         mag = np.abs(value)
-        rel = np.where((half == 0) | (lo == hi), 0.0, np.where(mag > 0, half / mag, np.inf))
+        rel = np.where((half == 0) | (lo == hi), 0.0, half / np.maximum(mag, float(c.format.min_normal)))
         up = np.where(value > 0, (hi - value) / mag, (value - lo) / mag)      # (1 + s)·value leaves [lo, hi]
         down = np.where(value > 0, (value - lo) / mag, (hi - value) / mag)    # (1 − s)·value does
     nan = np.isnan(value) | np.isnan(lo) | np.isnan(hi)

@@ -376,6 +376,7 @@ def test_sort_surveys_only_reflexive_comparators():
         assert (reason is not None) == (body in ("le", "ge")), body
 
 
+@pytest.mark.long   # every generated sort case through the oracle backend (~50 s): make test-long (CI)
 def test_sort_generated_cases_agree_with_the_oracle_backend():
     """Seed 0 through the real oracle: the corners are there, keys repeat,
     ±0 and NaN reach float keys, `le`/`ge` are surveys, each invalid case

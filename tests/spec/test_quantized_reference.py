@@ -540,6 +540,7 @@ def test_requantize_families(fam):
         assert t["stablehlo quant-to-math"].max_diff <= 1
 
 
+@pytest.mark.long   # recomputes whole families (10–45 s): make test-long (CI)
 def test_stablehlo_requantize_cancellation():
     """quant-to-math scales the raw storage value and adds merged_zp =
     zo − zi·m in f32: i16 scale 10, zp 32000 → scale 0.001, zp 0 (m = 10^4).
@@ -562,6 +563,7 @@ def test_stablehlo_requantize_cancellation():
     assert worst > 1
 
 
+@pytest.mark.long   # recomputes whole families (10–45 s): make test-long (CI)
 def test_requantize_gemmlowp_needs_its_wide_window():
     """gemmlowp's double rounding parts from the spec away from ties (up to
     w(m) <= 1/4 from one): the near-tie rule of the other two would reject it."""
@@ -584,6 +586,7 @@ def test_add_families(storage):
         assert t["stablehlo quant-to-math"].max_diff <= 1
 
 
+@pytest.mark.long   # recomputes whole families (10–45 s): make test-long (CI)
 def test_add_stablehlo_lowering_parts_from_the_spec_far_from_ties():
     """Rounding each operand before the sum puts stablehlo's add off by one
     far from any tie: the oracle must allow ±1 everywhere for add lowered so."""

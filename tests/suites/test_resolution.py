@@ -43,9 +43,17 @@ def test_a_wide_bound_is_inconclusive_and_says_so():
     assert RESOLVED < 0.25
 
 
-def test_a_range_across_zero_is_infinitely_wide_relative_to_a_zero_value():
+def test_a_range_across_zero_is_measured_against_the_smallest_normal():
+    """±1e-30 around 0 in f32 is 1e-30 / 2^-126 ≈ 8.5e7 relative: unresolved;
+    [0, 8 subnormal ULPs] (a softmax's underflowed tail) is 4·2^-149 / 2^-126
+    = 2^-21: as tight as f32 can state near 0, resolved."""
     e = _exp([0.0], "bounded", lo=_bits([-1e-30]), hi=_bits([1e-30]))
-    assert resolution(e).rel_max == np.inf and not resolution(e).conclusive
+    assert resolution(e).rel_max == np.float32(1e-30) / 2.0 ** -126 and not resolution(e).conclusive
+    tiny = _exp([0.0], "bounded", lo=_bits([0.0]), hi=_bits([8 * 2.0 ** -149]))
+    r = resolution(tiny)
+    assert r.rel_max == 2.0 ** -21 and r.ulp_max == 8 and r.conclusive
+    # a normal value keeps its own magnitude as the measure
+    assert resolution(_exp([2.0 ** -100], "bounded", lo=_bits([0.0]), hi=_bits([2.0 ** -99]))).rel_max == 1.0
 
 
 def test_any_value_elements_are_unchecked():
