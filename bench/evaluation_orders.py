@@ -133,6 +133,7 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))   # bench/__init__.py: `from bench import …` when run as a script
 sys.setrecursionlimit(max(sys.getrecursionlimit(), 5000))   # trees are emitted recursively: 256 deep at most
 
 XLA_STRICT = {"xla_allow_excess_precision": False}
@@ -711,15 +712,8 @@ _NO_INTERPRETER = {   # the reference interpreter aborts its process on these (C
 
 
 def real_programs():
-    """bench/real_programs.py, loaded by its path (bench/ is no package, and
-    putting it on sys.path would let its module names shadow others)."""
-    import importlib.util
-    if "real_programs" not in sys.modules:
-        spec = importlib.util.spec_from_file_location("real_programs", ROOT / "bench" / "real_programs.py")
-        module = importlib.util.module_from_spec(spec)
-        sys.modules["real_programs"] = module
-        spec.loader.exec_module(module)
-    return sys.modules["real_programs"]
+    from bench import real_programs
+    return real_programs
 
 
 def oracle(text: str, args: list, tmp: Path):

@@ -44,7 +44,6 @@ the issue's large case is 128x256x1024).  Inputs are fixed by `--seed`.
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import resource
 import sys
 import tempfile
@@ -54,6 +53,7 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))   # bench/__init__.py: `from bench import …` when run as a script
 FIRST_ORDER_MAX = 1024   # elements per value --first-order takes (its forms hold elements × every rounding site)
 STAGES = ("ln1", "q", "softmax", "x2", "ln2", "gelu", "out")
 WHAT = {"ln1": "layer norm", "q": "LN → projection", "softmax": "attention weights",
@@ -278,12 +278,8 @@ class unlimited:
 # --------------------------------------------------------------------------
 
 def evaluation_orders():
-    if "evaluation_orders" not in sys.modules:
-        spec = importlib.util.spec_from_file_location("evaluation_orders", ROOT / "bench" / "evaluation_orders.py")
-        module = importlib.util.module_from_spec(spec)
-        sys.modules["evaluation_orders"] = module
-        spec.loader.exec_module(module)
-    return sys.modules["evaluation_orders"]
+    from bench import evaluation_orders
+    return evaluation_orders
 
 
 def orders(text: str, args: list, exps: list, samples: int, seed: int = 0) -> list:

@@ -8,18 +8,11 @@ orders (a tree over the leaves in index order, no fused multiply-add).
 """
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
-_spec = importlib.util.spec_from_file_location("evaluation_orders", ROOT / "bench" / "evaluation_orders.py")
-eo = importlib.util.module_from_spec(_spec)
-sys.modules.setdefault("evaluation_orders", eo)   # its dataclasses look their module up there
-_spec.loader.exec_module(eo)
+from bench import evaluation_orders as eo
 
 import jax
 

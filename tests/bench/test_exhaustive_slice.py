@@ -4,14 +4,10 @@ checkpoints are written here by hand (two chunks of 4 patterns each) and
 the merged figures computed by hand."""
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
-_spec = importlib.util.spec_from_file_location("exhaustive_slice", ROOT / "bench" / "exhaustive_slice.py")
-exhaustive_slice = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(exhaustive_slice)
+from bench import exhaustive_slice
 
 
 def _chunk(lo, hi, *, measured, correct, within, max_ulp, worst, seconds=1.0):

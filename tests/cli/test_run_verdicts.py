@@ -30,12 +30,8 @@ def _run(tmp_path, f, args, backends):
 
 def _bench_program(name: str):
     """A model program of bench/real_programs.py (f, args): the LSTM is the one its table measures."""
-    import importlib.util
-    spec = importlib.util.spec_from_file_location("real_programs", Path(__file__).parents[2] / "bench" /
-                                                  "real_programs.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module.PROGRAMS[name][0], module.inputs(name)
+    from bench import real_programs
+    return real_programs.PROGRAMS[name][0], real_programs.inputs(name)
 
 
 @pytest.mark.long   # ~20 s: a 16-step scan judged on three backends; make test-long (CI)

@@ -21,9 +21,7 @@ at an end of its allowance, which the enclosure must hold too (sampled
 orders alone stay far inside: they would not notice an allowance halved)."""
 from __future__ import annotations
 
-import importlib.util
 import re
-import sys
 from pathlib import Path
 
 import jax
@@ -43,13 +41,8 @@ WRONG = ROOT / "tests" / "cli" / "fixtures" / "wrong.py"
 
 
 def _bench():
-    """bench/stacked_blocks.py, loaded by its path (bench/ is no package)."""
-    if "stacked_blocks" not in sys.modules:
-        spec = importlib.util.spec_from_file_location("stacked_blocks", ROOT / "bench" / "stacked_blocks.py")
-        module = importlib.util.module_from_spec(spec)
-        sys.modules["stacked_blocks"] = module
-        spec.loader.exec_module(module)
-    return sys.modules["stacked_blocks"]
+    from bench import stacked_blocks
+    return stacked_blocks
 
 
 def _expectations(text: str, args: list, tmp_path) -> list:
