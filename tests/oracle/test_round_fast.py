@@ -145,7 +145,12 @@ def _hard_args(f, rng, n):
     return [c[pick] for c in cols]
 
 
-@pytest.mark.skipif(not MPFR, reason="gmpy2 not installed")
+def test_mpfr_is_there():
+    """gmpy2 is a dependency (pyproject.toml): a broken install fails here
+    instead of turning the MPFR tests below into skips."""
+    assert MPFR, "gmpy2 (MPFR) is not importable: the venv is broken"
+
+
 @pytest.mark.parametrize("f", MPFR, ids=lambda f: TABLE[f].name)
 def test_mpfr_is_arb(f):
     """MPFR's value is the bits arb's enclosures decide, on hard cases."""
@@ -167,8 +172,7 @@ def test_evaluate_uses_mpfr_with_arbs_bits():
     """fast.evaluate on f64: every element decided, MPFR's included, carries
     arb's bits (sine over a spread where 1 in 20 is left by long double)."""
     import mpmath
-    if TABLE[mpmath.sin].mpfr is None:
-        pytest.skip("gmpy2 not installed")
+    assert TABLE[mpmath.sin].mpfr is not None, "gmpy2 (MPFR) is a dependency: the venv is broken"
     rng = np.random.default_rng(14)
     x = rng.uniform(-20, 20, 4000)
     y = np.sin(x.astype(np.longdouble))
