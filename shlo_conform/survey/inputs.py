@@ -95,8 +95,9 @@ def survey_inputs(op: str, arity: int, dtype: str, size: int, seed: int) -> np.n
             while bits.size < size:   # the narrow subnormal binades repeat values: draw until `size` distinct
                 bits = _distinct(np.concatenate([bits, stratified(et, size - bits.size, rng)]))
         return bits.astype(et.bits_dtype)[None, :]
-    if f.bits == 8:
-        a, b = np.meshgrid(np.arange(256, dtype=np.uint64), np.arange(256, dtype=np.uint64), indexing="ij")
+    if f.bits <= 8:   # every pair of patterns (ops.exhaustive): 256² for 8 bits, 16² for f4E2M1FN
+        every = np.arange(1 << f.bits, dtype=np.uint64)
+        a, b = np.meshgrid(every, every, indexing="ij")
         return np.stack([a.reshape(-1), b.reshape(-1)]).astype(et.bits_dtype)
     lhs, rhs = stratified(et, size, rng), stratified(et, size, rng)
     n = min(lhs.size, rhs.size)

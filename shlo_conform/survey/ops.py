@@ -4,7 +4,11 @@ from __future__ import annotations
 import functools
 
 FORMAT_VERSION = 1
-EXHAUSTIVE = ("f8E4M3FN", "f8E5M2", "bf16", "f16")
+# Every float format of at most 16 bits is surveyed whole: the seed's four,
+# then v1.20's nine (spec.types.FLOAT_TYPES_V1_20, each declared once there).
+EXHAUSTIVE = ("f8E4M3FN", "f8E5M2", "bf16", "f16",
+              "f4E2M1FN", "f6E2M3FN", "f6E3M2FN", "f8E3M4", "f8E4M3", "f8E4M3FNUZ", "f8E4M3B11FNUZ",
+              "f8E5M2FNUZ", "f8E8M0FNU")
 SAMPLED = ("f32", "f64")
 COMPLEX = ("c64", "c128")      # sampled over the plane, branch cuts included
 DTYPES = EXHAUSTIVE + SAMPLED + COMPLEX
@@ -60,5 +64,5 @@ def accepts(op: str, arity: int, dtype: str) -> bool:
 
 
 def exhaustive(arity: int, dtype: str) -> bool:
-    """Every input is taken (unary ops on the narrow types, binary on 8-bit)."""
-    return dtype in EXHAUSTIVE and (arity == 1 or element_type_named(dtype).bits == 8)
+    """Every input is taken (unary ops on the narrow types, binary on 8 bits or fewer)."""
+    return dtype in EXHAUSTIVE and (arity == 1 or element_type_named(dtype).bits <= 8)

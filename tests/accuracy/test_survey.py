@@ -109,6 +109,17 @@ def test_stratified_sample_covers_every_binade_both_signs_and_the_hard_arguments
     assert accuracy.survey_inputs("divide", 2, "f16", 1000, 0).tobytes() == pairs.tobytes()   # seeded
 
 
+@pytest.mark.parametrize("dtype,bits", [("f4E2M1FN", 4), ("f6E3M2FN", 6), ("f8E4M3FNUZ", 8), ("f8E8M0FNU", 8)])
+def test_every_pattern_of_the_narrow_v1_20_formats_and_every_pair(dtype, bits):
+    """v1.20's formats of at most 8 bits are surveyed whole: 2^bits patterns
+    for a unary op, every one of the 4^bits pairs for a binary op."""
+    [unary] = accuracy.survey_inputs("sine", 1, dtype, 1000, 0)
+    assert sorted(unary.tolist()) == list(range(1 << bits))
+    pairs = accuracy.survey_inputs("add", 2, dtype, 1000, 0)
+    assert pairs.shape == (2, 1 << (2 * bits))
+    assert len(set(zip(pairs[0].tolist(), pairs[1].tolist()))) == 1 << (2 * bits)
+
+
 def test_expectations_are_cached_and_remade_when_stale(tmp_path):
     e1 = accuracy.expectations("sqrt", 1, "f32", 64, 0, tmp_path)
     path = tmp_path / "sqrt" / "f32.npz"
