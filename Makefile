@@ -67,3 +67,10 @@ mutation: $(STAMP)
 
 clean:
 	rm -rf $(VENV) $(OUTDIR)
+
+# One page comparing configurations (shlo-conform scoreboard; reports/scoreboard.py):
+# CONFIGS are backend names as --backend takes them; OPS (optional) a subset that runs in minutes.
+CONFIGS ?= xla,interpreter,iree
+.PHONY: scoreboard
+scoreboard: $(STAMP)
+	$(BIN)/shlo-conform scoreboard --configs $(CONFIGS) $(if $(OPS),--ops $(OPS)) --out $(OUTDIR)/scoreboard

@@ -11,8 +11,9 @@ run when no other is named.  A new command is a module here and one entry
 in COMMANDS — nothing else is edited."""
 from __future__ import annotations
 
-from . import accuracy, check_spec, explain, export, fuzz, generate, listing, report, run, score
+from . import accuracy, check_spec, explain, export, fuzz, generate, listing, report, run, score, scoreboard
 
 # In the order `shlo-conform --help` lists them.
-COMMANDS = {m.NAME: m.main for m in (generate, check_spec, explain, report, run, listing, accuracy, fuzz, export)}
+COMMANDS = {m.NAME: m.main for m in (generate, check_spec, explain, report, run, listing, accuracy, fuzz, export,
+                                          scoreboard)}
 DEFAULT = score.main   # no command named: score a backend
