@@ -70,6 +70,10 @@ def main(argv: list[str]) -> int:
     print(traceability.render(tr), end="")
     ok &= tr.ok
     doc["traceability"] = tr.to_json()
+    if not ops:   # the seed -> v1.20 map covers all 95 ops (spec/v1_20_map.py, docs/v1_20-map.md)
+        from ..spec import v1_20_map
+        print(v1_20_map.render(), end="")
+        doc["v1_20_map"] = v1_20_map.totals()
 
     from .. import verifier
     suite_dir, _ = open_suite(a.suite)
