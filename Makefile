@@ -74,3 +74,8 @@ CONFIGS ?= xla,interpreter,iree
 .PHONY: scoreboard
 scoreboard: $(STAMP)
 	$(BIN)/shlo-conform scoreboard --configs $(CONFIGS) $(if $(OPS),--ops $(OPS)) --out $(OUTDIR)/scoreboard
+
+# Other runtimes' environments (tools/runtimes/: jaxlib 0.9.2, TensorFlow 2.21.0 + LiteRT), each from its lock.
+.PHONY: runtimes
+runtimes: $(STAMP)
+	for e in jaxlib-0.9.2 tf-2.21.0; do $(BIN)/python tools/runtimes/build_env.py $$e || exit 1; done

@@ -12,6 +12,7 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import re
+import shlex
 import signal
 import sys
 from abc import ABC, abstractmethod
@@ -234,6 +235,8 @@ def parse_backend_name(text: str) -> tuple[str, str]:
     ("class", text) for `module.path:Class` or `path/to/file.py:Class`
     (adapters under development, tests).  Raises ValueError naming the
     problem; imports nothing."""
+    if text.startswith("runtime:"):   # another runtime in an environment of its own (tools/runtimes/)
+        return "command", runtime_command(text[len("runtime:"):])
     if text.startswith("command:"):
         cmd = text[len("command:"):]
         if not cmd.strip():
@@ -248,7 +251,45 @@ def parse_backend_name(text: str) -> tuple[str, str]:
         return "entry point", text
     if _PY_CLASS.match(text):
         return "class", text
-    raise ValueError(f"unknown backend {text!r}; known: {', '.join(backend_names())}, command:CMD, module:Class")
+    raise ValueError(f"unknown backend {text!r}; known: {', '.join(backend_names())}, runtime:NAME, command:CMD, "
+                     "module:Class")
+
+
+_LAUNCH = Path(__file__).resolve().parent.parent / "tools" / "runtimes" / "launch.py"
+
+
+def _launch():
+    """tools/runtimes/launch.py — the registry of other runtimes' names,
+    environments and servers (standard library only) — read by its path, so
+    that this package never imports another runtime's Python."""
+    if "_shlo_runtimes_launch" not in sys.modules:
+        if not _LAUNCH.is_file():
+            raise ValueError(f"no {_LAUNCH}: other runtimes (runtime:NAME) are scored from a checkout")
+        mspec = importlib.util.spec_from_file_location("_shlo_runtimes_launch", _LAUNCH)
+        mod = importlib.util.module_from_spec(mspec)
+        mspec.loader.exec_module(mod)
+        sys.modules["_shlo_runtimes_launch"] = mod
+    return sys.modules["_shlo_runtimes_launch"]
+
+
+def runtime_names() -> list[str]:
+    """The `runtime:NAME` configurations there are (built or not)."""
+    try:
+        return list(_launch().CONFIGS)
+    except ValueError:
+        return []
+
+
+def runtime_command(name: str) -> str:
+    """The command line serving `runtime:NAME` — a StableHLO consumer in an
+    environment of its own (another jaxlib release, TensorFlow's
+    XlaCallModule, LiteRT), spoken to over the command protocol.  An unknown
+    name, or one whose environment is not built, is a ValueError in one line
+    (naming the command that builds it)."""
+    try:
+        return shlex.join(_launch().command(name.strip()))
+    except ValueError as e:
+        raise ValueError(f"backend 'runtime:{name}': {e}") from None
 
 
 def _load_class(text: str):

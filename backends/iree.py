@@ -180,16 +180,29 @@ class IreeBackend(Backend):
     host_unsupported = ("IREE's StableHLO input conversion refuses tokens (`stablehlo.after_all` is illegal), and "
                         "iree.runtime has no infeed/outfeed/channel API")
 
-    def __init__(self, demote_f64: bool = False, target_cpu: str = "generic", driver: str = "local-sync", **options):
+    configurable = True   # iree:target=vmvx — another HAL target of the same compiler and runtime
+    TARGETS = ("llvm-cpu", "vmvx")   # the CPU targets the local-sync driver loads
+
+    def __init__(self, demote_f64: bool = False, target_cpu: str = "generic", driver: str = "local-sync",
+                 config: dict | None = None, **options):
+        """`config` (from the name `iree:target=vmvx`): `target`, one of
+        TARGETS — vmvx is IREE's portable VM-interpreted executable format,
+        its reference-style CPU path, loaded by the same local-sync driver;
+        `--iree-llvmcpu-target-cpu` means nothing to it and is left out."""
         import iree.runtime as rt
 
+        config = dict(config or {})
+        self.target = config.pop("target", "llvm-cpu")
+        if config or self.target not in self.TARGETS:
+            raise ValueError(f"iree: configuration {dict(config, target=self.target)} refused: the one key is "
+                             f"target, one of {', '.join(self.TARGETS)}")
         self._rt = rt
         self._driver = driver
         self._config = rt.Config(driver)
         self._flags = [f"--iree-input-demote-f64-to-f32={'true' if demote_f64 else 'false'}"]
-        if target_cpu:
+        if target_cpu and self.target == "llvm-cpu":
             self._flags.append(f"--iree-llvmcpu-target-cpu={target_cpu}")
-        self._compiler = _Compiler(["--iree-hal-target-backends=llvm-cpu", "--iree-input-type=stablehlo",
+        self._compiler = _Compiler([f"--iree-hal-target-backends={self.target}", "--iree-input-type=stablehlo",
                                     *self._flags])
 
     def close(self) -> None:
@@ -205,7 +218,7 @@ class IreeBackend(Backend):
             except Exception:
                 return "?"
 
-        return (f"IREE llvm-cpu (iree-base-compiler {v('iree-base-compiler')}, "
+        return (f"IREE {self.target} (iree-base-compiler {v('iree-base-compiler')}, "
                 f"iree-base-runtime {v('iree-base-runtime')}, driver {self._driver})")
 
     # Every element type of the spec crossed the boundary in our probes (add,

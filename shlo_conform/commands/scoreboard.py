@@ -61,6 +61,7 @@ def _done(json_path: Path, config: str, digest: str, selection: str) -> dict | N
 
 def main(argv: list[str]) -> int:
     import hashlib
+    from ..backends.base import runtime_names
     from ..pipeline.runner import check_backend_spec
     from ..reports.scoreboard import render
     from ..suites.io import suite_digest, write_text_atomic
@@ -70,10 +71,14 @@ def main(argv: list[str]) -> int:
     configs = comma_list(a.configs, "--configs")
     if len(set(configs)) != len(configs):
         raise UsageError("--configs: a configuration is named twice")
-    for config in configs:   # a misspelt name is the user's to fix before any scoring; one that fails to start is not
+    unbuilt: dict[str, str] = {}
+    for config in configs:   # a misspelt name is the user's to fix before any scoring; one that cannot start is not
         try:
             check_backend_spec(config)
         except ValueError as e:
+            if config.startswith("runtime:") and config[len("runtime:"):] in runtime_names():
+                unbuilt[config] = str(e)   # a known runtime whose environment is not built: one line on the page
+                continue
             raise UsageError(f"--configs: {e}") from None
     out = output_dir(a.out, "--out")
     path, _ = open_suite(a.suite)
@@ -86,8 +91,11 @@ def main(argv: list[str]) -> int:
     selection = hashlib.sha256("\n".join(c.id for c in cases).encode()).hexdigest()[:16]   # journal.run_key's
 
     docs: dict[str, dict] = {}
-    failed: dict[str, str] = {}
+    failed: dict[str, str] = dict(unbuilt)
     for config in configs:
+        if config in unbuilt:
+            print(f"{config}: not scored: {unbuilt[config]}")
+            continue
         json_path = out / f"results-{_slug(config)}.json"
         doc = _done(json_path, config, digest, selection)
         if doc is not None:
