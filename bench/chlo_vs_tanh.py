@@ -3,21 +3,25 @@ the oracle's expectation for one program of 2^n elements each, in one
 format, measured in the same run (DESIGN.md: performance claims are ratios
 against a peer in the same format).
 
-    .venv/bin/python bench/chlo_vs_tanh.py [FORMAT ...] [n_log2]
+    .venv/bin/python bench/chlo_vs_tanh.py [FORMAT ...] [n_log2] [--only=NAME] [--rounds=R]
 
 FORMAT is f16, bf16, f32 (the default) or f64; several may be named, each
 with its own tanh row.  Each program is lowered by JAX, read once
 (parse_program) and executed on the same random inputs, uniform over the
 function's usual domain (lgamma and digamma also over a range with
 negative x, polygamma at n = 1..4); the time is the best of 3 runs of
-`execute`, or one run where that alone takes over 5 s.  A CHLO op declared
+`execute` after an untimed first one, which builds the tables the passes
+build once a process (its time is printed as "first"), or the first run
+alone where that takes over 20 s.  A CHLO op declared
 in spec/chlo runs the same element-wise route as tanh: the whole-array
 pass of fast.py on its vectorised evaluation, and MPFR or arb for the
-elements it leaves (for f64 results of CHLO's functions the whole-array
-pass is oracle/chlo_long_double/'s long double kernels, each with its own
-measured bound, and the elements they leave take oracle/chlo_dd/'s
-double-word refinement where there is one (polygamma) and an arb ball
-each before MPFR; tanh's is the double-double pass of ddfast.py).
+elements it leaves (for f64 results of CHLO's functions a double-word
+first pass of oracle/chlo_dd/ with a proven bound — Taylor cells for erf,
+erfc, erf_inv, lgamma, digamma, polygamma and i1e, Euler–Maclaurin for
+zeta — then oracle/chlo_long_double/'s long double kernels for what it
+leaves, a double-word refinement where there is one (polygamma, zeta)
+and an arb ball each before MPFR; tanh's is the double-double pass of
+ddfast.py).
 """
 from __future__ import annotations
 
@@ -56,42 +60,83 @@ def cases(n: int, rng) -> list:
             ("chlo.asin", jnp.arcsin, [u(-1, 1, n)])]
 
 
-def _time(program, args, execute) -> float:
+def _time(program, args, execute) -> tuple:
+    """(best of 3 runs after a first one, the first run's time)."""
+    t0 = time.perf_counter()
+    execute(program, args)
+    first = time.perf_counter() - t0
+    if first > 20:
+        return first, first
     best = float("inf")
     for _ in range(3):
         t0 = time.perf_counter()
         execute(program, args)
         best = min(best, time.perf_counter() - t0)
-        if best > 5:
-            break
-    return best
+    return best, first
 
 
-def run(fmt: str, n_log2: int, only: str = "") -> None:
+def _programs(fmt: str, n_log2: int, only: str) -> list:
+    """(name, program, arguments in the format), tanh first."""
     import jax
-    from shlo_conform.oracle.program import execute, parse_program
+    from shlo_conform.oracle.program import parse_program
     jax.config.update("jax_enable_x64", True)
     dt = _dtype(fmt)
-    n = 1 << n_log2
-    base = None
-    for name, f, args in cases(n, np.random.default_rng(0)):
-        if base is not None and only and only not in name:
+    out = []
+    for name, f, args in cases(1 << n_log2, np.random.default_rng(0)):
+        if out and only and only not in name:
             continue
         xs = [a.astype(dt) for a in args]
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            program = parse_program(jax.jit(f).lower(*xs).as_text())
-        t = _time(program, xs, execute)
+            out.append((name, parse_program(jax.jit(f).lower(*xs).as_text()), xs))
+    return out
+
+
+def run(fmt: str, n_log2: int, only: str = "") -> None:
+    from shlo_conform.oracle.program import execute
+    base = None
+    for name, program, xs in _programs(fmt, n_log2, only):
+        t, first = _time(program, xs, execute)
         base = base or t
-        print(f"{name:32} 2^{n_log2} {fmt:4}: {t:8.3f} s   ratio to tanh {t / base:7.2f}", flush=True)
+        print(f"{name:32} 2^{n_log2} {fmt:4}: {t:8.3f} s   ratio to tanh {t / base:7.2f}   (first {first:6.2f} s)",
+              flush=True)
+
+
+def run_interleaved(fmt: str, n_log2: int, only: str, rounds: int) -> None:
+    """Every program once a round, `rounds` rounds after an untimed one,
+    each row its least CPU time (time.process_time: this process's, so
+    another's load counts less), so that a change of the machine's load
+    between rows hits tanh's row too: on a shared machine the plain run's
+    ratios moved by 2x from run to run, these by a few %."""
+    from shlo_conform.oracle.program import execute
+    progs = _programs(fmt, n_log2, only)
+    first = []
+    for _, program, xs in progs:
+        t0 = time.perf_counter()
+        execute(program, xs)
+        first.append(time.perf_counter() - t0)
+    best = [float("inf")] * len(progs)
+    for _ in range(rounds):
+        for i, (_, program, xs) in enumerate(progs):
+            t0 = time.process_time()
+            execute(program, xs)
+            best[i] = min(best[i], time.process_time() - t0)
+    for (name, _, _), t, f in zip(progs, best, first):
+        print(f"{name:32} 2^{n_log2} {fmt:4}: {t:8.3f} s CPU   ratio to tanh {t / best[0]:7.2f}   "
+              f"(first {f:6.2f} s)", flush=True)
 
 
 def main(argv: list) -> None:
+    """FORMAT ... [n_log2] [--only=NAME] [--rounds=R: interleaved rounds, `run_interleaved`]."""
     fmts = [a for a in argv if a in FORMATS] or ["f32"]
     nums = [a for a in argv if a.isdigit()]
     only = next((a[len("--only="):] for a in argv if a.startswith("--only=")), "")
+    rounds = int(next((a[len("--rounds="):] for a in argv if a.startswith("--rounds=")), "0"))
     for fmt in fmts:
-        run(fmt, int(nums[0]) if nums else 20, only)
+        if rounds:
+            run_interleaved(fmt, int(nums[0]) if nums else 20, only, rounds)
+        else:
+            run(fmt, int(nums[0]) if nums else 20, only)
 
 
 if __name__ == "__main__":

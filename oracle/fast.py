@@ -267,9 +267,11 @@ def evaluate(f, args: list, fmt: FloatFormat) -> tuple[np.ndarray, np.ndarray]:
     double pass, and the elements it leaves (1 in 20 or so) are rounded by
     MPFR where f has an `mpfr` form (mpfr_correct) — for CHLO's special
     functions first by a double-word refinement and arb balls
-    (oracle/chlo_dd/), which leave MPFR next to nothing.  f64 zeta takes a
-    double-word first pass of its own (chlo_dd.lead: Euler–Maclaurin with a
-    proven bound) before all of that, which leaves 2 in 2^20."""
+    (oracle/chlo_dd/), which leave MPFR next to nothing.  CHLO's erf, erfc,
+    erf_inv, lgamma, digamma, polygamma, zeta and i1e take a double-word
+    first pass of their own before all of that (chlo_dd.lead: Taylor cells
+    or Euler–Maclaurin, each with a proven bound), which leaves about 1 in
+    10^5 over the benches' ranges."""
     if fmt == F64 and TABLE[f].name in ddfast.KERNELS and len(args) == 1 and ddfast.rounds_to_nearest():
         # double-double first (oracle/ddfast.py); the elements it leaves take the route below
         ok, r = ddfast.evaluate(TABLE[f].name, np.asarray(args[0], dtype=np.float64))
@@ -278,7 +280,7 @@ def evaluate(f, args: list, fmt: FloatFormat) -> tuple[np.ndarray, np.ndarray]:
             ok[rest], r[rest] = _evaluate(f, [np.asarray(args[0])[rest]], fmt)
         return ok, r
     if fmt == F64 and chlo_dd.leads(TABLE[f].name) and ddfast.rounds_to_nearest():
-        # a CHLO function's double-word first pass (oracle/chlo_dd/: zeta); the elements it leaves take the route below
+        # a CHLO function's double-word first pass (oracle/chlo_dd/); the elements it leaves take the route below
         cols = [np.asarray(a, dtype=np.float64).reshape(-1) for a in np.broadcast_arrays(*args)]
         ok, r = chlo_dd.lead(TABLE[f].name, cols)
         if not ok.all():

@@ -145,21 +145,29 @@ def _check_saturation() -> None:
         raise AssertionError("erfc(6) is not below 2^-55")
 
 
-def pair(name: str):
+def _saturated(x: np.ndarray) -> dict:
+    """Per function, the elements outside the cells whose value is fixed
+    (module docstring) and that value."""
+    return {"erf": lambda: (np.abs(x) >= SATURATE, np.copysign(1.0, x)),
+            "erfc": lambda: (x <= -SATURATE, np.full_like(x, 2.0))}
+
+
+def chunk(name: str):
+    """The first pass of `name` on one chunk of float64 arguments (at most
+    taylor.CHUNK): (h, lo, rel, abs, domain mask), h + lo within
+    |h + lo|·rel + abs of the function where the mask holds."""
     def kernel(args: list) -> tuple:
-        x = np.asarray(args[0], dtype=np.float64).reshape(-1)
-        h, lo, rel, ab, inside = taylor.evaluate(table(name), x)
-        if name == "erf":
-            sat = np.isfinite(x) & (np.abs(x) >= SATURATE)
-            h = np.where(sat, np.copysign(1.0, x), h)
-            lo = np.where(sat, 0.0, lo)
-            ab = np.where(sat, 2.0 ** -55, ab)
-            inside |= sat
-        elif name == "erfc":
-            sat = np.isfinite(x) & (x <= -SATURATE)
-            h = np.where(sat, 2.0, h)
-            lo = np.where(sat, 0.0, lo)
-            ab = np.where(sat, 2.0 ** -55, ab)
-            inside |= sat
+        x = args[0]
+        h, lo, rel, ab, inside = taylor.evaluate_chunk(table(name), x)
+        if name in ("erf", "erfc"):
+            sat, value = _saturated(x)[name]()
+            s = np.flatnonzero(sat & np.isfinite(x))
+            if len(s):
+                h[s], lo[s], ab[s], inside[s] = value[s], 0.0, 2.0 ** -55, True
         return h, lo, rel, ab, inside
     return kernel
+
+
+def pair(name: str):
+    """`chunk` over whole arrays."""
+    return lambda args: taylor.over_chunks(chunk(name), args)
