@@ -9,7 +9,8 @@ each exercises, on every op that declares how it takes quantized tensors
 * element-wise ops defined by `dequantize_op_quantize`: @main takes the
   quantized operands as storage values and returns the quantized result —
   every storage value of an 8-bit (or narrower) operand type, a grid of
-  pairs for two operands — so the op's whole quantized table is judged;
+  pairs for two operands, triples for three (clamp, with rank-0 bounds of
+  their own scales too) — so the op's whole quantized table is judged;
 * uniform_quantize from float values (the special values, ties of the
   rounding, values past the storage bounds, random) and from another
   quantized type (requantization), per-tensor and per-axis;
@@ -19,19 +20,30 @@ each exercises, on every op that declares how it takes quantized tensors
   baseline-type C1 of the element-wise ops), add's C2–C7, uniform_quantize's
   and uniform_dequantize's C1–C2.
 
+* on an op's declared example (`Quantization.example`: convolution, batch
+  norm, the ops with regions, per-axis data movement), after the seed's
+  skeletons' quantized cases (`trailing_cases`): value cases per pairing
+  (and per region body: a reduce's `add` on quantized values requantizes at
+  every step), per-axis cases where the op admits them, and one invalid
+  program per quantization clause — and per constraint of the op's own
+  that element types alone break on quantized tensors (reduce's C2: an init
+  of another scale) — each broken alone, found by searching assignments of
+  element types to the example's tensors (`_combinations`).
+
 Placed after every other stream of an op, so the op's other cases keep
 their bytes.
 """
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import zlib
 from dataclasses import dataclass
 
 import numpy as np
 
 from ..spec.dsl import OpSpec
-from ..spec.dsl.quantization import DEQUANTIZE_OP_QUANTIZE, OWN, STORAGE
+from ..spec.dsl.quantization import DEQUANTIZE_OP_QUANTIZE, OWN, REGIONS, STORAGE
 from ..spec.quantized import QuantizedType, parse_quantized_type
 from ..spec.quantized import family_name as family
 from ..spec.types import TensorType, element_type
@@ -107,10 +119,17 @@ def _tensor(shape, et) -> TensorType:
     return TensorType(tuple(shape), et)
 
 
-def _case(spec: OpSpec, inst, arrays, kind: str, seed: int, note: str, dtype: str, expect_fn,
-          violates: str | None = None) -> Case | None:
+def stream_case(spec: OpSpec, inst, arrays, kind: str, seed: int, note: str, dtype: str, expect_fn,
+                violates: str | None = None, *, mlir: str | None = None, consts: dict | None = None,
+                present: set | None = None) -> Case | None:
+    """One case of a v1.20 stream (this one, generators/v1_20_ops.py): the
+    program (`mlir`, or emitted from the instance with the attributes
+    `present` and the `consts` its shape operands take), its inputs, and the
+    oracle's expectation; None where the oracle leaves the result
+    unspecified, or where the text of an invalid program does not say what
+    the instance meant (no test of its constraint)."""
     from .suite import GENERATOR_VERSION   # (suite.py runs this stream: imported when a case is made)
-    mlir = emit.program(spec, inst)
+    mlir = mlir or emit.program(spec, inst, present, consts)
     tvs = [TensorValue.of(a, t) for a, t in zip(arrays, emit.operand_types(spec, inst, arguments_only=True))]
     try:
         expected = expect_fn(spec, inst, mlir, arrays) if kind == "value" else []
@@ -139,23 +158,72 @@ def _elementwise(spec: OpSpec, seed: int, rng, expect_fn) -> list:
     storage type, another expressed type)."""
     names_in = [o.name for o in spec.operands]
     out = []
+    if not names_in:   # iota: no operand to take storage values; its structure comes from the skeletons
+        return out
     for p in PAIRINGS:
         if any(p.operand.expressed_type not in o.types_v1_20 for o in spec.operands):
             continue
         if len(names_in) == 1:
             args = [_storage_array(_storage_values(p.operand, rng), p.operand)]
-        else:
+        elif len(names_in) == 2:
             lhs, rhs = _grid(p.operand, rng)
             args = [_storage_array(lhs, p.operand), _storage_array(rhs, p.operand)]
+        else:
+            args = [_storage_array(v, p.operand) for v in _triples(p.operand, rng)]
         n = args[0].shape[0]
         ops = {name: _tensor((n,), p.operand) for name in names_in}
         inst = spec.instance(ops, {}, {spec.results[0].name: _tensor((n,), p.result)})
         if spec.violated(inst) or spec.types_outside_tables(inst):
             continue
-        out.append(_case(spec, inst, args, "value", seed, f"dequantize_op_quantize: {p.why}", family(p.operand),
+        out.append(stream_case(spec, inst, args, "value", seed, f"dequantize_op_quantize: {p.why}", family(p.operand),
                          expect_fn))
+    out += _scalar_bounds(spec, seed, rng, expect_fn)
     out += _elementwise_invalid(spec, seed, rng, expect_fn)
     return out
+
+
+def _scalar_bounds(spec: OpSpec, seed: int, rng, expect_fn) -> list:
+    """clamp's rank-0 `min` and `max` (v1.20 C1–C2), each of its own scale
+    and zero point (C3 reads baseline element types only): every storage
+    value of the operand between them; then a `min` of another storage
+    type, which breaks C3 alone.  [] for ops without such operands."""
+    if [o.name for o in spec.operands] != ["min", "operand", "max"]:
+        return []
+    out = []
+    for p in PAIRINGS[:4]:
+        lo_t, hi_t = p.result, dataclasses.replace(p.result, scales=(p.result.scales[0] * 2,))
+        st = p.operand.storage_type
+        x = _storage_values(p.operand, rng)
+        mid = (st.min_value + st.max_value) // 2
+        lo = rng.integers(st.min_value, mid, size=())
+        hi = rng.integers(mid, st.max_value + 1, size=())
+        ops = {"min": _tensor((), lo_t), "operand": _tensor(x.shape, p.operand), "max": _tensor((), hi_t)}
+        inst = spec.instance(ops, {}, {"result": _tensor(x.shape, p.result)})
+        if spec.violated(inst) or spec.types_outside_tables(inst):
+            continue
+        args = [_storage_array(lo, lo_t), _storage_array(x, p.operand), _storage_array(hi, hi_t)]
+        out.append(stream_case(spec, inst, args, "value", seed, f"rank-0 bounds of their own scales: {p.why}",
+                         family(p.operand), expect_fn))
+    a, other = PAIRINGS[0].operand, Q("!quant.uniform<i16:f32, 0.1:-3>")
+    inst = spec.instance({"min": _tensor((), other), "operand": _tensor((4,), a), "max": _tensor((), a)}, {},
+                         {"result": _tensor((4,), a)})
+    broken = spec.violated(inst)
+    if len(broken) == 1 and not spec.types_outside_tables(inst):
+        args = [np.zeros((), np.int16), _storage_array(rng.integers(-10, 10, size=4), a), np.zeros((), np.int8)]
+        out.append(stream_case(spec, inst, args, "invalid", seed, f"violates {broken[0]} (a min of another storage type: "
+                         "baseline element types differ)", family(a), expect_fn, violates=broken[0]))
+    return out
+
+
+TRIPLE_SIDE = 12   # per operand of a three-operand op (clamp): 12³ triples (all 16³ for 4-bit types)
+
+
+def _triples(q: QuantizedType, rng) -> tuple[np.ndarray, ...]:
+    """Triples of storage values, as `_grid` makes pairs."""
+    st = q.storage_type
+    side = (np.arange(st.min_value, st.max_value + 1, dtype=np.int64) if st.bits <= 4
+            else _storage_values(q, rng, TRIPLE_SIDE))
+    return tuple(m.reshape(-1) for m in np.meshgrid(side, side, side, indexing="ij"))
 
 
 def _elementwise_invalid(spec: OpSpec, seed: int, rng, expect_fn) -> list:
@@ -164,15 +232,17 @@ def _elementwise_invalid(spec: OpSpec, seed: int, rng, expect_fn) -> list:
     other_storage = Q("!quant.uniform<i16:f32, 0.05:2>")
     other_expressed = Q("!quant.uniform<i8:f16, 0.05:2>")
     out = []
-    label = f"{spec.mnemonic}_c1"
     for result, what in ((other_storage, "a result of another storage type"),
                          (other_expressed, "a result of another expressed type")):
         ops = {name: _tensor((4,), p.operand) for name in names_in}
         inst = spec.instance(ops, {}, {spec.results[0].name: _tensor((4,), result)})
-        if spec.violated(inst) != [label] or spec.types_outside_tables(inst):
+        broken = spec.violated(inst)
+        # the op's own baseline-type clause (C1 of most; abs's C2, clamp's C4), broken alone
+        if len(broken) != 1 or broken[0] not in spec.labels or spec.types_outside_tables(inst):
             continue
+        label = broken[0]
         args = [_storage_array(rng.integers(-10, 10, size=4), p.operand) for _ in names_in]
-        out.append(_case(spec, inst, args, "invalid", seed, f"violates {label} ({what}: baseline types differ)",
+        out.append(stream_case(spec, inst, args, "invalid", seed, f"violates {label} ({what}: baseline types differ)",
                          family(p.operand), expect_fn, violates=label))
     return out
 
@@ -213,7 +283,7 @@ def _quantization_invalid(spec: OpSpec, seed: int, rng, expect_fn) -> list:
             if spec.violated(inst) != [label]:
                 continue
             args = [np.asarray(rng.integers(-5, 5, size=shape)).astype(t.numpy) for t in (lt, rt)]
-            out.append(_case(spec, inst, args, "invalid", seed, f"violates {label} ({what})", family(lt), expect_fn,
+            out.append(stream_case(spec, inst, args, "invalid", seed, f"violates {label} ({what})", family(lt), expect_fn,
                              violates=label))
             break
     return out
@@ -232,7 +302,7 @@ def _per_axis_values(spec: OpSpec, seed: int, rng, expect_fn) -> list:
                          {spec.results[0].name: _tensor(shape, PER_AXIS[0])})
     if spec.violated(inst) or spec.types_outside_tables(inst):
         return []
-    return [_case(spec, inst, args, "value", seed, "per-axis operands and result (quantization dimension 0)",
+    return [stream_case(spec, inst, args, "value", seed, "per-axis operands and result (quantization dimension 0)",
                   family(PER_AXIS[0]), expect_fn)]
 
 
@@ -255,19 +325,19 @@ def _uniform_quantize(spec: OpSpec, seed: int, rng, expect_fn) -> list:
         et = p.operand.expressed_type
         x = _float_values(et, p.operand, rng)
         inst = spec.instance({"operand": _tensor(x.shape, et)}, {}, {"result": _tensor(x.shape, p.operand)})
-        out.append(_case(spec, inst, [x], "value", seed, f"quantize from {et.mlir}: {p.why}", family(p.operand),
+        out.append(stream_case(spec, inst, [x], "value", seed, f"quantize from {et.mlir}: {p.why}", family(p.operand),
                          expect_fn))
         s = _storage_array(_storage_values(p.operand, rng), p.operand)
         inst = spec.instance({"operand": _tensor(s.shape, p.operand)}, {}, {"result": _tensor(s.shape, p.result)})
-        out.append(_case(spec, inst, [s], "value", seed, f"requantize (dequantize, then quantize): {p.why}",
+        out.append(stream_case(spec, inst, [s], "value", seed, f"requantize (dequantize, then quantize): {p.why}",
                          family(p.operand), expect_fn))
     x = np.array([[4.0, 15.0], [-3.3, 1e9]], dtype=np.float32).T.copy()   # the spec's example, then more
     inst = spec.instance({"operand": _tensor(x.shape, element_type("f32"))}, {}, {"result": _tensor(x.shape, PER_AXIS[0])})
-    out.append(_case(spec, inst, [x], "value", seed, "per-axis quantize (the spec's example type)",
+    out.append(stream_case(spec, inst, [x], "value", seed, "per-axis quantize (the spec's example type)",
                      family(PER_AXIS[0]), expect_fn))
     s = np.array([[10, 10], [-128, 127]], dtype=np.int8).T.copy()
     inst = spec.instance({"operand": _tensor(s.shape, PER_AXIS[0])}, {}, {"result": _tensor(s.shape, PER_AXIS[1])})
-    out.append(_case(spec, inst, [s], "value", seed, "per-axis requantize (the spec's example types)",
+    out.append(stream_case(spec, inst, [s], "value", seed, "per-axis requantize (the spec's example types)",
                      family(PER_AXIS[0]), expect_fn))
     f32, a = element_type("f32"), PAIRINGS[0].operand
     for label, operand, result, what in (
@@ -278,7 +348,7 @@ def _uniform_quantize(spec: OpSpec, seed: int, rng, expect_fn) -> list:
         if spec.violated(inst) != [label]:
             continue
         arr = np.zeros(operand.shape, dtype=operand.element_type.numpy)
-        out.append(_case(spec, inst, [arr], "invalid", seed, f"violates {label} ({what})", family(a), expect_fn,
+        out.append(stream_case(spec, inst, [arr], "invalid", seed, f"violates {label} ({what})", family(a), expect_fn,
                          violates=label))
     return out
 
@@ -291,7 +361,7 @@ def _uniform_dequantize(spec: OpSpec, seed: int, rng, expect_fn) -> list:
         else:
             s = _storage_array(_storage_values(q, rng), q)
         inst = spec.instance({"operand": _tensor(s.shape, q)}, {}, {"result": _tensor(s.shape, q.expressed_type)})
-        out.append(_case(spec, inst, [s], "value", seed, "dequantize every storage value" if q.is_per_tensor
+        out.append(stream_case(spec, inst, [s], "value", seed, "dequantize every storage value" if q.is_per_tensor
                          else "per-axis dequantize (the spec's example type)", family(q), expect_fn))
     a = PAIRINGS[0].operand
     for label, result, what in (("uniform_dequantize_c1", _tensor((2, 2), element_type("f32")), "result of another shape"),
@@ -299,7 +369,7 @@ def _uniform_dequantize(spec: OpSpec, seed: int, rng, expect_fn) -> list:
         inst = spec.instance({"operand": _tensor((4,), a)}, {}, {"result": result})
         if spec.violated(inst) != [label]:
             continue
-        out.append(_case(spec, inst, [np.zeros(4, dtype=np.int8)], "invalid", seed, f"violates {label} ({what})",
+        out.append(stream_case(spec, inst, [np.zeros(4, dtype=np.int8)], "invalid", seed, f"violates {label} ({what})",
                          family(a), expect_fn, violates=label))
     return out
 
@@ -324,6 +394,298 @@ def cases(spec: OpSpec, seed: int, expect_fn=None) -> list:
     return [c for c in made if c is not None]
 
 
+# ---------------------------------------------------------------- ops with structure: the declared example
+# An op with attributes or regions declares one valid instance (`Quantization.example`) whose element types
+# can be replaced; on it, the quantization clauses are broken one at a time and per-axis types are placed
+# where the op admits them.  These cases come after the skeletons' (`trailing_cases`), so an op's earlier
+# quantized cases keep their bytes.
+
+PER_AXIS_SCALES = (0.1, 0.25, 0.05, 0.5, 0.125, 0.2, 1.0, 0.0625)
+PER_AXIS_ZERO_POINTS = (0, -3, 5, 1, -7, 2, 0, -1)
+
+
+def per_axis_along(base: QuantizedType, dim: int, n: int, zero: bool = False) -> QuantizedType:
+    """`base`'s storage and expressed types, per-axis along `dim` with `n`
+    scales and zero points of their own (zero points 0 where `zero`)."""
+    scales = tuple(PER_AXIS_SCALES[k % len(PER_AXIS_SCALES)] for k in range(n))
+    zps = tuple(0 if zero else PER_AXIS_ZERO_POINTS[k % len(PER_AXIS_ZERO_POINTS)] for k in range(n))
+    return dataclasses.replace(base, scales=scales, zero_points=zps, quantization_dimension=dim)
+
+
+def _role_candidates(t: TensorType) -> list[tuple[object, str]]:
+    """Element types a tensor of the example may take, in the order they are
+    tried: per-tensor quantized, the float type, another storage type,
+    another expressed type, another float type, then per-axis along each of
+    its dimensions (as many scales as the dimension is long)."""
+    a = PAIRINGS[0].operand
+    out = [(a, "per-tensor"), (element_type("f32"), "f32"), (Q("!quant.uniform<i16:f32, 0.1:-3>"), "i16 storage"),
+           (Q("!quant.uniform<i8:f16, 0.1:-3>"), "f16 expressed"), (element_type("f16"), "f16"),
+           (Q("!quant.uniform<i8:f32, 0.2:1>"), "another scale")]
+    out += [(per_axis_along(a, d, n), f"per-axis along {d}") for d, n in enumerate(t.shape) if n > 0]
+    return out
+
+
+def _roles(inst) -> list[tuple[str, TensorType]]:
+    """(name, type) of what the example's element types are chosen for: its
+    non-constant operands and its results of the stand-in type f32 (a
+    variadic one by its first member; never an index operand), and "body"
+    — its first region's element type — where it has regions."""
+    spec = inst.spec
+
+    def first(v):
+        return v[0] if isinstance(v, list) and v else v
+    out = [(o.name, first(inst.operands[o.name])) for o in spec.operands if not o.constant]
+    out += [(r.name, first(inst.results[r.name])) for r in spec.results]
+    out = [(n, t) for n, t in out if isinstance(t, TensorType) and t.element_type == STAND_IN]   # not indices
+    fn = first(next(iter((inst.regions or {}).values()), None))
+    if fn is not None and fn.inputs:
+        out.append(("body", fn.inputs[0]))
+    return out
+
+
+FULL_SEARCH = 20000   # assignments; past it, those that change at most `CHANGED` roles from the first candidate
+CHANGED = 2
+
+
+def _combinations(base):
+    """Assignments of `_role_candidates` to the example's roles (`_roles`),
+    in a fixed order: (types by name, words saying what each is).  Every
+    assignment where there are at most `FULL_SEARCH` (in product order);
+    for an op with many tensors (batch_norm_grad: eight), those that give
+    at most `CHANGED` roles another candidate than the first (per-tensor
+    quantized) — a clause is broken by one or two types."""
+    roles = _roles(base)
+    options = [_role_candidates(t) for _, t in roles]
+    if int(np.prod([len(o) for o in options], dtype=np.int64)) <= FULL_SEARCH:
+        combos = itertools.product(*options)
+    else:
+        def changed(k):
+            for which in itertools.combinations(range(len(roles)), k):
+                for alts in itertools.product(*[options[i][1:] for i in which]):
+                    combo = [o[0] for o in options]
+                    for i, a in zip(which, alts):
+                        combo[i] = a
+                    yield tuple(combo)
+        combos = itertools.chain.from_iterable(changed(k) for k in range(CHANGED + 1))
+    for combo in combos:
+        yield ({n: c[0] for (n, _), c in zip(roles, combo)},
+               ", ".join(f"{n} {c[1]}" for (n, _), c in zip(roles, combo)))
+
+
+def _identity_storage(body: str | None, q: QuantizedType) -> int:
+    """The storage value that is `body`'s identity on `q`: the zero point
+    (it dequantizes to 0) for a sum, the storage bounds for maximum and
+    minimum; the zero point for any other body."""
+    if body == "maximum":
+        return int(q.storage_min)
+    if body == "minimum":
+        return int(q.storage_max)
+    return int(q.zero_points[0])
+
+
+def _expressed(inst):
+    """The instance with every quantized tensor of its expressed type (what
+    the op's `Exercise.operand_values` knows how to fill)."""
+    def retype(t):
+        if isinstance(t, list):
+            return [retype(m) for m in t]
+        if isinstance(t, TensorType) and t.element_type.is_quantized:
+            return TensorType(t.shape, t.element_type.expressed_type)
+        return t
+    return inst.spec.instance({k: retype(v) for k, v in inst.operands.items()}, dict(inst.attributes),
+                              {k: retype(v) for k, v in inst.results.items()}, dict(inst.regions or {}), inst.grid)
+
+
+def _example_arrays(spec: OpSpec, inst, rng) -> list[np.ndarray]:
+    """Operands for an example instance.  A quantized operand: the values
+    the op declares for it (`Exercise.operand_values`, asked on the
+    expressed types: batch norm's positive variance, reduce's identity
+    init) quantized into its type; else, a rank-0 one named init…, the
+    identity of the body (`_identity_storage`, so the amount of init values
+    inserted cannot matter); else every storage value possible — under a
+    sum, within an eighth of the storage range of the zero point, so that
+    some sums saturate and most do not.  Floats in [-4, 4] rounded to the
+    type, integers (indices) in [0, 3)."""
+    from ..spec.quantized import quantize
+    body = next(iter((inst.regions or {}).values()), None)
+    body = body[0] if isinstance(body, list) and body else body
+    chosen = spec.exercise.operand_values
+    expressed = _expressed(inst) if chosen is not None else None
+    slots = []
+    for o in spec.operands:
+        if o.constant:
+            continue
+        v = inst.operands[o.name]
+        slots += [(o.name, k) for k in range(len(v) if o.variadic else 1)]
+    out = []
+    for (name, k), t in zip(slots, emit.operand_types(spec, inst, arguments_only=True)):
+        et = t.element_type
+        given = None
+        if et.is_quantized and chosen is not None:
+            given = chosen(expressed, name, k, TensorType(t.shape, et.expressed_type), rng)
+        if given is not None:
+            x = np.asarray(given).astype(et.expressed_type.numpy).reshape(t.shape)
+            q = quantize(x, et)
+            out.append(np.asarray(np.ma.filled(q, int(et.zero_points[0]))).astype(et.numpy).reshape(t.shape))
+        elif et.is_quantized and t.rank == 0 and name.startswith("init"):
+            out.append(np.asarray(_identity_storage(getattr(body, "body", None), et)).astype(et.numpy))
+        elif et.is_quantized:
+            st = et.storage_type
+            lo, hi = int(et.storage_min), int(et.storage_max)
+            if getattr(body, "body", None) in ("add", "map_add"):   # sums of a few: some saturate, most do not
+                zp, quarter = int(et.zero_points[0]), (hi - lo) // 8 + 1
+                lo, hi = max(lo, zp - quarter), min(hi, zp + quarter)
+            out.append(rng.integers(lo, hi + 1, size=t.shape).astype(st.numpy))
+        elif et.is_float:
+            out.append(np.asarray(rng.uniform(-4, 4, size=t.shape)).astype(et.numpy))
+        elif et.is_integer:   # the op's own (while's counter and limit), else indices in [0, 3)
+            own = chosen(inst, name, k, t, rng) if chosen is not None else None
+            out.append(np.asarray(own).astype(et.numpy).reshape(t.shape) if own is not None
+                       else rng.integers(0, 3, size=t.shape).astype(et.numpy))
+        else:
+            out.append(np.zeros(t.shape, dtype=et.numpy))
+    for t in emit.capture_types(spec, inst):   # what region bodies read from @main (while's count_up)
+        et = t.element_type
+        if et.is_quantized:
+            out.append(rng.integers(int(et.storage_min), int(et.storage_max) + 1, size=t.shape).astype(et.numpy))
+        elif et.is_float:
+            out.append(np.asarray(rng.uniform(-4, 4, size=t.shape)).astype(et.numpy))
+        else:
+            out.append(rng.integers(0, 3, size=t.shape).astype(et.numpy))
+    return out
+
+
+def _first_quantized(inst):
+    """The element type that names the case's family: its first quantized tensor's."""
+    def leaves(v):
+        return [x for m in v for x in leaves(m)] if isinstance(v, list) else [v]
+    ts = [t for v in list(inst.operands.values()) + list(inst.results.values()) for t in leaves(v)]
+    return next(t.element_type for t in ts if isinstance(t, TensorType) and t.element_type.is_quantized)
+
+
+def _example_invalid(spec: OpSpec, seed: int, rng, expect_fn) -> list:
+    """One program breaking each quantization clause alone, and each of the
+    op's own constraints that element types alone can break on quantized
+    tensors (reduce's C2 and C6 read the quantized types whole: an init or
+    a body of another scale), on the op's declared example: the first
+    assignment of element types (`_combinations`) that the op's tables
+    accept, that holds a quantized tensor, and that breaks that constraint
+    and no other — in the program as the oracle reads it too (a region's
+    own op, refused first, would name another clause)."""
+    q = spec.quantization
+    base = q.example({})
+    labels = [c.__name__ for c in q.constraints] + [l for l in spec.labels]
+    found: dict[str, tuple] = {}
+    for types, what in _combinations(base):
+        inst = q.example(types)
+        if spec.types_outside_tables(inst) or not spec.holds_quantized(inst):
+            continue
+        broken = spec.violated(inst)
+        if len(broken) == 1 and broken[0] in labels and broken[0] not in found \
+                and expect.rejection(emit.program(spec, inst)) == broken[0]:   # not a region's op first
+            found[broken[0]] = (inst, what)
+    out = []
+    for label in labels:
+        if label not in found:
+            continue
+        inst, what = found[label]
+        out.append(stream_case(spec, inst, _example_arrays(spec, inst, rng), "invalid", seed,
+                         f"violates {label} ({what})", family(_first_quantized(inst)), expect_fn, violates=label))
+    return out
+
+
+def _example_per_axis(spec: OpSpec, seed: int, rng, expect_fn) -> list:
+    """Value cases with per-axis quantized tensors where the op admits them
+    (`Quantization.per_axis`), on its example: for each set of per-axis
+    tensors, the first valid assignment — the quantized form, then the
+    hybrid one (float operands beside per-axis ones) where valid."""
+    q = spec.quantization
+    if not q.per_axis:
+        return []
+    base = q.example({})
+    out, seen = [], set()
+    a = PAIRINGS[0].operand
+    for types, what in _combinations(base):
+        quantized = {n: t for n, t in types.items() if getattr(t, "is_quantized", False)}
+        axis = frozenset(n for n, t in quantized.items() if t.is_per_axis)
+        floats = frozenset(n for n, t in types.items() if n not in quantized)
+        key = (axis, floats)
+        if not axis or key in seen or any(t == element_type("f16") for t in types.values()):
+            continue
+        if any((t.storage_type, t.expressed_type) != (a.storage_type, a.expressed_type) for t in quantized.values()):
+            continue
+        if any(t.is_per_tensor and t != a for t in quantized.values()):
+            continue
+        inst = q.example(types)
+        if spec.types_outside_tables(inst) or spec.violated(inst):
+            continue
+        seen.add(key)
+        out.append(stream_case(spec, inst, _example_arrays(spec, inst, rng), "value", seed, f"per-axis: {what}",
+                         family(_first_quantized(inst)), expect_fn))
+    return out
+
+
+def _example_values(spec: OpSpec, seed: int, rng, expect_fn) -> list:
+    """Value cases of an op defined by dequantize_op_quantize whose
+    structure its example gives (batch norm): per pairing, every operand of
+    its operand type, every result of its result type."""
+    q = spec.quantization
+    if q.bodies or q.meaning != DEQUANTIZE_OP_QUANTIZE or q.skeletons:
+        return []
+    roles = [n for n, _ in _roles(q.example({}))]
+    results = {r.name for r in spec.results}
+    out = []
+    for p in PAIRINGS:
+        inst = q.example({n: (p.result if n in results else p.operand) for n in roles})
+        if spec.types_outside_tables(inst) or spec.violated(inst):
+            continue
+        out.append(stream_case(spec, inst, _example_arrays(spec, inst, rng), "value", seed,
+                         f"dequantize_op_quantize on its example: {p.why}", family(p.operand), expect_fn))
+    return out
+
+
+def _region_values(spec: OpSpec, seed: int, rng, expect_fn) -> list:
+    """Value cases of an op with a region (`Quantization.bodies`): each
+    pairing's operand type for every tensor and the region, with each body
+    the op declares; with the first body, also the pairing's result type for
+    the results where the op's constraints let them differ (map's E')."""
+    q = spec.quantization
+    if not q.bodies:
+        return []
+    base = q.example({})
+    roles = [n for n, _ in _roles(base)]
+    results = {r.name for r in spec.results}
+    out = []
+    for p in PAIRINGS:
+        for body in q.bodies:
+            tried = [({n: p.operand for n in roles}, f"{p.why}")]
+            own = {n: (p.result if n in results else p.operand) for n in roles}
+            if body == q.bodies[0] and own != tried[0][0]:
+                tried.append((own, f"{p.why}; a result of its own scale"))
+            for types, what in tried:
+                inst = q.example(types, body)
+                if spec.types_outside_tables(inst) or spec.violated(inst):
+                    continue
+                out.append(stream_case(spec, inst, _example_arrays(spec, inst, rng), "value", seed,
+                                 f"region {body} on quantized values: {what}", family(p.operand), expect_fn))
+    return out
+
+
+def trailing_cases(spec: OpSpec, seed: int, expect_fn=None) -> list:
+    """The op's cases on its declared example (`Quantization.example`):
+    after every other quantized case of the op (generators/suite.py), on a
+    generator stream of their own."""
+    q = spec.quantization
+    if q is None or q.example is None:
+        return []
+    expect_fn = expect_fn or oracle_expectations
+    rng = np.random.default_rng([seed, zlib.crc32(spec.mnemonic.encode()), zlib.crc32(b"quantized example")])
+    made = (_example_values(spec, seed, rng, expect_fn) + _region_values(spec, seed, rng, expect_fn)
+            + _example_per_axis(spec, seed, rng, expect_fn)
+            + _example_invalid(spec, seed, rng, expect_fn))
+    return [c for c in made if c is not None]
+
+
 # ---------------------------------------------------------------- ops with structure: the seed's skeletons
 STAND_IN = element_type("f32")   # the seed's skeletons in f32 are those a quantized type takes the place of
 # i8 and u8 storage, per-tensor; then zero point 0 (dot_general's C15: a weight's zero point is 0)
@@ -339,7 +701,11 @@ def needs_skeletons(spec: OpSpec, made: list) -> bool:
     q = spec.quantization
     if q is None or q.meaning == OWN:
         return False
-    return q.meaning == STORAGE or not any(c.kind == "value" for c in made)
+    if not q.skeletons:
+        return False
+    if q.meaning == REGIONS:   # ops with regions: their declared example where they have one (trailing_cases)
+        return q.example is None
+    return q.meaning == STORAGE or q.example is not None or not any(c.kind == "value" for c in made)
 
 
 def _type_clauses_hold(spec: OpSpec, skel: Skeleton) -> bool:
@@ -351,6 +717,8 @@ def _type_clauses_hold(spec: OpSpec, skel: Skeleton) -> bool:
     A result the skeleton leaves to inference takes the first operand's
     element type, as inference gives it where the program states none."""
     names = [o.name for o in spec.operands if not o.constant]
+    if not spec.quantization.constraints or not names:
+        return True
     if len(names) != len(skel.operand_types) or any(o.variadic for o in spec.operands):
         return True
     stated = dict(skel.result_types)
@@ -362,6 +730,23 @@ def _type_clauses_hold(spec: OpSpec, skel: Skeleton) -> bool:
                 return False
         except (AttributeError, IndexError, KeyError, TypeError, ValueError):
             continue
+    return True
+
+
+def _bodies_take(skel: Skeleton, q: QuantizedType) -> bool:
+    """Whether every op the skeleton's region bodies write on `q` takes
+    quantized tensors (generators/regions.py writes `subtract` as `xor`
+    where subtract's table lacks the type — a quantized type is in no
+    table — and xor takes no quantized tensor)."""
+    from ..spec.ops import OPS
+    from .regions import LOOPS, PAIRWISE, body_op
+    for _, body in skel.regions:
+        if body in LOOPS:   # they write a constant of the counter's type: no quantized constant is written here
+            return False
+        name = (body or "").removeprefix("map_")
+        op = body_op(name, q) if name in PAIRWISE else name
+        if op in OPS and OPS[op].quantization is None:
+            return False
     return True
 
 
@@ -380,7 +765,8 @@ def skeletons(spec: OpSpec, seed_skeletons: list[Skeleton]) -> list[tuple[str, S
             ops = tuple(q if t == STAND_IN else t for t in skel.operand_types)
             res = tuple((n, q if t == STAND_IN else t) for n, t in skel.result_types)
             new = Skeleton(skel.op, ops, res, skel.attrs, skel.regions)
-            if new == skel or new in seen or not _type_clauses_hold(spec, new) or not valid(spec, new):
+            if (new == skel or new in seen or not _type_clauses_hold(spec, new) or not _bodies_take(new, q)
+                    or not valid(spec, new)):
                 continue
             seen.add(new)
             made.append((f"quantized: {q.mlir} in place of f32", new))
@@ -393,7 +779,7 @@ def skeletons(spec: OpSpec, seed_skeletons: list[Skeleton]) -> list[tuple[str, S
                 continue
             ops = skel.operand_types[:k] + (q,) + skel.operand_types[k + 1:]
             new = Skeleton(skel.op, ops, skel.result_types, skel.attrs, skel.regions)
-            if new in seen or not _type_clauses_hold(spec, new) or not valid(spec, new):
+            if new in seen or not _type_clauses_hold(spec, new) or not _bodies_take(new, q) or not valid(spec, new):
                 continue
             seen.add(new)
             made.append((f"hybrid: operand {k} {q.mlir}, the rest f32", new))

@@ -45,7 +45,7 @@ from ..oracle.host import Host, session
 from ..spec.types import TensorType
 from ..spec.grid import Grid
 from ..suites.records import Case, GridData, HostData, TensorValue, case_id, tensor_type_of
-from . import corners, emit, expect, indices, negative, quantized, solve, v1_20_types, values
+from . import corners, emit, expect, indices, negative, quantized, solve, v1_20_collectives, v1_20_ops, v1_20_types, values
 from .skeleton import Skeleton, draw_ranks, enumerate_skeletons
 
 GENERATOR_VERSION = "1"
@@ -353,10 +353,16 @@ def _declared_case(spec: OpSpec, note: str, kind: str, inst, violates, rng, seed
                 provenance={"seed": seed, "section": spec.mnemonic, "generator": GENERATOR_VERSION}, host=host)
 
 
+# The case streams of the ops v1.20 added (spec/added/): each yields an op's
+# cases or none, from a generator seeded by the op's name, so a stream added
+# here changes no other op's cases.
+ADDED_STREAMS = (quantized.cases, v1_20_collectives.cases, v1_20_ops.cases)
+
+
 def op_cases(spec: OpSpec, seed: int, expect_fn=None) -> tuple[list[Case], list[str]]:
     """All cases of one op, and the constraints no kept invalid case names."""
-    if spec.mnemonic in ADDED:   # not in the seed: no skeletons, its cases are the quantized stream's
-        return _unique(quantized.cases(spec, seed, expect_fn)), []
+    if spec.mnemonic in ADDED:   # not in the seed: no skeletons, its cases are its streams' (ADDED_STREAMS)
+        return _unique([c for stream in ADDED_STREAMS for c in stream(spec, seed, expect_fn)]), []
     declared = getattr(spec.semantics, "cases", None)
     if declared is not None:   # ops that list their instances (the token ops: spec.dsl.SideEffect)
         rng = op_rng(seed, spec.mnemonic)
@@ -492,7 +498,7 @@ def _quantized_cases(spec: OpSpec, skels: list[Skeleton], seed: int, expect_fn) 
     every other case stays byte-identical."""
     made = quantized.cases(spec, seed, expect_fn)
     if not quantized.needs_skeletons(spec, made) or not skels:
-        return made
+        return made + quantized.trailing_cases(spec, seed, expect_fn)
     rng = np.random.default_rng([seed, zlib.crc32(spec.mnemonic.encode()), zlib.crc32(b"quantized skeletons")])
     plan = plan_for(spec)
     for what, skel in quantized.skeletons(spec, skels):
@@ -504,7 +510,7 @@ def _quantized_cases(spec: OpSpec, skels: list[Skeleton], seed: int, expect_fn) 
             named = quantized.as_family(c) if c is not None else None
             if named is not None:
                 made.append(dataclasses.replace(named, note=f"{named.note}; {what}"))
-    return made
+    return made + quantized.trailing_cases(spec, seed, expect_fn)   # on its declared example: last
 
 
 def build(out_dir: Path, seed: int, ops: list[str] | None = None, expect_fn=None, log=None) -> dict:

@@ -16,7 +16,7 @@ from ..spec.expectation import Expectation
 from ..spec.grid import SINGLE as SINGLE_GRID, Grid
 from ..spec.ops import lookup
 from ..spec.quantized import same_baseline_type
-from ..spec.types import TensorType, TokenType, TupleType, parse_type, to_bits
+from ..spec.types import FutureType, TensorType, TokenType, TupleType, parse_type, to_bits
 from .attribute_values import attribute_texts, declared_attributes, dense_constant
 from .block import CALL, Program, Step
 from .custom_calls import read_as_op
@@ -138,7 +138,8 @@ def _value_type(t):
 
 
 def _held(vt) -> bool:
-    return isinstance(vt, (TensorType, TokenType)) or (isinstance(vt, TupleType) and all(_held(m) for m in vt.types))
+    return (isinstance(vt, (TensorType, TokenType)) or (isinstance(vt, (TupleType, FutureType))
+                                                        and all(_held(m) for m in vt.types)))
 
 
 def _split(decl: list, values: list, what: str, mnemonic: str) -> dict:
@@ -187,7 +188,13 @@ def _instance(op, functions=None, scope=None):
     results = _split(spec.results, [_value_type(r.type) for r in op.results], "results", mnemonic)
     attrs = declared_attributes(spec, present, mnemonic, discardable)
     regions, bodies = _regions(op, spec, functions, scope)
+    called = _called_functions(spec, attrs, functions, mnemonic)   # composite's decomposition, read as func.call's callee
+    regions.update(called)
+    bodies += [fn.block for fn in called.values()]
     inst = spec.instance(operands, attrs, results, regions, grid=functions.grid if functions is not None else None)
+    inst.known_values = _literal_values(op, spec)   # v1.20's dynamic ops: shape operands a constant gives
+    if scope is not None:   # the block's names of the op's operands: async_start's C3 compares its body's captures
+        inst.value_names = [scope.name(o) for o in op.operands]
     bad = spec.types_outside_tables(inst)
     if bad:
         raise ProgramRejected(f"{mnemonic}: element type of {', '.join(bad)} is not allowed by the spec")
@@ -206,6 +213,44 @@ def _instance(op, functions=None, scope=None):
         if want is not None and want != got:
             raise ProgramRejected(f"{mnemonic}: result {r.name} has type {got} where the spec infers {want}")
     return inst, constants, bodies
+
+
+def _literal_values(op, spec) -> dict:
+    """{operand name: array} of the op's `literal` operands (a shape, a
+    padding: spec/added/shape_operands.py) that a `stablehlo.constant` of
+    the program defines — the values spec.md "Dynamism" verifies
+    statically where it can; the op's constraints read them."""
+    out: dict = {}
+    declared = [o for o in spec.operands if not o.constant]
+    if not any(o.literal for o in declared) or any(o.variadic for o in declared):
+        return out
+    for o, value in zip(declared, op.operands):
+        owner = value.owner
+        owner = getattr(owner, "operation", owner)
+        if not o.literal or getattr(owner, "name", None) != "stablehlo.constant":
+            continue
+        try:
+            out[o.name], _ = dense_constant(attribute_texts(owner, owner.name)["value"])
+        except (KeyError, ValueError):   # no readable value: known when the op runs
+            continue
+    return out
+
+
+def _called_functions(spec, attrs: dict, functions, mnemonic: str) -> dict:
+    """{attribute name: Function} for the attributes whose kind names a
+    function of the module (`names_function`: composite's
+    `decomposition`), each function read once as a func.call's callee; an
+    attribute naming no function of the module is left out, for the op's
+    own constraint to name (composite_c2)."""
+    out = {}
+    for a in spec.attributes:
+        name = attrs.get(a.name)
+        if not getattr(a.kind, "names_function", False) or functions is None or name not in functions.funcs:
+            continue
+        body = functions.body(name, f"{mnemonic}'s {a.name}")
+        out[a.name] = Function(tuple(t for _, t in body.args), tuple(body.return_types), call=caller(body),
+                               expect=expecter(body), block=body)
+    return out
 
 
 def _same_baseline(want, got) -> bool:

@@ -1,8 +1,11 @@
 """Quantized tensors in the oracle (StableHLO v1.20): what a result must be.
 
-Two rules, by the op's declared meaning (spec/dsl/quantization.py):
-`dequantize_op_quantize` (below) and `storage` (data movement: the storage
-values move unchanged, `move_storage`).
+Three rules, by the op's declared meaning (spec/dsl/quantization.py):
+`dequantize_op_quantize` (below; on arrays, and on whole values for the
+batch norm decompositions), `storage` (data movement: the storage values
+move unchanged, `move_storage`) and `regions` (reduce, sort, map,
+scatter, the reducing collectives …: the op's own rule on storage values,
+its regions run as written on quantized values, `run_with_regions`).
 
 A quantized value travels through the walk as its storage integers (the
 bits of `QuantizedType`'s storage type, typed by the quantized tensor type
@@ -49,29 +52,37 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..spec.dsl.quantization import DEQUANTIZE_OP_QUANTIZE, STORAGE, Quantizing
+import dataclasses
+
+from ..spec.dsl import Function
+from ..spec.dsl.quantization import DEQUANTIZE_OP_QUANTIZE, REGIONS, STORAGE, Quantizing
 from ..spec.expectation import Alternative, Expectation
 from ..spec.kinds import kind_of
 from ..spec.kinds.bounded import BOUNDED
 from ..spec.quantized import QuantizedType, dequantize, quantize
-from ..spec.types import TensorType, from_bits, from_ordinals, to_bits
-from .semantics import on_arrays, on_quantization, operand_types, result_types, run_arrays
+from ..spec.types import TensorType, TupleType, from_bits, from_ordinals, to_bits
+from .semantics import (on_arrays, on_quantization, on_quantization_values, operand_types, result_types, run_arrays,
+                        run_values)
 
 PRIMARY = "the storage value of the primary float result"
 ANY_STORAGE = ("quantize of NaN: the spec's convert of NaN to the storage integer type is undefined — "
                "any storage value is accepted")
 
 
-def _retyped(inst, which: str):
+def _retyped(inst, which: str, regions: dict | None = None):
     """The same op with each quantized tensor's element type replaced by its
     `which` type ("expressed_type": the float op of dequantize_op_quantize;
-    "storage_type": data movement's integers), every other type as it is."""
+    "storage_type": data movement's integers), every other type as it is
+    (and the regions `regions` where given)."""
     def retype(t):
         if isinstance(t, TensorType) and isinstance(t.element_type, QuantizedType):
             return TensorType(t.shape, getattr(t.element_type, which))
+        if isinstance(t, TupleType):
+            return TupleType(tuple(retype(m) for m in t.types))
         return [retype(m) for m in t] if isinstance(t, list) else t
     return inst.spec.instance({k: retype(v) for k, v in inst.operands.items()}, dict(inst.attributes),
-                              {k: retype(v) for k, v in inst.results.items()}, dict(inst.regions), inst.grid)
+                              {k: retype(v) for k, v in inst.results.items()},
+                              dict(inst.regions) if regions is None else regions, inst.grid)
 
 
 def expressed_instance(inst):
@@ -91,16 +102,83 @@ def dequantize_op_quantize(inst, arrays: list) -> list:
             for e, t in zip(outs, result_types(inst))]
 
 
+@on_quantization_values(DEQUANTIZE_OP_QUANTIZE)
+def dequantize_op_quantize_values(ctx, inst, values: list) -> list:
+    """The same for an op whose kind works on whole values — batch_norm_*'s
+    decompositions (v1.20: `dequantize_op_quantize`, and for training and
+    grad `dequantize_batch_norm_grad_or_training_quantize`: each of the
+    three results quantized into its own type, the same rule per result).
+    A quantized operand enters as its primary storage values, dequantized
+    exactly; a storage range upstream is not carried into the float op."""
+    floats = []
+    for v, t in zip(values, operand_types(inst)):
+        q = t.element_type if isinstance(t, TensorType) else None
+        if isinstance(q, QuantizedType):
+            x = dequantize(np.asarray(ctx.arrays(v)), q)
+            ft = TensorType(t.shape, q.expressed_type)
+            floats.append(Expectation(ft, to_bits(np.asarray(x).astype(q.expressed_type.numpy), q.expressed_type)))
+        else:
+            floats.append(v)
+    outs = run_values(ctx, expressed_instance(inst), floats)
+    return [quantized_expectation(e, t) if isinstance(t.element_type, QuantizedType) else e
+            for e, t in zip(outs, result_types(inst))]
+
+
 @on_quantization(STORAGE)
 def move_storage(inst, arrays: list) -> list:
     """Data movement (slice, reshape, transpose, …): v1.20 applies the op to
     the quantized values themselves, which the constraints keep of one
     quantized type from operand to result — so the storage values move
     unchanged, and the op's own rule runs on them as integers."""
-    outs = run_arrays(_retyped(inst, "storage_type"), arrays)
-    for e, t in zip(outs, result_types(inst)):
-        e.type = t
-    return outs
+    return _typed_back(run_arrays(_retyped(inst, "storage_type"), arrays), inst)
+
+
+def _opaque(fn):
+    """A region as a black box: its block is called (`call`, on storage
+    values, each op in it by its own quantized rule), never recognised —
+    no `pairwise` algebra (an integer sum of storage values is not a
+    quantized add), no `block` for an op to read a key comparison from."""
+    if isinstance(fn, list):
+        return [_opaque(f) for f in fn]
+    return dataclasses.replace(fn, pairwise=None, block=None) if isinstance(fn, Function) else fn
+
+
+def _on_storage(inst):
+    """The op on storage values (`_retyped`), its regions opaque."""
+    return _retyped(inst, "storage_type", {k: _opaque(v) for k, v in (inst.regions or {}).items()})
+
+
+def _typed_back(outs: list, inst) -> list:
+    """The storage results stated in the op's own (quantized) result types."""
+    def back(e, t):
+        if isinstance(t, TupleType):
+            t = list(t.types)
+        if isinstance(e, (list, tuple)) and isinstance(t, (list, tuple)):
+            return type(e)(back(x, u) for x, u in zip(e, t))
+        if isinstance(e, Expectation) and isinstance(t, TensorType):
+            e.type = t
+        return e
+    return [back(e, t) for e, t in zip(outs, result_types(inst))]
+
+
+@on_quantization(REGIONS)
+def run_with_regions(inst, arrays: list) -> list:
+    """An op whose regions compute on quantized values (reduce, sort, map,
+    scatter, …; spec/dsl/quantization.py `REGIONS`): the op's own rule on
+    storage values, each call of a region running the region as written
+    — every op in it by its quantized rule — so that a reduce's `add` body
+    dequantizes, adds and quantizes at every step of every schedule the
+    spec allows (spec/schedule.py enumerates them: the body is no monoid
+    on storage values, saturation makes the order matter)."""
+    return _typed_back(run_arrays(_on_storage(inst), arrays), inst)
+
+
+@on_quantization_values(REGIONS)
+def run_values_with_regions(ctx, inst, values: list) -> list:
+    """The same for an op of a kind that works on whole values (all_reduce,
+    reduce_scatter: storage values travel between processes unchanged, the
+    computation combines them by its quantized ops)."""
+    return _typed_back(run_values(ctx, _on_storage(inst), values), inst)
 
 
 def _admitted(e: Expectation) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

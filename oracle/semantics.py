@@ -36,6 +36,8 @@ VALUE_RULES: dict[type, Callable] = {}
 # How an op on quantized tensors runs, by its declaration's `meaning`
 # (spec/dsl/quantization.py): `rule(inst, arrays) -> [Expectation]` (quantized.py).
 QUANTIZATION_RULES: dict[str, Callable] = {}
+# The same for ops that work on whole values (collectives): `rule(ctx, inst, values) -> values`.
+QUANTIZATION_VALUE_RULES: dict[str, Callable] = {}
 
 
 def on_arrays(kind: type):
@@ -59,6 +61,15 @@ def on_quantization(meaning: str):
     form the spec defines by `meaning` ("dequantize_op_quantize")."""
     def register(rule):
         QUANTIZATION_RULES[meaning] = rule
+        return rule
+    return register
+
+
+def on_quantization_values(meaning: str):
+    """Register `rule(ctx, inst, values) -> values` for the ops of kinds that
+    work on whole values whose quantized form the spec defines by `meaning`."""
+    def register(rule):
+        QUANTIZATION_VALUE_RULES[meaning] = rule
         return rule
     return register
 
@@ -87,6 +98,9 @@ def works_on_values(inst) -> bool:
 def run_values(ctx: Context, inst, values: list) -> list:
     """The op on whole values, by its kind's `on_values` rule."""
     _load()
+    q = inst.spec.quantization
+    if q is not None and q.meaning in QUANTIZATION_VALUE_RULES and inst.spec.holds_quantized(inst):
+        return QUANTIZATION_VALUE_RULES[q.meaning](ctx, inst, values)
     return _rule(VALUE_RULES, inst.spec.semantics)(ctx, inst, values)
 
 

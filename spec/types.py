@@ -598,7 +598,22 @@ class TupleType:
         return self.mlir
 
 
-ValueType = Union[TensorType, TokenType, TupleType]
+@dataclass(frozen=True)
+class FutureType:
+    """v1.20's `!stablehlo.future<T…>`: what `async_start` yields and
+    `async_done` waits for (spec/added/async_start.py).  `types`: the
+    tensors the future will hold, in order."""
+    types: tuple
+
+    @property
+    def mlir(self) -> str:
+        return "!stablehlo.future<" + ", ".join(t.mlir for t in self.types) + ">"
+
+    def __str__(self) -> str:
+        return self.mlir
+
+
+ValueType = Union[TensorType, TokenType, TupleType, FutureType]
 
 _TENSOR_RE = re.compile(r"^tensor<((?:\d+x)*)(.+)>$")
 
@@ -612,6 +627,9 @@ def parse_type(text: str) -> ValueType:
     if s.startswith("tuple<") and s.endswith(">"):
         inner = s[len("tuple<"):-1]
         return TupleType(tuple(parse_type(p) for p in _split_top(inner)) if inner.strip() else ())
+    if s.startswith("!stablehlo.future<") and s.endswith(">"):   # v1.20's async values (FutureType)
+        inner = s[len("!stablehlo.future<"):-1]
+        return FutureType(tuple(parse_type(p) for p in _split_top(inner)) if inner.strip() else ())
     if "!quant." in s:   # v1.20's quantized element types: their own grammar (spec/quantized.py)
         from .quantized import parse_quantized_tensor_type
         dims, q = parse_quantized_tensor_type(s)

@@ -9,6 +9,8 @@ import numpy as np
 
 from ..dsl import COMPLEX, FLOAT, SIGNED, Elementwise, ImplDefined, OpSpec, Operand, Result, approx_if_complex, same_shape, Generic, finite, checked
 from .. import annex_g
+from ..dsl.quantization import PER_TENSOR
+from ..quantized import baseline_element_type
 from ..types import TensorType
 
 
@@ -25,8 +27,13 @@ def abs_c2(op):
     """(C2)  `operand` and `result` have the same element type, except when the
   element type of the `operand` is complex type, in which case the element type
   of the `result` is the element type of the complex type (e.g. the element type
-  of the `result` is `f64` for operand type `complex<f64>`)."""
-    return op.result.element_type == result_element_type(op.operand.element_type)
+  of the `result` is `f64` for operand type `complex<f64>`).
+
+    v1.20 (C2) reads `baseline_element_type(result)` = `complex_element_type(element_type(operand))`
+    if `is_complex(operand)`, `baseline_element_type(operand)` otherwise: the seed's rule for every
+    non-quantized type; a per-tensor quantized result may differ from the operand in scales and zero
+    points."""
+    return baseline_element_type(op.result) == result_element_type(baseline_element_type(op.operand))
 
 
 def infer(op):
@@ -54,4 +61,6 @@ SPEC = OpSpec(
     constraints=(abs_c1, abs_c2),
     infer=infer,
     semantics=Elementwise(element, accuracy=approx_if_complex, generic=Generic(None, finite, ieee=np.abs, exact=True, integer=checked(np.abs))),
+    # v1.20: "or per-tensor quantized tensor"; dequantize_op_quantize(abs, operand, type(result))
+    quantization=PER_TENSOR,
 )

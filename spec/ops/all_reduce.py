@@ -43,6 +43,7 @@ from ..types import TensorType, exact_values
 from .all_gather import (channel_attributes, global_ids_attribute, global_ids_rule, grid_corners, members,
                          my_group, process_groups, range_rule, replica_groups_attribute, size_rule, unique_rule)
 from .send import CHANNEL_HANDLE
+from ..dsl.quantization import REGIONS, Quantization
 
 BODIES = ("add", "multiply", "maximum", "subtract")   # minimum behaves as maximum; each body multiplies check-spec's skeletons
 ASSOCIATIVE = ("add", "multiply", "maximum", "minimum")
@@ -210,4 +211,7 @@ SPEC = OpSpec(
     exercise=Exercise(corners=grid_corners((1,)) + (
         Corner("two operands reduced together", (1,), lambda op: [], layout={"counts": {"operands": 2}}),),
         survey_when=survey_reason),
+    # the seed RFC and v1.20: operands and results "or per-tensor quantized tensors"; the computation combines
+    # them by its own quantized ops (is_promotable read as equality, as for every type: module docstring)
+    quantization=Quantization(meaning=REGIONS),
 )

@@ -39,12 +39,18 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from ..dsl import FLOAT, Attribute, Decomposition, IntAttr, OpSpec, Operand, Result, element_type, same_element_type, \
-    same_shape, shape
+from ..dsl import FLOAT, Attribute, Decomposition, IntAttr, OpSpec, Operand, Result, element_type, same_shape, shape
 from ..exercise import Exercise
 from ..types import TensorType
 from .batch_norm_inference import (F32Attr, built_corners_for, feature_corners, feature_dim, feature_index_in_range,
                                    operand_values, size_of)
+from ..dsl.quantization import Quantization
+from ..quantized import baseline_element_type
+
+
+def _same_baseline_element_type(*ts) -> bool:
+    """v1.20's "have the same `baseline_element_type`" (its C2)."""
+    return len({baseline_element_type(t) for t in ts}) == 1
 
 
 def batch_norm_grad_c1(op):
@@ -54,9 +60,12 @@ def batch_norm_grad_c1(op):
 
 def batch_norm_grad_c2(op):
     """(C2) `operand`, `scale`, `mean`, `variance`, `grad_output`, `grad_operand`
-       `grad_scale` and `grad_offset` have the same element type."""
-    return same_element_type(op.operand, op.scale, op.mean, op.variance, op.grad_output, op.grad_operand,
-                             op.grad_scale, op.grad_offset)
+       `grad_scale` and `grad_offset` have the same element type.
+
+    v1.20 reads "the same `baseline_element_type`": the same for every non-quantized type; per-tensor
+    quantized tensors may differ in scales and zero points."""
+    return _same_baseline_element_type(op.operand, op.scale, op.mean, op.variance, op.grad_output, op.grad_operand,
+                                       op.grad_scale, op.grad_offset)
 
 
 def batch_norm_grad_c3(op):
@@ -138,6 +147,21 @@ def _make(spec, et, shape_, feature_index, epsilon):
     return inst
 
 
+def quantized_example(types: dict):
+    """A valid batch_norm_grad of a 2×3×4 operand over feature dimension 1
+    (epsilon 1, so a variance quantized to 0 does not saturate every output),
+    of the element types `types` names (by operand and result; f32 where
+    not named)."""
+    from ..types import E_F32
+    et = lambda n: types.get(n, E_F32)   # noqa: E731
+    return SPEC.instance({"operand": TensorType((2, 3, 4), et("operand")),
+                          **{n: TensorType((3,), et(n)) for n in ("scale", "mean", "variance")},
+                          "grad_output": TensorType((2, 3, 4), et("grad_output"))},
+                         {"epsilon": 1.0, "feature_index": 1},
+                         {"grad_operand": TensorType((2, 3, 4), et("grad_operand")),
+                          "grad_scale": TensorType((3,), et("grad_scale")), "grad_offset": TensorType((3,), et("grad_offset"))})
+
+
 SPEC = OpSpec(
     mnemonic="batch_norm_grad",
     operands=(Operand("operand", FLOAT), Operand("scale", FLOAT, rank=1), Operand("mean", FLOAT, rank=1),
@@ -150,4 +174,7 @@ SPEC = OpSpec(
     semantics=Decomposition(decomposition, fusable=True),
     exercise=Exercise(operand_values=operand_values, corners=feature_corners(5, activations=(0, 4)),
                       built_corners=built_corners_for(_make)),
+    # v1.20: "or per-tensor quantized" for every tensor; dequantize_batch_norm_grad_or_training_quantize: the
+    # inputs dequantized, the float op, each of its three results quantized into its own type
+    quantization=Quantization(example=quantized_example, skeletons=False),
 )

@@ -64,10 +64,12 @@ import mpmath
 import numpy as np
 
 from ..dsl import (FLOAT, Attribute, Decomposition, EnumAttr, IntAttr, OpSpec, Operand, Result, at, dim, element_type,
-                   in_range, rank, same_element_type, same_type, shape)
+                   in_range, rank, shape)
 from ..exercise import Corner, Exercise
 from ..ieee import round_to_precision
 from ..types import E_F32, TensorType
+from ..dsl.quantization import Quantization
+from ..quantized import baseline_element_type, same_baseline_type
 
 
 # --------------------------------------------------------------------------
@@ -156,6 +158,11 @@ def feature_index_in_range(op):
     return in_range(op.feature_index, 0, rank(op.operand))
 
 
+def _same_baseline_element_type(*ts) -> bool:
+    """v1.20's "have the same `baseline_element_type`" (its C2)."""
+    return len({baseline_element_type(t) for t in ts}) == 1
+
+
 def batch_norm_inference_c1(op):
     """(C1) 0 $\\le$ `feature_index` $\\lt$ rank(`operand`)."""
     return feature_index_in_range(op)
@@ -163,8 +170,11 @@ def batch_norm_inference_c1(op):
 
 def batch_norm_inference_c2(op):
     """(C2) `operand`, `scale`, `offset`, `mean`, `variance` and `result` have the
-  same element type."""
-    return same_element_type(op.operand, op.scale, op.offset, op.mean, op.variance, op.result)
+  same element type.
+
+    v1.20 reads "the same `baseline_element_type`": the same for every non-quantized type; per-tensor
+    quantized tensors may differ in scales and zero points."""
+    return _same_baseline_element_type(op.operand, op.scale, op.offset, op.mean, op.variance, op.result)
 
 
 def batch_norm_inference_c3(op):
@@ -188,8 +198,10 @@ def batch_norm_inference_c6(op):
 
 
 def batch_norm_inference_c7(op):
-    """(C7) `operand` and `result` have the same type."""
-    return same_type(op.operand, op.result)
+    """(C7) `operand` and `result` have the same type.
+
+    v1.20 reads `baseline_type(…) = baseline_type(…)`: the same for every non-quantized type."""
+    return same_baseline_type(op.operand, op.result)
 
 
 def infer(op):
@@ -373,6 +385,17 @@ def _make(spec, et, shape_, feature_index, epsilon):
     return inst
 
 
+def quantized_example(types: dict):
+    """A valid batch_norm_inference of a 2×3×4 operand over feature
+    dimension 1 (three features; epsilon 1, so a variance quantized to 0 does not
+    saturate every output), of the element types `types` names (by
+    operand and result; f32 where not named)."""
+    et = lambda n: types.get(n, E_F32)   # noqa: E731
+    return SPEC.instance({"operand": TensorType((2, 3, 4), et("operand")),
+                          **{n: TensorType((3,), et(n)) for n in ("scale", "offset", "mean", "variance")}},
+                         {"epsilon": 1.0, "feature_index": 1}, {"result": TensorType((2, 3, 4), et("result"))})
+
+
 SPEC = OpSpec(
     mnemonic="batch_norm_inference",
     operands=(Operand("operand", FLOAT), Operand("scale", FLOAT, rank=1), Operand("offset", FLOAT, rank=1),
@@ -385,4 +408,7 @@ SPEC = OpSpec(
     semantics=Decomposition(decomposition, fusable=True),
     exercise=Exercise(operand_values=operand_values, corners=feature_corners(5),
                       built_corners=built_corners_for(_make)),
+    # v1.20: "or per-tensor quantized" for every tensor; dequantize_op_quantize(lambda operand, scale, offset,
+    # mean, variance: batch_norm_inference(…), operand, scale, offset, mean, variance, type(result))
+    quantization=Quantization(example=quantized_example, skeletons=False),
 )

@@ -38,12 +38,18 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from ..dsl import FLOAT, Attribute, Decomposition, IntAttr, OpSpec, Operand, Result, element_type, same_element_type, \
-    same_type, shape
+from ..dsl import FLOAT, Attribute, Decomposition, IntAttr, OpSpec, Operand, Result, element_type, shape
 from ..exercise import Exercise
 from ..types import TensorType
 from .batch_norm_inference import (F32Attr, built_corners_for, feature_corners, feature_dim, feature_index_in_range,
                                    operand_values, size_of)
+from ..dsl.quantization import Quantization
+from ..quantized import baseline_element_type, same_baseline_type
+
+
+def _same_baseline_element_type(*ts) -> bool:
+    """v1.20's "have the same `baseline_element_type`" (its C2)."""
+    return len({baseline_element_type(t) for t in ts}) == 1
 
 
 def batch_norm_training_c1(op):
@@ -55,8 +61,11 @@ def batch_norm_training_c2(op):
     """(C2) `operand`, `scale`, `offset`, `result`, `batch_mean` and `batch_var`
        have the same element type.
 
-    `result` read as `output` (module docstring)."""
-    return same_element_type(op.operand, op.scale, op.offset, op.output, op.batch_mean, op.batch_var)
+    `result` read as `output` (module docstring).
+
+    v1.20 reads "the same `baseline_element_type`": the same for every non-quantized type; per-tensor
+    quantized tensors may differ in scales and zero points."""
+    return _same_baseline_element_type(op.operand, op.scale, op.offset, op.output, op.batch_mean, op.batch_var)
 
 
 def batch_norm_training_c3(op):
@@ -80,8 +89,10 @@ def batch_norm_training_c6(op):
 
 
 def batch_norm_training_c7(op):
-    """(C7) `operand` and `output` have the same type."""
-    return same_type(op.operand, op.output)
+    """(C7) `operand` and `output` have the same type.
+
+    v1.20 reads `baseline_type(…) = baseline_type(…)`: the same for every non-quantized type."""
+    return same_baseline_type(op.operand, op.output)
 
 
 def infer(op):
@@ -138,6 +149,20 @@ def _make(spec, et, shape_, feature_index, epsilon):
     return inst
 
 
+def quantized_example(types: dict):
+    """A valid batch_norm_training of a 2×3×4 operand over feature dimension
+    1 (epsilon 1, so a variance quantized to 0 does not saturate every output),
+    of the element types `types` names (by operand and result; f32 where
+    not named)."""
+    from ..types import E_F32
+    et = lambda n: types.get(n, E_F32)   # noqa: E731
+    return SPEC.instance({"operand": TensorType((2, 3, 4), et("operand")), "scale": TensorType((3,), et("scale")),
+                          "offset": TensorType((3,), et("offset"))},
+                         {"epsilon": 1.0, "feature_index": 1},
+                         {"output": TensorType((2, 3, 4), et("output")), "batch_mean": TensorType((3,), et("batch_mean")),
+                          "batch_var": TensorType((3,), et("batch_var"))})
+
+
 SPEC = OpSpec(
     mnemonic="batch_norm_training",
     operands=(Operand("operand", FLOAT), Operand("scale", FLOAT, rank=1), Operand("offset", FLOAT, rank=1)),
@@ -150,4 +175,7 @@ SPEC = OpSpec(
     semantics=Decomposition(decomposition, fusable=True),
     exercise=Exercise(operand_values=operand_values, corners=feature_corners(3),
                       built_corners=built_corners_for(_make)),
+    # v1.20: "or per-tensor quantized" for every tensor; dequantize_batch_norm_grad_or_training_quantize: the
+    # inputs dequantized, the float op, each of its three results quantized into its own type
+    quantization=Quantization(example=quantized_example, skeletons=False),
 )

@@ -15,6 +15,7 @@ import numpy as np
 
 from ..dsl import And, DataMovement, OpSpec, Operand, Result, ANY, dim, rank, same_shape
 from ..types import TensorType, from_bits, to_bits
+from ..dsl.quantization import STORAGE, Quantization
 
 
 def num_bits(et) -> int:
@@ -137,4 +138,7 @@ SPEC = OpSpec(
     semantics=DataMovement(movement),
     result_from_program=("result",),
     notes="bits are little-endian (the seed leaves `bits` implementation-defined; its example is little-endian)",
+    # v1.20: "tensor or quantized tensor" (per-axis too); C1 reads storage_type of a quantized side
+    # (`num_bits` of a quantized type is its storage type's): the storage bits are reinterpreted
+    quantization=Quantization(meaning=STORAGE, per_axis=True),
 )

@@ -13,12 +13,18 @@ import numpy as np
 
 from ..dsl import (ANY, Attribute, DataMovement, I64ArrayAttr, OpSpec, Operand, Or, Result, all_of, any_of, at, dim,
                    in_range, is_unique, rank, same_element_type, shape, size)
-from ..dsl.quantization import MOVES_PER_TENSOR
+from ..dsl.quantization import STORAGE, Quantization, is_per_axis_tensor, same_except
+from ..types import TensorType
 from ..exercise import Corner, Exercise
 
 
 def broadcast_in_dim_c1(op):
-    """(C1) `operand` and `result` have the same element type."""
+    """(C1) `operand` and `result` have the same element type.
+
+    v1.20 (C1): `element_type(operand)` if `!is_per_axis_quantized(operand)`, else the same except
+    that `quantization_dimension`, `scales` and `zero_points` may differ from the result's."""
+    if is_per_axis_tensor(op.operand):
+        return same_except(op.operand, op.result, ("quantization_dimension", "scales", "zero_points"))
     return same_element_type(op.operand, op.result)
 
 
@@ -49,6 +55,32 @@ def broadcast_in_dim_c5(op):
     return all_of(Or(dim(op.operand, j) == 1,
                      dim(op.operand, j) == at(shape(op.result), bd[j], default=dim(op.operand, j)))
                   for j in range(min(rank(op.operand), size(bd))))
+
+
+def broadcast_in_dim_c6(op):
+    """(v1.20 C6) If `is_per_axis_quantized(result)`: `quantization_dimension(result) =
+    broadcast_dimensions[quantization_dimension(operand)]`, and if `dim(operand,
+    quantization_dimension(operand)) = 1`, every scale and zero point of the result is the operand's
+    one (`scales(result)[i] = scales(operand)[0] and zero_points(result)[i] = zero_points(operand)[0]`
+    for i in range(dim(result, quantization_dimension(result))))."""
+    if not (is_per_axis_tensor(op.result) and is_per_axis_tensor(op.operand)):
+        return True
+    qo, qr = op.operand.element_type, op.result.element_type
+    bd = tuple(op.broadcast_dimensions)
+    if not (0 <= qo.quantization_dimension < len(bd)) or qr.quantization_dimension != bd[qo.quantization_dimension]:
+        return False
+    if op.operand.shape[qo.quantization_dimension] == 1:
+        return set(qr.scales) == {qo.scales[0]} and set(qr.zero_points) == {qo.zero_points[0]}
+    return True
+
+
+def quantized_example(types: dict):
+    """A valid broadcast_in_dim of a 3×1 operand along [0, 2] into 3×2×4 (of
+    the element types `types` names; f32 where not named): a per-axis
+    operand along 0 stays along 0; a result along another axis breaks C6."""
+    from ..types import E_F32
+    return SPEC.instance({"operand": TensorType((3, 1), types.get("operand", E_F32))}, {"broadcast_dimensions": (0, 2)},
+                         {"result": TensorType((3, 2, 4), types.get("result", E_F32))})
 
 
 def infer(op):
@@ -89,5 +121,8 @@ SPEC = OpSpec(
     semantics=DataMovement(movement),
     shape_from_program=("result",),
     exercise=Exercise(corners=CORNERS),
-    quantization=MOVES_PER_TENSOR,   # v1.20: "or quantized tensor"; per-tensor here (per-axis: its quantization_dimension rules, not yet)
+    # v1.20: "or quantized tensor", per-axis too (C1, C6); the storage values move (a size-1 quantization
+    # dimension broadcast takes its one scale to every slice)
+    quantization=Quantization(meaning=STORAGE, per_axis=True, constraints=(broadcast_in_dim_c6,),
+                              example=quantized_example),
 )

@@ -32,6 +32,7 @@ from ..branches import BRANCH_BODIES, branch_corners, branch_signature, function
 from ..dsl import ANY, ControlFlow, OpSpec, Operand, Region, Result, same_types, size
 from ..exercise import Exercise
 from ..types import SI32
+from ..dsl.quantization import STORAGE, Quantization
 
 
 def case_c1(op):
@@ -94,4 +95,6 @@ SPEC = OpSpec(
     result_from_program=("results",),
     exercise=Exercise(operand_values=index_values, built_corners=branch_corners(
         "index", SI32, lambda outs, bodies: {"branches": functions(outs, bodies + bodies[:1])})),
+    # v1.20: results "tensors, quantized tensors or tokens": the branch's values pass unchanged
+    quantization=Quantization(meaning=STORAGE, per_axis=True),
 )

@@ -5,7 +5,9 @@ floats: NaN propagates; lexicographic for complex, with the open cases those
 ops declare).  `min_val` / `max_val` of rank 0 apply to every element (the
 oracle broadcasts a rank-0 operand).
 """
-from ..dsl import ANY, Elementwise, ImplDefined, OpSpec, Operand, Or, Result, rank, same_element_type, same_shape, same_type
+from ..dsl import ANY, Elementwise, ImplDefined, OpSpec, Operand, Or, Result, rank, same_shape
+from ..dsl.quantization import PER_TENSOR
+from ..quantized import baseline_element_type, same_baseline_type
 from .maximum import max_element
 from .minimum import min_element
 
@@ -21,13 +23,18 @@ def clamp_c2(op):
 
 
 def clamp_c3(op):
-    """(C3) `min`, `operand`, and `max` have the same element type."""
-    return same_element_type(op.min, op.operand, op.max)
+    """(C3) `min`, `operand`, and `max` have the same element type.
+    v1.20 reads `baseline_element_type(min) = baseline_element_type(operand) = baseline_element_type(max)`:
+    the same for every non-quantized type; per-tensor quantized tensors may differ in scales and zero
+    points."""
+    return baseline_element_type(op.min) == baseline_element_type(op.operand) == baseline_element_type(op.max)
 
 
 def clamp_c4(op):
-    """(C4) `operand` and `result` have the same type."""
-    return same_type(op.operand, op.result)
+    """(C4) `operand` and `result` have the same type.
+    v1.20 reads `baseline_type(operand) = baseline_type(result)`: the same for every non-quantized
+    type."""
+    return same_baseline_type(op.operand, op.result)
 
 
 def infer(op):
@@ -68,4 +75,7 @@ SPEC = OpSpec(
     constraints=(clamp_c1, clamp_c2, clamp_c3, clamp_c4),
     infer=infer,
     semantics=Elementwise(element),
+    # v1.20: "tensor or per-tensor quantized tensor" for each; dequantize_op_quantize(clamp, min, operand, max,
+    # type(result))
+    quantization=PER_TENSOR,
 )

@@ -33,6 +33,7 @@ from ..dsl import (ANY, Collective, If, OpSpec, Operand, Result, all_of, groups_
 from ..exercise import Corner, Exercise
 from .all_gather import channel_attributes, replica_groups_attribute
 from .send import CHANNEL_HANDLE
+from ..dsl.quantization import MOVES_PER_TENSOR
 
 PAIR_SHAPES = ((1, 2), (2, 2), (3, 2))
 
@@ -111,12 +112,23 @@ def source_of(op, process):
     return None
 
 
+def fill_value(et) -> int | float:
+    """What a process no pair targets holds: v1.20's `constant(is_quantized(result) ? quantize(0,
+    element_type(result)) : 0, element_type(result))` — for a quantized result the storage value of
+    0.0 (its zero point, clamped to the storage bounds: quantize rounds nothing here), else 0."""
+    if not et.is_quantized:
+        return 0
+    from ..quantized import quantize
+    return int(np.ma.getdata(quantize(np.zeros((), et.expressed_type.numpy), et)))
+
+
 def permute(op, grid, process, operands_at) -> list:
-    """`operand@process_groups[i, 0]` where `process_groups[i, 1] = process`, else zeros."""
+    """`operand@process_groups[i, 0]` where `process_groups[i, 1] = process`, else zeros (v1.20: the
+    quantized zero, `fill_value`)."""
     src = source_of(op, tuple(process))
     mine = np.asarray(operands_at[tuple(process)][0])
     if src is None:
-        return [np.zeros(mine.shape, dtype=mine.dtype)]
+        return [np.full(mine.shape, fill_value(op.result.element_type), dtype=mine.dtype)]
     return [np.asarray(operands_at[src][0]).copy()]
 
 
@@ -138,4 +150,7 @@ SPEC = OpSpec(
         Corner("a process no pair targets (zeros)", (1,), lambda op: [op.grid.num_replicas >= 3, op.channel_id <= 0],
                layout={"group_shapes": {"source_target_pairs": (1, 2)}}),
     )),
+    # v1.20: "or per-tensor quantized tensor"; the storage values move between processes, and a process no
+    # pair targets gets quantize(0) (`permute`)
+    quantization=MOVES_PER_TENSOR,
 )

@@ -88,7 +88,10 @@ import numpy as np
 from ..dsl import (ANY, Accumulating, Attribute, BoolArrayAttr, ConvDimensionsGroup, EnumListAttr, I64ArrayAttr,
                    I64MatrixAttr, If, ImplDefined, IntAttr, OpSpec, Operand, Or, Result, all_of, at, element_type,
                    in_range, is_symbolic, is_unique, rank, shape, size)
+from ..dsl.quantization import Quantization
 from ..exercise import Corner, Exercise
+from ..quantized import (expressed_type, is_per_axis_quantized, is_per_tensor_quantized, is_quantized,
+                         quantization_dimension, storage_type)
 from ..types import TensorType
 from ..types import element_type as element_type_named
 from .. import bounds
@@ -179,8 +182,11 @@ def convolution_c1(op):
 
 
 def convolution_c2(op):
-    """(C2) element_type(`lhs`) $=$ element_type(`rhs`)."""
-    return element_type(op.lhs) == element_type(op.rhs)
+    """(C2) element_type(`lhs`) $=$ element_type(`rhs`).
+
+    v1.20 (C27) "if the operation uses non-quantized tensors": v1.20's C28–C34 take the quantized
+    ones (`_QUANTIZATION`)."""
+    return True if _uses_quantized(op) else element_type(op.lhs) == element_type(op.rhs)
 
 
 def convolution_c3(op):
@@ -334,8 +340,10 @@ def convolution_c26(op):
 
 
 def convolution_c27(op):
-    """(C27) element_type(`result`) $=$ element_type(`lhs`)."""
-    return element_type(op.result) == element_type(op.lhs)
+    """(C27) element_type(`result`) $=$ element_type(`lhs`).
+
+    v1.20 (C27) "if the operation uses non-quantized tensors", as C2."""
+    return True if _uses_quantized(op) else element_type(op.result) == element_type(op.lhs)
 
 
 def convolution_c28(op):
@@ -382,7 +390,103 @@ def result_dims(op) -> tuple:
 
 
 def infer(op):
+    """C26's shape, lhs's element type — but a quantized result's type is the
+    program's (v1.20 states its expressed type, C32, never its storage type
+    nor its scales), so none is inferred where the instance states one."""
+    result = (getattr(op, "results", None) or {}).get("result")
+    if result is not None and is_quantized(result):
+        return {}
     return {"result": TensorType(result_dims(op), op.lhs.element_type)}
+
+
+# --------------------------------------------------------------------------
+# Quantized tensors (v1.20)
+# --------------------------------------------------------------------------
+# v1.20's clauses "if the operation uses quantized tensors" are its C28–C34; the seed's convolution already
+# holds labels up to C28 (its own numbering: C28 is rank(result) = N), so these continue past it, as every
+# later clause does (OpSpec.later): convolution_c29 is v1.20's C28, …, convolution_c35 v1.20's C34, each
+# docstring naming its clause.  Each holds vacuously where the types it names are not there, so that each
+# can be broken alone (dot_general's C14–C20 are the model).
+
+def _uses_quantized(op) -> bool:
+    """Any quantized tensor among lhs, rhs and the result (when the instance states one yet)."""
+    result = (getattr(op, "results", None) or {}).get("result")
+    return any(is_quantized(t) for t in (op.lhs, op.rhs, result) if t is not None)
+
+
+def convolution_c29(op):
+    """(v1.20 C28) `is_quantized(lhs) = is_quantized(result) and is_quantized(rhs)`."""
+    return is_quantized(op.lhs) == (is_quantized(op.result) and is_quantized(op.rhs))
+
+
+def convolution_c30(op):
+    """(v1.20 C29) If `is_per_axis_quantized(rhs)`, then `quantization_dimension(rhs) =
+    kernel_output_feature_dimension`."""
+    return not is_per_axis_quantized(op.rhs) or quantization_dimension(op.rhs) == op.kernel_output_feature_dimension
+
+
+def convolution_c31(op):
+    """(v1.20 C30) If `is_per_axis_quantized(result)`, then `quantization_dimension(result) =
+    output_feature_dimension`."""
+    return (not is_per_axis_quantized(op.result)
+            or quantization_dimension(op.result) == op.output_feature_dimension)
+
+
+def convolution_c32(op):
+    """(v1.20 C31) If `is_quantized(lhs)`: `storage_type(lhs) = storage_type(rhs)`."""
+    return not (is_quantized(op.lhs) and is_quantized(op.rhs)) or storage_type(op.lhs) == storage_type(op.rhs)
+
+
+def convolution_c33(op):
+    """(v1.20 C32) If `is_quantized(lhs)`: `expressed_type(lhs) = expressed_type(rhs) = expressed_type(result)`."""
+    ts = (op.lhs, op.rhs, op.result)
+    return not all(is_quantized(t) for t in ts) or len({expressed_type(t) for t in ts}) == 1
+
+
+def convolution_c34(op):
+    """(v1.20 C33) If `is_quantized(lhs)` and `is_per_tensor_quantized(rhs)`, then
+    `is_per_tensor_quantized(result)`."""
+    return (not (is_quantized(op.lhs) and is_per_tensor_quantized(op.rhs) and is_quantized(op.result))
+            or is_per_tensor_quantized(op.result))
+
+
+def convolution_c35(op):
+    """(v1.20 C34) If `!is_quantized(lhs)` (the hybrid form: float lhs, quantized rhs):
+    `element_type(lhs) = expressed_type(rhs) = element_type(result)`.
+
+    Checked, like every clause here, only where the op uses quantized tensors.  A float rhs has no
+    expressed type (the spec's `member_name(x)` "returns None" where x has no such member), so
+    float lhs and rhs with a quantized result break this clause — and no other: C28 holds there
+    (false = false and true)."""
+    if is_quantized(op.lhs):
+        return True
+    rhs = expressed_type(op.rhs) if is_quantized(op.rhs) else None
+    return element_type(op.lhs) == rhs == element_type(op.result)
+
+
+def quantized_example(types: dict):
+    """A valid 1-D convolution whose element types are `types` (by name: lhs,
+    rhs, result; f32 where not given) — the structure on which the quantized
+    stream breaks each of C29–C35 alone and builds per-axis cases: lhs
+    [b, 0, f] 1×5×2, rhs [0, i, o] 3×2×4, result [b, 0, f] 1×3×4 (window 3,
+    stride 2, padding 1 each side), so the dimensions a quantization
+    dimension may name differ in size."""
+    f32 = element_type_named("f32")
+    attrs = {"window_strides": (2,), "padding": ((1, 1),), "lhs_dilation": (1,), "rhs_dilation": (1,),
+             "window_reversal": (False,), "input_batch_dimension": 0, "input_feature_dimension": 2,
+             "input_spatial_dimensions": (1,), "kernel_input_feature_dimension": 1,
+             "kernel_output_feature_dimension": 2, "kernel_spatial_dimensions": (0,),
+             "output_batch_dimension": 0, "output_feature_dimension": 2, "output_spatial_dimensions": (1,),
+             "feature_group_count": 1, "batch_group_count": 1, "precision_config": ("DEFAULT", "DEFAULT")}
+    shapes = {"lhs": (1, 5, 2), "rhs": (3, 2, 4), "result": (1, 3, 4)}
+    t = {n: TensorType(shapes[n], types.get(n, f32)) for n in shapes}
+    return SPEC.instance({"lhs": t["lhs"], "rhs": t["rhs"]}, attrs, {"result": t["result"]})
+
+
+_QUANTIZATION = Quantization(per_axis=("rhs", "result"),
+                             constraints=(convolution_c29, convolution_c30, convolution_c31, convolution_c32,
+                                          convolution_c33, convolution_c34, convolution_c35),
+                             example=quantized_example)
 
 
 # --------------------------------------------------------------------------
@@ -804,4 +908,8 @@ SPEC = OpSpec(
     groups=(ConvDimensionsGroup(GROUP, "stablehlo.conv", FIELDS),),
     exercise=Exercise(corners=CORNERS, built_corners=_built_corners, elided=ELIDED, appended=mixed_precision),
     check_ranks=(3,),   # C4, C7, C9, C13, C18, C20: the spatial rules need N - 2 ≥ 1
+    # v1.20: lhs "per-tensor quantized", rhs and result "quantized tensor"; dequantize_op_quantize, and
+    # hybrid_dequantize_then_op (float lhs, quantized rhs, float result) — the same rule: only quantized
+    # tensors are dequantized, only a quantized result quantized (oracle/quantized.py)
+    quantization=_QUANTIZATION,
 )

@@ -8,6 +8,7 @@ import numpy as np
 
 from ..dsl import ANY, Attribute, DataMovement, IntAttr, OpSpec, Operand, Result, in_range, rank
 from ..types import SI32, TensorType
+from ..dsl.quantization import STORAGE, Quantization
 
 
 def get_dimension_size_c1(op):
@@ -32,4 +33,6 @@ SPEC = OpSpec(
     constraints=(get_dimension_size_c1,),
     infer=infer,
     semantics=DataMovement(movement),
+    # v1.20: operand "tensor or quantized tensor": only its shape is read
+    quantization=Quantization(meaning=STORAGE, per_axis=True),
 )

@@ -15,6 +15,7 @@ from ..dsl import ANY, Attribute, DataMovement, IntAttr, OpSpec, Operand, Result
 from ..exercise import Exercise
 from ..types import TensorType, TupleType
 from .tuple import nested_members, same_value_type
+from ..dsl.quantization import STORAGE, Quantization
 
 
 def get_tuple_element_c1(op):
@@ -73,4 +74,6 @@ SPEC = OpSpec(
     semantics=DataMovement(arrays),
     attributes=(Attribute("index", IntAttr(32), choices=(0, 1, 2)),),
     exercise=Exercise(built_corners=nested_tuple_corners, appended=negative_index),
+    # v1.20: "values" (a quantized tensor is a value: spec.md "Types", ValueType): they pass unchanged
+    quantization=Quantization(meaning=STORAGE, per_axis=True),
 )

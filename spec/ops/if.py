@@ -34,6 +34,7 @@ from ..branches import BRANCH_BODIES, branch_corners, branch_signature, function
 from ..dsl import ANY, ControlFlow, OpSpec, Operand, Region, Result, same_types, size
 from ..exercise import Exercise
 from ..types import I1
+from ..dsl.quantization import STORAGE, Quantization
 
 
 def if_c1(op):
@@ -80,4 +81,6 @@ SPEC = OpSpec(
     result_from_program=("results",),
     exercise=Exercise(operand_values=pred_values, built_corners=branch_corners(
         "pred", I1, lambda outs, bodies: dict(zip(("true_branch", "false_branch"), functions(outs, bodies))))),
+    # v1.20: results "tensors, quantized tensors or tokens": the branch's values pass unchanged
+    quantization=Quantization(meaning=STORAGE, per_axis=True),
 )

@@ -26,6 +26,7 @@ from ..dsl import (COMPLEX, FLOAT, INTEGER, Attribute, Choices, DataMovement, Im
 from ..exercise import Corner, Exercise
 from ..types import TensorType
 from .convert import from_integer
+from ..dsl.quantization import PER_TENSOR
 
 
 def iota_c1(op):
@@ -107,4 +108,7 @@ SPEC = OpSpec(
     result_from_program=("output",),
     shape_from_program=("output",),
     exercise=Exercise(corners=CORNERS, appended=past_the_type),
+    # v1.20: output "or per-tensor quantized tensor": `quantize(output_index[iota_dimension],
+    # element_type(output))` — the index in the expressed type, quantized (dequantize_op_quantize of no operand)
+    quantization=PER_TENSOR,
 )

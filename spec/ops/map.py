@@ -34,6 +34,7 @@ from ..dsl import (ANY, Attribute, DataMovement, Function, I64ArrayAttr, OpSpec,
 from ..exercise import Corner, Exercise
 from ..symbolic import Skeleton
 from ..types import E_F32, SI32, TensorType
+from ..dsl.quantization import REGIONS, Quantization
 
 BODIES = ("map_add", "map_multiply", "map_maximum", "map_minimum", "map_first")
 INEXACT_ON_COMPLEX = ("map_multiply", "map_maximum", "map_minimum")
@@ -140,6 +141,20 @@ def built_corners(spec, skeletons, rng):
     return [("inputs of different element types (f32, si32), map_first", skel, inst)]
 
 
+def quantized_example(types: dict, body: str = "map_add"):
+    """A valid map of two 2×3 inputs with the computation `body` (its result
+    of the result's type: C4's E'), of the element types `types` names
+    ("inputs", "result", "body": the computation's arguments; the inputs'
+    type where not named, f32 for them)."""
+    from ..types import element_type as _named
+    t_in = types.get("inputs", _named("f32"))
+    t_res = types.get("result", t_in)
+    scalar = TensorType((), types.get("body", t_in))
+    fn = Function((scalar, scalar), (TensorType((), t_res),), body=body)
+    return SPEC.instance({"inputs": [TensorType((2, 3), t_in)] * 2}, {"dimensions": (0, 1)},
+                         {"result": TensorType((2, 3), t_res)}, {"computation": fn})
+
+
 SPEC = OpSpec(
     mnemonic="map",
     operands=(Operand("inputs", ANY, variadic=True, count=(2, 1)),),
@@ -150,5 +165,8 @@ SPEC = OpSpec(
     infer=infer,
     semantics=DataMovement(arrays, bit_exact=False),
     exercise=Exercise(corners=CORNERS, built_corners=built_corners, survey_when=survey_reason),
-    implied=('map_c2',)
+    implied=('map_c2',),
+    # v1.20: inputs and result "or per-tensor quantized tensors"; the computation computes on them
+    quantization=Quantization(meaning=REGIONS, example=quantized_example,
+                              bodies=("map_add", "map_multiply", "map_maximum")),
 )

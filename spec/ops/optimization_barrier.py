@@ -20,6 +20,7 @@ Findings:
 from __future__ import annotations
 
 from ..dsl import ANY, ControlFlow, OpSpec, Operand, Result, same_types, size
+from ..dsl.quantization import MOVES_PER_TENSOR
 
 
 def optimization_barrier_c1(op):
@@ -49,4 +50,6 @@ SPEC = OpSpec(
     constraints=(optimization_barrier_c1, optimization_barrier_c2),
     infer=infer,
     semantics=ControlFlow(run),
+    # v1.20: "tensors, per-tensor quantized tensors or tokens": the values pass unchanged
+    quantization=MOVES_PER_TENSOR,
 )

@@ -34,6 +34,9 @@ import numpy as np
 from ..dsl import (ANY, Accumulating, Attribute, I64ArrayAttr, If, Implies, OpSpec, Operand, Region, Result,
                    all_of, at, contains, dim, element_type, in_range, is_unique, rank, same_shape, size)
 from ..bounds import values
+from ..dsl import Function
+from ..dsl.quantization import REGIONS, Quantization
+from ..types import element_type as element_type_named
 from ..exercise import Corner, Exercise
 from ..schedule import identity, reduce_arrays, reduce_slice
 from ..types import TensorType
@@ -229,6 +232,20 @@ CORNERS = (
 )
 
 
+def quantized_example(types: dict, body: str = "add"):
+    """A valid reduce over dimension 1 of a 2×6 input (six leaves: every
+    schedule enumerated) with `body`, its inputs, init values, results and
+    block of the element types `types` names ("inputs", "init_values",
+    "results", "body"; the inputs' type where not named, f32 for them)."""
+    t_in = types.get("inputs", element_type_named("f32"))
+    scalar = TensorType((), types.get("body", t_in))
+    fn = Function((scalar, scalar), (scalar,), body=body)
+    return SPEC.instance({"inputs": [TensorType((2, 6), t_in)],
+                          "init_values": [TensorType((), types.get("init_values", t_in))]},
+                         {"dimensions": (1,)}, {"results": [TensorType((2,), types.get("results", t_in))]},
+                         {"body": fn})
+
+
 SPEC = OpSpec(
     mnemonic="reduce",
     operands=(Operand("inputs", ANY, variadic=True, count=(1, 2)),
@@ -240,4 +257,6 @@ SPEC = OpSpec(
     infer=infer,
     semantics=Accumulating(arrays),
     exercise=Exercise(corners=CORNERS, operand_values=init_values, survey_when=survey_reason),
+    # v1.20: inputs, init_values, results "or per-tensor quantized tensors"; the body computes on them
+    quantization=Quantization(meaning=REGIONS, example=quantized_example, bodies=("add", "maximum", "minimum")),
 )

@@ -38,6 +38,7 @@ from .all_reduce import reduced, survey_reason
 # unique against every other element type: all_reduce's cases carry the non-associative bodies.
 BODIES = ("add", "maximum")
 from .send import CHANNEL_HANDLE
+from ..dsl.quantization import REGIONS, Quantization
 
 
 def computation_signature(op):
@@ -130,4 +131,7 @@ SPEC = OpSpec(
     infer=infer,
     semantics=Collective(process_groups, reduce_scatter, accumulating=True),
     exercise=Exercise(corners=grid_corners((2,)), survey_when=survey_reason),
+    # v1.20: operand and result "or per-tensor quantized tensor"; the computation combines them by its own
+    # quantized ops
+    quantization=Quantization(meaning=REGIONS),
 )

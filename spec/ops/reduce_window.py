@@ -73,6 +73,7 @@ from ..symbolic import Skeleton
 from ..types import E_F32, TensorType, exact_values
 from . import reduce as _reduce
 from .reduce import BODIES, body_signature, survey_reason
+from ..dsl.quantization import REGIONS, Quantization
 
 # An attribute a program leaves out holds the identity (module docstring).
 ABSENT_ENTRY = {"window_strides": 1, "base_dilations": 1, "window_dilations": 1}
@@ -499,6 +500,23 @@ def built_corners(spec, skels, rng):
     return [("jnp.cumsum as JAX lowers it", skel, inst)]
 
 
+def quantized_example(types: dict, body: str = "add"):
+    """A valid reduce_window with `body` over a 2×5 input: windows 1×3,
+    strides 1×2, one padding element (the init value) each side of
+    dimension 1 — three windows per row, the outer two holding padding; the
+    element types `types` names ("inputs", "init_values", "results",
+    "body"; the inputs' type where not named, f32 for them)."""
+    from ..types import element_type as _named
+    t_in = types.get("inputs", _named("f32"))
+    scalar = TensorType((), types.get("body", t_in))
+    fn = Function((scalar, scalar), (scalar,), body=body)
+    return SPEC.instance({"inputs": [TensorType((2, 5), t_in)],
+                          "init_values": [TensorType((), types.get("init_values", t_in))]},
+                         {"window_dimensions": (1, 3), "window_strides": (1, 2), "base_dilations": (1, 1),
+                          "window_dilations": (1, 1), "padding": ((0, 0), (1, 1))},
+                         {"results": [TensorType((2, 3), types.get("results", t_in))]}, {"body": fn})
+
+
 SPEC = OpSpec(
     mnemonic="reduce_window",
     operands=(Operand("inputs", ANY, variadic=True, count=(1, 2)),
@@ -518,4 +536,6 @@ SPEC = OpSpec(
     semantics=Accumulating(arrays, working=working_bytes),
     exercise=Exercise(corners=CORNERS, built_corners=built_corners, operand_values=init_values,
                       survey_when=survey_reason, elided=ELIDED),
+    # v1.20: inputs, init_values, results "or per-tensor quantized tensors"; the body computes on them
+    quantization=Quantization(meaning=REGIONS, example=quantized_example, bodies=("add", "maximum", "minimum")),
 )

@@ -8,7 +8,8 @@ non-linear for the solver.
 import numpy as np
 
 from ..dsl import ANY, DataMovement, OpSpec, Operand, Result, rank, same_element_type
-from ..dsl.quantization import MOVES_PER_TENSOR
+from ..dsl.quantization import STORAGE, Quantization, is_per_axis_tensor, same_except
+from ..types import TensorType
 from ..exercise import Corner, Exercise
 
 
@@ -21,13 +22,45 @@ def num_elements(t):
 
 
 def reshape_c1(op):
-    """(C1) `operand` and `result` have the same element type."""
+    """(C1) `operand` and `result` have the same element type.
+
+    v1.20 (C1): `element_type(operand)` if `!is_per_axis_quantized(operand)`, else the same except
+    that `quantization_dimension(operand)` and `quantization_dimension(result)` may differ."""
+    if is_per_axis_tensor(op.operand):
+        return same_except(op.operand, op.result, ("quantization_dimension",))
     return same_element_type(op.operand, op.result)
 
 
 def reshape_c2(op):
     """(C2) `operand` and `result` have the same number of elements."""
     return num_elements(op.operand) == num_elements(op.result)
+
+
+def reshape_c3(op):
+    """(v1.20 C3) If `is_per_axis_quantized(operand)`: the product of the dims before the quantization
+    dimension, its dim, and the product of the dims after it are the operand's and the result's alike
+    (`reduce(dims(operand, [0, …, quantization_dimension(operand) - 1]), …, body=lambda x, y: x * y) =
+    reduce(dims(result, [0, …, quantization_dimension(result) - 1]), …)`, `dim(operand,
+    quantization_dimension(operand)) = dim(result, quantization_dimension(result))`, and the same for
+    the dims after it) — so each slice along the quantization dimension keeps its elements, and with
+    them its scale."""
+    if not (is_per_axis_tensor(op.operand) and is_per_axis_tensor(op.result)):
+        return True
+    a, b = op.operand.element_type.quantization_dimension, op.result.element_type.quantization_dimension
+    sa, sb = tuple(op.operand.shape), tuple(op.result.shape)
+    if not (0 <= a < len(sa) and 0 <= b < len(sb)):
+        return False
+    prod = lambda xs: int(np.prod(xs, dtype=np.int64))   # noqa: E731
+    return prod(sa[:a]) == prod(sb[:b]) and sa[a] == sb[b] and prod(sa[a + 1:]) == prod(sb[b + 1:])
+
+
+def quantized_example(types: dict):
+    """A valid reshape of a 4×3×4 operand into 4×12 (of the element types
+    `types` names; f32 where not named): a per-axis operand along 0 stays
+    along 0; along 2 (also 4 scales) it would break C3 alone."""
+    from ..types import E_F32
+    return SPEC.instance({"operand": TensorType((4, 3, 4), types.get("operand", E_F32))}, {},
+                         {"result": TensorType((4, 12), types.get("result", E_F32))})
 
 
 def infer(op):
@@ -63,5 +96,6 @@ SPEC = OpSpec(
     semantics=DataMovement(movement),
     shape_from_program=("result",),
     exercise=Exercise(corners=CORNERS),
-    quantization=MOVES_PER_TENSOR,   # v1.20: "or quantized tensor"; per-tensor here (per-axis: its quantization_dimension rules, not yet)
+    # v1.20: "or quantized tensor", per-axis too (C1, C3); the storage values move
+    quantization=Quantization(meaning=STORAGE, per_axis=True, constraints=(reshape_c3,), example=quantized_example),
 )

@@ -70,6 +70,7 @@ from ..exercise import IMPLEMENTATION_DEFINED, Corner, Exercise, Indices, StartV
 from ..types import TensorType
 from .gather import (batch_dim_options, batches_sorted, combine_holds, disjoint, full_batching_index,
                      full_start_index, full_window_index, in_bounds, kept, start_index, undefined, unique_and_sorted)
+from ..dsl.quantization import REGIONS, Quantization
 
 MAX_ENUMERATED_UPDATES = 6   # 720 orders of the updates landing on one element
 
@@ -478,6 +479,26 @@ LATER_CORNERS = (
 )
 
 
+def quantized_example(types: dict, body: str = "add"):
+    """A valid scatter of three single-element updates into a 6-element
+    input (indices 3×1, index_vector_dim 1: the generator's indices lie in
+    [0, 3), so updates may meet on one element), with `body`, of the
+    element types `types` names ("inputs", "updates", "results", "body";
+    the inputs' type where not named, f32 for them)."""
+    from ..dsl import Function
+    from ..types import SI32
+    from ..types import element_type as _named
+    t_in = types.get("inputs", _named("f32"))
+    scalar = TensorType((), types.get("body", t_in))
+    fn = Function((scalar, scalar), (scalar,), body=body)
+    attrs = {"input_batching_dims": (), "scatter_indices_batching_dims": (), "update_window_dims": (),
+             "inserted_window_dims": (0,), "scatter_dims_to_operand_dims": (0,), "index_vector_dim": 1,
+             "indices_are_sorted": False, "unique_indices": False}
+    return SPEC.instance({"inputs": [TensorType((6,), t_in)], "scatter_indices": TensorType((3, 1), SI32),
+                          "updates": [TensorType((3,), types.get("updates", t_in))]}, attrs,
+                         {"results": [TensorType((6,), types.get("results", t_in))]}, {"update_computation": fn})
+
+
 SPEC = OpSpec(
     mnemonic="scatter",
     operands=(Operand("inputs", ANY, variadic=True, count=(1, 2)),
@@ -511,4 +532,6 @@ SPEC = OpSpec(
                       later=LATER_CORNERS),
     implied=('scatter_c2', 'scatter_c8', 'scatter_c10', 'scatter_c17', 'scatter_c19'),
     later=LATER,
+    # v1.20: inputs, updates and results "or per-tensor quantized tensors"; update_computation computes on them
+    quantization=Quantization(meaning=REGIONS, example=quantized_example, bodies=("add", "maximum", "replace")),
 )

@@ -85,6 +85,7 @@ from ..schedule import MONOIDS, identity, reduce_slice, schedules
 from ..symbolic import Skeleton
 from ..types import E_BF16, E_F32, I1, SI8, UI8, TensorType
 from .reduce_window import floordiv
+from ..dsl.quantization import REGIONS, Quantization
 
 SELECTS = ("ge", "gt", "le", "lt")
 SCATTERS = ("add", "maximum", "minimum", "multiply")
@@ -405,6 +406,23 @@ def built_corners(spec, skels, rng):
     return out
 
 
+def quantized_example(types: dict, body: str = "add"):
+    """The spec's example (operand 4×2, source 2×2, windows 3×1, strides
+    2×1, padding [[0, 1], [0, 0]]) with select `ge` and scatter `body`, of
+    the element types `types` names ("operand", "source", "init_value",
+    "result", "body": both regions' arguments; the operand's type where
+    not named, f32 for it)."""
+    t_op = types.get("operand", E_F32)
+    scalar = TensorType((), types.get("body", t_op))
+    select = Function((scalar, scalar), (TensorType((), I1),), body="ge")
+    scatter = Function((scalar, scalar), (scalar,), body=body)
+    return SPEC.instance({"operand": TensorType((4, 2), t_op), "source": TensorType((2, 2), types.get("source", t_op)),
+                          "init_value": TensorType((), types.get("init_value", t_op))},
+                         {"window_dimensions": (3, 1), "window_strides": (2, 1), "padding": ((0, 1), (0, 0))},
+                         {"result": TensorType((4, 2), types.get("result", t_op))},
+                         {"select": select, "scatter": scatter})
+
+
 SPEC = OpSpec(
     mnemonic="select_and_scatter",
     operands=(Operand("operand", ANY), Operand("source", ANY), Operand("init_value", ANY, rank=0)),
@@ -421,5 +439,8 @@ SPEC = OpSpec(
     semantics=Accumulating(arrays),
     exercise=Exercise(corners=CORNERS, built_corners=built_corners, operand_values=identity_init,
                       survey_when=survey_reason, elided=ELIDED),
-    implied=('select_and_scatter_c1', 'select_and_scatter_c5')
+    implied=('select_and_scatter_c1', 'select_and_scatter_c5'),
+    # v1.20: operand, source, init_value, result "or per-tensor quantized tensor"; select compares them
+    # (dequantize_compare), scatter computes on them
+    quantization=Quantization(meaning=REGIONS, example=quantized_example, bodies=("add", "maximum")),
 )

@@ -75,6 +75,7 @@ from ..symbolic import Skeleton
 from ..types import I1, SI32, E_F32, TensorType, from_bits
 from .compare import arrays as compare_arrays, legal_compare_types, total_order_keys
 from .select import arrays as select_arrays
+from ..dsl.quantization import REGIONS, Quantization
 
 COMPARATORS = ("lt", "gt", "le", "ge", "lt_totalorder", "lexicographic_lt", "never")
 NOT_STRICT = ("le", "ge")    # reflexive: never a strict weak order once keys repeat
@@ -621,6 +622,19 @@ def built_corners(spec, skeletons, rng):
     return out
 
 
+def quantized_example(types: dict, body: str = "lt"):
+    """A valid sort of a 3×6 input along dimension 1 with the comparator
+    `body`, its input and result of the element types `types` names
+    ("inputs", "results", "body": the comparator's arguments; the inputs'
+    type where not named, f32 for them)."""
+    from ..types import element_type as _named
+    t_in = types.get("inputs", _named("f32"))
+    scalar = TensorType((), types.get("body", t_in))
+    fn = Function((scalar, scalar), (TensorType((), I1),), body=body)
+    return SPEC.instance({"inputs": [TensorType((3, 6), t_in)]}, {"dimension": 1, "is_stable": body == "never"},
+                         {"results": [TensorType((3, 6), types.get("results", t_in))]}, {"comparator": fn})
+
+
 SPEC = OpSpec(
     mnemonic="sort",
     operands=(Operand("inputs", ANY, variadic=True, count=(1, 2)),),
@@ -633,5 +647,8 @@ SPEC = OpSpec(
     semantics=DataMovement(arrays, bit_exact=True),
     exercise=Exercise(corners=CORNERS, built_corners=built_corners, operand_values=input_values,
                       survey_when=survey_reason),
-    implied=('sort_c1',)
+    implied=('sort_c1',),
+    # v1.20: inputs and results "or per-tensor quantized tensors"; the comparator compares them (compare on
+    # quantized operands: dequantize_compare)
+    quantization=Quantization(meaning=REGIONS, example=quantized_example, bodies=("lt", "gt", "never")),
 )

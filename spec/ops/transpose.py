@@ -14,19 +14,25 @@ Semantics fill a 3x4x2 one (and index out of range of the operand when made
 to fill 4x2x3).  StableHLO's type inference, XLA's shape inference and numpy
 take the Semantics' reading; C3 is encoded in that form.
 """
+import dataclasses
 import itertools
 
 import numpy as np
 
 from ..dsl import (ANY, Attribute, DataMovement, I64ArrayAttr, OpSpec, Operand, Result, all_of, at, dim,
                    is_permutation, rank, same_element_type, shape)
-from ..dsl.quantization import MOVES_PER_TENSOR
+from ..dsl.quantization import STORAGE, Quantization, is_per_axis_tensor, same_except
 from ..exercise import Corner, Exercise
 from ..types import TensorType
 
 
 def transpose_c1(op):
-    """(C1) `operand` and `result` have the same element type."""
+    """(C1) `operand` and `result` have the same element type.
+
+    v1.20 (C1): `element_type(operand)` if `!is_per_axis_quantized(operand)`, else the same except
+    that `quantization_dimension(operand)` and `quantization_dimension(result)` may differ."""
+    if is_per_axis_tensor(op.operand):
+        return same_except(op.operand, op.result, ("quantization_dimension",))
     return same_element_type(op.operand, op.result)
 
 
@@ -50,8 +56,33 @@ where `j = permutation[i]`.
                   for d, p in zip(range(rank(op.result)), op.permutation))
 
 
+def transpose_c4(op):
+    """(v1.20 C4) If `is_per_axis_quantized(result)`, then `quantization_dimension(operand) =
+    permutation(quantization_dimension(result))` (read `permutation[quantization_dimension(result)]`:
+    the result's axis d indexes the operand's axis permutation[d], so the scales follow it)."""
+    if not (is_per_axis_tensor(op.result) and is_per_axis_tensor(op.operand)):
+        return True
+    d = op.result.element_type.quantization_dimension
+    perm = tuple(op.permutation)
+    return 0 <= d < len(perm) and perm[d] == op.operand.element_type.quantization_dimension
+
+
+def quantized_example(types: dict):
+    """A valid transpose of a 2×3×2 operand by [2, 0, 1] into 2×2×3 (of the
+    element types `types` names; f32 where not named): two axes of size 2,
+    so a per-axis result can be along the right one (1) or the wrong (0)."""
+    from ..types import E_F32
+    return SPEC.instance({"operand": TensorType((2, 3, 2), types.get("operand", E_F32))}, {"permutation": (2, 0, 1)},
+                         {"result": TensorType((2, 2, 3), types.get("result", E_F32))})
+
+
 def infer(op):
-    return {"result": TensorType(tuple(at(shape(op.operand), p) for p in op.permutation), op.operand.element_type)}
+    """The permuted shape, the operand's element type — for a per-axis one
+    with its quantization dimension where the permutation takes it (C4)."""
+    et = op.operand.element_type
+    if getattr(et, "is_quantized", False) and et.is_per_axis and et.quantization_dimension in tuple(op.permutation):
+        et = dataclasses.replace(et, quantization_dimension=tuple(op.permutation).index(et.quantization_dimension))
+    return {"result": TensorType(tuple(at(shape(op.operand), p) for p in op.permutation), et)}
 
 
 def movement(op, operand):
@@ -83,5 +114,6 @@ SPEC = OpSpec(
     infer=infer,
     semantics=DataMovement(movement),
     exercise=Exercise(corners=_permutation_corners()),
-    quantization=MOVES_PER_TENSOR,   # v1.20: "or quantized tensor"; per-tensor here (per-axis: its quantization_dimension rules, not yet)
+    # v1.20: "or quantized tensor", per-axis too (C1, C4); the storage values move
+    quantization=Quantization(meaning=STORAGE, per_axis=True, constraints=(transpose_c4,), example=quantized_example),
 )

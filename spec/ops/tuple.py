@@ -13,6 +13,7 @@ arrays and flattens them only where a program returns one.
 from ..dsl import ANY, DataMovement, OpSpec, Operand, Result, all_of, same_type, size
 from ..exercise import Exercise
 from ..types import TensorType, TupleType
+from ..dsl.quantization import STORAGE, Quantization
 
 
 def same_value_type(a, b):
@@ -82,4 +83,6 @@ SPEC = OpSpec(
     infer=infer,
     semantics=DataMovement(arrays),
     exercise=Exercise(built_corners=nested_tuple_corners, appended=tensor_for_tuple),
+    # v1.20: "values" (a quantized tensor is a value: spec.md "Types", ValueType): they pass unchanged
+    quantization=Quantization(meaning=STORAGE, per_axis=True),
 )

@@ -44,6 +44,7 @@ import numpy as np
 from ..dsl import ANY, And, ControlFlow, LoopLimit, OpSpec, Operand, Region, Result, same_types
 from ..exercise import Exercise
 from ..types import I1, SI64, TensorType
+from ..dsl.quantization import STORAGE, Quantization
 
 MAX_ITERATIONS = 10_000
 
@@ -106,6 +107,19 @@ def counter_values(op, name, k, t, rng):
     return np.full(t.shape, limit).astype(et.numpy)
 
 
+def quantized_example(types: dict, body: str = "count_up"):
+    """A valid while over (si32 counter, si32 limit, a 2×3 data value of the
+    element type `types` names "body" — f32 where not named): `count_lt`
+    and `count_up`, which adds a captured value of the data's type to it at
+    every iteration (a quantized add, requantized each time)."""
+    from ..dsl import Function
+    from ..types import E_F32, SI32
+    vals = (TensorType((), SI32), TensorType((), SI32), TensorType((2, 3), types.get("body", E_F32)))
+    return SPEC.instance({"operand": list(vals)}, {}, {"results": list(vals)},
+                         {"cond": Function(vals, (TensorType((), I1),), body="count_lt"),
+                          "body": Function(vals, vals, body=body)})
+
+
 SPEC = OpSpec(
     mnemonic="while",
     operands=(Operand("operand", ANY, variadic=True, count=(3, 2, 4)),),
@@ -116,4 +130,9 @@ SPEC = OpSpec(
     infer=infer,
     semantics=ControlFlow(run),
     exercise=Exercise(operand_values=counter_values),
+    # v1.20: "values" (a quantized tensor is a value: spec.md "Types", ValueType): they pass unchanged
+    # (its cases: the example's alone — the seed's skeletons would make the counter quantized, and count_up
+    # writes a constant 1 of the counter's type, which no quantized constant can be written as here)
+    quantization=Quantization(meaning=STORAGE, per_axis=True, example=quantized_example, bodies=("count_up",),
+                              skeletons=False),
 )

@@ -100,7 +100,10 @@ def test_every_core_value_case_means_the_same_in_the_pretty_form(every):
             got = expected_outputs(text, c.input_arrays())
         assert [g.to_json() for g in got] == [e.to_json() for e in c.expected], c.id
     assert len(cases) > 5000 and {c.op for c in refused} <= {"convolution", "infeed", "recv", "custom_call",
-                                                             "all_gather", "reduce_scatter"}
+                                                             "all_gather", "reduce_scatter",
+                                                             # v1.20's, newer than jaxlib 0.10.2's dialect
+                                                             "collective_reduce", "collective_broadcast",
+                                                             "async_start"}
     printer = unreadable
     assert {c.op for c in printer} <= {"dynamic_slice"} and len(printer) < 20
     assert all("sizes = []" in pretty(c.mlir) for c in printer)
@@ -207,10 +210,10 @@ def test_recursion_is_refused_and_unknown_ops_named():
     with pytest.raises(ProgramRejected, match="calls itself"):
         parse_program(text)
     text = """func.func @main(%a: tensor<2x2xf32>) -> tensor<2x2xf32> {
-      %0 = "stablehlo.collective_broadcast"(%a) {replica_groups = dense<[[0]]> : tensor<1x1xi64>} : (tensor<2x2xf32>) -> tensor<2x2xf32>
+      %0 = "stablehlo.einsum"(%a, %a) {einsum_config = "ab,bc->ac"} : (tensor<2x2xf32>, tensor<2x2xf32>) -> tensor<2x2xf32>
       return %0 : tensor<2x2xf32>
-    }"""
-    with pytest.raises(ProgramRejected, match="collective_broadcast not in the encoded spec"):
+    }"""   # jaxlib's dialect has einsum; no spec does (MHLO's, deprecated)
+    with pytest.raises(ProgramRejected, match="einsum not in the encoded spec"):
         parse_program(text)
 
 

@@ -1,0 +1,189 @@
+"""collective_reduce — within each process group, `computation` reduces the
+group's `operands` and only the group's source process keeps the results
+(v1.20, spec.md "collective_reduce"; not in the seed).
+
+Semantics (v1.20's first paragraph and its Example): `process_groups` is
+`cross_replica(replica_groups)` if `channel_id <= 0`, else
+`cross_partition(replica_groups)`, as for collective_broadcast (whose
+groups and sources this module calls).  The source of each group is its
+first process (`has_dynamic_root = false`) or the one the roots operand
+names; the source's `results[j]` is all_reduce's reduction of the group's
+`operands[j]` (`all_reduce.reduced`: some binary tree over the group's
+values in group order, no init value — exact for integer and bitwise
+monoids, a `Range` for float sums and products, every schedule enumerated
+for other bodies), every other process's is zeros.
+
+Readings:
+* The section's "Afterwards" paragraph (`result@process` is
+  `operand@process_groups[i, 0]` for every process of a group) is
+  collective_broadcast's, copied: it contradicts the section's first
+  paragraph ("saves the `results` tensors only on the source process")
+  and its Example (processes 1–3 of the group [0, 1, 2, 3] get [[0, 0]],
+  process 0 the sum [[16, 20]]).  The Example and the first paragraph are
+  what is encoded.
+* The order of the combination is read as all_reduce's (the section says
+  "applies a reduction function"; all_reduce states the schedule).
+* C4's `is_promotable` is read as all_reduce's C5 reads it: equality, for
+  every data operand.  No constraint fixes the results' element type;
+  type inference gives E, the computation's.
+* C3's `shape(operands[0, size(operands)-2])` is the data operands (all
+  but the last); `dim(operands[size(operands)-1]) == 1` — `dim` takes a
+  dimension everywhere else — is read as rank 1; the section's prose adds
+  "a flat array of `si32`", checked with C3.
+* Per-tensor quantized operands (I1) are not admitted: the section does
+  not say what the reduction computes on them (all_reduce in this project
+  takes none either).
+* Processes in no group (the groups need not cover the grid), and every
+  process but the source, get zeros.
+
+Findings (docs/spec-findings.md): the copied "Afterwards" paragraph; the
+Example has no `computation` region (a sum, by its values) and types the
+operand `tensor1x2xi64>`; jaxlib 0.10.2 has no such op ("unregistered
+operation 'stablehlo.collective_reduce'"), so no backend here runs it;
+async_start's C2 does not list it among the collectives.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..dsl import ANY, Attribute, BoolAttr, Collective, OpSpec, Operand, Region, Result, all_of, rank
+from ..exercise import Corner, Exercise
+from ..ops.all_gather import channel_attributes, members, replica_groups_attribute
+from ..ops.all_reduce import BODIES, computation_signature, computation_type, reduced, survey_reason
+from ..ops.send import CHANNEL_HANDLE
+from ..types import TensorType, exact_values
+from .collective_broadcast import (SI32, collective_broadcast_c1, data_count, dynamic_root, groups_in_range,
+                                   process_groups, source_group, sources)
+
+
+def _results(op) -> list:
+    return list(op.results["results"])
+
+
+def data_operands(op) -> list:
+    return members(op, "operands")[:data_count(op)]
+
+
+def collective_reduce_c1(op):
+    """(C1) `is_unique(replica_groups)`."""
+    return collective_broadcast_c1(op)
+
+
+def collective_reduce_c2(op):
+    """(C2) `0 <= replica_groups < N` where `N` is defined as:
+  * `num_replicas` if `cross_replica` is used.
+  * `num_partitions` if `cross_partition` is used."""
+    return groups_in_range(op)
+
+
+def shapes_follow(results, operands):
+    """As many results as operands, each of its operand's shape."""
+    if len(results) != len(operands) or any(r.rank != t.rank for r, t in zip(results, operands)):
+        return False
+    return all_of(a == b for r, t in zip(results, operands) for a, b in zip(r.shape, t.shape))
+
+
+def collective_reduce_c3(op):
+    """(C3) if `has_dynamic_root` == false, `shape(results) = shape(operands)`;
+  * else, `shape(results) = shape(operands[0, size(operands)-2])`,
+    `dim(operands[size(operands)-1]) == 1` with
+    `num_elements(operands[size(operands)-1]) == size(operands)-1`.
+
+    The roots operand: rank 1, `si32` (the section's prose), as many
+    elements as data operands (module docstring)."""
+    if not dynamic_root(op):
+        return shapes_follow(_results(op), members(op, "operands"))
+    ops = members(op, "operands")
+    if not ops:
+        return False
+    roots = ops[-1]
+    if rank(roots) != 1 or roots.element_type != SI32:
+        return False
+    return all_of([shapes_follow(_results(op), ops[:-1]), roots.shape[0] == len(ops) - 1])
+
+
+def collective_reduce_c4(op):
+    """(C4) `computation` has type `(tensor<E>, tensor<E>) -> (tensor<E>)` where
+  `is_promotable(element_type(operand), E)`.
+
+    is_promotable read as equality, for every data operand (module docstring)."""
+    e = computation_type(op)
+    return e is not None and all(t.element_type == e for t in data_operands(op))
+
+
+def infer(op):
+    """Each data operand's shape, of the computation's element type E."""
+    e = computation_type(op)
+    return {"results": [TensorType(tuple(t.shape), e or t.element_type) for t in data_operands(op)]}
+
+
+# --------------------------------------------------------------------------
+# Semantics
+# --------------------------------------------------------------------------
+
+class _Data:
+    """The op as `all_reduce.reduced` reads it — `computation`, `spec` and
+    `operands` — with its data operands only (the roots operand is not
+    reduced)."""
+
+    def __init__(self, op):
+        self.computation = op.computation
+        self.spec = op.spec
+        self.operands = {"operands": data_operands(op)}
+
+
+def zero_answers(t: TensorType) -> np.ndarray:
+    """The element answers of `broadcast_in_dim(constant(0, E), [], type)`."""
+    shape = tuple(int(d) for d in t.shape)
+    et = t.element_type
+    return np.array(exact_values(np.zeros(shape, dtype=et.numpy), et), dtype=object).reshape(shape)
+
+
+def reduce_to_source(op, grid, process, operands_at) -> list:
+    """The group's reduction on its source process, zeros everywhere else."""
+    me = tuple(process)
+    group = source_group(op, grid, me)
+    n = data_count(op)
+    results = _results(op)
+    if group is None:
+        return [zero_answers(t) for t in results]
+    roots_at = {p: vs[n] for p, vs in operands_at.items() if len(vs) > n}
+    srcs = [tuple(s) for s in sources(op, group, roots_at, rule="")]
+    if me not in srcs:
+        return [zero_answers(t) for t in results]
+    answers = reduced(_Data(op), group, {p: vs[:n] for p, vs in operands_at.items()})
+    return [a if s == me else zero_answers(t) for a, s, t in zip(answers, srcs, results)]
+
+
+# The corners' layouts: one operand (jaxlib 0.10.2's collective_broadcast takes one, so the corners stay
+# programs a backend can read; the random cases vary the count).
+ONE = {"counts": {"operands": 1}}
+
+SPEC = OpSpec(
+    mnemonic="collective_reduce",
+    operands=(Operand("operands", ANY, variadic=True, count=(1, 2)),),
+    attributes=(replica_groups_attribute(),
+                *channel_attributes(),
+                Attribute("has_dynamic_root", BoolAttr(), default=False, optional=True, choices=(True,))),
+    groups=(CHANNEL_HANDLE,),
+    regions=(Region("computation", computation_signature, bodies=BODIES),),
+    results=(Result("results", ANY, variadic=True, count=lambda op: data_count(op)),),
+    constraints=(collective_reduce_c1, collective_reduce_c2, collective_reduce_c3, collective_reduce_c4),
+    infer=infer,
+    semantics=Collective(process_groups, reduce_to_source, accumulating=True),
+    exercise=Exercise(corners=(
+        Corner("two replicas, one group (the grid a two-CPU interpreter runs)", (1,),
+               lambda op: [op.channel_id <= 0, op.grid.num_replicas == 2, op.grid.num_partitions == 1],
+               layout=ONE | {"group_shapes": {"replica_groups": (1, 2)}}),
+        Corner("a group leaving processes out (they get zeros)", (1,),
+               lambda op: [op.channel_id <= 0, op.grid.num_replicas == 4, op.grid.num_partitions == 1],
+               layout=ONE | {"group_shapes": {"replica_groups": (1, 2)}}),
+        Corner("channel: groups of partitions (cross_partition)", (1,),
+               lambda op: [op.channel_id > 0, op.grid.num_partitions == 2, op.grid.num_replicas == 2],
+               layout=ONE | {"group_shapes": {"replica_groups": (1, 2)}}),
+        Corner("a group of four", (2,),
+               lambda op: [op.channel_id <= 0, op.grid.num_replicas == 4, op.grid.num_partitions == 1],
+               layout=ONE | {"group_shapes": {"replica_groups": (1, 4)}}),
+    ), survey_when=survey_reason),
+    notes="v1.20 numbering (not in the seed)",
+)

@@ -1,0 +1,194 @@
+"""dynamic_broadcast_in_dim — broadcast_in_dim whose result shape is an operand (v1.20, spec.md
+"dynamic_broadcast_in_dim").
+
+"This operation is functionally identical to broadcast_in_dim op, but the
+result shape is specified dynamically via `output_dimensions`": the
+result is broadcast_in_dim's (spec/ops/broadcast_in_dim.py) on the static
+instance of the same operand, `broadcast_dimensions` and result; C2–C5 are
+broadcast_in_dim's C2–C5 read on that instance.  `output_dimensions` is a
+value (shape_operands.py): equal to the result's shape where a constant
+gives it (`dynamic_broadcast_in_dim_dynamism`), else checked at run time.
+
+`known_expanding_dimensions` / `known_nonexpanding_dimensions` ("static
+knowledge about the expanding behavior of dimensions. If not specified,
+all dimensions are assumed to be possibly expanding"): left out, each is
+empty.  Our reading of the knowledge, which v1.20 does not define further:
+an operand dimension `d` is *expanding* when its size 1 is broadcast
+(`dim(operand, d) = 1`) and *non-expanding* when its size is kept
+(`dim(operand, d) = dim(result, broadcast_dimensions[d])`) — the spec's
+example (1x3 → 2x3x2, expanding [0], non-expanding [1]) is both.  A
+program whose shapes break its stated knowledge has a result the spec does
+not define: every element any value, labelled (as a broken
+`indices_are_sorted` promise of gather).  A size-1 dimension kept at size
+1 keeps both promises.
+
+C1 and C6 read per-axis quantized tensors, which v1.20's table admits;
+this declaration takes no quantized tensor yet (no `quantization`), so they
+hold on every program the tables pass; they are tested on instances.
+"""
+from __future__ import annotations
+
+from ..dsl import (ANY, INTEGER, Attribute, DataMovement, I64ArrayAttr, OpSpec, Operand, Result, all_of, dim,
+                   in_range, is_unique, rank)
+from ..ops.broadcast_in_dim import SPEC as BROADCAST
+from ..ops.broadcast_in_dim import (broadcast_in_dim_c2, broadcast_in_dim_c3, broadcast_in_dim_c4,
+                                    broadcast_in_dim_c5)
+from ..quantized import QuantizedType, is_per_axis_quantized, quantization_dimension
+from ..types import TensorType
+from .shape_operands import any_value, deferred, operand_size, shape_operand_matches, undefined, values
+
+BROKEN_KNOWLEDGE = "any value: the shapes break known_{}_dimensions (our reading: module docstring)"
+KNOWLEDGE_WHY = ("dynamic_broadcast_in_dim: known_expanding_dimensions and known_nonexpanding_dimensions "
+                 "\"express static knowledge about the expanding behavior of dimensions\"; v1.20 states no "
+                 "result where the knowledge is wrong")
+
+
+def static(op):
+    """broadcast_in_dim's instance of the same operand, `broadcast_dimensions` and result."""
+    return BROADCAST.instance({"operand": op.operand}, {"broadcast_dimensions": tuple(op.broadcast_dimensions)},
+                              {"result": op.result})
+
+
+def _storage_and_expressed(t: TensorType):
+    et = t.element_type
+    if not isinstance(et, QuantizedType):
+        return et
+    return (et.storage_type, et.expressed_type, et.storage_min, et.storage_max)
+
+
+def dynamic_broadcast_in_dim_c1(op):
+    """(C1) `element_type(result)` is given by:
+  * `element_type(operand)`, if `!is_per_axis_quantized(operand)`.
+  * `element_type(operand)` except that `quantization_dimension(operand)`,
+  `scales(operand)`, and `zero_points(operand)` may differ from
+  `quantization_dimension(result)`, `scales(result)`, and `zero_points(result)`
+  resp., otherwise."""
+    if not is_per_axis_quantized(op.operand):
+        return op.result.element_type == op.operand.element_type
+    return is_per_axis_quantized(op.result) and _storage_and_expressed(op.operand) == _storage_and_expressed(op.result)
+
+
+def dynamic_broadcast_in_dim_c2(op):
+    """(C2) `size(broadcast_dimensions) = rank(operand)`."""
+    return broadcast_in_dim_c2(static(op))
+
+
+def dynamic_broadcast_in_dim_c3(op):
+    """(C3) `0 <= broadcast_dimensions < rank(result)`."""
+    return broadcast_in_dim_c3(static(op))
+
+
+def dynamic_broadcast_in_dim_c4(op):
+    """(C4) `is_unique(broadcast_dimensions)`."""
+    return broadcast_in_dim_c4(static(op))
+
+
+def dynamic_broadcast_in_dim_c5(op):
+    """(C5) For all `d` in `axes(operand)`:
+  * `dim(operand, d) = 1` or
+  * `dim(operand, d) = dim(result, broadcast_dimensions[d])`."""
+    return broadcast_in_dim_c5(static(op))
+
+
+def dynamic_broadcast_in_dim_c6(op):
+    """(C6) If `is_per_axis_quantized(result)`:
+  * `quantization_dimension(result) = broadcast_dimensions[quantization_dimension(operand)]`.
+  * If `dim(operand, quantization_dimension(operand)) = 1`, then
+    `scales(result)[i] = scales(operand)[0] and zero_points(result)[i] =
+    zero_points(operand)[0] for i in
+    range(dim(result, quantization_dimension(result)))`.
+
+    (An operand that is not per-axis quantized has no quantization
+    dimension to map: C1's to reject.)"""
+    if not (is_per_axis_quantized(op.result) and is_per_axis_quantized(op.operand)):
+        return True
+    qo, qr = quantization_dimension(op.operand), quantization_dimension(op.result)
+    bd = tuple(op.broadcast_dimensions)
+    if not (0 <= qo < len(bd)) or qr != bd[qo]:
+        return False
+    if dim(op.operand, qo) != 1:
+        return True
+    o, r = op.operand.element_type, op.result.element_type
+    n = dim(op.result, qr) if 0 <= qr < rank(op.result) else 0
+    return (len(r.scales) == n and all(s == o.scales[0] for s in r.scales)
+            and all(z == o.zero_points[0] for z in r.zero_points))
+
+
+def dynamic_broadcast_in_dim_c7(op):
+    """(C7) `size(output_dimensions) = rank(result)`."""
+    return operand_size(op.output_dimensions) == rank(op.result)
+
+
+def dynamic_broadcast_in_dim_c8(op):
+    """(C8) `is_unique(known_expanding_dimensions + known_nonexpanding_dimensions)`."""
+    return is_unique(tuple(op.known_expanding_dimensions) + tuple(op.known_nonexpanding_dimensions))
+
+
+def dynamic_broadcast_in_dim_c9(op):
+    """(C9) `0 <= known_expanding_dimensions < rank(operand)`."""
+    return all_of(in_range(d, 0, rank(op.operand)) for d in op.known_expanding_dimensions)
+
+
+def dynamic_broadcast_in_dim_c10(op):
+    """(C10) `0 <= known_nonexpanding_dimensions < rank(operand)`."""
+    return all_of(in_range(d, 0, rank(op.operand)) for d in op.known_nonexpanding_dimensions)
+
+
+def dynamic_broadcast_in_dim_dynamism(op):
+    """(Dynamism) The values of `output_dimensions` match the shape of
+    `result` (spec.md "Shape mismatches for ops that take their output
+    shape as an operand"): checked where they are known."""
+    return shape_operand_matches(op, "output_dimensions", op.result)
+
+
+def broken_knowledge(op) -> str | None:
+    """"expanding" or "nonexpanding" where the shapes break that stated
+    knowledge (module docstring), else None."""
+    for d in op.known_expanding_dimensions:
+        if dim(op.operand, d) != 1:
+            return "expanding"
+    for d in op.known_nonexpanding_dimensions:
+        if dim(op.operand, d) != dim(op.result, op.broadcast_dimensions[d]):
+            return "nonexpanding"
+    return None
+
+
+def infer(op):
+    """The result: `output_dimensions`' values where they are known, the
+    operand's element type (C1: a per-axis result's scales are the
+    program's)."""
+    v = values(op, "output_dimensions")
+    if v is None or is_per_axis_quantized(op.operand):
+        return {}
+    return {"result": TensorType(v, op.operand.element_type)}
+
+
+def movement(op, operand, output_dimensions):
+    broken = deferred(op, output_dimensions=output_dimensions)
+    if broken:
+        return [undefined(op.result, broken)]
+    which = broken_knowledge(op)
+    if which is not None:
+        [primary] = BROADCAST.semantics.fn(static(op), operand)
+        return [any_value(primary, BROKEN_KNOWLEDGE.format(which), KNOWLEDGE_WHY)]
+    return BROADCAST.semantics.fn(static(op), operand)
+
+
+_OPTIONAL_DIMS = dict(optional=True, default=(), length=0)
+
+SPEC = OpSpec(
+    mnemonic="dynamic_broadcast_in_dim",
+    operands=(Operand("operand", ANY), Operand("output_dimensions", INTEGER, rank=1, literal=True)),
+    attributes=(Attribute("broadcast_dimensions", I64ArrayAttr(), length=lambda op: rank(op.operand)),
+                Attribute("known_expanding_dimensions", I64ArrayAttr(), **_OPTIONAL_DIMS),
+                Attribute("known_nonexpanding_dimensions", I64ArrayAttr(), **_OPTIONAL_DIMS)),
+    results=(Result("result", ANY, rank=lambda op: tuple(range(rank(op.operand), rank(op.operand) + 3))),),
+    constraints=(dynamic_broadcast_in_dim_c1, dynamic_broadcast_in_dim_c2, dynamic_broadcast_in_dim_c3,
+                 dynamic_broadcast_in_dim_c4, dynamic_broadcast_in_dim_c5, dynamic_broadcast_in_dim_c6,
+                 dynamic_broadcast_in_dim_c7, dynamic_broadcast_in_dim_c8, dynamic_broadcast_in_dim_c9,
+                 dynamic_broadcast_in_dim_c10, dynamic_broadcast_in_dim_dynamism),
+    infer=infer,
+    semantics=DataMovement(movement),
+    shape_from_program=("result",),
+    notes="v1.20 numbering (not in the seed); dynamic_broadcast_in_dim_dynamism is spec.md's Dynamism section",
+)

@@ -1,0 +1,72 @@
+"""dynamic_iota — iota whose shape is an operand (v1.20, spec.md "dynamic_iota").
+
+"This operation is functionally identical to iota op, but the result shape
+is specified dynamically via `output_shape`": the result is iota's
+(spec/ops/iota.py, its readings of ids a type cannot hold included) on
+the static instance of the same result type and `iota_dimension`.
+
+`output_shape` is a value (shape_operands.py): where a constant gives it,
+the Dynamism section's rule that it equals the result's shape is checked
+when the program is read (`dynamic_iota_dynamism`); else at run time, where
+a mismatch leaves the result undefined.  v1.20's table admits a
+per-tensor quantized result too; this declaration takes none yet (no
+`quantization`), so such a program is refused by the tables.
+"""
+from __future__ import annotations
+
+from ..dsl import COMPLEX, FLOAT, INTEGER, Attribute, DataMovement, IntAttr, OpSpec, Operand, Result, in_range, rank
+from ..ops.iota import SPEC as IOTA
+from ..types import TensorType
+from .shape_operands import deferred, operand_size, shape_operand_matches, undefined, values
+
+
+def dynamic_iota_c1(op):
+    """(C1) `0 <= iota_dimension < size(output_shape)`."""
+    return in_range(op.iota_dimension, 0, operand_size(op.output_shape))
+
+
+def dynamic_iota_c2(op):
+    """(C2) `rank(result) = size(output_shape)`."""
+    return rank(op.result) == operand_size(op.output_shape)
+
+
+def dynamic_iota_dynamism(op):
+    """(Dynamism) The values of `output_shape` match the shape of `result`
+    (spec.md "Shape mismatches for ops that take their output shape as an
+    operand", whose example is this op): checked where they are known."""
+    return shape_operand_matches(op, "output_shape", op.result)
+
+
+def infer(op):
+    """The result's shape is `output_shape`'s values where they are known;
+    its element type is the program's (as iota's)."""
+    v = values(op, "output_shape")
+    return {} if v is None else {"result": TensorType(v, op.result.element_type)}
+
+
+def static(op) -> object:
+    """iota's instance of the same result and `iota_dimension`."""
+    return IOTA.instance({}, {"iota_dimension": op.iota_dimension}, {"output": op.result})
+
+
+def movement(op, output_shape):
+    """iota's index formula on the static instance; undefined where
+    `output_shape` breaks a rule only at run time."""
+    broken = deferred(op, output_shape=output_shape)
+    if broken:
+        return [undefined(op.result, broken)]
+    return IOTA.semantics.fn(static(op))
+
+
+SPEC = OpSpec(
+    mnemonic="dynamic_iota",
+    operands=(Operand("output_shape", INTEGER, rank=1, literal=True),),
+    attributes=(Attribute("iota_dimension", IntAttr(64)),),
+    results=(Result("result", INTEGER + FLOAT + COMPLEX, rank=(1, 2, 0, 3)),),
+    constraints=(dynamic_iota_c1, dynamic_iota_c2, dynamic_iota_dynamism),
+    infer=infer,
+    semantics=DataMovement(movement),
+    result_from_program=("result",),
+    shape_from_program=("result",),
+    notes="v1.20 numbering (not in the seed); dynamic_iota_dynamism is spec.md's Dynamism section",
+)

@@ -1,0 +1,147 @@
+"""The stream of v1.20's added ops with structure (generators/v1_20_ops.py, issue 35).
+
+The stream is seeded (same seed, same cases, byte for byte), covers every
+element type each op's table takes, and its invalid cases are each
+rejected by the oracle's reader naming the one constraint they break.
+Each data-movement value case's expectation is checked against NumPy
+computing the op from the case's own inputs and shape operands (a second
+implementation: np.reshape, np.broadcast_to, slicing, np.indices).
+"""
+from __future__ import annotations
+
+from collections import Counter
+
+import numpy as np
+import pytest
+
+from shlo_conform.generators import expect, v1_20_ops
+from shlo_conform.spec.added import ADDED
+from shlo_conform.spec.types import ALL_TYPES, COMPLEX_TYPES, FLOAT_TYPES, INTEGER_TYPES, to_bits
+
+OPS = ("composite", "dynamic_broadcast_in_dim", "dynamic_conv", "dynamic_gather", "dynamic_iota", "dynamic_pad",
+       "dynamic_reshape")
+# Constraints no case breaks alone: the quantized clauses (no quantized tensor is taken yet), and those
+# another constraint always breaks with them (gather's C1, C5, C7, C11 by C13, as the seed's gather;
+# C2 by C3 or C13; conv's size rules by its uniqueness rules, its group counts by its divisibility rules).
+UNBROKEN = {
+    "dynamic_reshape": {"dynamic_reshape_c3"},
+    "dynamic_broadcast_in_dim": {"dynamic_broadcast_in_dim_c6"},
+    "dynamic_gather": {f"dynamic_gather_c{k}" for k in (1, 2, 5, 7, 11)},
+    "dynamic_conv": {f"dynamic_conv_c{k}" for k in (1, 11, 12, 15, 16, 17, 19, 21, 22, 23, *range(28, 35))},
+}
+
+
+def _numpy_truth(name: str, inst, arrays: list) -> np.ndarray | None:
+    """The op computed by NumPy from the instance's operands and its known
+    shape-operand values (None where this test leaves it to other tests)."""
+    known = {k: [int(x) for x in np.asarray(v).reshape(-1)] for k, v in inst.known_values.items()}
+    out = tuple(int(d) for d in inst.result.shape) if name != "composite" else None
+    if name == "dynamic_reshape":
+        return arrays[0].reshape(known["output_shape"])
+    if name == "dynamic_broadcast_in_dim":
+        x, bd = arrays[0], list(inst.broadcast_dimensions)
+        order = np.argsort(bd)
+        shape = [1] * len(out)
+        for j in order:
+            shape[bd[j]] = x.shape[j]
+        return np.broadcast_to(x.transpose(order).reshape(shape), out)
+    if name == "dynamic_iota":
+        et = inst.result.element_type
+        ids = np.indices(out)[inst.iota_dimension] if out else np.zeros(())
+        if et.is_integer and ids.size and ids.max() > et.max_value:
+            return None   # an overflow: implementation-defined (iota's own tests)
+        if et.is_float and et.format.precision < 6:
+            return None   # ids that round: iota's own tests check them by hand
+        return ids.astype(et.numpy)
+    if name == "dynamic_pad":
+        x, v = arrays
+        for axis, (lo, hi, i) in enumerate(zip(known["edge_padding_low"], known["edge_padding_high"],
+                                               known["interior_padding"])):
+            d = x.shape[axis]
+            shape = list(x.shape)
+            shape[axis] = max(d + (d - 1) * i, 0)
+            dilated = np.full(shape, v, x.dtype)
+            index = [slice(None)] * x.ndim
+            index[axis] = slice(0, None, i + 1)
+            dilated[tuple(index)] = x
+            widths = [(0, 0)] * x.ndim
+            widths[axis] = (max(lo, 0), max(hi, 0))
+            x = np.pad(dilated, widths, constant_values=v)
+            index[axis] = slice(max(-lo, 0), x.shape[axis] - max(-hi, 0))
+            x = x[tuple(index)]
+        return x
+    if name == "dynamic_gather":   # the stream's structures: index vectors last, offset dims trailing
+        operand, starts = arrays
+        sizes, m = known["slice_sizes"], list(inst.start_index_map)
+        collapsed = set(inst.collapsed_slice_dims)
+        batch = starts.shape[:-1]
+        result = np.empty(out, operand.dtype)
+        for b in np.ndindex(*batch):
+            full = [0] * operand.ndim
+            for c, a in enumerate(m):
+                full[a] = int(starts[b + (c,)])
+            piece = operand[tuple(slice(s, s + n) for s, n in zip(full, sizes))]
+            result[b] = piece.reshape([n for a, n in enumerate(sizes) if a not in collapsed])
+        return result
+    return None
+
+
+@pytest.fixture(scope="module")
+def made():
+    """Every op's stream, with NumPy's truth recorded beside the oracle's."""
+    truths: list = []
+
+    def expect_fn(spec, inst, mlir, arrays):
+        got = v1_20_ops.oracle_expectations(spec, inst, mlir, arrays)
+        truths.append((spec.mnemonic, inst.result.element_type if spec.mnemonic != "composite" else None,
+                       got, _numpy_truth(spec.mnemonic, inst, arrays)))
+        return got
+    return {op: v1_20_ops.cases(ADDED[op], 0, expect_fn) for op in OPS}, truths
+
+
+def test_the_stream_is_seeded():
+    spec = ADDED["dynamic_pad"]
+    again = [c.id for c in v1_20_ops.cases(spec, 0)]
+    assert again == [c.id for c in v1_20_ops.cases(spec, 0)]
+    assert again != [c.id for c in v1_20_ops.cases(spec, 1)]
+    assert v1_20_ops.cases(ADDED["uniform_quantize"], 0) == []   # not this stream's
+
+
+def test_every_type_of_each_table_has_value_cases(made):
+    cases, _ = made
+    tables = {"dynamic_iota": INTEGER_TYPES + FLOAT_TYPES + COMPLEX_TYPES, "dynamic_reshape": ALL_TYPES,
+              "dynamic_broadcast_in_dim": ALL_TYPES, "dynamic_pad": ALL_TYPES, "dynamic_gather": ALL_TYPES}
+    for op, types in tables.items():
+        per = Counter(c.dtype for c in cases[op] if c.kind == "value")
+        assert per == {t.name: v1_20_ops.CASES_PER_TYPE for t in types}, op
+    conv = Counter(c.dtype for c in cases["dynamic_conv"] if c.kind == "value")
+    assert conv == {n: v1_20_ops.CASES_PER_TYPE for n in v1_20_ops.CONV_TYPES}
+    assert sum(c.kind == "value" for c in cases["composite"]) == 4
+
+
+def test_each_breakable_constraint_has_an_invalid_case_the_oracle_names(made):
+    cases, _ = made
+    for op in OPS:
+        invalid = [c for c in cases[op] if c.kind == "invalid"]
+        assert all(expect.rejection(c.mlir) == c.violates for c in invalid), op
+        named = {c.violates for c in invalid}
+        assert named == set(ADDED[op].labels) - UNBROKEN.get(op, set()), op
+        assert all(expect.rejection(c.mlir) is None for c in cases[op] if c.kind == "value"), op
+
+
+def test_value_expectations_are_what_numpy_computes(made):
+    _, truths = made
+    checked = Counter()
+    for op, et, got, truth in truths:
+        if truth is None:
+            continue
+        [e] = got
+        assert e.type.shape == tuple(truth.shape), op
+        if e.impl_defined:   # gather out of bounds, or a broken promise: the primary is what NumPy reads here
+            continue
+        assert np.array_equal(e.bits, to_bits(np.asarray(truth).astype(et.numpy), et)), (op, et.name)
+        checked[op] += 1
+    # every case of the four data-movement ops, and the iotas whose ids every type holds
+    assert checked["dynamic_reshape"] == checked["dynamic_broadcast_in_dim"] == 38
+    assert checked["dynamic_pad"] == checked["dynamic_gather"] == 38
+    assert checked["dynamic_iota"] >= 20
