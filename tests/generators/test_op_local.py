@@ -15,7 +15,11 @@ from shlo_conform.spec.ops import OPS
 from shlo_conform.spec.types import E_F32, SI8
 
 GENERATORS = Path(values.__file__).parent
-REGION_BODIES = {"regions.py"}
+# Files whose op names are the contents of bodies, not branches per op: regions.py (a scatter update's or
+# a reduce body's ops), quantized.py (a reduce body's identity on a quantized type, by the body's op),
+# v1_20_ops.py (composite's decomposition functions), v1_20_collectives.py (the operation async_start's
+# body wraps, all_reduce's body).
+REGION_BODIES = {"regions.py", "quantized.py", "v1_20_ops.py", "v1_20_collectives.py"}
 
 
 def _strings(path: Path) -> list[tuple[int, str]]:

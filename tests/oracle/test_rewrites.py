@@ -11,6 +11,7 @@ import jax
 import ml_dtypes
 import mpmath
 import numpy as np
+import pytest
 
 from shlo_conform.cli import main
 from shlo_conform.oracle.program import execute, parse_program
@@ -54,6 +55,7 @@ def test_nothing_to_rewrite_gives_nothing():
     assert [r[0].name for r in rewritten(text)] == []
 
 
+@pytest.mark.long   # ~15 s each: every rewrite's program run on XLA; make test-long (CI)
 def test_run_names_the_rewrite_xla_applies_and_only_that(tmp_path, capsys):
     """XLA:CPU computes x/0.9 as x·fl(1/0.9) and contracts v*y + x in a loop
     into FMAs (docs/findings.md): every failing element is named so.  A
@@ -210,6 +212,7 @@ def test_constants_are_folded_in_the_format():
     assert sites == 2 and np.array_equal(e.array(), xs + k)
 
 
+@pytest.mark.long   # ~15 s each: every rewrite's program run on XLA; make test-long (CI)
 def test_run_names_xla_folding_constants_and_a_reassociating_backend(tmp_path, capsys):
     """XLA:CPU as jax.jit compiles folds (x + 0.1) + 1000 into x + 1000.1
     (docs/findings.md): every failing element is named "reassociation

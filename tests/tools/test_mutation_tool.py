@@ -63,6 +63,7 @@ def test_bad_input_is_one_line_and_exit_2():
     assert p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1 and "no_such_op" in p.stderr
 
 
+@pytest.mark.long   # 10–22 s each: the mutation tool's own runs; make test-long (CI)
 def test_the_unmutated_oracle_scores_conformant_on_grids_and_host_programs():
     """The baseline every mutant is compared with: the oracle scored as a
     backend passes its own value cases and rejects its invalid ones — on a
@@ -117,6 +118,7 @@ def test_check_spec_reads_nothing_of_the_oracle():
             assert not any("oracle" in n.split(".") for n in names), (f, names)
 
 
+@pytest.mark.long   # 10–22 s each: the mutation tool's own runs; make test-long (CI)
 def test_own_tests_of_a_shared_module():
     """Its namesake first, then every file of tests/spec and tests/oracle
     that imports it, in any of the three spellings."""
@@ -220,6 +222,7 @@ def test_only_reads_a_reports_survivors_or_a_records_mutants(tmp_path):
     assert p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1 and "missing.txt" in p.stderr
 
 
+@pytest.mark.long   # 10–22 s each: the mutation tool's own runs; make test-long (CI)
 def test_the_test_stage_runs_pytest_in_a_child_and_reads_its_verdict(tmp_path):
     """What kills a survivor "by tests": pytest run in a forked child on the
     files given (-k the op), rc 0 when they pass, 1 and the first FAILED
