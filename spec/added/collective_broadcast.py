@@ -243,6 +243,19 @@ def broadcast(op, grid, process, operands_at) -> list:
 # programs a backend can read; the random cases vary the count).
 ONE = {"counts": {"operands": 1}}
 
+# The grids both v1.20 collectives are exercised on (collective_reduce takes them too).
+GRID_CORNERS = (
+        Corner("two replicas, one group (the grid a two-CPU interpreter runs)", (1,),
+               lambda op: [op.channel_id <= 0, op.grid.num_replicas == 2, op.grid.num_partitions == 1],
+               layout=ONE | {"group_shapes": {"replica_groups": (1, 2)}}),
+        Corner("a group leaving processes out (they get zeros)", (1,),
+               lambda op: [op.channel_id <= 0, op.grid.num_replicas == 4, op.grid.num_partitions == 1],
+               layout=ONE | {"group_shapes": {"replica_groups": (1, 2)}}),
+        Corner("channel: groups of partitions (cross_partition)", (1,),
+               lambda op: [op.channel_id > 0, op.grid.num_partitions == 2, op.grid.num_replicas == 2],
+               layout=ONE | {"group_shapes": {"replica_groups": (1, 2)}}),
+)
+
 SPEC = OpSpec(
     mnemonic="collective_broadcast",
     operands=(Operand("operands", ANY, variadic=True, count=(1, 2)),),
@@ -256,15 +269,7 @@ SPEC = OpSpec(
     infer=infer,
     semantics=Collective(process_groups, broadcast),
     exercise=Exercise(corners=(
-        Corner("two replicas, one group (the grid a two-CPU interpreter runs)", (1,),
-               lambda op: [op.channel_id <= 0, op.grid.num_replicas == 2, op.grid.num_partitions == 1],
-               layout=ONE | {"group_shapes": {"replica_groups": (1, 2)}}),
-        Corner("a group leaving processes out (they get zeros)", (1,),
-               lambda op: [op.channel_id <= 0, op.grid.num_replicas == 4, op.grid.num_partitions == 1],
-               layout=ONE | {"group_shapes": {"replica_groups": (1, 2)}}),
-        Corner("channel: groups of partitions (cross_partition)", (1,),
-               lambda op: [op.channel_id > 0, op.grid.num_partitions == 2, op.grid.num_replicas == 2],
-               layout=ONE | {"group_shapes": {"replica_groups": (1, 2)}}),
+        *GRID_CORNERS,
         Corner("two groups of two", (2,),
                lambda op: [op.channel_id <= 0, op.grid.num_replicas == 4, op.grid.num_partitions == 1],
                layout=ONE | {"group_shapes": {"replica_groups": (2, 2)}}),

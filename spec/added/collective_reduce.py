@@ -52,7 +52,7 @@ from ..ops.all_gather import channel_attributes, members, replica_groups_attribu
 from ..ops.all_reduce import BODIES, computation_signature, computation_type, reduced, survey_reason
 from ..ops.send import CHANNEL_HANDLE
 from ..types import TensorType, exact_values
-from .collective_broadcast import (SI32, collective_broadcast_c1, data_count, dynamic_root, groups_in_range,
+from .collective_broadcast import (GRID_CORNERS, SI32, collective_broadcast_c1, data_count, dynamic_root, groups_in_range,
                                    process_groups, source_group, sources)
 
 
@@ -172,15 +172,7 @@ SPEC = OpSpec(
     infer=infer,
     semantics=Collective(process_groups, reduce_to_source, accumulating=True),
     exercise=Exercise(corners=(
-        Corner("two replicas, one group (the grid a two-CPU interpreter runs)", (1,),
-               lambda op: [op.channel_id <= 0, op.grid.num_replicas == 2, op.grid.num_partitions == 1],
-               layout=ONE | {"group_shapes": {"replica_groups": (1, 2)}}),
-        Corner("a group leaving processes out (they get zeros)", (1,),
-               lambda op: [op.channel_id <= 0, op.grid.num_replicas == 4, op.grid.num_partitions == 1],
-               layout=ONE | {"group_shapes": {"replica_groups": (1, 2)}}),
-        Corner("channel: groups of partitions (cross_partition)", (1,),
-               lambda op: [op.channel_id > 0, op.grid.num_partitions == 2, op.grid.num_replicas == 2],
-               layout=ONE | {"group_shapes": {"replica_groups": (1, 2)}}),
+        *GRID_CORNERS,
         Corner("a group of four", (2,),
                lambda op: [op.channel_id <= 0, op.grid.num_replicas == 4, op.grid.num_partitions == 1],
                layout=ONE | {"group_shapes": {"replica_groups": (1, 4)}}),

@@ -464,6 +464,16 @@ def convolution_c35(op):
     return element_type(op.lhs) == rhs == element_type(op.result)
 
 
+# One 1-D convolution: lhs [b, 0, f], rhs [0, i, o], result [b, 0, f]; window 3, stride 2, padding 1 each
+# side (a 5-long input gives 3 outputs) — the quantized example and the mixed-precision cases share it.
+ONE_D_WINDOW_3 = {"window_strides": (2,), "padding": ((1, 1),), "lhs_dilation": (1,), "rhs_dilation": (1,),
+                  "window_reversal": (False,), "input_batch_dimension": 0, "input_feature_dimension": 2,
+                  "input_spatial_dimensions": (1,), "kernel_input_feature_dimension": 1,
+                  "kernel_output_feature_dimension": 2, "kernel_spatial_dimensions": (0,),
+                  "output_batch_dimension": 0, "output_feature_dimension": 2, "output_spatial_dimensions": (1,),
+                  "feature_group_count": 1, "batch_group_count": 1, "precision_config": ("DEFAULT", "DEFAULT")}
+
+
 def quantized_example(types: dict):
     """A valid 1-D convolution whose element types are `types` (by name: lhs,
     rhs, result; f32 where not given) — the structure on which the quantized
@@ -472,12 +482,7 @@ def quantized_example(types: dict):
     stride 2, padding 1 each side), so the dimensions a quantization
     dimension may name differ in size."""
     f32 = element_type_named("f32")
-    attrs = {"window_strides": (2,), "padding": ((1, 1),), "lhs_dilation": (1,), "rhs_dilation": (1,),
-             "window_reversal": (False,), "input_batch_dimension": 0, "input_feature_dimension": 2,
-             "input_spatial_dimensions": (1,), "kernel_input_feature_dimension": 1,
-             "kernel_output_feature_dimension": 2, "kernel_spatial_dimensions": (0,),
-             "output_batch_dimension": 0, "output_feature_dimension": 2, "output_spatial_dimensions": (1,),
-             "feature_group_count": 1, "batch_group_count": 1, "precision_config": ("DEFAULT", "DEFAULT")}
+    attrs = dict(ONE_D_WINDOW_3)
     shapes = {"lhs": (1, 5, 2), "rhs": (3, 2, 4), "result": (1, 3, 4)}
     t = {n: TensorType(shapes[n], types.get(n, f32)) for n in shapes}
     return SPEC.instance({"lhs": t["lhs"], "rhs": t["rhs"]}, attrs, {"result": t["result"]})
@@ -860,12 +865,7 @@ def mixed_precision(spec, skels, rng):
         if skel is None:
             continue
         t, r = skel.operand_types[0], element_type_named(dst)
-        attrs = {"window_strides": (2,), "padding": ((1, 1),), "lhs_dilation": (1,), "rhs_dilation": (1,),
-                 "window_reversal": (False,), "input_batch_dimension": 0, "input_feature_dimension": 2,
-                 "input_spatial_dimensions": (1,), "kernel_input_feature_dimension": 1,
-                 "kernel_output_feature_dimension": 2, "kernel_spatial_dimensions": (0,),
-                 "output_batch_dimension": 0, "output_feature_dimension": 2, "output_spatial_dimensions": (1,),
-                 "feature_group_count": 1, "batch_group_count": 1, "precision_config": ("DEFAULT", "DEFAULT")}
+        attrs = dict(ONE_D_WINDOW_3)
         inst = spec.instance({"lhs": TensorType((1, 5, 2), t), "rhs": TensorType((3, 2, 2), t)}, attrs,
                              {"result": TensorType((1, 3, 2), r)})
         out.append((f"mixed precision {src} x {src} -> {dst} (preferred_element_type)", "convolution_c27", skel, inst))
