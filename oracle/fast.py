@@ -163,7 +163,8 @@ def round_fast(v: np.ndarray, fmt: FloatFormat) -> np.ndarray:
     rounding, shown equal on every midpoint of the 8- and 16-bit formats
     ± 2 ulp and on samples of f32's and f64's in
     tests/oracle/test_round_fast.py, with round_to_format as the reference.
-    * f32, f16 from float64, f64 from long double: numpy's casts round once,
+    * f32, f16 from float64, f64 from long double: numpy's casts round once
+      (f16: below its normal range by `_round_f16`, where the cast is slow),
       to nearest even, subnormals and overflow included (the C conversions
       for float and double, numpy's own npy_double_to_half for half).
     * bf16 and the f8 formats: ml_dtypes converts float64 through float32 —
@@ -174,6 +175,8 @@ def round_fast(v: np.ndarray, fmt: FloatFormat) -> np.ndarray:
       power of two whose float64 quantum is the format's subnormal quantum
       (one hardware rounding to nearest even).
     Magnitudes past the largest finite become ±inf, as in round_to_format."""
+    if fmt == F16 and v.dtype == np.float64:
+        return _round_f16(v)
     target = _CAST.get(fmt)
     if target is not None:
         with np.errstate(over="ignore", invalid="ignore"):
@@ -195,6 +198,39 @@ def round_fast(v: np.ndarray, fmt: FloatFormat) -> np.ndarray:
         r[r > float(fmt.max_finite)] = np.inf
         r[np.isnan(a)] = np.nan
     return _within_format(np.copysign(r, v), v, fmt)
+
+
+_F16_MIN_NORMAL = 2.0 ** -14
+_F16_OVERFLOW = 65520.0    # the midpoint of 65504 (odd last bit) and 2^16: it and above round to inf
+_F16_SUB = 2.0 ** 28       # float64's quantum at 2^28 is 2^-24, f16's subnormal quantum
+
+
+def _round_f16(v: np.ndarray) -> np.ndarray:
+    """round_fast for f16 from float64, branch-free: numpy's cast
+    (npy_double_to_half) of |v| clipped to [2^-14, 65520] — one RNE
+    rounding to a normal f16, or inf from 65520 on (the midpoint of the
+    largest finite 65504, whose last bit is odd, and 2^16: ties go up) —
+    because that cast costs 58 ns an element wherever it underflows,
+    gives a subnormal or overflows (it sets the FPU's status flag element
+    by element; 1.5 ns elsewhere; numpy 2.4, 2^20 elements) — here only
+    the elements at or past 65520 still take that path — and below 2^-14
+    (min(|v|, 2^-14) + 2^28) - 2^28, one hardware RNE rounding onto 2^-24's
+    multiples, f16's subnormal grid (zero and underflow included).  The
+    two are joined exactly: t + (u - 2^-14), u - 2^-14 exact (multiples of
+    2^-24 at most 2^-14) and 0 where |v| >= 2^-14; where |v| < 2^-14,
+    t = 2^-14 and the sum is u (exact: 2^-14 + (u - 2^-14) = u, at most 11
+    bits).  NaN stays NaN; the sign is copied back.  The same values as
+    round_to_format (tests/oracle/test_round_fast.py: every f16 value,
+    midpoint and their float64 neighbours, overflow and the subnormals)."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        a = np.abs(v)
+        t = np.clip(a, _F16_MIN_NORMAL, _F16_OVERFLOW).astype(np.float16).astype(np.float64)
+        u = np.minimum(a, _F16_MIN_NORMAL)
+        u += _F16_SUB
+        u -= _F16_SUB
+        u -= _F16_MIN_NORMAL
+        t += u
+        return np.copysign(t, v, out=t)
 
 
 def bound_for(f, fmt: FloatFormat) -> float:
@@ -299,8 +335,13 @@ def _evaluate(f, args: list, fmt: FloatFormat) -> tuple[np.ndarray, np.ndarray]:
     else:
         with np.errstate(all="ignore"):
             cols = [np.asarray(a, dtype=w[0]) for a in args]
-            y = np.asarray(TABLE[f].numpy_for(w[0])(*cols), dtype=w[0])
-        ok, r = decide(y, fmt, cols, bound_for(f, fmt))
+        staged = _staged(f, cols, fmt) if w[0] is np.float64 else None
+        if staged is not None:
+            ok, r = staged
+        else:
+            with np.errstate(all="ignore"):
+                y = np.asarray(TABLE[f].numpy_for(w[0])(*cols), dtype=w[0])
+            ok, r = decide(y, fmt, cols, bound_for(f, fmt))
     if fmt == F64 and chlo_dd.serves(TABLE[f].name) and not ok.all():
         # CHLO's special functions: a double-word refinement and arb balls for what the pass left
         # (oracle/chlo_dd/); the elements they leave take MPFR and the per-element route, as before
@@ -308,6 +349,32 @@ def _evaluate(f, args: list, fmt: FloatFormat) -> tuple[np.ndarray, np.ndarray]:
     if fmt == F64 and TABLE[f].mpfr is not None and not ok.all():
         mpfr_correct(f, [np.asarray(a, dtype=np.float64) for a in args], ok, r)
     return ok, r
+
+
+def _staged(f, cols: list, fmt: FloatFormat):
+    """(decided mask, rounded values) of f into a narrow `fmt` in two
+    stages, or None where f has no cheaper stage for fmt
+    (RealFunction.narrow): its values decided with its own proven bound,
+    then f's `numpy` evaluation, decided with bound_for's, on the elements
+    left.  Each decision is a correct rounding, so the results are those
+    of the one-stage route, sooner (chlo_fast_zeta.py: zeta and polygamma,
+    whose full float64 evaluation costs 100 ns an element)."""
+    narrow = TABLE[f].narrow
+    got = None if narrow is None else narrow(cols, fmt)
+    if got is None:
+        return None
+    y, bound = got
+    cols = np.broadcast_arrays(*cols)
+    shape = cols[0].shape
+    cols = [c.reshape(-1) for c in cols]
+    ok, r = decide(y.reshape(-1), fmt, cols, bound)
+    rest = np.flatnonzero(~ok)
+    if len(rest):
+        sub = [c[rest] for c in cols]
+        with np.errstate(all="ignore"):
+            y2 = np.asarray(TABLE[f].numpy(*sub), dtype=np.float64)
+        ok[rest], r[rest] = decide(y2, fmt, sub, bound_for(f, fmt))
+    return ok.reshape(shape), r.reshape(shape)
 
 
 def mpfr_correct(f, args: list, ok: np.ndarray, r: np.ndarray) -> None:

@@ -44,6 +44,8 @@ from ..spec.ops.atan2 import pi_times
 from ..spec.ops.logistic import logistic_value
 from ..spec.ops.power import signed_power
 from .chlo_long_double import KERNELS as _LONG_DOUBLE, REL_ERROR as _LONG_DOUBLE_REL_ERROR
+from .chlo_dd import zeta_float64 as _zeta_float64
+from . import chlo_fast_zeta as _chlo_fast_zeta
 
 
 @dataclass(frozen=True)
@@ -57,6 +59,10 @@ class RealFunction:
     # (oracle/chlo_long_double/, CHLO's special functions), held to the same bound fast.LD_REL_ERROR
     long_double_numpy: Callable | None = None
     long_double_rel_error: float | None = None   # its bound, where tighter than fast.LD_REL_ERROR
+    # a cheaper first stage for narrow results: (float64 argument arrays, format) -> (values, their
+    # relative bound) or None (no plan for that format); fast._staged decides with it and passes the
+    # elements it leaves to `numpy` (chlo_fast_zeta.py: zeta and polygamma for f32, f16, bf16)
+    narrow: Callable | None = None
 
     def numpy_for(self, dtype) -> Callable | None:
         """The vectorised evaluation that keeps its bound in `dtype` (float64,
@@ -349,10 +355,13 @@ def _hurwitz_em(s, q):
 
 
 def _zeta(s, q):
-    """ζ(s, q), s > 1, q > 0: `_hurwitz_em` up to s = 12, scipy's zeta beyond."""
+    """ζ(s, q), s > 1, q > 0: `_hurwitz_em` up to s = 12 — its values, bit
+    for bit, computed by chlo_dd.zeta_float64.hurwitz_em (the same float64
+    operations per element, scheduled in cache-sized chunks: about twice as
+    fast) — and scipy's zeta beyond."""
     y = np.empty_like(q)
     em = s <= _EM_MAX_S
-    y[em] = _hurwitz_em(s[em], q[em])
+    y[em] = _zeta_float64.hurwitz_em(s[em], q[em])
     y[~em] = _sp.zeta(s[~em], q[~em])
     return y
 
@@ -404,13 +413,15 @@ def _arb_polygamma(n, x):
     return (-1) ** (k + 1) * arb(k).fac() * arb(k + 1).zeta(x)
 
 
-def _chlo(name: str, arb_fn, numpy_fn, mpfr_fn=None) -> RealFunction:
+def _chlo(name: str, arb_fn, numpy_fn, mpfr_fn=None, narrow=None) -> RealFunction:
     """A CHLO special function: `numpy_fn` keeps its bound in float64 only;
     f64 results take its long double evaluation (oracle/chlo_long_double/)
-    where there is one, MPFR and arb elsewhere."""
+    where there is one, MPFR and arb elsewhere; `narrow`: a cheaper first
+    stage for f32, f16 and bf16 results (RealFunction.narrow)."""
     return RealFunction(name, arb_fn, numpy_fn, mpfr_fn, long_double=False,
                         long_double_numpy=_LONG_DOUBLE.get(name),
-                        long_double_rel_error=_LONG_DOUBLE_REL_ERROR.get(name))
+                        long_double_rel_error=_LONG_DOUBLE_REL_ERROR.get(name),
+                        narrow=narrow if numpy_fn else None)
 
 
 TABLE.update({
@@ -428,8 +439,8 @@ TABLE.update({
     mpmath.sinh: RealFunction("sinh", lambda x: x.sinh(), np.sinh, _mpfr("sinh")),
     mpmath.cosh: RealFunction("cosh", lambda x: x.cosh(), np.cosh, _mpfr("cosh")),
     i1e: _chlo("i1e", _arb_i1e, _scipy("i1e")),
-    polygamma: _chlo("polygamma", _arb_polygamma, _sp and _np_polygamma),
-    hurwitz_zeta: _chlo("zeta", lambda x, q: x.zeta(q), _sp and _np_zeta),
+    polygamma: _chlo("polygamma", _arb_polygamma, _sp and _np_polygamma, narrow=_chlo_fast_zeta.polygamma),
+    hurwitz_zeta: _chlo("zeta", lambda x, q: x.zeta(q), _sp and _np_zeta, narrow=_chlo_fast_zeta.zeta),
 })
 
 UNCOVERED = ("the lambdas of spec/annex_g.py's complex functions (components of csin, cexp, clog, "

@@ -21,11 +21,13 @@ then sees only the elements it leaves and those outside its domain):
   near the pole (poles.py);
 * polygamma for n = 1 … 4 and 2^-7 <= x < 2^10 (polygamma_cells.py);
 * zeta: the Hurwitz zeta in double words (zeta.py, Euler–Maclaurin with
-  powers exp(-s·log b) of ddpow.py, proven bound 2^-76.5, decided at
-  2^-72.5) for 1 < s <= 16 and 2^-20 <= q <= 2^40 — the long double pass
-  cost about 1.5 µs an element there (powl).  It is also zeta's REFINE
-  kernel, for the route without the first pass (the FPU not rounding to
-  nearest skips both).
+  powers exp(-s·log b) of ddpow.py) for 1 < s <= 16 and 2^-20 <= q <=
+  2^40, in two plans (DECIDED: zeta.decided): FAST on every element
+  (proven bound 2^-66.5, decided at 2^-62.5), PRECISE on the 1 in 500 it
+  leaves (2^-76.5, decided at 2^-72.5) — the long double pass cost about
+  1.5 µs an element there (powl).  PRECISE is also zeta's REFINE kernel,
+  for the route without the first pass (the FPU not rounding to nearest
+  skips both).
 The Taylor-cell passes run and are decided taylor.CHUNK elements at a
 time (`CHUNKS`, `DECIDED`), in cache; they leave about 1 element in 10^5
 of the benches' ranges.
@@ -46,17 +48,18 @@ from . import ball, cells, erfinv, polygamma, polygamma_cells, poles, zeta
 REFINE: dict = {"polygamma": polygamma.pair, "zeta": zeta.pair}
 # name -> the same kind of kernel, run on every element before the long double pass (`lead`)
 # (zeta's returns (h, lo, bound, mask); the Taylor cells' (taylor.py) (h, lo, rel, abs, mask), per element)
-LEAD: dict = {"zeta": zeta.pair, "erfinv": erfinv.pair, **{name: cells.pair(name) for name in cells.SPECS},
+LEAD: dict = {"zeta": zeta.pair_fast, "erfinv": erfinv.pair, **{name: cells.pair(name) for name in cells.SPECS},
               "lgamma": poles.pair("lgamma"), "digamma": poles.pair("digamma"), "polygamma": polygamma_cells.pair}
 # name -> kernel(float64 argument arrays) -> (decided mask, values): a LEAD kernel that decides its
 # chunks itself (`lead` takes it where there is one; LEAD's kernel states the same with its bounds)
-DECIDED: dict = {"lgamma": poles.decided("lgamma"), "digamma": poles.decided("digamma")}
+DECIDED: dict = {"lgamma": poles.decided("lgamma"), "digamma": poles.decided("digamma"), "zeta": zeta.decided}
 # name -> LEAD's kernel on one chunk of at most taylor.CHUNK elements (`lead` runs and decides these
 # chunk by chunk, in cache)
 CHUNKS: dict = {"erfinv": erfinv.chunk, "polygamma": polygamma_cells.chunk,
                 **{name: cells.chunk(name) for name in ("erf", "erfc", "i1e")}}
-# zeta's kernel sorts its elements by their direct-term count: 8192 at a time stay in cache
-# (measured 11% faster than whole arrays of 2^18; 4096 and 65536 slower)
+# the step for a LEAD kernel with no CHUNKS or DECIDED entry — none at present: zeta's is
+# DECIDED (zeta.decided runs its plans zeta._SUB = 8192 elements at a time, as this did: measured
+# 11% faster than whole arrays of 2^18; 4096 and 65536 slower)
 ZETA_CHUNK = 8192
 BALL = frozenset({"erf", "erfc", "erfinv", "lgamma", "digamma", "polygamma", "zeta", "i1e"})
 

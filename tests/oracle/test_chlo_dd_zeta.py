@@ -1,24 +1,26 @@
 """f64 chlo.zeta's double-word first pass (oracle/chlo_dd/zeta.py, with the
-powers of ddpow.py): each kernel held to its proven bound against arb at
-300 bits or more, the Euler–Maclaurin remainder bound held against mpmath,
-every decision held against rigorous.evaluate (arb with Ziv's escalation),
-and fast.evaluate's results with the pass compared bit for bit with the
-route before it (the long double pass, the arb balls).  Inputs are random
+powers of ddpow.py), in both plans (PRECISE, FAST): each kernel held to
+its proven bound against arb at 300 bits or more, the Euler–Maclaurin
+remainder bound against arb at 400 bits, every decision held against
+rigorous.evaluate (arb with Ziv's escalation), the two-stage pass
+(zeta.decided) against the precise plan alone, and fast.evaluate's results
+with the pass compared bit for bit with the route before it (the long
+double pass, the arb balls).  Inputs are random
 or adversarial (s near 1 and at the cells' edges, q tiny, huge, at and
 next to the steps of the direct-term count, bases next to 1 and at log's
 cell edges), never values the code produced.
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 from fractions import Fraction
 
-import mpmath
 import numpy as np
 import pytest
 from flint import arb, ctx
 
-from shlo_conform.oracle import chlo_dd, fast, rigorous
+from shlo_conform.oracle import chlo_dd, ddfast, fast, rigorous
 from shlo_conform.oracle.chlo_dd import ddpow, zeta
 from shlo_conform.oracle.chlo_dd.dd import two_sum
 from shlo_conform.oracle.real_functions import TABLE
@@ -109,36 +111,62 @@ def test_pow_neg_keeps_its_relative_bound():
 # zeta: the remainder bound, the pair's bound, the domain
 # --------------------------------------------------------------------------
 
+PLANS = {"precise": zeta.PRECISE, "fast": zeta.FAST}
+
+
+@pytest.mark.parametrize("plan", PLANS)
 @pytest.mark.parametrize("cell", [0, 7, 20, 35, 59])
-def test_euler_maclaurin_remainder_is_within_twice_the_next_term(cell):
-    """At a cell's worst corner (s_hi, Z): mpmath's ζ(s, Z) at 60 digits
+def test_euler_maclaurin_remainder_is_within_twice_the_next_term(cell, plan):
+    """At a cell's worst corner (s_hi, Z): arb's ζ(s, Z) at 400 bits
     against z^-s·(Z/(s-1) + 1/2 + Σ_{j<=J} t_j) summed in exact rationals
     — the remainder the bound 2ρ_(J+1) (relative to Z^(1-s)/(s-1)) claims;
-    also below the 2^-82 every cell is built to."""
-    z_cell = float(zeta._cells()[0][cell])
+    also below the plan's truncation bound (2^-82, 2^-69) every cell is
+    built to, and (the claim not vacuous) above a thousandth of it.  (Not
+    mpmath's ζ(s, q): at 40 digits it is off by 1.7e-14 at (11.37…, 6133.17).)"""
+    p = PLANS[plan]
+    z_cell = float(zeta._cells(p)[0][cell])
     s = Fraction(zeta._CELLS + cell + 1, zeta._CELLS)
     z = Fraction(z_cell)
     g = zeta._gammas()
     total, rising = z / (s - 1) + Fraction(1, 2), s
-    for j in range(1, zeta.J + 1):
+    for j in range(1, p.j + 1):
         total += g[j] * rising / z ** (2 * j - 1)
         rising *= (s + 2 * j - 1) * (s + 2 * j)
-    rho = zeta._rhos(s, z)
-    with mpmath.workdps(60):
-        sm, zm = mpmath.mpf(s.numerator) / s.denominator, mpmath.mpf(z_cell)
-        exact = mpmath.zeta(sm, zm) * zm ** sm                 # V + z^s·R
-        remainder = abs(exact - mpmath.mpf(total.numerator) / total.denominator)
-        claim = 2 * (mpmath.mpf(rho[zeta.J + 1].numerator) / rho[zeta.J + 1].denominator) * zm / (sm - 1)
-        assert remainder <= claim, (float(s), z_cell, remainder, claim)
-        assert claim <= mpmath.mpf(2) ** -82 * zm / (sm - 1)
+    rho = zeta._rhos(s, z, p.j)
+    def exact(x: Fraction) -> arb:
+        return arb(x.numerator) / x.denominator
+
+    def check():
+        sa, za = exact(s), arb(z_cell)
+        remainder = abs(sa.zeta(za) * za ** sa - exact(total))        # |V + z^s·R - V|
+        claim = 2 * exact(rho[p.j + 1]) * za / (sa - 1)
+        assert remainder.rel_accuracy_bits() > 30 and claim.rel_accuracy_bits() > 30
+        assert remainder < claim, (float(s), z_cell, remainder, claim)
+        assert claim <= arb(p.trunc) * za / (sa - 1)
+        assert remainder > claim / 1000
+
+    _at(400, check)
 
 
-def test_cells_bound_and_decision_bound():
-    """Every cell's analysed bound below ANALYSED; BOUND is 16 times it."""
-    bounds = zeta.cell_bounds()
+@pytest.mark.parametrize("plan", PLANS)
+def test_cells_bound_and_decision_bound(plan):
+    """Every cell's analysed bound below the plan's; its decision bound is
+    16 times it; FAST's cells start at smaller Z than PRECISE's."""
+    p = PLANS[plan]
+    bounds = zeta.cell_bounds(p)
     assert len(bounds) == (zeta.S_MAX - 1) * zeta._CELLS
-    assert max(b for _, _, b in bounds) <= zeta.ANALYSED
-    assert zeta.BOUND == 16 * zeta.ANALYSED
+    assert max(b for _, _, b in bounds) <= p.analysed
+    assert p.bound == 16 * p.analysed
+    assert (zeta._cells(zeta.FAST)[0] <= zeta._cells(zeta.PRECISE)[0]).all()
+    assert zeta.BOUND == zeta.PRECISE.bound and zeta.ANALYSED == zeta.PRECISE.analysed
+
+
+def test_a_plan_whose_cells_miss_their_bound_is_refused():
+    """_cells checks each cell exactly: FAST's parameters with a total
+    bound four times tighter fail the check (and are not used)."""
+    tight = dataclasses.replace(zeta.FAST, analysed=zeta.FAST.analysed / 4, bound=zeta.FAST.bound / 4)
+    with pytest.raises(AssertionError):
+        zeta._cells(tight)
 
 
 def _zeta_points(rng) -> tuple:
@@ -186,6 +214,28 @@ def test_zeta_pair_keeps_its_proven_bound():
     assert worst > 2.0 ** -110, worst
 
 
+def test_zeta_pair_fast_keeps_its_proven_bound():
+    """FAST's pair within its analysed 2^-66.5 of arb's ζ on the same
+    points — and looser than PRECISE's somewhere (the plan is in use)."""
+    s, q = _zeta_points(np.random.default_rng(8))
+    h, l, bound, inside = zeta.pair_fast([s, q])
+    assert inside.all() and bound == zeta.FAST.bound
+    worst = 0.0
+    for i in range(len(s)):
+        err = _rel_error(_zeta_arb(s[i], q[i]), h[i], l[i])
+        assert err < zeta.FAST.analysed, (s[i], q[i], err)
+        worst = max(worst, err)
+    assert worst > zeta.ANALYSED, worst
+
+
+def test_zeta_pair_fast_off_by_2_to_the_minus_65_is_caught():
+    """The check above can fail: FAST's pair moved by 2^-65 relative."""
+    s, q = _zeta_points(np.random.default_rng(9))
+    h, l, _, _ = zeta.pair_fast([s[:40], q[:40]])
+    errs = [_rel_error(_zeta_arb(s[i], q[i]), h[i], l[i] + h[i] * 2.0 ** -65) for i in range(40)]
+    assert max(errs) > zeta.FAST.analysed
+
+
 def test_zeta_pair_off_by_2_to_the_minus_75_is_caught():
     """The check above can fail: the pair moved by 2^-75 relative."""
     s, q = _zeta_points(np.random.default_rng(5))
@@ -198,8 +248,10 @@ def test_zeta_domain():
     """Outside 1 < s <= 16, 2^-20 <= q <= 2^40 nothing is claimed."""
     s = np.array([1.0, np.nextafter(16, 17), 20, 2, 2, 2, 2, np.nan, 2, 0.5])
     q = np.array([1.0, 1, 1, np.nextafter(2.0 ** -20, 0), np.nextafter(2.0 ** 40, np.inf), -1, 0, 1, np.inf, 1])
-    assert not zeta.pair([s, q])[3].any()
-    assert zeta.pair([np.array([np.nextafter(1, 2), 16.0]), np.array([2.0 ** -20, 2.0 ** 40])])[3].all()
+    assert not zeta.pair([s, q])[3].any() and not zeta.pair_fast([s, q])[3].any()
+    assert not zeta.decided([s, q])[0].any()
+    edges = [np.array([np.nextafter(1, 2), 16.0]), np.array([2.0 ** -20, 2.0 ** 40])]
+    assert zeta.pair(edges)[3].all() and zeta.pair_fast(edges)[3].all() and zeta.decided(edges)[0].all()
 
 
 # --------------------------------------------------------------------------
@@ -233,6 +285,47 @@ def test_lead_decisions_carry_rigorous_bits():
         z = rigorous.evaluate(ZETA, (float(s[i]), float(q[i])), F64)
         assert z is not None and z[2], (s[i], q[i])
         assert round_bits(float(r[i]), F64) == z[0], (s[i], q[i], r[i])
+
+
+def test_decided_takes_the_precise_plan_for_what_fast_leaves(monkeypatch):
+    """zeta.decided on elements near rounding boundaries: FAST runs on all
+    of them, PRECISE once, on a few of them (those FAST's 2^-62.5 leaves),
+    and every decision carries rigorous.evaluate's bits — so the fallback
+    is exercised, not only present."""
+    calls = []
+    real = zeta._zeta
+    monkeypatch.setattr(zeta, "_zeta", lambda s, q, plan=zeta.PRECISE: calls.append((plan, len(s))) or real(s, q, plan))
+    s, q = _near_boundaries(np.random.default_rng(10), 40000)
+    ok, r = zeta.decided([s, q])
+    fast_n = sum(n for p, n in calls if p == zeta.FAST)
+    precise = [n for p, n in calls if p == zeta.PRECISE]
+    assert fast_n == len(s) and len(precise) == 1 and 0 < precise[0] < len(s) / 4, (len(s), precise)
+    assert ok.mean() > 0.99
+    rng = np.random.default_rng(11)
+    check = rng.choice(np.flatnonzero(ok), 300, replace=False)
+    for i in check.tolist():
+        z = rigorous.evaluate(ZETA, (float(s[i]), float(q[i])), F64)
+        assert z is not None and z[2], (s[i], q[i])
+        assert round_bits(float(r[i]), F64) == z[0], (s[i], q[i], r[i])
+
+
+def test_decided_states_the_precise_plans_decisions():
+    """zeta.decided against the precise plan alone (pair, ddfast.decide
+    at BOUND, as the pass was): the same bits wherever the precise plan
+    decides, and no element the precise plan decides is left — on the
+    bench's ranges, the whole domain and the adversarial points."""
+    rng = np.random.default_rng(12)
+    s0, q0 = _zeta_points(rng)
+    s = np.concatenate([rng.uniform(1, 10, 30000), rng.uniform(1, 16, 30000),
+                        1 + np.exp2(-rng.uniform(1, 52, 5000)), s0])
+    q = np.concatenate([rng.uniform(0.01, 30, 30000), np.exp2(rng.uniform(-20, 40, 30000)),
+                        np.exp2(rng.uniform(-20, 40, 5000)), q0])
+    ok, r = zeta.decided([s, q])
+    h, lo, bound, inside = zeta.pair([s, q])
+    ok0, r0 = ddfast.decide(h, lo, bound)
+    ok0 &= inside
+    assert not (ok0 & ~ok).any()
+    assert np.array_equal(r[ok0].view(np.uint64), r0[ok0].view(np.uint64))
 
 
 def test_lead_runs_in_fast_evaluate_and_is_switched_off_with_serves(monkeypatch):
