@@ -75,7 +75,8 @@ CONFIGS ?= xla,interpreter,iree
 scoreboard: $(STAMP)
 	$(BIN)/shlo-conform scoreboard --configs $(CONFIGS) $(if $(OPS),--ops $(OPS)) --out $(OUTDIR)/scoreboard
 
-# Other runtimes' environments (tools/runtimes/: jaxlib 0.9.2, TensorFlow 2.21.0 + LiteRT), each from its lock.
+# Other runtimes' environments (tools/runtimes/: jaxlib 0.9.2, TensorFlow 2.21.0 + LiteRT, torch-xla 2.9.0 (7 GB,
+# 3.5 GB of downloads: the CUDA build of torch is what PyPI has for Linux), the XLA CPU PJRT plugin), each from its lock.
 .PHONY: runtimes
 runtimes: $(STAMP)
-	for e in jaxlib-0.9.2 tf-2.21.0; do $(BIN)/python tools/runtimes/build_env.py $$e || exit 1; done
+	for e in jaxlib-0.9.2 tf-2.21.0 torch-xla-2.9.0 pjrt-xla-cpu-0.0.1; do $(BIN)/python tools/runtimes/build_env.py $$e || exit 1; done

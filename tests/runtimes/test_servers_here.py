@@ -100,3 +100,21 @@ def test_launch_refuses_an_environment_not_built(tmp_path):
     assert len(lines) == 1 and "is not built" in lines[0] and "build_env.py tf-2.21.0" in lines[0]
     r = subprocess.run([sys.executable, str(LAUNCH), "no-such-runtime"], capture_output=True, text=True, timeout=60)
     assert r.returncode == 2 and "unknown runtime configuration" in r.stderr
+
+
+def test_options_after_the_name_reach_the_server(tmp_path, monkeypatch):
+    """`runtime:NAME:key=value,…` appends `--key=value` to the registry's own
+    arguments (a PJRT plugin by path; the later `--plugin` wins in the
+    server); an option without `=` is one line naming it."""
+    sys.path.insert(0, str(LAUNCH.parent))
+    import launch
+    monkeypatch.setenv("SHLO_RUNTIME_ENVS", str(tmp_path))
+    py = tmp_path / "pjrt-plugin" / "bin" / "python"
+    py.parent.mkdir(parents=True)
+    py.write_text("")
+    argv = launch.command("pjrt-xla-cpu-0.0.1:plugin=/opt/x.so")
+    assert argv[0] == str(py) and argv[-2:] == ["--plugin=module:xla_plugins.xla_cpu_pjrt", "--plugin=/opt/x.so"]
+    with pytest.raises(ValueError, match="option 'plugin' is not key=value"):
+        launch.command("pjrt-xla-cpu-0.0.1:plugin")
+    with pytest.raises(ValueError, match="unknown runtime configuration 'nosuch'"):
+        launch.command("nosuch:a=1")

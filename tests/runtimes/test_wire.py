@@ -88,6 +88,24 @@ def test_signature_with_attributes():
     assert wire.main_signature("func.func @main() -> tensor<4xi32> {\n}") == ([], ["tensor<4xi32>"])
 
 
+def test_signature_in_generic_form_is_the_projects():
+    """A program read from bytecode reaches a server in generic form
+    (`"func.func"() <{function_type = …, sym_name = "main"}>`): the same types
+    as the project reads from the pretty text it came from — the quantized
+    PyTorch export of tests/cli/fixtures (f32 at @main, quantized inside),
+    printed generic by StableHLO's reader as IREE's bindings carry it."""
+    from shlo_conform.oracle.reading import read_quantized
+    pretty = (ROOT / "tests" / "cli" / "fixtures" / "quantized_export" / "mlp_per_tensor.mlir").read_text()
+    generic = read_quantized(pretty)
+    assert '"func.func"()' in generic and "func.func @main" not in generic
+    theirs = project_signature(pretty)
+    assert wire.main_signature(generic) == ([t.mlir for t in theirs[0]], [t.mlir for t in theirs[1]])
+    two = '"func.func"() <{function_type = (tensor<2xf32>) -> (tensor<2xf32>, tensor<i1>), sym_name = "main"}> ({'
+    assert wire.main_signature(two) == (["tensor<2xf32>"], ["tensor<2xf32>", "tensor<i1>"])
+    with pytest.raises(ValueError, match="no @main"):
+        wire.main_signature('"func.func"() <{function_type = () -> (), sym_name = "other"}> ({')
+
+
 class _Fake(wire.Server):
     """A runtime that adds its two f32 arguments, refusing on cue."""
 

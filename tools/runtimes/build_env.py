@@ -33,7 +33,9 @@ from launch import CONFIGS, HERE, envs_root  # noqa: E402
 
 # What each environment must import once installed (the smoke check before the stamp is written).
 IMPORTS = {"jaxlib-0.9.2": "import jax, jaxlib, jaxlib.mlir.dialects.stablehlo",
-           "tf-2.21.0": "import tensorflow, ai_edge_litert.interpreter"}
+           "tf-2.21.0": "import tensorflow, ai_edge_litert.interpreter",
+           "torch-xla-2.9.0": "import torch, torch_xla, jaxlib.mlir.dialects.stablehlo",
+           "pjrt-plugin": "import jax, xla_plugins.xla_cpu_pjrt"}
 PYTHON = (3, 11)
 
 
@@ -59,7 +61,19 @@ def _last_error(log: str) -> str:
 
 
 def build(env: str) -> tuple[bool, str]:
-    """(ok, the one line) for environment `env`."""
+    """(ok, the one line) for environment `env`.  One build of an
+    environment at a time: a second process (tests under pytest-xdist ask
+    for the same environment from several workers) waits on a file lock
+    beside it and then finds it ready, instead of deleting the first's
+    half-built files."""
+    import fcntl
+    envs_root().mkdir(parents=True, exist_ok=True)
+    with open(envs_root() / f".{env}.building", "w") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        return _build_locked(env)
+
+
+def _build_locked(env: str) -> tuple[bool, str]:
     lock = HERE / env / "requirements.lock"
     target = envs_root() / env
     stamp = target / ".lock-sha256"

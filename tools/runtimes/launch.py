@@ -41,6 +41,11 @@ CONFIGS = {
                         "TensorFlow 2.21.0's XlaCallModule under tf.function(jit_compile=True), as jax2tf runs it"),
     "litert-2.3.0": Config("tf-2.21.0", "litert_server.py", (),
                            "LiteRT 2.3.0's interpreter on TF 2.21.0's TFLite conversion of the XlaCallModule"),
+    "torch-xla-2.9.0": Config("torch-xla-2.9.0", "torch_xla_server.py", (),
+                              "torch-xla 2.9.0's StableHLO executor (_run_stablehlo) on PJRT CPU"),
+    "pjrt-xla-cpu-0.0.1": Config("pjrt-plugin", "pjrt_plugin_server.py", ("--plugin=module:xla_plugins.xla_cpu_pjrt",),
+                                 "the PJRT C-API plugin xla-cpu-pjrt 0.0.1 (XLA:CPU) through jaxlib 0.9.2's C-API "
+                                 "client; any plugin: add --plugin=/path/x.so"),
 }
 
 
@@ -55,9 +60,18 @@ def env_python(env: str) -> Path:
 
 
 def command(name: str, extra=()) -> list[str]:
-    """The argv that runs configuration `name`; ValueError naming the problem."""
+    """The argv that runs configuration `name`; ValueError naming the problem.
+    `NAME:key=value,…` passes `--key=value` to the server after the
+    registry's own arguments (`runtime:pjrt-xla-cpu-0.0.1:plugin=/path/x.so`
+    runs another PJRT plugin; the later `--plugin` wins), as
+    `iree:target=vmvx` configures a backend."""
+    name, _, options = name.partition(":")
     if name not in CONFIGS:
         raise ValueError(f"unknown runtime configuration {name!r}; known: {', '.join(CONFIGS)}")
+    bad = [o for o in options.split(",") if o and "=" not in o]
+    if bad:
+        raise ValueError(f"runtime {name}: option {bad[0]!r} is not key=value")
+    extra = tuple(f"--{o.strip()}" for o in options.split(",") if o.strip()) + tuple(extra)
     cfg = CONFIGS[name]
     py = env_python(cfg.env)
     if not py.exists():

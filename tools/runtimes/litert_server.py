@@ -86,7 +86,8 @@ class LiteRtServer(Server):
     def describe(self) -> str:
         return (f"LiteRT (ai-edge-litert {_version('ai-edge-litert')}) interpreter, default delegates (XNNPACK), "
                 f"on a model from TF's TFLiteConverter.from_concrete_functions (TFLITE_BUILTINS) of jax2tf's "
-                f"XlaCallModule wrapping ({versions()}; python {sys.version.split()[0]})")
+                f"XlaCallModule wrapping; quantized ops inside @main legalized by the converter into TFLite's "
+                f"quantize/dequantize kernels ({versions()}; python {sys.version.split()[0]})")
 
     def unsupported(self) -> list[dict]:
         return [{"op": "*", "dtype": d, "reason": f"TensorFlow {self._tf.__version__} has no dtype for {d}"}
@@ -94,7 +95,7 @@ class LiteRtServer(Server):
 
     def compile(self, mlir: str):
         tf = self._tf
-        args, results = signature(mlir)
+        args, results = signature(mlir, quantized_inside=True)   # the converter legalizes quant ops
         module = serialize(mlir)
         fn, _ = call_function(module, args, results, jit_compile=False)
         concrete = fn.get_concrete_function()

@@ -87,13 +87,23 @@ def versions() -> str:
     return f"tensorflow {tf.__version__}, stablehlo {shlo.get_current_version()}"
 
 
-def signature(mlir: str):
+# Probed with tools/runtimes' own fixture programs (PyTorch PT2E → torch-xla exports, f32 at @main, quantized
+# inside): XlaCallModule's lowering to HLO translates no quant op ("'stablehlo.uniform_quantize' op can't be
+# translated to XLA HLO"), while TF's TFLite converter legalizes them into TFLite's quantize/dequantize
+# kernels, which LiteRT runs.
+NO_QUANT_LOWERING = ("quantized types: XlaCallModule's lowering to HLO translates no quant op (TF 2.21 says "
+                     "\"'stablehlo.uniform_quantize' op can't be translated to XLA HLO\")")
+
+
+def signature(mlir: str, quantized_inside: bool = False):
     """@main's argument and result TensorTypes, read from the text, and their
     TensorFlow dtypes; Rejected without @main, Unsupported for a type the
-    protocol or TensorFlow cannot carry."""
-    if has_quantized(mlir):
-        raise Unsupported("quantized types: the protocol carries their storage integers, and XlaCallModule's "
-                          "signature would need the storage types (no jax2tf path writes !quant types at @main)")
+    protocol or TensorFlow cannot carry.  `quantized_inside`: quantized
+    types may occur in the program's body (the caller's toolchain legalizes
+    them); at @main they stay Unsupported — the protocol carries storage
+    integers, and no jax2tf path writes !quant types at @main."""
+    if has_quantized(mlir) and not quantized_inside:
+        raise Unsupported(NO_QUANT_LOWERING)
     try:
         arg_text, res_text = main_signature(mlir)
     except ValueError as e:

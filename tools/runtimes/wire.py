@@ -241,9 +241,10 @@ def main_signature(mlir: str) -> tuple[list[str], list[str]]:
     the program text; ValueError when there is no @main."""
     m = re.search(r"func\.func\s+(?:public\s+|private\s+)?@main\s*\(", mlir)
     if m is None:
-        m = re.search(r'sym_name\s*=\s*"main"', mlir)
-        raise ValueError("no @main in the program text" if m is None else
-                         "@main is written in generic form; its signature is not read from text")
+        generic = _generic_main_signature(mlir)
+        if generic is None:
+            raise ValueError("no @main in the program text")
+        return generic
     open_args = m.end() - 1
     close_args = _closing(mlir, open_args)
     args = [_type_of(a) for a in _split_top(mlir[open_args + 1:close_args])]
@@ -267,6 +268,29 @@ def main_signature(mlir: str) -> tuple[list[str], list[str]]:
                 i += 1
             results = [rest[:i].strip()]
     return args, results
+
+
+def _generic_main_signature(mlir: str) -> tuple[list[str], list[str]] | None:
+    """@main's signature from the generic form (`"func.func"() <{function_type
+    = (A, B) -> R, sym_name = "main"}>`: how a program read from bytecode
+    is printed): the properties of each func.func, the one named main."""
+    for m in re.finditer(r'"func\.func"\(\)\s*<\{', mlir):
+        props = mlir[m.end():_closing(mlir, m.end() - 1)]
+        if not re.search(r'(?:^|[\s,])sym_name\s*=\s*"main"', props):
+            continue
+        f = re.search(r"function_type\s*=\s*\(", props)
+        if f is None:
+            return None
+        close = _closing(props, f.end() - 1)
+        args = [_type_of(a) for a in _split_top(props[f.end():close])]
+        rest = props[close + 1:].lstrip()
+        if not rest.startswith("->"):
+            return args, []
+        rest = rest[2:].lstrip()
+        if rest.startswith("("):
+            return args, [_type_of(r) for r in _split_top(rest[1:_closing(rest, 0)])]
+        return args, [_split_top(rest)[0].strip()]   # one result, up to the next property
+    return None
 
 
 def has_quantized(mlir: str) -> bool:
