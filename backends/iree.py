@@ -353,6 +353,70 @@ class IreeBackend(Backend):
         return from_bits(bits, et)
 
 
+# Compiled modules are kept on disk by program: what IREE's users do with a vmfb (compile once, load many
+# times), and what makes a second scoring of the same selection — a scoreboard resumed, `make conform` again,
+# the same batches after a code change elsewhere — cost loading instead of compiling (98 % of IREE's time).
+CACHE_ENV = "SHLO_CONFORM_IREE_CACHE"   # a folder; "off" compiles every time
+
+
+def cache_dir() -> str | None:
+    """Where compiled modules are kept: $SHLO_CONFORM_IREE_CACHE, else
+    ~/.cache/shlo-conform/iree (None: "off")."""
+    where = os.environ.get(CACHE_ENV)
+    if where == "off":
+        return None
+    return where or os.path.join(os.path.expanduser("~"), ".cache", "shlo-conform", "iree")
+
+
+def _compiler_version() -> str:
+    from importlib.metadata import version
+    try:
+        return version("iree-base-compiler")
+    except Exception:   # pragma: no cover - installed with the project
+        return "?"
+
+
+class _Cache:
+    """vmfb bytes by sha256 of (compiler version, flags, program text): a
+    module compiled from the same text by the same compiler with the same
+    flags is the same module.  Only successful compiles are kept (a
+    refusal's text can carry a crash's stderr); a file appears whole or not
+    at all (written aside, then renamed)."""
+
+    def __init__(self, flags: Sequence[str]):
+        self._dir = cache_dir()
+        self._salt = "\0".join([_compiler_version(), *flags]).encode()
+
+    def _path(self, text: str) -> str | None:
+        if self._dir is None:
+            return None
+        import hashlib
+        key = hashlib.sha256(self._salt + b"\0" + text.encode()).hexdigest()
+        return os.path.join(self._dir, key[:2], key[2:] + ".vmfb")
+
+    def get(self, text: str) -> bytes | None:
+        path = self._path(text)
+        try:
+            with open(path, "rb") as f:
+                data = f.read()
+        except (OSError, TypeError):
+            return None
+        return data or None
+
+    def put(self, text: str, vmfb: bytes) -> None:
+        path = self._path(text)
+        if path is None:
+            return
+        try:
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), suffix=".part")
+            with os.fdopen(fd, "wb") as f:
+                f.write(vmfb)
+            os.replace(tmp, path)
+        except OSError:   # a full or read-only disk costs a compile next time, nothing more
+            pass
+
+
 class _Compiler:
     """The client side of the compile server (`_serve`): one long-lived
     process holding one compiler session, started on the first compile and
@@ -363,6 +427,7 @@ class _Compiler:
 
     def __init__(self, flags: Sequence[str]):
         self._flags = list(flags)
+        self._cache = _Cache(self._flags)
         self._proc: subprocess.Popen | None = None
         self._dir = tempfile.TemporaryDirectory(prefix="shlo-iree-")
         self._err = os.path.join(self._dir.name, "stderr")
@@ -379,7 +444,17 @@ class _Compiler:
         return proc
 
     def compile(self, text: str) -> tuple[bytes | None, str]:
-        """(vmfb, "") or (None, what the compiler printed)."""
+        """(vmfb, "") or (None, what the compiler printed); a module compiled
+        before from the same text, flags and compiler comes from the cache."""
+        kept = self._cache.get(text)
+        if kept is not None:
+            return kept, ""
+        vmfb, said = self._compile(text)
+        if vmfb is not None:
+            self._cache.put(text, vmfb)
+        return vmfb, said
+
+    def _compile(self, text: str) -> tuple[bytes | None, str]:
         proc = self._proc if self._proc is not None and self._proc.poll() is None else self._start()
         data = text.encode()
         try:

@@ -13,8 +13,16 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from shlo_conform.backends import iree as iree_backend
 from shlo_conform.backends.base import Rejected, load_backend
 from shlo_conform.spec.types import element_type, to_bits
+
+
+@pytest.fixture(autouse=True)
+def _compile_every_time(monkeypatch):
+    """These tests are about the compile server: no module comes from the
+    compile cache (tests/backends/test_iree_cache.py tests that)."""
+    monkeypatch.setenv(iree_backend.CACHE_ENV, "off")
 
 ADD_F32 = ("func.func @main(%a: tensor<4xf32>, %b: tensor<4xf32>) -> tensor<4xf32> {\n"
            "  %0 = stablehlo.add %a, %b : tensor<4xf32>\n  return %0 : tensor<4xf32>\n}\n")
