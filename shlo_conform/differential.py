@@ -37,7 +37,7 @@ from .spec.types import TensorType, from_bits
 from .suites import show
 from .suites.compare import compare
 from .suites.kinds import describe, kind_of
-from .suites.resolution import Resolution, resolution
+from .suites.resolution import Resolution, allowance_used, resolution
 from .suites.records import Case, GridData, TensorValue
 from .spec.grid import MAX_PROCESSES, SINGLE, Grid
 
@@ -62,6 +62,7 @@ class OutputReport:
     specials: Counter = field(default_factory=Counter)
     process: int | None = None   # on a grid: the flattened id of the process whose output this is
     resolution: Resolution | None = None   # how much the expectation decides (suites/resolution.py)
+    used: float | None = None    # the largest fraction of its enclosure an element used (allowance_used)
 
     @property
     def status(self) -> str:
@@ -534,7 +535,7 @@ def judge_outputs(expected: list[Expectation], outputs: list, case: Case | None 
                 cmp = compare(exp, actual, flushed[k])
         specials = _worded(cmp.causes) if not cmp.ok else Counter()
         reports.append(OutputReport(k, exp.type, cmp.ok, cmp.detail, cmp.max_ulp, specials,
-                                    resolution=resolution(exp)))
+                                    resolution=resolution(exp), used=_used(exp, actual) if cmp.ok else None))
     if rewrites_for is not None and case is not None and any(not r.ok for r in reports):
         rewrites = rewrites_for(case)   # the program with each known rewrite, judged: what failed may be one
         if rewrites:
@@ -545,16 +546,12 @@ def judge_outputs(expected: list[Expectation], outputs: list, case: Case | None 
 def run_backends(text: str, inputs: list, types: list, backends: list[str], expected: list | None,
                  timeout: float, flushed_for=None, grid: Grid = SINGLE, rewrites_for=None) -> list[BackendReport]:
     """Each backend in its own worker, with the runner's isolation and
-    verdicts.  On a grid of several processes `inputs` and `expected` are
-    per process (flattened id order), the backends run every process
-    (`Backend.run_grid`) and each output is held against its process's
-    expectation (`OutputReport.process`)."""
+    verdicts; what differs on a grid of several processes (inputs and
+    expectations per process, `Backend.run_grid`, each output held against
+    its process's expectation) is the run mode's (`run_mode`)."""
     from .pipeline.runner import Runner
-    if grid.size > 1:
-        return _run_grid_backends(text, inputs, types, backends, expected, timeout, grid)
-    tvs = [TensorValue.of(a, t) for a, t in zip(inputs, types)]
-    case = Case(id="run/program/0", op="program", dtype=types[0].element_type.name if types else "none",
-                kind="value", mlir=text, inputs=tvs, expected=expected or [])
+    mode = run_mode(grid)
+    case = mode.case(text, inputs, types, expected)
     out = []
     for name in backends:
         if name == ORACLE:
@@ -564,37 +561,102 @@ def run_backends(text: str, inputs: list, types: list, backends: list[str], expe
         outs = (runner.outputs or {}).get(case.id)
         ran = expected is None and outs is not None   # no expectation to hold the outputs to
         rep = BackendReport(name, "ran" if ran else v.verdict, "" if ran else v.detail, runner.describe or name)
-        if outs is not None and expected is not None and len(outs) == len(expected):
-            rep.outputs = judge_outputs(expected, outs, case, flushed_for, rewrites_for)
+        if outs is not None and expected is not None:
+            rep.outputs = mode.judge(expected, outs, case, flushed_for, rewrites_for)
         rep.raw = outs
         out.append(rep)
     return out
 
 
-def _run_grid_backends(text, inputs, types, backends, expected, timeout, grid: Grid) -> list[BackendReport]:
-    from .pipeline.runner import Runner
-    per_tvs = [[TensorValue.of(a, t) for a, t in zip(per, types)] for per in inputs]
-    data = GridData(grid.num_replicas, grid.num_partitions, per_tvs, expected or [[] for _ in per_tvs])
-    case = Case(id="run/program/0", op="program", dtype=types[0].element_type.name if types else "none",
-                kind="value", mlir=text, inputs=[], expected=[], grid=data)
-    out = []
-    for name in backends:
-        if name == ORACLE:
-            continue
-        runner = Runner(name, run_timeout=timeout, keep_outputs=True)
-        [v] = runner.run([case])
-        outs = (runner.outputs or {}).get(case.id)
-        ran = expected is None and outs is not None
-        rep = BackendReport(name, "ran" if ran else v.verdict, "" if ran else v.detail, runner.describe or name)
-        if outs is not None and expected is not None and len(outs) == grid.size and \
-                all(len(o) == len(e) for o, e in zip(outs, expected)):
-            for i, (exp, got) in enumerate(zip(expected, outs)):
-                for r in judge_outputs(exp, got):
-                    r.process = i
-                    rep.outputs.append(r)
-        rep.raw = outs
-        out.append(rep)
-    return out
+class OneProcess:
+    """How `run` runs a program on one process: inputs drawn or read for
+    @main, the oracle's `expectations` job, the backends' outputs held
+    against them.  `OnGrid` is the same on a process grid; `run_mode`
+    picks one, so the command asks its mode instead of testing the grid's
+    size in each place (as pipeline/modes.py does for scoring)."""
+
+    size = 1
+    expectations_job = "shlo_conform.differential:expectations"
+
+    def __init__(self, grid: Grid = SINGLE):
+        self.grid = grid
+
+    def random_inputs(self, types, seed: int, special_fraction: float) -> list:
+        return random_inputs(types, seed, special_fraction)
+
+    def npz_inputs(self, path: str, types) -> list:
+        return npz_inputs(path, types)
+
+    def inputs_words(self, npz: bool) -> str:
+        return ""
+
+    def expectations_args(self, data: bytes, inputs) -> tuple:
+        return data, inputs
+
+    def case(self, text: str, inputs, types, expected) -> Case:
+        tvs = [TensorValue.of(a, t) for a, t in zip(inputs, types)]
+        return Case(id="run/program/0", op="program", dtype=types[0].element_type.name if types else "none",
+                    kind="value", mlir=text, inputs=tvs, expected=expected or [])
+
+    def judge(self, expected, outs, case, flushed_for, rewrites_for) -> list[OutputReport]:
+        if len(outs) != len(expected):
+            return []
+        return judge_outputs(expected, outs, case, flushed_for, rewrites_for)
+
+    def per_process(self, x) -> list:
+        """Values that are one per process on a grid, as a list over processes."""
+        return [x]
+
+
+class OnGrid(OneProcess):
+    """`run` on a process grid: each process's inputs (flattened id order)
+    from (seed, id) or `arg<k>@<id>`, the oracle's `grid_expectations`,
+    and each output judged against its own process's expectation."""
+
+    expectations_job = "shlo_conform.differential:grid_expectations"
+
+    @property
+    def size(self) -> int:
+        return self.grid.size
+
+    def random_inputs(self, types, seed: int, special_fraction: float) -> list:
+        return random_grid_inputs(types, seed, special_fraction, self.grid)
+
+    def npz_inputs(self, path: str, types) -> list:
+        return npz_grid_inputs(path, types, self.grid)
+
+    def inputs_words(self, npz: bool) -> str:
+        return " (arg<k>@<flattened id> per process, arg<k> for all)" if npz else \
+            " (each process from (seed, its flattened id))"
+
+    def expectations_args(self, data: bytes, inputs) -> tuple:
+        return data, self.grid, inputs
+
+    def case(self, text: str, inputs, types, expected) -> Case:
+        per_tvs = [[TensorValue.of(a, t) for a, t in zip(per, types)] for per in inputs]
+        data = GridData(self.grid.num_replicas, self.grid.num_partitions, per_tvs,
+                        expected or [[] for _ in per_tvs])
+        return Case(id="run/program/0", op="program", dtype=types[0].element_type.name if types else "none",
+                    kind="value", mlir=text, inputs=[], expected=[], grid=data)
+
+    def judge(self, expected, outs, case, flushed_for, rewrites_for) -> list[OutputReport]:
+        if len(outs) != self.size or any(len(o) != len(e) for o, e in zip(outs, expected)):
+            return []
+        reports = []
+        for i, (exp, got) in enumerate(zip(expected, outs)):
+            for r in judge_outputs(exp, got):
+                r.process = i
+                reports.append(r)
+        return reports
+
+    def per_process(self, x) -> list:
+        return x
+
+
+def run_mode(grid: Grid | None) -> OneProcess:
+    """The run mode of a program on `grid` (one process where it is one)."""
+    grid = grid or SINGLE
+    return OnGrid(grid) if grid.size > 1 else OneProcess(grid)
 
 
 def _process(i: int, grid: Grid) -> str:
@@ -610,7 +672,8 @@ def render(path: str, form: str, types: list, how: str, expected: list | None, w
     under the line that owns it; one process is the same text without the
     headings."""
     lines = [f"program  {path} ({form}); @main({', '.join(t.mlir for t in types)})", f"inputs   {how}"]
-    many = grid.size > 1
+    mode = run_mode(grid)
+    many = mode.size > 1
     if many:
         lines.insert(1, f"grid     {grid.num_replicas} replica(s) × {grid.num_partitions} partition(s): {grid.size} "
                         "processes, listed in flattened id order")
@@ -629,7 +692,7 @@ def render(path: str, form: str, types: list, how: str, expected: list | None, w
     if expected is None:
         lines.append(f"oracle   cannot judge: {why_none}" + (f" ({need})" if need else ""))
     else:
-        per_process = expected if many else [expected]
+        per_process = mode.per_process(expected)
         lines.append(f"oracle   {len(per_process[0]) if per_process else 0} output(s)"
                      + (" per process" if many else "") + (f"; {need}" if need else ""))
         for i, per in enumerate(per_process):
@@ -649,7 +712,7 @@ def render(path: str, form: str, types: list, how: str, expected: list | None, w
                             + "--timeout raises the limit)" if r.verdict == "timeout" else "")
                          + (" (no verdict without the oracle's expectation)" if r.verdict == "ran" else ""))
             if r.raw is not None and expected is None:
-                for i, per in enumerate(r.raw if many else [r.raw]):
+                for i, per in enumerate(mode.per_process(r.raw)):
                     lines += head(i)
                     lines += [f"{pad}  #{k} " + _short(o) for k, o in enumerate(per)]
             continue
@@ -658,8 +721,7 @@ def render(path: str, form: str, types: list, how: str, expected: list | None, w
             if many and o.process != shown:
                 shown = o.process
                 lines += head(o.process)
-            ulp = f"; max {o.max_ulp:g} ulp from the oracle's value" \
-                if o.max_ulp is not None and o.status != "UNCHECKED" else ""
+            ulp = _distance(o) if o.status != "UNCHECKED" else ""
             lines.append(f"{pad}  #{o.index} {o.type.mlir}: {o.status}{ulp}")
             if o.resolution is not None:
                 lines.append(f"{pad}      {o.resolution.describe()}")
@@ -669,6 +731,27 @@ def render(path: str, form: str, types: list, how: str, expected: list | None, w
                     what = "special values" if kind in SPECIAL_KINDS.values() else "cause"
                     lines.append(f"{pad}      {what}: {kind} x{n}")
     return "\n".join(lines)
+
+
+def _used(exp: Expectation, actual) -> float | None:
+    try:
+        return allowance_used(exp, actual)
+    except (TypeError, ValueError):   # an output of another shape or type: the comparison said so already
+        return None
+
+
+def _distance(o: OutputReport) -> str:
+    """How far an agreeing output went: the share of its enclosure used
+    leads (the same scale at every magnitude), the ULP distance from the
+    oracle's value follows (suites/resolution.allowance_used says why)."""
+    parts = []
+    if o.used is not None and o.used > 0:
+        parts.append(f"the farthest element used {o.used * 100:.3g}% of its enclosure")
+    elif o.used == 0:
+        parts.append("every element is the oracle's value")
+    if o.max_ulp is not None and not (o.used == 0 and o.max_ulp == 0):
+        parts.append(f"max {o.max_ulp:g} ulp from the oracle's value")
+    return ("; " + " (".join(parts) + (")" if len(parts) == 2 else "")) if parts else ""
 
 
 def _short(a) -> str:
@@ -778,11 +861,8 @@ def judge_isolated(jobs, data: bytes, inputs_for, *, timeout: float | None, memo
         return prep, inputs, None, (f"the oracle would need {prep.cost.describe()}"
                                     + (f" for each of {n} processes" if n > 1 else "") + ", past its budget of "
                                     f"{human_bytes(memory)} (--oracle-memory raises it)"), "", timeout
-    if n > 1:
-        got = jobs.call("shlo_conform.differential:grid_expectations", data, prep.grid, inputs, timeout=timeout,
-                        memory=memory)
-    else:
-        got = jobs.call("shlo_conform.differential:expectations", data, inputs, timeout=timeout, memory=memory)
+    mode = run_mode(prep.grid)
+    got = jobs.call(mode.expectations_job, *mode.expectations_args(data, inputs), timeout=timeout, memory=memory)
     if isinstance(got, Failure):
         return prep, inputs, None, _failure(got, timeout, memory, explicit), need, timeout
     expected, why = got
@@ -834,15 +914,14 @@ def run_command(path: str, backends: list[str], *, inputs_npz: str | None = None
     def inputs_for(types, on: Grid = SINGLE):
         if any(not isinstance(t, TensorType) for t in types):
             raise InputError("@main takes a non-tensor argument; run gives tensors only")
+        mode = run_mode(on)
         if inputs_npz is not None:
-            how[0] = f"from {inputs_npz}" + (" (arg<k>@<flattened id> per process, arg<k> for all)" if on.size > 1
-                                             else "")
-            return npz_grid_inputs(inputs_npz, types, on) if on.size > 1 else npz_inputs(inputs_npz, types)
+            how[0] = f"from {inputs_npz}" + mode.inputs_words(npz=True)
+            return mode.npz_inputs(inputs_npz, types)
         s = 0 if seed is None else seed
         how[0] = f"random, seed {s}" + (f", {special_fraction:g} special values" if special_fraction else "") + \
-            (" (each process from (seed, its flattened id))" if on.size > 1 else "")
-        return random_grid_inputs(types, s, special_fraction, on) if on.size > 1 else \
-            random_inputs(types, s, special_fraction)
+            mode.inputs_words(npz=False)
+        return mode.random_inputs(types, s, special_fraction)
 
     memory = oracle_memory or default_oracle_memory()
     from .pipeline.isolation import Failure, Jobs, default_startup_timeout

@@ -184,3 +184,40 @@ def resolution(e: Expectation) -> Resolution:
         ups, downs = up.reshape(n, -1).max(axis=1)[scale], down.reshape(n, -1).max(axis=1)[scale]
         res.scaling_caught = float(max(ups.min(), downs.min()))   # both 1 + s and 1 − s caught
     return res
+
+
+def allowance_used(e: Expectation, actual) -> float | None:
+    """How much of its enclosure the farthest element of `actual` used: per
+    element, the distance from the oracle's value to the backend's, as a
+    fraction of the distance from the oracle's value to the enclosure's end
+    on that side ((y − c)/(hi − c) above, (c − y)/(c − lo) below; 0 where
+    y = c).  Why: the ULP distance from the oracle's value says little
+    where the enclosure is wide in ULPs but tight in value (an element near
+    zero after cancellation: a few million ULPs of f32 around 1e-9 in a
+    result of size 1); the fraction says how close the output came to
+    being refused, the same way at every magnitude.  None where the kind
+    states no range, the type is not a float, or no element is checked;
+    above 1 only for an output that disagrees."""
+    kind = kind_of(e)
+    ends = kind.enclosure(e)
+    et = e.type.element_type
+    c = et.component if et.is_complex else et
+    if ends is None or not c.is_float:
+        return None
+    n = int(np.prod(e.type.shape, dtype=np.int64))
+    keep = ~_any_value_elements(e, n)
+    y = np.asarray(actual)
+    if et.is_complex:
+        y = np.stack([y.real, y.imag], axis=-1)
+    y = y.astype(np.float64).reshape(-1)
+    value = from_bits(np.reshape(e.bits, -1), c).astype(np.float64)
+    lo = from_bits(from_ordinals(ends[0], c), c).astype(np.float64).reshape(-1)
+    hi = from_bits(from_ordinals(ends[1], c), c).astype(np.float64).reshape(-1)
+    if not (y.size == value.size == lo.size == hi.size):
+        return None
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        span = np.where(y >= value, hi - value, value - lo)
+        frac = np.where(y == value, 0.0, np.abs(y - value) / span)
+    frac = frac.reshape(n, -1).max(axis=1) if n else frac
+    frac = frac[keep & np.isfinite(frac)] if n else frac
+    return float(frac.max()) if frac.size else None

@@ -5,7 +5,7 @@ import numpy as np
 
 from shlo_conform.spec.expectation import Alternative, Expectation
 from shlo_conform.spec.types import TensorType, element_type, to_bits
-from shlo_conform.suites.resolution import RESOLVED, resolution
+from shlo_conform.suites.resolution import RESOLVED, allowance_used, resolution
 
 F32 = element_type("f32")
 
@@ -103,3 +103,19 @@ def test_a_property_states_the_scaling_it_catches_and_a_loose_one_is_inconclusiv
     assert kind.catches_scaling(e, RESOLVED) is False
     loose = resolution(e)
     assert loose.property_loose and not loose.conclusive and "too loose to tell" in loose.describe()
+
+
+def test_allowance_used_is_the_farthest_elements_share_of_its_side():
+    """Enclosures [0.5, 1.5] around 1 and [1.99, 2.01] around 2 (hand-computed
+    shares): 1.25 uses 0.25/0.5 of its upper side, 1.995 uses 0.005/0.01 of the
+    lower side of the second — f32 rounding of 1.995 and 1.99 moves that share
+    by under 1e-4; an element at the oracle's value uses nothing; an
+    any-value element is not counted."""
+    e = _exp([1.0, 2.0], "bounded", lo=_bits([0.5, 1.99]), hi=_bits([1.5, 2.01]))
+    assert allowance_used(e, np.array([1.25, 2.0], np.float32)) == 0.5
+    assert abs(allowance_used(e, np.array([1.0, 1.995], np.float32)) - 0.5) < 1e-4
+    assert allowance_used(e, np.array([1.0, 2.0], np.float32)) == 0.0
+    assert allowance_used(e, np.array([2.0, 2.0], np.float32)) == 2.0   # outside: above 1
+    assert allowance_used(_exp([1.0, -2.0]), np.array([1.0, -2.0], np.float32)) == 0.0
+    part = _exp([1.0, 2.0], impl_defined=[1], alternatives=[Alternative("any value", None, [1])])
+    assert allowance_used(part, np.array([1.0, 7.0], np.float32)) == 0.0
