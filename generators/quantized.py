@@ -30,6 +30,15 @@ each exercises, on every op that declares how it takes quantized tensors
   of another scale) — each broken alone, found by searching assignments of
   element types to the example's tensors (`_combinations`).
 
+* on the ops v1.20 added (spec/added/: the six dynamic_* ops,
+  collective_broadcast, async_start, async_done; `added_cases`, last of
+  generators/suite.ADDED_STREAMS): value cases per pairing on the op's
+  declared example (its shape and padding operands constants), the hybrid
+  and per-axis forms where admitted, one invalid program per clause that
+  element types break alone; on the example's process grid where it has
+  one (collective_broadcast: v1.20's Example, two processes outside every
+  group), and through async_start/async_done for each operation C2 admits.
+
 Placed after every other stream of an op, so the op's other cases keep
 their bytes.
 """
@@ -121,20 +130,26 @@ def _tensor(shape, et) -> TensorType:
 
 def stream_case(spec: OpSpec, inst, arrays, kind: str, seed: int, note: str, dtype: str, expect_fn,
                 violates: str | None = None, *, mlir: str | None = None, consts: dict | None = None,
-                present: set | None = None) -> Case | None:
+                present: set | None = None, more_arguments: tuple = ()) -> Case | None:
     """One case of a v1.20 stream (this one, generators/v1_20_ops.py): the
     program (`mlir`, or emitted from the instance with the attributes
     `present` and the `consts` its shape operands take), its inputs, and the
     oracle's expectation; None where the oracle leaves the result
     unspecified, or where the text of an invalid program does not say what
-    the instance meant (no test of its constraint)."""
+    the instance meant (no test of its constraint).  `more_arguments`: types
+    of @main arguments `mlir` takes after the instance's (a shape operand
+    made an argument: generators/v1_20_ops.py); a survey is expected as a
+    value case is (its expectation states what the spec leaves open)."""
     from .suite import GENERATOR_VERSION   # (suite.py runs this stream: imported when a case is made)
     mlir = mlir or emit.program(spec, inst, present, consts)
-    tvs = [TensorValue.of(a, t) for a, t in zip(arrays, emit.operand_types(spec, inst, arguments_only=True))]
+    types = emit.operand_types(spec, inst, arguments_only=True) + list(more_arguments)
+    tvs = [TensorValue.of(a, t) for a, t in zip(arrays, types)]
     try:
-        expected = expect_fn(spec, inst, mlir, arrays) if kind == "value" else []
+        expected = expect_fn(spec, inst, mlir, arrays) if kind in ("value", "survey") else []
     except expect.Unspecified:
         return None
+    if kind == "value" and any((getattr(e, "residual", None) or {}).get("undefined") for e in expected):
+        kind = "survey"   # the values make the behaviour undefined (a matrix not positive definite): reported
     if kind == "invalid" and expect_fn is oracle_expectations and expect.rejection(mlir) != violates:
         return None   # the text cannot say what the instance meant: no test of its constraint
     return Case(id=case_id(spec.mnemonic, dtype, mlir, tvs, salt=kind), op=spec.mnemonic, dtype=dtype, kind=kind,
@@ -671,6 +686,38 @@ def _region_values(spec: OpSpec, seed: int, rng, expect_fn) -> list:
     return out
 
 
+def solved_invalid(spec: OpSpec, seed: int, made: list, expect_fn=None) -> list:
+    """One invalid program for each quantization clause (and each of the
+    op's own clauses that read quantized types) no other quantized stream
+    broke alone: the concrete instance z3 solved for it in
+    spec/quantized_checks.py (¬Ci ∧ the others ∧ the type clauses, made
+    concrete), with operands drawn as for an example.  dot_general's
+    clauses read dimension numbers that `_quantization_invalid`'s
+    attribute-free candidates cannot state.  After every other quantized
+    case of the op."""
+    q = spec.quantization
+    if q is None:
+        return []
+    from ..spec import quantized_checks
+    if spec not in quantized_checks.proved_ops({spec.mnemonic: spec}):
+        return []
+    named = {c.violates for c in made if c is not None and c.kind == "invalid"}
+    res = quantized_checks.proved(spec)
+    expect_fn = expect_fn or oracle_expectations
+    rng = np.random.default_rng([seed, zlib.crc32(spec.mnemonic.encode()), zlib.crc32(b"quantized solved")])
+    out = []
+    for label in res.clauses:
+        inst = res.programs.get(label)
+        if label in named or inst is None:
+            continue
+        c = stream_case(spec, inst, _example_arrays(spec, inst, rng), "invalid", seed,
+                        f"violates {label} (solved: {res.witnesses[label]})", family(_first_quantized(inst)),
+                        expect_fn, violates=label)
+        if c is not None:
+            out.append(c)
+    return out
+
+
 def trailing_cases(spec: OpSpec, seed: int, expect_fn=None) -> list:
     """The op's cases on its declared example (`Quantization.example`):
     after every other quantized case of the op (generators/suite.py), on a
@@ -799,3 +846,240 @@ def as_family(case: Case) -> Case | None:
     fam = family(q)
     return dataclasses.replace(case, dtype=fam, id=case_id(case.op, fam, case.mlir, case.inputs, salt=case.kind),
                                provenance={**case.provenance, "spec": "v1.20"})
+
+
+# ---------------------------------------------------------------- ops v1.20 added (spec/added/): the declared example
+# Their other streams come first (generators/suite.ADDED_STREAMS: `cases` above answers none of these ops, so the
+# order of their earlier cases is untouched); this one, last, builds on the op's declared example, whose literal
+# operands (shape, padding, slice-size operands) carry their values (`known_values`), written as constants.
+
+def _consts(inst) -> dict:
+    """The example's literal operands' values, as the program writes them (constants of their operand types)."""
+    known = dict(vars(inst).get("known_values") or {})
+    return {k: np.asarray(v).astype(inst.operands[k].element_type.numpy).reshape(inst.operands[k].shape)
+            for k, v in known.items()}
+
+
+def _example_with(spec: OpSpec, types: dict):
+    """The example with these element types, or None where the op's tables refuse them."""
+    inst = spec.quantization.example(types)
+    return None if spec.types_outside_tables(inst) else inst
+
+
+def _on_grid(inst) -> bool:
+    g = getattr(inst, "grid", None)
+    return g is not None and getattr(g, "size", 1) > 1
+
+
+def _present(spec: OpSpec, inst) -> set:
+    """The attributes the program writes: all but the optional ones at their
+    default, left out as JAX and the pinned StableHLO write them
+    (collective_broadcast's `has_dynamic_root = false` written out is no
+    unit attribute to the pinned verifier)."""
+    return {a.name for a in spec.attributes
+            if not (a.optional and inst.attributes.get(a.name, a.default) == a.default)}
+
+
+def _program(spec: OpSpec, inst) -> str:
+    """The example's program as a case writes it (its grid stated where it has one)."""
+    from .suite import with_grid
+    text = emit.program(spec, inst, _present(spec, inst), _consts(inst))
+    return with_grid(text, inst.grid) if _on_grid(inst) else text
+
+
+def _added_case(spec: OpSpec, inst, kind: str, seed: int, rng, note: str, expect_fn, violates: str | None = None):
+    dtype = family(_first_quantized(inst))
+    if _on_grid(inst):   # every process's storage values, the oracle's expectations per process
+        return grid_case(spec, seed, emit.program(spec, inst, _present(spec, inst), _consts(inst)), inst.grid,
+                         emit.operand_types(spec, inst, arguments_only=True), kind, note, dtype, violates, rng)
+    return stream_case(spec, inst, _example_arrays(spec, inst, rng), kind, seed, note, dtype, expect_fn, violates,
+                       consts=_consts(inst), present=_present(spec, inst))
+
+
+def _added_values(spec: OpSpec, seed: int, rng, expect_fn) -> list:
+    """Per pairing (`PAIRINGS`): every quantized role of the pairing's
+    operand type — data movement keeps one type from operand to result —
+    and, where the op quantizes a computed result (dequantize_op_quantize:
+    dynamic_conv, dynamic_iota), its results of the pairing's result type;
+    then the hybrid form (float operands beside a quantized one) where the
+    constraints admit one."""
+    q = spec.quantization
+    roles = [n for n, _ in _roles(q.example({}))]
+    results = {r.name for r in spec.results}
+    computed = q.meaning == DEQUANTIZE_OP_QUANTIZE
+    out = []
+    for p in PAIRINGS:
+        types = {n: (p.result if computed and n in results else p.operand) for n in roles}
+        inst = _example_with(spec, types)
+        if inst is None or spec.violated(inst):
+            continue
+        out.append(_added_case(spec, inst, "value", seed, rng, f"{q.meaning} on its example: {p.why}", expect_fn))
+    if computed:   # the hybrid form: float operands, the first quantized operand's rhs-like role quantized
+        a = SUBSTITUTES[-1]
+        for n in roles:
+            if n in results:
+                continue
+            inst = _example_with(spec, {n: a})
+            if inst is not None and spec.holds_quantized(inst) and not spec.violated(inst):
+                out.append(_added_case(spec, inst, "value", seed, rng, f"hybrid: {n} {a.mlir}, the rest f32",
+                                       expect_fn))
+    return out
+
+
+def _added_per_axis(spec: OpSpec, seed: int, rng, expect_fn) -> list:
+    """`_example_per_axis` on an op v1.20 added: per set of per-axis
+    tensors, the first valid assignment."""
+    q = spec.quantization
+    if not q.per_axis:
+        return []
+    out, seen = [], set()
+    a = PAIRINGS[0].operand
+    for types, what in _combinations(q.example({})):
+        quantized_ = {n: t for n, t in types.items() if getattr(t, "is_quantized", False)}
+        axis = frozenset(n for n, t in quantized_.items() if t.is_per_axis)
+        floats = frozenset(n for n, t in types.items() if n not in quantized_)
+        key = (axis, floats)
+        if not axis or key in seen or any(t == element_type("f16") for t in types.values()):
+            continue
+        if any((t.storage_type, t.expressed_type) != (a.storage_type, a.expressed_type) for t in quantized_.values()):
+            continue
+        if any(t.is_per_tensor and t != a for t in quantized_.values()):
+            continue
+        inst = _example_with(spec, types)
+        if inst is None or spec.violated(inst):
+            continue
+        seen.add(key)
+        out.append(_added_case(spec, inst, "value", seed, rng, f"per-axis: {what}", expect_fn))
+    return out
+
+
+def _added_invalid(spec: OpSpec, seed: int, rng, expect_fn) -> list:
+    """`_example_invalid` on an op v1.20 added: per constraint (the
+    quantization clauses, and the op's own — v1.20 numbers its quantized
+    clauses with the rest), the first assignment of element types that
+    holds a quantized tensor and breaks that constraint alone, in the
+    program the oracle reads too."""
+    q = spec.quantization
+    labels = [c.__name__ for c in q.constraints] + list(spec.labels)
+    found: dict[str, tuple] = {}
+    for types, what in _combinations(q.example({})):
+        inst = _example_with(spec, types)
+        if inst is None or not spec.holds_quantized(inst):
+            continue
+        broken = spec.violated(inst)
+        if len(broken) != 1 or broken[0] not in labels or broken[0] in found:
+            continue
+        if expect.rejection(_program(spec, inst)) == broken[0]:
+            found[broken[0]] = (inst, what)
+    return [_added_case(spec, found[label][0], "invalid", seed, rng, f"violates {label} ({found[label][1]})",
+                        expect_fn, violates=label) for label in labels if label in found]
+
+
+def added_cases(spec: OpSpec, seed: int, expect_fn=None) -> list:
+    """Quantized cases of an op v1.20 added (spec/added/) that declares an
+    example: value cases per pairing (and the hybrid form), per-axis ones
+    where admitted, one invalid program per constraint that element types
+    alone break on quantized tensors.  A stream of its own (generators/
+    suite.ADDED_STREAMS, last), seeded by the op's name."""
+    from ..spec.added import ADDED
+    q = spec.quantization
+    if q is None or q.meaning == OWN or spec.mnemonic not in ADDED:
+        return []
+    expect_fn = expect_fn or oracle_expectations
+    rng = np.random.default_rng([seed, zlib.crc32(spec.mnemonic.encode()), zlib.crc32(b"quantized added")])
+    if spec.mnemonic in ("async_start", "async_done"):
+        return [c for c in _async_cases(spec, seed, rng) if c is not None]
+    if q.example is None:
+        return []
+    made = (_added_values(spec, seed, rng, expect_fn) + _added_per_axis(spec, seed, rng, expect_fn)
+            + _added_invalid(spec, seed, rng, expect_fn))
+    return [c for c in made if c is not None]
+
+
+# ---------------------------------------------------------------- on process grids, and through async_start/async_done
+def _storage_draw(types: list, rng) -> list:
+    """One process's @main arguments: random storage values of each quantized
+    tensor (its whole storage range), si64 zeros for index operands."""
+    out = []
+    for t in types:
+        et = t.element_type
+        if et.is_quantized:
+            out.append(rng.integers(int(et.storage_min), int(et.storage_max) + 1, size=t.shape).astype(et.numpy))
+        else:
+            out.append(np.zeros(t.shape, dtype=et.numpy))
+    return out
+
+
+def grid_case(spec: OpSpec, seed: int, mlir: str, grid, arg_types: list, kind: str, note: str, dtype: str,
+              violates: str | None = None, rng=None) -> Case | None:
+    """A case of @main `mlir` on `grid` (a `GridData` case where it has more
+    than one process): process 0's storage values from `rng`, the others'
+    from a generator of the program's own; the oracle's expectations per
+    process.  None where the spec states no result, or where an invalid
+    program is not refused for `violates`."""
+    from ..suites.records import GridData
+    from .suite import GENERATOR_VERSION, with_grid
+    text = with_grid(mlir, grid) if grid.size > 1 else mlir
+    prov = {"seed": seed, "section": spec.mnemonic, "generator": GENERATOR_VERSION, "spec": "v1.20"}
+    first = _storage_draw(arg_types, rng)
+    tv = lambda xs: [TensorValue.of(a, t) for a, t in zip(xs, arg_types)]  # noqa: E731
+    if kind == "invalid":
+        if expect.rejection(text) != violates:
+            return None
+        return Case(id=case_id(spec.mnemonic, dtype, text, tv(first), salt=kind), op=spec.mnemonic, dtype=dtype,
+                    kind=kind, mlir=text, inputs=tv(first), violates=violates, note=note, provenance=prov,
+                    grid=GridData(grid.num_replicas, grid.num_partitions) if grid.size > 1 else None)
+    own = np.random.default_rng([seed, zlib.crc32(text.encode())])
+    per = [first] + [_storage_draw(arg_types, own) for _ in range(grid.size - 1)]
+    try:
+        expected = (expect.expected_outputs(text, per[0]) if grid.size == 1
+                    else expect.expected_grid_outputs(text, grid, per))
+    except expect.Unspecified:
+        return None
+    if grid.size == 1:
+        return Case(id=case_id(spec.mnemonic, dtype, text, tv(first), salt=kind), op=spec.mnemonic, dtype=dtype,
+                    kind=kind, mlir=text, inputs=tv(first), expected=expected, note=note, provenance=prov)
+    per_tvs = [tv(a) for a in per]
+    return Case(id=case_id(spec.mnemonic, dtype, text, [v for vs in per_tvs for v in vs], salt=kind),
+                op=spec.mnemonic, dtype=dtype, kind=kind, mlir=text, inputs=[], expected=[], note=note,
+                grid=GridData(grid.num_replicas, grid.num_partitions, per_tvs, expected), provenance=prov)
+
+
+def _async_cases(spec: OpSpec, seed: int, rng) -> list:
+    """async_start: each operation its C2 admits (generators/
+    v1_20_collectives.operations: the collectives on a 2×1 grid, the slices
+    on one process) on a per-tensor quantized type — the body's operation
+    runs by its own quantized rule (all_reduce's and reduce_scatter's `add`
+    bodies requantize at each step); then C4 broken by a future of another
+    scale.  async_done: an all_gather's future per expressed type the
+    result row admits; then C1 broken by a result of another scale."""
+    from .v1_20_collectives import async_program, operations
+    a = PAIRINGS[0].operand
+    other = dataclasses.replace(a, scales=(0.2,))
+    out = []
+
+    def case(operation, mlir, kind, note, violates=None):
+        return grid_case(spec, seed, mlir, operation.grid, operation.operand_types, kind, note, family(a), violates,
+                         rng)
+    if spec.mnemonic == "async_start":
+        for operation in operations(a):
+            out.append(case(operation, async_program(operation), "value",
+                            f"{operation.name} in the body on {a.mlir}"))
+        gather = operations(a)[0]
+        wrong = _tensor(gather.result_type.shape, other)
+        out.append(case(gather, async_program(gather, future=f"!stablehlo.future<{wrong.mlir}>", done=wrong),
+                        "invalid", "violates async_start_c4 (a future of another scale than the operation's result)",
+                        "async_start_c4"))
+        return out
+    seen = set()
+    for q in (p.operand for p in PAIRINGS):
+        if q.expressed_type not in spec.results[0].types_v1_20 or q.expressed_type in seen:
+            continue   # one case per expressed type the row admits
+        seen.add(q.expressed_type)
+        gather = operations(q)[0]
+        out.append(grid_case(spec, seed, async_program(gather), gather.grid, gather.operand_types, "value",
+                             f"async_done of an all_gather of {q.mlir}", family(q), None, rng))
+    gather = operations(a)[0]
+    out.append(case(gather, async_program(gather, done=_tensor(gather.result_type.shape, other)), "invalid",
+                    "violates async_done_c1 (a result of another scale than the future's)", "async_done_c1"))
+    return out

@@ -45,7 +45,8 @@ from ..oracle.host import Host, session
 from ..spec.types import TensorType
 from ..spec.grid import Grid
 from ..suites.records import Case, GridData, HostData, TensorValue, case_id, tensor_type_of
-from . import corners, emit, expect, indices, negative, quantized, solve, v1_20_collectives, v1_20_ops, v1_20_types, values
+from . import (corners, emit, expect, host_pairs, indices, negative, quantized, quantized_host, solve, v1_20_collectives,
+               v1_20_ops, v1_20_types, values)
 from .skeleton import Skeleton, draw_ranks, enumerate_skeletons
 
 GENERATOR_VERSION = "1"
@@ -329,8 +330,13 @@ def _host_expectations(mlir: str, args: list, infeed: list, channels: dict, touc
 def _declared_case(spec: OpSpec, note: str, kind: str, inst, violates, rng, seed) -> Case | None:
     """A case of an op that declares its instances (`SideEffect.cases`: the
     token ops): tokens are made in @main (emit), the host queues hold what
-    the op reads (`_Recorder`), the oracle states outputs and the log."""
+    the op reads (`_Recorder`), the oracle states outputs and the log.
+    An invalid instance on a grid of several processes (send/recv's
+    source_target_pairs name process ids) is written as a module stating it."""
     mlir = emit.program(spec, inst)
+    grid = inst.grid if kind == "invalid" and isinstance(inst.grid, Grid) and inst.grid.size > 1 else None
+    if grid is not None:
+        mlir = with_grid(mlir, grid)
     args, _ = _values(spec, inst, rng, None)
     arg_types = emit.operand_types(spec, inst, arguments_only=True)
     tvs = [TensorValue.of(a, t) for a, t in zip(args, arg_types)]
@@ -350,23 +356,28 @@ def _declared_case(spec: OpSpec, note: str, kind: str, inst, violates, rng, seed
     salt = kind + (json.dumps(host.to_json(), sort_keys=True) if host is not None else "")
     return Case(id=case_id(spec.mnemonic, dtype, mlir, tvs, salt=salt), op=spec.mnemonic, dtype=dtype,
                 kind=kind, mlir=mlir, inputs=tvs, expected=expected, violates=violates, note=note,
-                provenance={"seed": seed, "section": spec.mnemonic, "generator": GENERATOR_VERSION}, host=host)
+                provenance={"seed": seed, "section": spec.mnemonic, "generator": GENERATOR_VERSION}, host=host,
+                grid=GridData(*_sizes(grid)) if grid is not None else None)
 
 
 # The case streams of the ops v1.20 added (spec/added/): each yields an op's
 # cases or none, from a generator seeded by the op's name, so a stream added
 # here changes no other op's cases.
-ADDED_STREAMS = (quantized.cases, v1_20_collectives.cases, v1_20_ops.cases)
+ADDED_STREAMS = (quantized.cases, v1_20_collectives.cases, v1_20_ops.cases,
+                 quantized.added_cases)   # issue 34: quantized cases on a declared example, after the rest
 
 
 def op_cases(spec: OpSpec, seed: int, expect_fn=None) -> tuple[list[Case], list[str]]:
     """All cases of one op, and the constraints no kept invalid case names."""
     if spec.mnemonic in ADDED:   # not in the seed: no skeletons, its cases are its streams' (ADDED_STREAMS)
-        return _unique([c for stream in ADDED_STREAMS for c in stream(spec, seed, expect_fn)]), []
+        return _unique([c for stream in ADDED_STREAMS for c in stream(spec, seed, expect_fn)]
+                       + _appended_cases(spec, [], seed, expect_fn or _oracle_expectations, "appended_last")), []
     declared = getattr(spec.semantics, "cases", None)
     if declared is not None:   # ops that list their instances (the token ops: spec.dsl.SideEffect)
         rng = op_rng(seed, spec.mnemonic)
-        unique = _unique([_declared_case(spec, *c, rng, seed) for c in declared(spec, rng)])
+        unique = _unique([_declared_case(spec, *c, rng, seed) for c in declared(spec, rng)]
+                         + quantized_host.cases(spec, seed, _declared_case)    # v1.20's quantized payloads
+                         + host_pairs.cases(spec, seed))   # v1.20's source_target_pairs on a grid: last
         named = {c.violates for c in unique if c.kind == "invalid"}
         return unique, [label for label in spec.labels if label not in named]
     expect_fn = expect_fn or _oracle_expectations
@@ -397,7 +408,8 @@ def op_cases(spec: OpSpec, seed: int, expect_fn=None) -> tuple[list[Case], list[
                            f"violates {v.label} ({v.strategy})", expect_fn, violates=v.label, constants=consts))
     unique = _unique(cases + _elided_cases(spec, skels, seed, expect_fn) + _appended_cases(spec, skels, seed, expect_fn)
                      + _later_cases(spec, skels, seed, expect_fn) + _v1_20_type_cases(spec, skels, seed, expect_fn)
-                     + _quantized_cases(spec, skels, seed, expect_fn))
+                     + _quantized_cases(spec, skels, seed, expect_fn)
+                     + _appended_cases(spec, skels, seed, expect_fn, "appended_last"))
     named = {c.violates for c in unique if c.kind == "invalid"}
     return unique, [label for label in spec.labels if label not in named]
 
@@ -498,7 +510,8 @@ def _quantized_cases(spec: OpSpec, skels: list[Skeleton], seed: int, expect_fn) 
     every other case stays byte-identical."""
     made = quantized.cases(spec, seed, expect_fn)
     if not quantized.needs_skeletons(spec, made) or not skels:
-        return made + quantized.trailing_cases(spec, seed, expect_fn)
+        made += quantized.trailing_cases(spec, seed, expect_fn)
+        return made + quantized.solved_invalid(spec, seed, made, expect_fn)   # z3's programs: last
     rng = np.random.default_rng([seed, zlib.crc32(spec.mnemonic.encode()), zlib.crc32(b"quantized skeletons")])
     plan = plan_for(spec)
     for what, skel in quantized.skeletons(spec, skels):
@@ -510,7 +523,8 @@ def _quantized_cases(spec: OpSpec, skels: list[Skeleton], seed: int, expect_fn) 
             named = quantized.as_family(c) if c is not None else None
             if named is not None:
                 made.append(dataclasses.replace(named, note=f"{named.note}; {what}"))
-    return made + quantized.trailing_cases(spec, seed, expect_fn)   # on its declared example: last
+    made += quantized.trailing_cases(spec, seed, expect_fn)   # on its declared example
+    return made + quantized.solved_invalid(spec, seed, made, expect_fn)   # z3's programs for clauses left: last
 
 
 def build(out_dir: Path, seed: int, ops: list[str] | None = None, expect_fn=None, log=None) -> dict:
@@ -537,16 +551,19 @@ def build(out_dir: Path, seed: int, ops: list[str] | None = None, expect_fn=None
     return {**manifest, "total": len(cases)}
 
 
-def _appended_cases(spec: OpSpec, skels: list[Skeleton], seed: int, expect_fn) -> list:
+def _appended_cases(spec: OpSpec, skels: list[Skeleton], seed: int, expect_fn, stream: str = "appended") -> list:
     """The op's hand-built programs (`Exercise.appended`): a value case kept
     where the constraints accept it, an invalid one where it breaks its one
     constraint (`_case` checks the oracle's rejection names it); a
-    generator stream of their own, last."""
-    if spec.exercise.appended is None or not skels:
+    generator stream of their own, last.  `stream="appended_last"`
+    (`Exercise.appended_last`): the same, after every other stream (the
+    v1.20 types' and quantized ones too), on a generator of its own."""
+    build = getattr(spec.exercise, stream, None)
+    if build is None or (not skels and stream == "appended"):   # appended_last's builds state their structure
         return []
-    rng = np.random.default_rng([seed, zlib.crc32(spec.mnemonic.encode()), zlib.crc32(b"appended")])
+    rng = np.random.default_rng([seed, zlib.crc32(spec.mnemonic.encode()), zlib.crc32(stream.encode())])
     out = []
-    for note, label, skel, inst in spec.exercise.appended(spec, skels, rng):
+    for note, label, skel, inst in build(spec, skels, rng):
         if spec.violated(inst) != ([label] if label else []):
             continue
         if label:
@@ -558,4 +575,7 @@ def _appended_cases(spec: OpSpec, skels: list[Skeleton], seed: int, expect_fn) -
             if got is not None:
                 args, consts = got
                 out.append(_case(spec, skel, inst, args, "value", seed, note, expect_fn, constants=consts))
+    if stream == "appended_last":   # the record says which stream it is, so readers can tell it from the seed's
+        out = [dataclasses.replace(c, provenance={**c.provenance, "stream": stream}) if c is not None else c
+               for c in out]
     return out

@@ -33,6 +33,7 @@ Every case's expectation is the oracle's, on the program written.
 """
 from __future__ import annotations
 
+import re
 import zlib
 
 import numpy as np
@@ -551,7 +552,70 @@ def cases(spec: OpSpec, seed: int, expect_fn=None) -> list:
                 out.append(c)
                 valid.append((d, et))
     out += _invalid(spec, valid, seed, expect_fn)
-    return out
+    return out + _at_run_time(spec, valid, seed, expect_fn)
+
+
+# ---------------------------------------------------------------- shape operands known only at run time
+# spec.md "Dynamism": "Constraints will be verified statically if possible, otherwise they are deferred to
+# runtime and mismatches will result in undefined behavior"; "The values in the shape operand at runtime must
+# match the shape of the result, otherwise the behavior is undefined".  So a shape operand that is an @main
+# argument is one case where its values fit (a value case: the op is defined) and one where they do not —
+# a mismatch with the result, or (slice sizes) a value out of the operand's range: undefined, the oracle
+# states any value, and what each backend does is reported, never scored (kind "survey").  After every
+# other case of the op, so those keep their bytes.
+RUN_TIME_OPERAND = {"dynamic_iota": "output_shape", "dynamic_reshape": "output_shape",
+                    "dynamic_broadcast_in_dim": "output_dimensions", "dynamic_pad": "edge_padding_low",
+                    "dynamic_gather": "slice_sizes", "dynamic_conv": "padding"}
+
+
+def _as_argument(mlir: str, name: str, t: TensorType) -> str:
+    """The program with literal operand `name` (a stablehlo.constant in
+    @main) turned into @main's last argument."""
+    line = re.search(rf'^  %{name} = "stablehlo\.constant"\(\).*\n', mlir, re.M)
+    head = re.search(r"func\.func @main\((.*?)\) ->", mlir)
+    args = head.group(1)
+    k = args.count("%arg")
+    mlir = mlir.replace(line.group(0), "", 1)
+    mlir = mlir.replace(head.group(0), f"func.func @main({args + ', ' if args else ''}%arg{k}: {t.mlir}) ->", 1)
+    return re.sub(rf"%{name}\b", f"%arg{k}", mlir)
+
+
+def _broken(name: str, values_: np.ndarray, d: Drawn) -> tuple[np.ndarray, str]:
+    """Values of the run-time operand that break what the spec defers to run
+    time: the first entry one more (a shape, a padding the result does not
+    have), or, for slice sizes, one more than the operand's dimension."""
+    v = np.array(values_, copy=True)
+    if name == "slice_sizes":
+        v[0] = int(d.inst.operands["operand"].shape[0]) + 1
+        return v, f"slice_sizes[0] = {int(v[0])} past the operand's dimension (C12 at run time)"
+    # one more is one more result element along that axis — but a convolution's low padding one more may
+    # leave its window count as it was: a stride more is one window more
+    v.reshape(-1)[0] += int(d.inst.attributes["window_strides"][0]) if name == "padding" else 1
+    return v, f"{name} {v.reshape(-1).tolist()} does not give the result's shape"
+
+
+def _at_run_time(spec, valid: list, seed: int, expect_fn) -> list:
+    """RUN_TIME_OPERAND's two cases, on the first valid case whose run-time
+    operand is not empty."""
+    name = RUN_TIME_OPERAND.get(spec.mnemonic)
+    for d, et in valid:
+        if name is None or name not in d.consts or d.consts[name].size == 0:
+            continue
+        t, fits = d.inst.operands[name], d.consts[name]
+        mlir = _as_argument(emit.program(spec, d.inst, None, d.consts), name, t)
+        bad, why = _broken(name, fits, d)
+        out = []
+        for kind, values_, note in (("value", fits, f"{name} an @main argument, its values the result's ({d.note})"),
+                                    ("survey", bad, f"{why}: undefined (spec.md Dynamism) — {d.note}")):
+            inst = spec.instance(dict(d.inst.operands), dict(d.inst.attributes), dict(d.inst.results),
+                                 dict(d.inst.regions))
+            inst.known_values = {k: v for k, v in d.inst.known_values.items() if k != name}   # not `name`
+            c = quantized.stream_case(spec, inst, d.args + [values_], kind, seed, note, et.name, expect_fn,
+                                      mlir=mlir, more_arguments=(t,))
+            if c is not None:
+                out.append(c)
+        return out
+    return []
 
 
 def _invalid(spec, valid: list, seed: int, expect_fn) -> list:

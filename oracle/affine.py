@@ -122,6 +122,7 @@ except ImportError:   # no scipy: chlo.erf and chlo.erfc get no rule (their resu
 from ..spec.expectation import Expectation
 from ..spec.kinds import kind_of
 from ..spec.types import TensorType, from_bits, from_ordinals, ordinals
+from ..spec.ops.dot_algorithm import FIELDS as ALGORITHM_FIELDS
 from . import numbering
 from .rounding import outward_bits
 
@@ -762,6 +763,8 @@ def _dot_general(inst, forms, outs):
     applied to the centers and to every symbol's coefficients (one einsum
     with the symbols as a trailing axis); the allowance of the order of
     summation, γₙ·Σ|x||y| plus n half-subnormals, as fresh symbols."""
+    if any(inst.attributes.get(f) is not None for f in ALGORITHM_FIELDS):
+        return None, None   # v1.20's algorithm: its bound is not γₙ of the result (spec/ops/dot_algorithm.py)
     x, y = forms
     lb, rb = _dims(inst, "lhs_batching_dimensions"), _dims(inst, "rhs_batching_dimensions")
     lc, rc = _dims(inst, "lhs_contracting_dimensions"), _dims(inst, "rhs_contracting_dimensions")

@@ -188,7 +188,10 @@ def carry(inst, outs: list, primary: list, ends: dict) -> list | None:
         return None
     if not all(holds_every_value(inst.operands[inst.spec.operands[p].name].element_type, et) for p in pos):
         return None   # operands rounded into the result type first (dot_general's f16 → bf16): corners
-    n, product = inst.spec.semantics.bilinear_form(inst)
+    form = inst.spec.semantics.bilinear_form(inst)
+    if form is None:   # the instance's own bound is not the form's (dot_general's algorithm): corners
+        return None
+    n, product = form
     x, y = _Side(primary[pos[0]], ends.get(pos[0])), _Side(primary[pos[1]], ends.get(pos[1]))
     shape = np.shape(out.bits)
     size = int(np.prod(shape, dtype=np.int64))

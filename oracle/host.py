@@ -36,6 +36,7 @@ from ..spec.dsl import SideEffect
 from ..spec.tokens import is_token
 from ..spec.types import TensorType, TokenType, to_bits
 from .elementwise import Unspecified
+from .grid import single_process
 from .semantics import on_values
 
 __all__ = ["Token", "Host", "LogEntry", "HostError", "session", "running", "run_side_effect"]
@@ -73,6 +74,9 @@ class Host:
     infeed: list = field(default_factory=list)      # arrays infeed pops, in order
     channels: dict = field(default_factory=dict)    # channel id (int) -> arrays recv pops
     log: list = field(default_factory=list)         # LogEntry, in the order the oracle ran them
+    # device-to-device transfers (send/recv, is_host_transfer = false; v1.20's source_target_pairs):
+    # (channel id, source process, target process) -> how many transfers this process made on that link
+    devices: dict = field(default_factory=dict)
     _effects: int = 0
     _reads: dict = field(default_factory=dict)      # stream -> effect numbers of its reads
     _entry_effect: list = field(default_factory=list)   # effect number of each log entry
@@ -164,7 +168,7 @@ def run_side_effect(ctx, inst, inputs: list) -> list:
     effect = host._effects
     tensors = [v for v in inputs if not isinstance(v, Token)]
     view = _View(host, effect, before, inst.spec.mnemonic)
-    writes_values = _ValuesView(view, tensors)
+    writes_values = _ValuesView(view, tensors, ctx)
     arrays = inst.spec.semantics.fn(inst, [v.array() for v in tensors], writes_values)
     results = []
     for r in inst.spec.results:
@@ -186,8 +190,8 @@ class _ValuesView:
     operands' own values (their Expectations: an approximate operand keeps
     its tolerance in the log) rather than bare arrays."""
 
-    def __init__(self, view: _View, values: list):
-        self.view, self.values = view, values
+    def __init__(self, view: _View, values: list, ctx=None):
+        self.view, self.values, self.ctx = view, values, ctx
 
     def read(self, stream, types):
         return self.view.read(stream, types)
@@ -198,3 +202,39 @@ class _ValuesView:
             self.view.write(stream, self.values)
         else:   # pragma: no cover - every writer of the spec writes its operands as they are
             raise HostError(f"{self.view.what}: writes values that are not its operands")
+
+    # -- device-to-device transfers (send/recv with is_host_transfer = false) --------------------------
+    def where(self) -> tuple:
+        """(grid, process id) of this run: the grid runtime's process, else (0, 0) of a 1×1 grid."""
+        proc = self._process()
+        return proc.grid, tuple(proc.id)
+
+    def _process(self):
+        proc = getattr(self.ctx, "process", None)
+        return proc if proc is not None else single_process()
+
+    def transfer(self, channel: int, source, target, arrays) -> list:
+        """One transfer on `channel` from process `source` to `target`: the
+        sender hands its `arrays`, the receiver stand-ins of the types it
+        expects; both return the sender's arrays once both have arrived.  A
+        rendezvous of the grid runtime (oracle/grid.py) named by the link and
+        how many transfers it carried before, so a send meets the recv of
+        the same rank on its link; a send waits for its recv (v1.20 leaves
+        the synchronisation of channels TBD, #484: a program that completes
+        only if sends are buffered is stuck here, and no result is stated).
+        A process sending to itself would wait for itself: no result."""
+        source, target = tuple(source), tuple(target)
+        if source == target:
+            raise HostError(f"{self.view.what}: process {source} sends to itself on channel {channel}: it would wait "
+                            "for its own recv")
+        links = self.view.host.devices
+        link = (int(channel), source, target)
+        rank = links.get(link, 0)
+        links[link] = rank + 1
+        key = (f"channel {int(channel)} {source}->{target}", rank)
+        got = self._process().exchange(key, [source, target], [np.asarray(a) for a in arrays])
+        return [np.asarray(a) for a in got[source]]
+
+    def unstated(self, why: str):
+        """The spec states no result here (undefined behaviour): no expectation."""
+        raise HostError(f"{self.view.what}: {why}")

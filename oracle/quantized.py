@@ -7,6 +7,12 @@ move unchanged, `move_storage`) and `regions` (reduce, sort, map,
 scatter, the reducing collectives …: the op's own rule on storage values,
 its regions run as written on quantized values, `run_with_regions`).
 
+cholesky and triangular_solve are dequantize_op_quantize of ops judged by
+a property, not a value (`characterized`): their expectation is the
+residual kind on the quantized instance, whose criterion restates the
+property on the values that quantize to the result (spec/ops/cholesky.py's
+module docstring argues the restatement and its soundness).
+
 A quantized value travels through the walk as its storage integers (the
 bits of `QuantizedType`'s storage type, typed by the quantized tensor type
 itself), so the judge compares storage values, which is what every backend
@@ -54,7 +60,7 @@ import numpy as np
 
 import dataclasses
 
-from ..spec.dsl import Function
+from ..spec.dsl import Characterized, Function
 from ..spec.dsl.quantization import DEQUANTIZE_OP_QUANTIZE, REGIONS, STORAGE, Quantizing
 from ..spec.expectation import Alternative, Expectation
 from ..spec.kinds import kind_of
@@ -95,11 +101,26 @@ def dequantize_op_quantize(inst, arrays: list) -> list:
     """The op on quantized operands (module docstring): dequantize, run the
     float op (its own rule, with its allowances), quantize the range of
     values it admits."""
+    if isinstance(inst.spec.semantics, Characterized):
+        return characterized(inst, arrays)
     floats = [dequantize(a, t.element_type) if isinstance(t.element_type, QuantizedType) else a
               for a, t in zip(arrays, operand_types(inst))]
     outs = run_arrays(expressed_instance(inst), floats)
     return [quantized_expectation(e, t) if isinstance(t.element_type, QuantizedType) else e
             for e, t in zip(outs, result_types(inst))]
+
+
+def characterized(inst, arrays: list) -> list:
+    """cholesky and triangular_solve (v1.20: dequantize_op_quantize of an
+    op the oracle judges by a property, not a value): a "residual"
+    expectation on the quantized instance itself — its record holds the
+    storage operands and quantized types, and the op's criterion, asked by
+    the judge on the storage result, restates the property on the values
+    that quantize to it (spec/ops/cholesky.py's module docstring: a result
+    is refused only where no float result the property admits can quantize
+    to it).  The reference shown is the float reference quantized."""
+    from .characterized import run_characterized
+    return run_characterized(inst.spec.semantics, inst, arrays, result_types(inst))
 
 
 @on_quantization_values(DEQUANTIZE_OP_QUANTIZE)

@@ -58,6 +58,10 @@ an op can declare, and what each declaration feeds:
                   own after the appended ones; their (ranks, layout) are
                   also where the negative search and check-spec break the
                   op's `OpSpec.later` constraints.
+  appended_last   as `appended`, on a stream of its own after every other
+                  one (the v1.20 types' and the quantized ones included):
+                  dot_general's algorithm cases, added after those streams
+                  were written.
 """
 from __future__ import annotations
 
@@ -144,4 +148,5 @@ class Exercise:
     survey_when: Callable | None = None
     elided: tuple = ()
     appended: Callable | None = None
+    appended_last: Callable | None = None   # as `appended`, after every other stream (dot_general's algorithm)
     later: tuple = ()

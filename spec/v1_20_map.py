@@ -95,9 +95,10 @@ PER_AXIS = ("a per-axis quantized result may differ in quantization parameters; 
 BATCHING = "batching dims (empty on every seed program)"
 PROMOTE = ("v1.20 lets the body's element type E be promoted from the operand's (is_promotable: same kind, "
            "no narrower) and gives the result E; the seed demands E = element_type(operand)")
-SEED_PROMOTE = ("the seed's reading: is_promotable (v1.20, undefined by the seed) is not yet encoded for "
-                "reduce-like bodies; all_reduce's RFC C5 is read as equality too")
 SOURCE_TARGET = "source_target_pairs"
+PERMUTE_RULE = "collective_permute's C1-C4 in the same words, evaluated by its functions"
+PERMUTE_N = ("the section does not say when each strategy is used: read as collective_permute's, channel_id > 0 "
+             "cross_partition")
 
 
 def same(n, why=WORDS, by=READING, doubt=""):
@@ -218,10 +219,11 @@ _TABLE: dict[str, tuple] = {
         new(20, _QUANT, "hybrid (float lhs, quantized rhs): element_type(lhs) = expressed_type(rhs) = "
                         "element_type(result)"),
         new(21, _ALGO, "with a non-empty algorithm (lhs/rhs precision types, accumulation type, component counts, "
-                       "num_primitive_operations), precision_config is DEFAULT"),
-        new(22, _ALGO, "with a non-empty algorithm, 0 < lhs_component_count"),
-        new(23, _ALGO, "with a non-empty algorithm, 0 < rhs_component_count"),
-        new(24, _ALGO, "with a non-empty algorithm, 0 < num_primitive_operations")),
+                       "num_primitive_operations), precision_config is DEFAULT (dot_general_c21; an absent "
+                       "precision_config read as [DEFAULT, DEFAULT])"),
+        new(22, _ALGO, "with a non-empty algorithm, 0 < lhs_component_count (dot_general_c22)"),
+        new(23, _ALGO, "with a non-empty algorithm, 0 < rhs_component_count (dot_general_c23)"),
+        new(24, _ALGO, "with a non-empty algorithm, 0 < num_primitive_operations (dot_general_c24)")),
     "dynamic_slice": (same(1), text(2), same(3), same(4), text(5)),
     "dynamic_update_slice": (same(1), text(2), text(3), text(4), same(5), same(6)),
     "fft": (same(1), text(2), text(3), same(4, "dims(real) written shape(real)"), same(5)),
@@ -250,7 +252,9 @@ _TABLE: dict[str, tuple] = {
     "if": (same(1), same(2), same(3)),
     "imag": (text(1), same(2, "complex_element_type if complex, else element_type: alike on the types the op takes")),
     "infeed": (same(1), ren(2, 3),
-               new(2, _TOKENS, "every result but the last is a tensor (a token among the payload is invalid)")),
+               new(2, _TOKENS, "every result but the last is a tensor (a token among the payload is invalid: "
+                               "infeed_c3); the seed's value case \"a token among the payload\" became its "
+                               "invalid case, as StableHLO's verifier read it all along")),
     "iota": (text(1),),
     "is_finite": (same(1),),
     "map": (same(1), same(2), same(3), same(4)),
@@ -274,31 +278,32 @@ _TABLE: dict[str, tuple] = {
                 doubt="lost when source_target_pairs' C1-C4 were inserted (the Outputs row still cites C2-C4)"),
         dropped(3, "no v1.20 clause says the last result is a token (the Semantics still do)", follows="seed",
                 doubt="as C2"),
-        new(1, SOURCE_TARGET, "dim(source_target_pairs, 1) = 2"),
-        new(2, SOURCE_TARGET, "sources unique"),
-        new(3, SOURCE_TARGET, "targets unique"),
-        new(4, SOURCE_TARGET, "0 <= source_target_pairs < num_replicas (cross_replica) or num_partitions")),
+        new(1, SOURCE_TARGET, "dim(source_target_pairs, 1) = 2 (recv_c4: " + PERMUTE_RULE + ")"),
+        new(2, SOURCE_TARGET, "sources unique (recv_c5)"),
+        new(3, SOURCE_TARGET, "targets unique (recv_c6)"),
+        new(4, SOURCE_TARGET, "0 <= source_target_pairs < num_replicas (cross_replica) or num_partitions (recv_c7; "
+                              + PERMUTE_N + ")")),
     "reduce": (
         same(1),
         changed(2, (2, 8), "results leave the equality: v1.20's C2 equates inputs and init_values only, C8 gives "
-                           "results[i] the body's element type Ei (promotable from the inputs')", follows="seed"),
+                           "results[i] the body's element type Ei (promotable from the inputs')", follows="v1.20"),
         same(3), same(4, WORDS + " (the seed's rank(inputs[0][d]) read as rank(inputs[0]))"), same(5),
-        changed(6, 6, PROMOTE, follows="seed"), same(7)),
+        changed(6, 6, PROMOTE, follows="v1.20"), same(7)),
     "reduce_precision": (same(1, BASE_T), same(2), same(3)),
     "reduce_scatter": (
         text(1), same(2), same(3), same(4), same(5), text(6),
-        changed(7, 7, PROMOTE, follows="seed"),
+        changed(7, 7, PROMOTE, follows="v1.20"),
         changed(8, (8, 9), "split into the shape (C8) and element_type(result) = E, the computation's (C9): "
-                           "promotable from the operand's", follows="seed")),
+                           "promotable from the operand's", follows="v1.20")),
     "reduce_window": (
         same(1), same(2), same(3), text(4), same(5), text(6), same(7), text(8), same(9), text(10), same(11),
         same(12, "`shape(padding) = [rank(inputs[0]), 2]`"),
         changed(13, 13, PROMOTE + " (the seed's Ek = element_type(inputs[0]) read as inputs[k], as v1.20 writes)",
-                follows="seed"),
+                follows="v1.20"),
         same(14),
         same(15, "v1.20 drops the seed's window_dimensions = 0 case of dilated_window_shape, which C5 excludes"),
         changed(16, 16, "element_type(results[i]) = Ei, the body's (promotable from the inputs'), where the seed "
-                        "demands the init value's", follows="seed")),
+                        "demands the init value's", follows="v1.20")),
     "remainder": (same(1, BASE_T),),
     "replica_id": (),
     "reshape": (same(1, "a per-axis quantized result may change the quantization dimension; element type equality "
@@ -318,9 +323,9 @@ _TABLE: dict[str, tuple] = {
         ren(10, 11), text(11, 19),
         ren(12, 20, "scatter_dims_to_operand_dims unique together with input_batching_dims (" + BATCHING + ")"),
         ren(13, 21), text(14, 22),
-        changed(15, 23, PROMOTE, follows="seed"),
+        changed(15, 23, PROMOTE, follows="v1.20"),
         changed(16, (24, 25), "split into shape equality (C24) and element_type(results[i]) = Ei, the "
-                              "update_computation's (C25): promotable from the inputs'", follows="seed"),
+                              "update_computation's (C25): promotable from the inputs'", follows="v1.20"),
         new(12, _BATCH, "input_batching_dims sorted"),
         new(13, _BATCH, "0 <= input_batching_dims < rank(inputs[0])"),
         new(14, _BATCH, "scatter_indices_batching_dims unique"),
@@ -334,14 +339,15 @@ _TABLE: dict[str, tuple] = {
         ren(2, 1), ren(3, 2, "the same source shape; v1.20 names the empty-window test is_empty_window"),
         text(4, 3), merged(5, 4, "with C1 (see there)", by=TEXT), ren(6, 5), text(7, 6), ren(8, 7),
         ren(9, 8, "`shape(padding) = [rank(operand), 2]`"), text(10, 9),
-        changed(11, 10, PROMOTE, follows="seed"),
+        changed(11, 10, PROMOTE, follows="v1.20"),
         changed(12, (11, 12), "split into shape equality (C11) and element_type(result) = E, the scatter "
-                              "region's (C12): promotable from the operand's", follows="seed")),
+                              "region's (C12): promotable from the operand's", follows="v1.20")),
     "send": (ren(1, 5),
-             new(1, SOURCE_TARGET, "dim(source_target_pairs, 1) = 2"),
-             new(2, SOURCE_TARGET, "sources unique"),
-             new(3, SOURCE_TARGET, "targets unique"),
-             new(4, SOURCE_TARGET, "0 <= source_target_pairs < num_replicas (cross_replica) or num_partitions")),
+             new(1, SOURCE_TARGET, "dim(source_target_pairs, 1) = 2 (send_c2: " + PERMUTE_RULE + ")"),
+             new(2, SOURCE_TARGET, "sources unique (send_c3)"),
+             new(3, SOURCE_TARGET, "targets unique (send_c4)"),
+             new(4, SOURCE_TARGET, "0 <= source_target_pairs < num_replicas (cross_replica) or num_partitions "
+                                   "(send_c5; " + PERMUTE_N + ")")),
     "slice": (same(1), text(2), same(3), same(4), same(5, WORDS + " (the seed's stride[d] read as strides[d])")),
     "sort": (same(1), same(2), same(3), same(4), same(5)),
     "tan": (text(1),),

@@ -15,15 +15,20 @@ Readings:
   per-tensor quantized tensor" — is encoded as written: an integer or
   boolean result is outside the table, though async_start takes any
   tensor and jaxlib 0.10.2 accepts an async_done of `tensor<8x8xi32>`
-  (a finding).  Quantized results are not admitted yet (see
-  collective_broadcast's module docstring).
+  (a finding).  A per-tensor quantized result is admitted by its
+  expressed type (f32, bf16, f16: in the row): the storage values the
+  future holds, unchanged (`MOVES_PER_TENSOR`); C1 reads T whole, so a
+  result of another scale than the future's breaks it.
 
 Findings (docs/spec-findings.md): the result row (above); the section's
 "More Examples" link points to atan2.mlir.
 """
 from __future__ import annotations
 
+import dataclasses
+
 from ..dsl import ANY, COMPLEX, FLOAT, ControlFlow, OpSpec, Operand, Result
+from ..dsl.quantization import MOVES_PER_TENSOR
 from ..types import FutureType
 
 
@@ -57,4 +62,6 @@ SPEC = OpSpec(
     infer=infer,
     semantics=ControlFlow(run),
     notes="v1.20 numbering (not in the seed)",
+    # v1.20: result "or per-tensor quantized tensor": the value the future holds, unchanged (C1 reads T whole)
+    quantization=dataclasses.replace(MOVES_PER_TENSOR, type_clauses=("async_done_c1",)),
 )

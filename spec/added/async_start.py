@@ -33,6 +33,15 @@ Readings:
   "the operation": where the block holds another number of ops they hold
   vacuously and C1 alone is broken.
 
+Quantized tensors (v1.20: operands "variadic number of tensors or
+per-tensor quantized tensors"): async_start runs its body's operation as
+it is, so the values are that operation's on quantized tensors — a
+collective or slice moves storage values, an all_reduce's quantized `add`
+body requantizes at each step (each op by its own quantized rule, as the
+oracle runs any region): `STORAGE`, whose rule for a ControlFlow op is
+the op's own on the quantized values.  The future is `future<T>` of the
+operation's quantized types (C4 reads them whole).
+
 Findings (docs/spec-findings.md): the Example's captured operand (above);
 C2's list of collectives leaves collective_reduce out; async_done's result
 row admits floating-point, complex and quantized tensors only while
@@ -43,7 +52,10 @@ stablehlo.slice"); the reference interpreter aborts its process on the op
 """
 from __future__ import annotations
 
+import dataclasses
+
 from ..dsl import ANY, ControlFlow, OpSpec, Operand, Region, Result
+from ..dsl.quantization import MOVES_PER_TENSOR
 from ..ops.all_gather import members
 from ..types import FutureType
 
@@ -165,4 +177,6 @@ SPEC = OpSpec(
     infer=infer,
     semantics=ControlFlow(run),
     notes="v1.20 numbering (not in the seed)",
+    # v1.20: "or per-tensor quantized tensors"; the body's operation runs on them by its own rule
+    quantization=dataclasses.replace(MOVES_PER_TENSOR, type_clauses=("async_start_c4",)),
 )

@@ -36,11 +36,14 @@ Readings:
   true`: without it the last operand is data of any type.
 * C3/C4's "for all j in [0, size(operands))" needs `results[j]` to exist:
   fewer results than that breaks them (and C5).
-* Per-tensor quantized operands (I1) are not admitted yet: `zeros` states
-  the quantized fill, but declaring `quantization` puts the op in the
-  quantized stream's census (tests/generators/test_quantized_cases.py
-  wants quantized value and invalid cases of every declaring op in
-  suites/core), and no backend here runs a quantized grid.
+* Per-tensor quantized operands and results (I1, "variadic number of
+  tensors or per-tensor quantized tensors"): the storage values travel
+  (`STORAGE`: the op's own rule on them), a process outside every group
+  gets `quantize(0)` (`zeros`: the zero point clamped to the storage
+  bounds).  C3/C4's `type(results[j]) = type(operands[j])` read the
+  quantized type whole (scales and zero points too).  Cases: the
+  quantized stream's, on `quantized_example` (v1.20's Example's grid: the
+  group [2, 1] of four replicas, so 0 and 3 get quantize(0)).
 
 Findings (docs/spec-findings.md):
 * I1's constraint column cites "(6)" for (C6).
@@ -58,6 +61,7 @@ import numpy as np
 from .. import grid as grids
 from ..dsl import (ANY, Attribute, BoolAttr, Collective, OpSpec, Operand, Result, all_of, element_type,
                    groups_entries, in_range, rank, same_type)
+from ..dsl.quantization import STORAGE, Quantization
 from ..exercise import Corner, Exercise
 from ..ops.all_gather import channel_attributes, members, replica_groups_attribute, unique_rule
 from ..ops.collective_permute import ids_bound
@@ -256,6 +260,19 @@ GRID_CORNERS = (
                layout=ONE | {"group_shapes": {"replica_groups": (1, 2)}}),
 )
 
+def quantized_example(types: dict):
+    """A valid collective_broadcast whose element types are `types` (by
+    name: operands, results — one tensor each; f32 where not given): v1.20's
+    Example on its 4×1 grid, the group [2, 1] (replicas 0 and 3 outside
+    every group), a 2x3 operand."""
+    from ..grid import Grid
+    from ..types import TensorType
+    f32 = named_type("f32")
+    return SPEC.instance({"operands": [TensorType((2, 3), types.get("operands", f32))]},
+                         {"replica_groups": ((2, 1),), "channel_id": 0},
+                         {"results": [TensorType((2, 3), types.get("results", f32))]}, grid=Grid(4, 1))
+
+
 SPEC = OpSpec(
     mnemonic="collective_broadcast",
     operands=(Operand("operands", ANY, variadic=True, count=(1, 2)),),
@@ -275,4 +292,6 @@ SPEC = OpSpec(
                layout=ONE | {"group_shapes": {"replica_groups": (2, 2)}}),
     )),
     notes="v1.20 numbering (not in the seed)",
+    # v1.20: "or per-tensor quantized tensors"; the storage values move, quantize(0) outside every group
+    quantization=Quantization(meaning=STORAGE, example=quantized_example, type_clauses=("collective_broadcast_c3",)),
 )

@@ -23,18 +23,25 @@ Readings:
   what is encoded.
 * The order of the combination is read as all_reduce's (the section says
   "applies a reduction function"; all_reduce states the schedule).
-* C4's `is_promotable` is read as all_reduce's C5 reads it: equality, for
-  every data operand.  No constraint fixes the results' element type;
+* C4's `is_promotable` is read as all_reduce's C5 reads it: v1.20's
+  definition (reduce's `promotable`: the same kind, E no narrower), for
+  every data operand; the operands are converted to E and reduced in E
+  (`all_reduce.reduced`).  No constraint fixes the results' element type;
   type inference gives E, the computation's.
 * C3's `shape(operands[0, size(operands)-2])` is the data operands (all
   but the last); `dim(operands[size(operands)-1]) == 1` — `dim` takes a
   dimension everywhere else — is read as rank 1; the section's prose adds
   "a flat array of `si32`", checked with C3.
-* Per-tensor quantized operands (I1) are not admitted: the section does
-  not say what the reduction computes on them (all_reduce in this project
-  takes none either).
+* Per-tensor quantized operands (I1: "tensors or per-tensor quantized
+  tensors") as all_reduce takes them (`Quantization(meaning=REGIONS)`):
+  storage values travel between processes unchanged and the computation
+  combines them by its own quantized ops (oracle/quantized.py's REGIONS
+  rule); a quantized computation type is promotable only to itself
+  (reduce's `promotable`: v1.20's storage promotion is not encoded).
 * Processes in no group (the groups need not cover the grid), and every
-  process but the source, get zeros.
+  process but the source, get zeros: for a quantized result (of E, the
+  computation's type, by inference) `quantize(0, E)` — its zero point in
+  storage, as collective_broadcast's and collective_permute's zeros are.
 
 Findings (docs/spec-findings.md): the copied "Afterwards" paragraph; the
 Example has no `computation` region (a sum, by its values) and types the
@@ -46,14 +53,19 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..dsl import ANY, Attribute, BoolAttr, Collective, OpSpec, Operand, Region, Result, all_of, rank
+from ..dsl import ANY, Attribute, BoolAttr, Collective, Function, OpSpec, Operand, Region, Result, all_of, rank
 from ..exercise import Corner, Exercise
 from ..ops.all_gather import channel_attributes, members, replica_groups_attribute
 from ..ops.all_reduce import BODIES, computation_signature, computation_type, reduced, survey_reason
+from ..ops.reduce import promotable, promotion_plan
 from ..ops.send import CHANNEL_HANDLE
-from ..types import TensorType, exact_values
-from .collective_broadcast import (GRID_CORNERS, SI32, collective_broadcast_c1, data_count, dynamic_root, groups_in_range,
-                                   process_groups, source_group, sources)
+from ..grid import Grid
+from ..symbolic import Skeleton
+from ..types import TensorType, element_type, exact_values
+from ..dsl.quantization import REGIONS, Quantization
+from ..quantized import is_quantized
+from .collective_broadcast import (GRID_CORNERS, SI32, collective_broadcast_c1, data_count, dynamic_root,
+                                   groups_in_range, process_groups, source_group, sources, zeros)
 
 
 def _results(op) -> list:
@@ -106,9 +118,9 @@ def collective_reduce_c4(op):
     """(C4) `computation` has type `(tensor<E>, tensor<E>) -> (tensor<E>)` where
   `is_promotable(element_type(operand), E)`.
 
-    is_promotable read as equality, for every data operand (module docstring)."""
+    is_promotable as v1.20 defines it, for every data operand (module docstring)."""
     e = computation_type(op)
-    return e is not None and all(t.element_type == e for t in data_operands(op))
+    return e is not None and all(promotable(t.element_type, e) for t in data_operands(op))
 
 
 def infer(op):
@@ -132,11 +144,15 @@ class _Data:
         self.operands = {"operands": data_operands(op)}
 
 
-def zero_answers(t: TensorType) -> np.ndarray:
-    """The element answers of `broadcast_in_dim(constant(0, E), [], type)`."""
+def zero_answers(t: TensorType, e=None) -> np.ndarray:
+    """The element answers of `broadcast_in_dim(constant(0, E), [], type)`;
+    where the computation's type `e` is quantized (the oracle runs the op on
+    storage types then, `t` the storage type), the storage values of
+    `quantize(0, e)` (collective_broadcast's `zeros`)."""
     shape = tuple(int(d) for d in t.shape)
     et = t.element_type
-    return np.array(exact_values(np.zeros(shape, dtype=et.numpy), et), dtype=object).reshape(shape)
+    z = zeros(TensorType(t.shape, e)) if is_quantized(e) else np.zeros(shape, dtype=et.numpy)
+    return np.array(exact_values(np.asarray(z).astype(et.numpy), et), dtype=object).reshape(shape)
 
 
 def reduce_to_source(op, grid, process, operands_at) -> list:
@@ -145,14 +161,43 @@ def reduce_to_source(op, grid, process, operands_at) -> list:
     group = source_group(op, grid, me)
     n = data_count(op)
     results = _results(op)
+    e = computation_type(op)
     if group is None:
-        return [zero_answers(t) for t in results]
+        return [zero_answers(t, e) for t in results]
     roots_at = {p: vs[n] for p, vs in operands_at.items() if len(vs) > n}
     srcs = [tuple(s) for s in sources(op, group, roots_at, rule="")]
     if me not in srcs:
-        return [zero_answers(t) for t in results]
+        return [zero_answers(t, e) for t in results]
     answers = reduced(_Data(op), group, {p: vs[:n] for p, vs in operands_at.items()})
-    return [a if s == me else zero_answers(t) for a, s, t in zip(answers, srcs, results)]
+    return [a if s == me else zero_answers(t, e) for a, s, t in zip(answers, srcs, results)]
+
+
+def quantized_example(types: dict):
+    """A valid collective_reduce whose element types are `types` (by name:
+    "operands", "results", "body" — the computation's; f32 where not
+    given, the body the operands' type): an add over the group [0, 1] of a
+    2×1 grid (process 0 the source), a 2×3 operand."""
+    f32 = element_type("f32")
+    t = types.get("operands", f32)
+    e = TensorType((), types.get("body", t))
+    return SPEC.instance({"operands": [TensorType((2, 3), t)]},
+                         {"replica_groups": ((0, 1),), "channel_id": 0, "has_dynamic_root": None},
+                         {"results": [TensorType((2, 3), types.get("results", t))]},
+                         {"computation": Function((e, e), (e,), "add")}, grid=Grid(2, 1))
+
+
+def promoted_cases(spec, skels, rng):
+    """`quantized_example`'s structure with an add computation promoted from
+    the operands' type (all_reduce's plan: reduce's `promotion_plan`; v1.20
+    C4 is `collective_reduce_c4`; no result clause — inference gives E — so
+    the results-of-the-inputs'-type program is left out).  Declared as
+    `Exercise.appended_last` (generators/suite.py appends it after the
+    streams of the ops v1.20 added)."""
+    def make(s, e, r):
+        return quantized_example({"operands": s, "body": e, "results": r})
+    return [(note, label, Skeleton(spec.mnemonic, (s,), regions=(("computation", "add"),)), inst)
+            for note, label, s, e, inst in promotion_plan(make, "collective_reduce_c4", "", refused_results="body")
+            if label != ""]
 
 
 # The corners' layouts: one operand (jaxlib 0.10.2's collective_broadcast takes one, so the corners stay
@@ -176,6 +221,9 @@ SPEC = OpSpec(
         Corner("a group of four", (2,),
                lambda op: [op.channel_id <= 0, op.grid.num_replicas == 4, op.grid.num_partitions == 1],
                layout=ONE | {"group_shapes": {"replica_groups": (1, 4)}}),
-    ), survey_when=survey_reason),
+    ), survey_when=survey_reason, appended_last=promoted_cases),
+    # v1.20: operands and results "or per-tensor quantized tensors"; the computation combines them by its own
+    # quantized ops, as all_reduce's (module docstring)
+    quantization=Quantization(meaning=REGIONS, example=quantized_example, type_clauses=("collective_reduce_c4",)),
     notes="v1.20 numbering (not in the seed)",
 )

@@ -22,18 +22,23 @@ not define: every element any value, labelled (as a broken
 `indices_are_sorted` promise of gather).  A size-1 dimension kept at size
 1 keeps both promises.
 
-C1 and C6 read per-axis quantized tensors, which v1.20's table admits;
-this declaration takes no quantized tensor yet (no `quantization`), so they
-hold on every program the tables pass; they are tested on instances.
+Quantized tensors (v1.20: operand and result "tensor or quantized
+tensor", per-axis too): the storage values move as broadcast_in_dim's do
+(`STORAGE`); the scales move with the quantization dimension C6 ties to
+`broadcast_dimensions` (a size-1 one repeats its one scale).  C1 and C6
+are the op's own constraints (v1.20 numbers them with the rest).
 """
 from __future__ import annotations
 
+import numpy as np
+
+from ..dsl.quantization import STORAGE, Quantization
 from ..dsl import (ANY, INTEGER, Attribute, DataMovement, I64ArrayAttr, OpSpec, Operand, Result, all_of, dim,
                    in_range, is_unique, rank)
 from ..ops.broadcast_in_dim import SPEC as BROADCAST
-from ..ops.broadcast_in_dim import (broadcast_in_dim_c2, broadcast_in_dim_c3, broadcast_in_dim_c4,
-                                    broadcast_in_dim_c5)
-from ..quantized import QuantizedType, is_per_axis_quantized, quantization_dimension
+from ..ops.broadcast_in_dim import (broadcast_in_dim_c1, broadcast_in_dim_c2, broadcast_in_dim_c3, broadcast_in_dim_c4,
+                                    broadcast_in_dim_c5, broadcast_in_dim_c6)
+from ..quantized import is_per_axis_quantized
 from ..types import TensorType
 from .shape_operands import any_value, deferred, operand_size, shape_operand_matches, undefined, values
 
@@ -49,23 +54,16 @@ def static(op):
                               {"result": op.result})
 
 
-def _storage_and_expressed(t: TensorType):
-    et = t.element_type
-    if not isinstance(et, QuantizedType):
-        return et
-    return (et.storage_type, et.expressed_type, et.storage_min, et.storage_max)
-
-
 def dynamic_broadcast_in_dim_c1(op):
     """(C1) `element_type(result)` is given by:
   * `element_type(operand)`, if `!is_per_axis_quantized(operand)`.
   * `element_type(operand)` except that `quantization_dimension(operand)`,
   `scales(operand)`, and `zero_points(operand)` may differ from
   `quantization_dimension(result)`, `scales(result)`, and `zero_points(result)`
-  resp., otherwise."""
-    if not is_per_axis_quantized(op.operand):
-        return op.result.element_type == op.operand.element_type
-    return is_per_axis_quantized(op.result) and _storage_and_expressed(op.operand) == _storage_and_expressed(op.result)
+  resp., otherwise.
+
+    broadcast_in_dim's C1 in v1.20's words: its function (spec/ops/broadcast_in_dim.py)."""
+    return broadcast_in_dim_c1(op)
 
 
 def dynamic_broadcast_in_dim_c2(op):
@@ -98,20 +96,10 @@ def dynamic_broadcast_in_dim_c6(op):
     zero_points(operand)[0] for i in
     range(dim(result, quantization_dimension(result)))`.
 
-    (An operand that is not per-axis quantized has no quantization
-    dimension to map: C1's to reject.)"""
-    if not (is_per_axis_quantized(op.result) and is_per_axis_quantized(op.operand)):
-        return True
-    qo, qr = quantization_dimension(op.operand), quantization_dimension(op.result)
-    bd = tuple(op.broadcast_dimensions)
-    if not (0 <= qo < len(bd)) or qr != bd[qo]:
-        return False
-    if dim(op.operand, qo) != 1:
-        return True
-    o, r = op.operand.element_type, op.result.element_type
-    n = dim(op.result, qr) if 0 <= qr < rank(op.result) else 0
-    return (len(r.scales) == n and all(s == o.scales[0] for s in r.scales)
-            and all(z == o.zero_points[0] for z in r.zero_points))
+    broadcast_in_dim's C6 in the same words: its function
+    (spec/ops/broadcast_in_dim.py; an operand that is not per-axis
+    quantized has no quantization dimension to map: C1's to reject)."""
+    return broadcast_in_dim_c6(op)
 
 
 def dynamic_broadcast_in_dim_c7(op):
@@ -174,6 +162,28 @@ def movement(op, operand, output_dimensions):
     return BROADCAST.semantics.fn(static(op), operand)
 
 
+def _known(inst, **values_):
+    """`inst` with its literal operands' values known (as the reader knows a constant's)."""
+    inst.known_values = {k: np.asarray(v, dtype=np.int64) for k, v in values_.items()}
+    return inst
+
+
+def quantized_example(types: dict):
+    """A valid dynamic_broadcast_in_dim whose element types are `types` (by
+    name: operand, result; f32 where not given): the spec's example, 1x3 to
+    2x3x2 along [0, 1], `output_dimensions` a constant — quantization
+    dimension 1 of the operand maps to 1 of the result, and its size-1
+    dimension 0 makes C6 ask for repeated scales."""
+    from ..types import element_type
+    f32 = element_type("f32")
+    inst = SPEC.instance({"operand": TensorType((1, 3), types.get("operand", f32)),
+                          "output_dimensions": TensorType((3,), element_type("si64"))},
+                         {"broadcast_dimensions": (0, 1), "known_expanding_dimensions": (),
+                          "known_nonexpanding_dimensions": ()},
+                         {"result": TensorType((2, 3, 2), types.get("result", f32))})
+    return _known(inst, output_dimensions=(2, 3, 2))
+
+
 _OPTIONAL_DIMS = dict(optional=True, default=(), length=0)
 
 SPEC = OpSpec(
@@ -191,4 +201,7 @@ SPEC = OpSpec(
     semantics=DataMovement(movement),
     shape_from_program=("result",),
     notes="v1.20 numbering (not in the seed); dynamic_broadcast_in_dim_dynamism is spec.md's Dynamism section",
+    # v1.20: "tensor or quantized tensor", per-axis too (C1, C6: the op's own); the storage values move
+    quantization=Quantization(meaning=STORAGE, per_axis=True, example=quantized_example,
+                              type_clauses=("dynamic_broadcast_in_dim_c1", "dynamic_broadcast_in_dim_c6")),
 )

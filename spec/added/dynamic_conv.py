@@ -19,10 +19,16 @@ known C25 is read on the result dims it does not decide (batch and output
 feature).
 
 Attributes left out read as convolution reads them (strides and
-dilations of 1, no reversal, precision [DEFAULT, DEFAULT]).  C28–C34
-(quantized tensors) are written; this declaration takes no quantized
-tensor yet (no `quantization`), so they hold on every program the tables
-pass.
+dilations of 1, no reversal, precision [DEFAULT, DEFAULT]).
+
+Quantized tensors (v1.20: lhs "tensor or per-tensor quantized tensor", rhs
+and result "tensor or quantized tensor"): convolution's declaration — the
+quantized form and the hybrid one (float lhs, quantized rhs, float result)
+are dequantize_op_quantize / hybrid_dequantize_then_op, run by the oracle
+on the static instance; rhs and result may be per-axis along their
+feature dimensions (C29, C30).  C28–C34 are the op's own constraints
+(v1.20 numbers them with the rest: convolution_c29 … c35 read on the
+static instance), so the declaration adds none.
 
 Ranged operands (an approximate value upstream) are carried through the
 bilinear form convolution declares, on the padding this op ran with (the
@@ -34,7 +40,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..dsl import ANY, ANY_VALUE, INTEGER, Accumulating, ImplDefined, OpSpec, Operand, Result, rank, shape
+from ..dsl import (ANY, ANY_VALUE, INTEGER, Accumulating, Implies, ImplDefined, Not, OpSpec, Operand, Result, all_of,
+                   contains, rank, shape, shape_is)
+from ..dsl.quantization import Quantization
 from ..ops import convolution as conv
 from ..ops.convolution import SPEC as CONV
 from ..quantized import is_quantized
@@ -83,7 +91,7 @@ dynamic_conv_c3 = _on_static(conv.convolution_c4, """(C3) `0 < window_strides`."
 
 def dynamic_conv_c4(op):
     """(C4) `shape(padding) = [N - 2, 2]`."""
-    return tuple(shape(op.padding)) == (rank(op.lhs) - 2, 2)
+    return shape_is(op.padding, (rank(op.lhs) - 2, 2))
 
 
 dynamic_conv_c5 = _on_static(conv.convolution_c6, """(C5) `size(lhs_dilation) = N - 2`.""")
@@ -133,8 +141,9 @@ def dynamic_conv_c25(op):
     if matrix(op, PADDING) is not None:
         return conv.convolution_c26(static(op))
     s = static(op)
-    spatial = set(op.output_spatial_dimensions)
-    return all(d == w for r, (d, w) in enumerate(zip(shape(op.result), conv.result_dims(s))) if r not in spatial)
+    spatial = tuple(op.output_spatial_dimensions)   # dual mode: entries may be z3 integers
+    return all_of(Implies(Not(contains(spatial, r)), d == w)
+                  for r, (d, w) in enumerate(zip(shape(op.result), conv.result_dims(s))))
 
 
 dynamic_conv_c26 = _on_static(conv.convolution_c28, """(C26) `rank(result) = N`.""")
@@ -201,14 +210,34 @@ def bilinear_form(op):
     return CONV.semantics.bilinear_form(static(op, pads))
 
 
+def quantized_example(types: dict):
+    """A valid dynamic_conv whose element types are `types` (by name: lhs,
+    rhs, result; f32 where not given): convolution's quantized example
+    (1-D, window 3, stride 2; lhs 1x5x2, rhs 3x2x4, result 1x3x4) with its
+    padding [[1, 1]] a constant si64 operand."""
+    from ..types import TensorType, element_type
+    f32 = element_type("f32")
+    attrs = {k: v for k, v in conv.ONE_D_WINDOW_3.items() if k != PADDING}
+    shapes = {"lhs": (1, 5, 2), "rhs": (3, 2, 4), "result": (1, 3, 4)}
+    t = {n: TensorType(shapes[n], types.get(n, f32)) for n in shapes}
+    inst = SPEC.instance({"lhs": t["lhs"], "rhs": t["rhs"], PADDING: TensorType((1, 2), element_type("si64"))},
+                         attrs, {"result": t["result"]})
+    inst.known_values = {PADDING: np.array([[1, 1]], dtype=np.int64)}
+    return inst
+
+
 SPEC = OpSpec(
     mnemonic="dynamic_conv",
     operands=(Operand("lhs", ANY), Operand("rhs", ANY), Operand(PADDING, INTEGER, rank=2, literal=True)),
     attributes=tuple(a for a in CONV.attributes if a.name != PADDING),
     groups=CONV.groups,
     results=(Result("result", ANY),),
+    shape_from_program=("result",),   # the shape operands' values, unknown to the types, decide the dims
     constraints=tuple(globals()[f"dynamic_conv_c{k}"] for k in range(1, 35)),
     infer=infer,
     semantics=Accumulating(arrays, working=working_bytes, bilinear=("lhs", "rhs"), bilinear_form=bilinear_form),
     notes="v1.20 numbering (not in the seed)",
+    # v1.20: convolution's (dequantize_op_quantize; the hybrid form), rhs and result per-axis too; C28–C34 the op's own
+    quantization=Quantization(per_axis=("rhs", "result"), example=quantized_example, skeletons=False,
+                              type_clauses=tuple(f"dynamic_conv_c{n}" for n in range(28, 35))),
 )

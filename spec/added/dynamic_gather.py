@@ -20,14 +20,18 @@ the batch sizes.
 v1.20's dynamic_gather has no batching dims (its Inputs table and C1 name
 none): a `#stablehlo.gather<…>` holding `operand_batching_dims` is not
 one of its programs (the reader refuses the unknown field).  v1.20's table
-admits per-tensor quantized tensors; this declaration takes none yet.
+admits per-tensor quantized tensors (operand and result; C14 reads the
+quantized type whole): the storage values move as gather's do (`STORAGE`).
 """
 from __future__ import annotations
 
+import numpy as np
+
+from ..dsl.quantization import STORAGE, Quantization
 from ..dsl import (ANY, INTEGER, Attribute, BoolAttr, DataMovement, Group, I64ArrayAttr, IntAttr, OpSpec, Operand,
-                   Result, all_of, at, in_range, rank)
+                   Result, And, all_of, any_of, at, in_range, rank, shape)
 from ..ops.gather import SPEC as GATHER
-from ..ops.gather import (batch_dim_options, dims_fit, gather_c1, gather_c2, gather_c3, gather_c4, gather_c5,
+from ..ops.gather import (batch_dim_options, dims_fit, kept, gather_c1, gather_c2, gather_c3, gather_c4, gather_c5,
                           gather_c6, gather_c9, gather_c10, gather_c13, gather_c15)
 from ..ops.gather import infer as gather_infer
 from .shape_operands import deferred, operand_size, undefined, values
@@ -114,15 +118,18 @@ def dynamic_gather_c12(op):
     return v is None or dims_fit(v, op.operand)
 
 
-def _batch_axes_fit(op) -> bool:
+def _batch_axes_fit(op):
     """C13 on types: the result has one axis per batch size and per offset
-    dim, and its axes outside `offset_dims` have the batch sizes in order."""
-    if not 0 <= op.index_vector_dim <= rank(op.start_indices):
-        return False   # C2's to reject: no batch sizes to compare
-    [(_, batch)] = batch_dim_options(op.start_indices, op.index_vector_dim)
-    r, offset = rank(op.result), set(op.offset_dims)
-    rest = [d for d in range(r) if d not in offset]
-    return r == len(batch) + len(op.offset_dims) and [op.result.shape[d] for d in rest] == list(batch)
+    dim, and its axes outside `offset_dims` have the batch sizes in order.
+    Dual mode (gather's helpers): `index_vector_dim` and `offset_dims` may
+    be z3 integers, as check-spec reads them.  An `index_vector_dim` outside
+    0..rank(start_indices) is C2's to reject: no batch sizes to compare."""
+    ivd, r = op.index_vector_dim, rank(op.result)
+    n_rest, rest = kept(tuple(shape(op.result)), tuple(op.offset_dims))
+    return And(0 <= ivd, ivd <= rank(op.start_indices),
+               any_of(And(cond, r == len(batch) + len(op.offset_dims), n_rest == len(batch),
+                          all_of(rest(k) == b for k, b in enumerate(batch)))
+                      for cond, batch in batch_dim_options(op.start_indices, ivd)))
 
 
 def dynamic_gather_c13(op):
@@ -159,6 +166,29 @@ def arrays(op, operand, start_indices, slice_sizes):
     return GATHER.semantics.fn(static(op, sizes), operand, start_indices)
 
 
+def _known(inst, **values_):
+    """`inst` with its literal operands' values known (as the reader knows a constant's)."""
+    inst.known_values = {k: np.asarray(v, dtype=np.int64) for k, v in values_.items()}
+    return inst
+
+
+def quantized_example(types: dict):
+    """A valid dynamic_gather whose element types are `types` (by name:
+    operand, result; f32 where not given): two 1x2 slices of a 4x5 operand
+    (dimension 0 collapsed), start indices [2, 2] of si32 with
+    index_vector_dim 1, `slice_sizes` a constant [1, 2]; starts below 3
+    stay in bounds."""
+    from ..types import TensorType, element_type
+    f32 = element_type("f32")
+    inst = SPEC.instance({"operand": TensorType((4, 5), types.get("operand", f32)),
+                          "start_indices": TensorType((2, 2), element_type("si32")),
+                          "slice_sizes": TensorType((2,), element_type("si64"))},
+                         {"offset_dims": (1,), "collapsed_slice_dims": (0,), "start_index_map": (0, 1),
+                          "index_vector_dim": 1, "indices_are_sorted": False},
+                         {"result": TensorType((2, 2), types.get("result", f32))})
+    return _known(inst, slice_sizes=(1, 2))
+
+
 SPEC = OpSpec(
     mnemonic="dynamic_gather",
     operands=(Operand("operand", ANY), Operand("start_indices", INTEGER),
@@ -172,10 +202,13 @@ SPEC = OpSpec(
     ),
     groups=(Group(_DN, "stablehlo.gather", FIELDS),),
     results=(Result("result", ANY),),
+    shape_from_program=("result",),   # the shape operands' values, unknown to the types, decide the dims
     constraints=(dynamic_gather_c1, dynamic_gather_c2, dynamic_gather_c3, dynamic_gather_c4, dynamic_gather_c5,
                  dynamic_gather_c6, dynamic_gather_c7, dynamic_gather_c8, dynamic_gather_c9, dynamic_gather_c10,
                  dynamic_gather_c11, dynamic_gather_c12, dynamic_gather_c13, dynamic_gather_c14),
     infer=infer,
     semantics=DataMovement(arrays),
     notes="v1.20 numbering (not in the seed)",
+    # v1.20: "tensor or per-tensor quantized tensor" (C14 reads the quantized type whole); the storage values move
+    quantization=Quantization(meaning=STORAGE, example=quantized_example, type_clauses=("dynamic_gather_c14",)),
 )

@@ -9,12 +9,17 @@ the static instance of the same result type and `iota_dimension`.
 the Dynamism section's rule that it equals the result's shape is checked
 when the program is read (`dynamic_iota_dynamism`); else at run time, where
 a mismatch leaves the result undefined.  v1.20's table admits a
-per-tensor quantized result too; this declaration takes none yet (no
-`quantization`), so such a program is refused by the tables.
+per-tensor quantized result too: iota's reading (`quantize(output_index[
+iota_dimension], element_type(output))`, dequantize_op_quantize of no
+quantized operand: the index in the expressed type, quantized), as iota
+declares it (`PER_TENSOR`).
 """
 from __future__ import annotations
 
+import numpy as np
+
 from ..dsl import COMPLEX, FLOAT, INTEGER, Attribute, DataMovement, IntAttr, OpSpec, Operand, Result, in_range, rank
+from ..dsl.quantization import Quantization
 from ..ops.iota import SPEC as IOTA
 from ..types import TensorType
 from .shape_operands import deferred, operand_size, shape_operand_matches, undefined, values
@@ -58,6 +63,22 @@ def movement(op, output_shape):
     return IOTA.semantics.fn(static(op))
 
 
+def _known(inst, **values_):
+    """`inst` with its literal operands' values known (as the reader knows a constant's)."""
+    inst.known_values = {k: np.asarray(v, dtype=np.int64) for k, v in values_.items()}
+    return inst
+
+
+def quantized_example(types: dict):
+    """A valid dynamic_iota whose result type is `types["result"]` (f32
+    where not given): a 3x4 result along dimension 1, `output_shape` a
+    constant [3, 4]."""
+    from ..types import element_type
+    inst = SPEC.instance({"output_shape": TensorType((2,), element_type("si64"))}, {"iota_dimension": 1},
+                         {"result": TensorType((3, 4), types.get("result", element_type("f32")))})
+    return _known(inst, output_shape=(3, 4))
+
+
 SPEC = OpSpec(
     mnemonic="dynamic_iota",
     operands=(Operand("output_shape", INTEGER, rank=1, literal=True),),
@@ -69,4 +90,6 @@ SPEC = OpSpec(
     result_from_program=("result",),
     shape_from_program=("result",),
     notes="v1.20 numbering (not in the seed); dynamic_iota_dynamism is spec.md's Dynamism section",
+    # v1.20: result "or per-tensor quantized tensor" (iota's: the index quantized, dequantize_op_quantize)
+    quantization=Quantization(example=quantized_example, skeletons=False),
 )

@@ -12,12 +12,17 @@ undefined.  Before the values are known C4 is read on types: the result
 has the operand's rank (v1.20's `shape(result) = shape(operand) + …` adds
 vectors of one length).
 
-v1.20's table admits per-tensor quantized tensors; this declaration takes
-none yet (no `quantization`).
+Quantized tensors (v1.20: operand, padding_value and result "or
+per-tensor quantized tensor"; C1 reads the quantized type whole): the
+storage values move as pad's do (`STORAGE`), the padding value's storage
+value with them.
 """
 from __future__ import annotations
 
+import numpy as np
+
 from ..dsl import ANY, INTEGER, DataMovement, OpSpec, Operand, Result, all_of, rank
+from ..dsl.quantization import STORAGE, Quantization
 from ..ops.pad import PADDINGS, pad_c1, pad_c4
 from ..ops.pad import SPEC as PAD
 from ..ops.pad import infer as pad_infer
@@ -44,7 +49,7 @@ def dynamic_pad_c1(op):
 def dynamic_pad_c2(op):
     """(C2) `size(edge_padding_low) = size(edge_padding_high) =
   size(interior_padding) = rank(operand)`."""
-    return all(operand_size(getattr(op, name)) == rank(op.operand) for name in PADDINGS)
+    return all_of(operand_size(getattr(op, name)) == rank(op.operand) for name in PADDINGS)
 
 
 def dynamic_pad_c3(op):
@@ -82,13 +87,36 @@ def movement(op, operand, padding_value, edge_padding_low, edge_padding_high, in
     return PAD.semantics.fn(static(op, pads), operand, padding_value)
 
 
+def _known(inst, **values_):
+    """`inst` with its literal operands' values known (as the reader knows a constant's)."""
+    inst.known_values = {k: np.asarray(v, dtype=np.int64) for k, v in values_.items()}
+    return inst
+
+
+def quantized_example(types: dict):
+    """A valid dynamic_pad whose element types are `types` (by name:
+    operand, padding_value, result; f32 where not given): 2x3 padded low
+    [1, 0], high [0, 2], interior [1, 0] to 4x5, the paddings constants."""
+    from ..types import TensorType, element_type
+    f32, si64 = element_type("f32"), element_type("si64")
+    pads = {"edge_padding_low": (1, 0), "edge_padding_high": (0, 2), "interior_padding": (1, 0)}
+    inst = SPEC.instance({"operand": TensorType((2, 3), types.get("operand", f32)),
+                          "padding_value": TensorType((), types.get("padding_value", f32)),
+                          **{k: TensorType((2,), si64) for k in pads}}, {},
+                         {"result": TensorType((4, 5), types.get("result", f32))})
+    return _known(inst, **pads)
+
+
 SPEC = OpSpec(
     mnemonic="dynamic_pad",
     operands=(Operand("operand", ANY), Operand("padding_value", ANY, rank=0))
     + tuple(Operand(name, INTEGER, rank=1, literal=True) for name in PADDINGS),
     results=(Result("result", ANY),),
+    shape_from_program=("result",),   # the shape operands' values, unknown to the types, decide the dims
     constraints=(dynamic_pad_c1, dynamic_pad_c2, dynamic_pad_c3, dynamic_pad_c4),
     infer=infer,
     semantics=DataMovement(movement),
     notes="v1.20 numbering (not in the seed)",
+    # v1.20: "tensor or per-tensor quantized tensor" (C1 reads the quantized type whole); the storage values move
+    quantization=Quantization(meaning=STORAGE, example=quantized_example, type_clauses=("dynamic_pad_c1",)),
 )

@@ -7,38 +7,33 @@ and result.  `output_shape` is a value (shape_operands.py): equal to the
 result's shape where a constant gives it (`dynamic_reshape_dynamism`, the
 Dynamism section), else checked at run time.
 
-C1 and C3 read per-axis quantized tensors, which v1.20's table admits;
-this declaration takes no quantized tensor yet (no `quantization`), so
-they hold on every program the tables pass — they are written as v1.20
-states them and tested on instances directly.
+Quantized tensors (v1.20: operand and result "tensor or quantized
+tensor", per-axis too; C1 and C3 read them): the storage values move as
+reshape's do (`STORAGE`), a per-axis quantization dimension moving with
+the products C3 ties.  C1 and C3 are the op's own constraints (v1.20
+numbers them with the rest), so the declaration adds none.
 """
 from __future__ import annotations
 
-from ..dsl import ANY, INTEGER, DataMovement, OpSpec, Operand, Result, dim, rank
+import numpy as np
+
+from ..dsl import ANY, INTEGER, DataMovement, OpSpec, Operand, Result, rank
+from ..dsl.quantization import STORAGE, Quantization
 from ..ops.reshape import SPEC as RESHAPE
-from ..ops.reshape import num_elements
-from ..quantized import QuantizedType, is_per_axis_quantized, quantization_dimension
+from ..ops.reshape import num_elements, reshape_c1, reshape_c3
+from ..quantized import is_per_axis_quantized
 from ..types import TensorType
 from .shape_operands import deferred, operand_size, shape_operand_matches, undefined, values
-
-
-def _without_axis(t: TensorType):
-    """The element type with its quantization dimension left out (C1: the
-    one field a per-axis type may change)."""
-    et = t.element_type
-    if not isinstance(et, QuantizedType):
-        return et
-    return (et.storage_type, et.expressed_type, et.scales, et.zero_points, et.storage_min, et.storage_max)
 
 
 def dynamic_reshape_c1(op):
     """(C1) `element_type(result)` is given by:
   * `element_type(operand)`, if `!is_per_axis_quantized(operand)`.
   * `element_type(operand)` except that `quantization_dimension(operand)` and
-    `quantization_dimension(result)` may differ, otherwise."""
-    if not is_per_axis_quantized(op.operand):
-        return op.result.element_type == op.operand.element_type
-    return is_per_axis_quantized(op.result) and _without_axis(op.operand) == _without_axis(op.result)
+    `quantization_dimension(result)` may differ, otherwise.
+
+    reshape's C1 in v1.20's words: its function (spec/ops/reshape.py)."""
+    return reshape_c1(op)
 
 
 def dynamic_reshape_c2(op):
@@ -46,29 +41,15 @@ def dynamic_reshape_c2(op):
     return num_elements(op.operand) == num_elements(op.result)
 
 
-def _product(t: TensorType, axes) -> int:
-    n = 1
-    for d in axes:
-        n *= dim(t, d)
-    return n
-
-
 def dynamic_reshape_c3(op):
     """(C3) If `is_per_axis_quantized(operand)`: the product of the dims
     before the quantization dimension, the quantization dimension's size
     and the product of the dims after it are the same in `operand` and
-    `result` (v1.20 writes each product as a `reduce` with `x * y`)."""
-    if not is_per_axis_quantized(op.operand):
-        return True
-    if not is_per_axis_quantized(op.result):
-        return False   # C1's to reject: no quantization dimension to compare
-    a, b = quantization_dimension(op.operand), quantization_dimension(op.result)
-    if not (0 <= a < rank(op.operand) and 0 <= b < rank(op.result)):
-        return False
-    after_a, after_b = range(a + 1, rank(op.operand)), range(b + 1, rank(op.result))
-    return (_product(op.operand, range(a)) == _product(op.result, range(b))
-            and dim(op.operand, a) == dim(op.result, b)
-            and _product(op.operand, after_a) == _product(op.result, after_b))
+    `result` (v1.20 writes each product as a `reduce` with `x * y`).
+
+    reshape's C3 in the same words: its function (spec/ops/reshape.py),
+    which reads a result that is not per-axis as C1's to reject."""
+    return reshape_c3(op)
 
 
 def dynamic_reshape_c4(op):
@@ -103,6 +84,26 @@ def movement(op, operand, output_shape):
     return RESHAPE.semantics.fn(static(op), operand)
 
 
+def _known(inst, **values_):
+    """`inst` with its literal operands' values known (as the reader knows a constant's)."""
+    inst.known_values = {k: np.asarray(v, dtype=np.int64) for k, v in values_.items()}
+    return inst
+
+
+def quantized_example(types: dict):
+    """A valid dynamic_reshape whose element types are `types` (by name:
+    operand, result; f32 where not given): 2x2x3 to 2x6, `output_shape` a
+    constant [2, 6] — a quantization dimension 0 of the operand maps to 0
+    of the result (C3), and 1 (of the same size, so C1 holds) breaks C3
+    alone."""
+    from ..types import element_type
+    f32 = element_type("f32")
+    inst = SPEC.instance({"operand": TensorType((2, 2, 3), types.get("operand", f32)),
+                          "output_shape": TensorType((2,), element_type("si64"))}, {},
+                         {"result": TensorType((2, 6), types.get("result", f32))})
+    return _known(inst, output_shape=(2, 6))
+
+
 SPEC = OpSpec(
     mnemonic="dynamic_reshape",
     operands=(Operand("operand", ANY), Operand("output_shape", INTEGER, rank=1, literal=True)),
@@ -113,4 +114,7 @@ SPEC = OpSpec(
     semantics=DataMovement(movement),
     shape_from_program=("result",),
     notes="v1.20 numbering (not in the seed); dynamic_reshape_dynamism is spec.md's Dynamism section",
+    # v1.20: "tensor or quantized tensor", per-axis too (C1, C3: the op's own); the storage values move
+    quantization=Quantization(meaning=STORAGE, per_axis=True, example=quantized_example,
+                              type_clauses=("dynamic_reshape_c1", "dynamic_reshape_c3")),
 )

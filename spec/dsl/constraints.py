@@ -9,6 +9,7 @@ in Python on a value that may be symbolic (use `If`).
 """
 from __future__ import annotations
 
+import dataclasses
 from typing import Any, Iterable, Sequence
 
 import z3
@@ -163,8 +164,34 @@ def same_shape(*ts: TensorType):
     return all_of(d == e for t in ts[1:] for d, e in zip(shape(first), shape(t)))
 
 
-def same_element_type(*ts: TensorType) -> bool:
-    return all(t.element_type == ts[0].element_type for t in ts)
+def element_types_equal(a, b, ignore: tuple = ()):
+    """`a = b` for element types, dual mode.  A quantized type's numbers
+    (scales, zero points, storage_min/max, quantization dimension) may be z3
+    terms (spec/quantized_checks.py proves the quantization clauses so), and
+    Python's `==` on the record would compare those terms as expressions —
+    structurally, False for two distinct unknowns — not as values; so they
+    are compared number by number.  `ignore`: fields that may differ (v1.20's
+    "element_type(operand) except that … may differ": `same_except`)."""
+    if not (getattr(a, "is_quantized", False) and getattr(b, "is_quantized", False)):
+        return a == b
+    out = []
+    for f in dataclasses.fields(a):
+        if f.name in ignore:
+            continue
+        x, y = getattr(a, f.name), getattr(b, f.name)
+        if isinstance(x, tuple) or isinstance(y, tuple):
+            if len(x) != len(y):
+                return False
+            out += [p == q for p, q in zip(x, y)]
+        elif (x is None) != (y is None):   # per-tensor against per-axis
+            return False
+        elif x is not None:
+            out.append(x == y)
+    return all_of(out)
+
+
+def same_element_type(*ts: TensorType):
+    return all_of(element_types_equal(t.element_type, ts[0].element_type) for t in ts)
 
 
 def same_type(*ts: TensorType):

@@ -45,7 +45,7 @@ import numpy as np
 
 from .. import grid as grids
 from ..dsl import (ANY, Attribute, Collective, If, Implies, IntAttr, OpSpec, Operand, ReplicaGroupsAttr, Result,
-                   UnitAttr, all_of, at, groups_entries, groups_shape, in_range, is_symbolic, is_unique, rank)
+                   UnitAttr, all_of, groups_entries, groups_shape, in_range, is_symbolic, is_unique, rank)
 from ..dsl.quantization import MOVES_PER_TENSOR
 from ..exercise import Corner, Exercise
 from ..types import TensorType

@@ -17,15 +17,17 @@ Readings:
 * Strategy, `size(replica_groups)`, channel and unit attributes: as
   all_gather's module says (shared helpers there).
 * C5's `is_promotable(element_type(operand), E)` is defined by neither
-  seed; for the element types encoded (no quantized types) it is read as
-  `element_type(operand) = E` — seed 000's C5, which the RFC generalizes
-  for quantized storage types.  With several operands and one
-  `computation`, every operand then has element type E.
-* The RFC's `to_destination_type(…, type(func_inputs(computation)[0]))`
-  is the identity under that reading.
+  seed; it is read as StableHLO v1.20 defines it (reduce's `promotable`,
+  dot_general's rule: the same kind, E no narrower; a quantized type only
+  to itself), for every operand: a computation in a wider type of the same
+  kind (bf16 operands, an f32 sum) is valid, and C7 gives the results E.
+* The RFC's `to_destination_type(…, type(func_inputs(computation)[0]))`:
+  each operand converted to E (reduce's `to_body_type`: exact for the
+  widenings the suite uses), so the combination runs in E with E's
+  allowances (`reduced`).
 
 Findings:
-* `is_promotable` is used but not defined (RFC C5).
+* `is_promotable` is used but not defined (RFC C5; v1.20 defines it).
 * Seed 000's I2 says "variadic number of 1-dimensional tensor constants"
   while its Example (and the RFC's) writes one 2-D `dense<[[0, 1]]>`;
   "size(replica_groups)" only fits the Example as the number of entries.
@@ -36,12 +38,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..dsl import ANY, Attribute, Collective, OpSpec, Operand, Region, Result, all_of, element_type
+from ..dsl import ANY, Collective, Function, OpSpec, Operand, Region, Result, all_of, element_type
 from ..exercise import Corner, Exercise
-from ..schedule import (MAX_ENUMERATED_LEAVES, MONOIDS, OVERFLOW, left_fold, per_output, reduce_values, schedules)
+from ..schedule import (MAX_ENUMERATED_LEAVES, MONOIDS, left_fold, per_output, reduce_values, schedules)
 from ..types import TensorType, exact_values
 from .all_gather import (channel_attributes, global_ids_attribute, global_ids_rule, grid_corners, members,
                          my_group, process_groups, range_rule, replica_groups_attribute, size_rule, unique_rule)
+from ..grid import Grid
+from ..symbolic import Skeleton
+from .reduce import promotable, promotion_plan, to_body_type
 from .send import CHANNEL_HANDLE
 from ..dsl.quantization import REGIONS, Quantization
 
@@ -98,9 +103,9 @@ def all_reduce_c5(op):
     """(C5) `computation` has type `(tensor<E>, tensor<E>) -> (tensor<E>)` where
        `is_promotable(element_type(operand), E)`.
 
-    is_promotable read as equality (module docstring), for every operand."""
+    is_promotable as v1.20 defines it (module docstring), for every operand."""
     e = computation_type(op)
-    return e is not None and all(element_type(t) == e for t in _operands(op))
+    return e is not None and all(promotable(element_type(t), e) for t in _operands(op))
 
 
 def all_reduce_c6(op):
@@ -171,15 +176,27 @@ def reduced(op, group, operands_at) -> list:
     `operands[i]` over `group` (reduce_scatter reuses it)."""
     body = op.computation
     types = [t for o in op.spec.operands for t in (op.operands[o.name] if o.variadic else [op.operands[o.name]])]
+    e = accumulation_type(op)
     out = []
     for i, t in enumerate(types):
-        stack = [np.asarray(operands_at[s][i]) for s in group]
+        et = e or t.element_type
+        stack = [to_body_type(operands_at[s][i], t.element_type, et) for s in group]
         shape = tuple(int(d) for d in t.shape)
         answers = np.empty(shape, dtype=object)
         for idx in np.ndindex(*shape):
-            answers[idx] = reduce_without_init([a[idx] for a in stack], body, t.element_type)
+            answers[idx] = reduce_without_init([a[idx] for a in stack], body, et)
         out.append(answers)
     return out
+
+
+def accumulation_type(op):
+    """E, the computation's element type (`computation_type`), where every
+    operand is promotable to it (C5): what the operands are converted to
+    and combined in (module docstring); None otherwise (each operand's
+    own)."""
+    e = computation_type(op)
+    types = [t for o in op.spec.operands for t in (op.operands[o.name] if o.variadic else [op.operands[o.name]])]
+    return e if e is not None and all(promotable(t.element_type, e) for t in types) else None
 
 
 def reduce_group(op, grid, process, operands_at) -> list:
@@ -193,6 +210,27 @@ def survey_reason(op):
     if body is not None and body not in ASSOCIATIVE:
         return f"computation {body} is not associative: the implementation-defined schedule decides the result"
     return None
+
+
+def promoted_example(t_op, t_comp, t_result, grid=None):
+    """One 4-vector operand summed over a group of four replicas
+    (cross_replica, channel 0) by an add `computation` in `t_comp`."""
+    e = TensorType((), t_comp)
+    return SPEC.instance({"operands": [TensorType((4,), t_op)]},
+                         {"replica_groups": ((0, 1, 2, 3),), "channel_id": 0, "channel_type": "DEVICE_TO_DEVICE",
+                          "use_global_device_ids": None},
+                         {"results": [TensorType((4,), t_result)]}, {"computation": Function((e, e), (e,), "add")},
+                         grid=grid or Grid(4, 1))
+
+
+def promoted_cases(spec, skels, rng):
+    """`promoted_example` with a promoted computation (four leaves: a
+    `Range` in E for float sums), and the invalid programs (reduce's
+    `promotion_plan`; v1.20 C5 is `all_reduce_c5`, C7 `all_reduce_c7`)."""
+    return [(note, label, Skeleton(spec.mnemonic, (s,), attrs=(("use_global_device_ids", None),),
+                                   regions=(("computation", "add"),)), inst)
+            for note, label, s, e, inst in promotion_plan(promoted_example, "all_reduce_c5", "all_reduce_c7",
+                                                                  refused_results="body")]
 
 
 SPEC = OpSpec(
@@ -210,8 +248,8 @@ SPEC = OpSpec(
     semantics=Collective(process_groups, reduce_group, accumulating=True),
     exercise=Exercise(corners=grid_corners((1,)) + (
         Corner("two operands reduced together", (1,), lambda op: [], layout={"counts": {"operands": 2}}),),
-        survey_when=survey_reason),
+        survey_when=survey_reason, appended_last=promoted_cases),
     # the seed RFC and v1.20: operands and results "or per-tensor quantized tensors"; the computation combines
-    # them by its own quantized ops (is_promotable read as equality, as for every type: module docstring)
+    # them by its own quantized ops (is_promotable: a quantized type only to itself, module docstring)
     quantization=Quantization(meaning=REGIONS),
 )

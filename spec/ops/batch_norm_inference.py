@@ -63,7 +63,7 @@ from fractions import Fraction
 import mpmath
 import numpy as np
 
-from ..dsl import (FLOAT, Attribute, Decomposition, EnumAttr, IntAttr, OpSpec, Operand, Result, at, dim, element_type,
+from ..dsl import (FLOAT, Attribute, Decomposition, EnumAttr, IntAttr, OpSpec, Operand, Result, at, element_type,
                    in_range, rank, shape)
 from ..exercise import Corner, Exercise
 from ..ieee import round_to_precision

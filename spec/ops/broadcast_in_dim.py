@@ -11,7 +11,7 @@ applicable, so a program is blamed on the one constraint it breaks.
 """
 import numpy as np
 
-from ..dsl import (ANY, Attribute, DataMovement, I64ArrayAttr, OpSpec, Operand, Or, Result, all_of, any_of, at, dim,
+from ..dsl import (ANY, And, Attribute, DataMovement, I64ArrayAttr, Implies, OpSpec, Operand, Or, Result, all_of, any_of, at, dim,
                    in_range, is_unique, rank, same_element_type, shape, size)
 from ..dsl.quantization import STORAGE, Quantization, is_per_axis_tensor, same_except
 from ..types import TensorType
@@ -67,11 +67,10 @@ def broadcast_in_dim_c6(op):
         return True
     qo, qr = op.operand.element_type, op.result.element_type
     bd = tuple(op.broadcast_dimensions)
-    if not (0 <= qo.quantization_dimension < len(bd)) or qr.quantization_dimension != bd[qo.quantization_dimension]:
-        return False
-    if op.operand.shape[qo.quantization_dimension] == 1:
-        return set(qr.scales) == {qo.scales[0]} and set(qr.zero_points) == {qo.zero_points[0]}
-    return True
+    d = qo.quantization_dimension   # dual mode: may be a z3 integer (spec/quantized_checks.py)
+    one = all_of([a == qo.scales[0] for a in qr.scales] + [z == qo.zero_points[0] for z in qr.zero_points])
+    return And(in_range(d, 0, len(bd)), qr.quantization_dimension == at(bd, d, default=-1),
+               Implies(at(tuple(op.operand.shape), d, default=0) == 1, one))
 
 
 def quantized_example(types: dict):

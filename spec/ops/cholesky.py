@@ -76,6 +76,47 @@ Readings and findings (docs/spec-findings.md, "cholesky"):
   widely implemented meaning (read one triangle, as LAPACK does and as
   triangular_solve's section says in so many words).
 
+Quantized tensors (v1.20: "For quantized types, performs
+`dequantize_op_quantize(lambda operand: cholesky(operand, lower), a,
+type(result))`"; per-tensor `a` and `result`, C1 read as v1.20's
+`baseline_type(a) = baseline_type(result)`).  The float op is judged by a
+property, not a value, so there is no value to quantize; the property is
+restated on storage values instead.  Q is a correct storage result exactly
+when some float result F that the float op may return — a factor with the
+property P above (RESID(F) ≤ threshold, a real positive diagonal, finite)
+of the dequantized matrix A = dequantize(a) — quantizes to it:
+Q = quantize(F).  `quantize` is non-decreasing (spec/quantized.py
+`quantize_bounds`), so the values of the expressed type that quantize to
+one storage value q form an interval [lo(q), hi(q)] (`preimage`, found by
+bisection on the expressed type's ordered values with the spec's own
+`quantize` — no error analysis of its rounded steps is needed: a step of
+s/2 around the dequantized value, widened by each step's rounding, is what
+the interval is, computed exactly; empty where no value quantizes to q,
+which happens where a narrow expressed type cannot hold q − zero point).
+A storage bound is reached by clamping from every larger value, so its
+interval runs to the largest finite value; every factor with P has
+|lᵢⱼ| ≤ Mᵢ = √(aᵢᵢ + θ·n·‖A‖₁·ε) (the diagonal entry (L·Lᴴ)ᵢᵢ = Σⱼ|lᵢⱼ|²
+is within ‖L·Lᴴ − A‖₁ ≤ θ·n·‖A‖₁·ε of aᵢᵢ), which bounds it again.  So Q is
+refused only where no F in the box B = Π [lo, hi] ∩ [−Mᵢ, Mᵢ] (over the
+triangle read) can have P — a relaxation of "some F of the expressed type
+with quantize(F) = Q", hence sound: a correct Q is never refused.
+With C the box's centre and R its half-widths (E = F − C, |E| ≤ R):
+F·Fᴴ − A = (C·Cᴴ − A) + E·Cᴴ + C·Eᴴ + E·Eᴴ, so for every F in the box
+‖F·Fᴴ − A‖₁ ≥ ‖C·Cᴴ − A‖₁ − ‖R·|C|ᵀ + |C|·Rᵀ + R·Rᵀ‖₁, and Q is refused
+where that lower bound (its own float64 rounding bounded against it:
+γw(2n+2) on the residual as above, γw(2n+4) on the perturbation term)
+divided by n·‖A‖₁·ε is provably above the threshold, where some box is
+empty, or where a diagonal interval has no positive value (hi ≤ 0).  What
+it still catches: a wrong factor (another triangle's, a transposed one, a
+negated column) moves ‖C·Cᴴ − A‖₁ by O(‖A‖), far more than the
+perturbation term, which is O(n·s·max|l|) for a result scale s — so the
+check is as sharp as the result type's step allows, and no sharper.  The
+reference shown is the high-precision factor of A, rounded into the
+expressed type and quantized (the zero point where no factor exists).
+tests/spec/test_quantized_more_linalg.py checks the intervals against a
+second quantize (tests/independent/quantized_reference.py) and the verdicts
+against exact rationals.
+
 The numeric helpers shared with triangular_solve (the working format, γ,
 norms, the factorisation and substitution written once for mpmath and numpy
 arrays, rounding, matrices to exercise) live here.
@@ -89,10 +130,11 @@ from dataclasses import dataclass
 import mpmath
 import numpy as np
 
-from ..dsl import (COMPLEX, FLOAT, Attribute, BoolAttr, Characterized, Measured, Operand, OpSpec, Result, dim, rank,
-                   same_type)
+from ..dsl import COMPLEX, FLOAT, Attribute, BoolAttr, Characterized, Measured, Operand, OpSpec, Result, dim, rank
+from ..dsl.quantization import Quantization
 from ..exercise import Exercise
-from ..types import long_double_exact
+from ..quantized import QuantizedType, dequantize, is_quantized, quantize, same_baseline_type
+from ..types import TensorType, from_bits, from_ordinals, long_double_exact, ordinals, to_bits
 
 LAPACK_THRESHOLD = 30.0
 MP_LIMIT = 200_000   # scalar multiply-adds the reference does in mpmath; past it, the working format
@@ -115,8 +157,11 @@ class MatrixOpSpec(OpSpec):
 # --------------------------------------------------------------------------
 
 def cholesky_c1(op):
-    """(C1) `a` and `result` have the same type."""
-    return same_type(op.a, op.result)
+    """(C1) `a` and `result` have the same type.
+    v1.20 reads `baseline_type(a) = baseline_type(result)`: the same for every
+    non-quantized type; per-tensor quantized tensors may differ in scales
+    and zero points."""
+    return same_baseline_type(op.a, op.result)
 
 
 def cholesky_c2(op):
@@ -363,7 +408,10 @@ def hermitian(a: np.ndarray, lower: bool) -> np.ndarray:
 
 def criterion(op, operands, result) -> Measured:
     """The property every correct factor has (module docstring), on every
-    matrix of the batch; `value` the largest ratio."""
+    matrix of the batch; `value` the largest ratio.  On quantized tensors,
+    the property restated on storage values (`_criterion_quantized`)."""
+    if is_quantized(op.a) or is_quantized(op.result):
+        return _criterion_quantized(op, operands, result)
     (a,) = operands
     et = op.a.element_type
     shape = tuple(int(d) for d in op.a.shape)
@@ -403,6 +451,149 @@ def criterion(op, operands, result) -> Measured:
     return Measured(float(np.max(value)), thr, bool(ok.all()), detail, scored, float(np.max(lo)), float(np.max(hi)))
 
 
+# --------------------------------------------------------------------------
+# Quantized tensors: the property restated on storage values (module docstring)
+# --------------------------------------------------------------------------
+
+def expressed(op):
+    """The same op on the expressed types (the `op` of dequantize_op_quantize)."""
+    def retype(t):
+        if isinstance(t, TensorType) and isinstance(t.element_type, QuantizedType):
+            return TensorType(t.shape, t.element_type.expressed_type)
+        return t
+    return op.spec.instance({k: retype(v) for k, v in op.operands.items()}, dict(op.attributes),
+                            {k: retype(v) for k, v in op.results.items()})
+
+
+def dequantized(x, t: TensorType) -> np.ndarray:
+    """Storage values of `t` dequantized as the spec does (spec/quantized.py), in `t`'s expressed type."""
+    return dequantize(np.asarray(x).astype(np.int64), t.element_type)
+
+
+def quantized_reference(x, t: TensorType) -> np.ndarray:
+    """A float result (of the expressed type) quantized into `t`: storage
+    values, the zero point (clamped) where quantize is undefined (NaN: no
+    factor or no solution exists — shown, never judged)."""
+    q = t.element_type
+    got = quantize(np.asarray(x).astype(q.expressed_type.numpy), q)
+    zp = min(max(int(q.zero_points[0]), int(q.storage_min)), int(q.storage_max))
+    return np.asarray(np.ma.filled(got, zp)).astype(q.numpy)
+
+
+def _largest_ordinal(et) -> int:
+    """The ordinal (spec.types.ordinals) of the largest finite value of `et`."""
+    import ml_dtypes
+    big = np.asarray(ml_dtypes.finfo(et.numpy).max, dtype=et.numpy)
+    return int(ordinals(to_bits(big, et), et))
+
+
+def _quantized_at(ords: np.ndarray, q: QuantizedType) -> np.ndarray:
+    """quantize of the expressed-type values with ordinals `ords` (finite),
+    as int64; where the spec's last convert is undefined there (a rounded
+    storage bound outside the storage type), past that bound — so the map
+    stays non-decreasing."""
+    et = q.expressed_type
+    x = np.asarray(from_bits(from_ordinals(ords, et), et)).astype(et.numpy)
+    got = quantize(x, q)
+    data = np.asarray(np.ma.getdata(got)).astype(np.int64)
+    past = np.where(np.asarray(ords) < 0, q.storage_type.min_value - 1, q.storage_type.max_value + 1)
+    return np.where(np.ma.getmaskarray(got), past, data)
+
+
+def preimage(storage, q: QuantizedType) -> tuple[np.ndarray, np.ndarray]:
+    """(lo, hi), float64 arrays of `storage`'s shape: the least and greatest
+    finite value x of the expressed type with quantize(x) = the storage
+    value — an interval, since quantize is non-decreasing — NaN for both
+    where no finite value quantizes to it.  Bisection over the expressed
+    type's ordinals with the spec's own `quantize`, on the distinct values."""
+    s = np.asarray(storage).astype(np.int64)
+    want, back = np.unique(s.reshape(-1), return_inverse=True)
+    top = _largest_ordinal(q.expressed_type)
+
+    def bisect(first: bool) -> np.ndarray:
+        a = np.full(want.shape, -top, dtype=np.int64)
+        b = np.full(want.shape, top, dtype=np.int64)
+        while (a < b).any():
+            m = (a + b + (0 if first else 1)) // 2
+            v = _quantized_at(m, q)
+            if first:   # the least ordinal whose value quantizes to ≥ want
+                a, b = np.where(v >= want, a, m + 1), np.where(v >= want, m, b)
+            else:       # the greatest ordinal whose value quantizes to ≤ want
+                a, b = np.where(v <= want, m, a), np.where(v <= want, b, m - 1)
+        return a
+    lo_o, hi_o = bisect(True), bisect(False)
+    et = q.expressed_type
+    lo = np.asarray(from_bits(from_ordinals(lo_o, et), et)).astype(np.float64)
+    hi = np.asarray(from_bits(from_ordinals(hi_o, et), et)).astype(np.float64)
+    empty = (_quantized_at(lo_o, q) != want) | (_quantized_at(hi_o, q) != want) | (lo_o > hi_o)
+    lo, hi = np.where(empty, np.nan, lo), np.where(empty, np.nan, hi)
+    return lo[back].reshape(s.shape), hi[back].reshape(s.shape)
+
+
+def box(lo: np.ndarray, hi: np.ndarray, bound=np.inf) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(centre, half-width, empty) of the intervals [lo, hi] ∩ [−bound,
+    bound] in float64, the half-width rounded up so that the box holds
+    every point of the interval."""
+    lo2, hi2 = np.maximum(lo, -np.asarray(bound)), np.minimum(hi, np.asarray(bound))
+    empty = np.isnan(lo) | np.isnan(hi) | (lo2 > hi2)
+    lo2, hi2 = np.where(empty, 0.0, lo2), np.where(empty, 0.0, hi2)
+    c = lo2 / 2 + hi2 / 2
+    r = np.nextafter(np.maximum(hi2 - c, c - lo2), np.inf)
+    return c, r, empty
+
+
+def _criterion_quantized(op, operands, result) -> Measured:
+    """The property restated on storage values (module docstring): refused
+    only where no factor in the box of values that quantize to the result
+    can have it."""
+    (a,) = operands
+    q = op.result.element_type
+    et = q.expressed_type
+    shape = tuple(int(d) for d in op.a.shape)
+    n, lower = shape[-1], bool(op.lower)
+    thr = threshold(n, et)
+    scored = np.broadcast_to(triangle(n, lower), shape)
+    if 0 in shape:
+        return Measured(0.0, thr, True, "no element", scored)
+    _, uw = working(et)
+    u = unit_roundoff(et)
+    A = hermitian(dequantized(a, op.a).astype(np.float64), lower)
+    norm_a = one_norm(A)
+    diag_a = np.diagonal(A, axis1=-2, axis2=-1)
+    with np.errstate(over="ignore", invalid="ignore"):
+        bound = np.sqrt(np.maximum(diag_a + thr * n * norm_a[..., None] * u, 0)) * (1 + 2.0 ** -40)
+    lo, hi = preimage(result, q)
+    if not lower:   # L = Fᴴ of the upper triangle: the intervals transposed
+        lo, hi = np.swapaxes(lo, -1, -2), np.swapaxes(hi, -1, -2)
+    mask = triangle(n, True)
+    C, R, empty = box(lo, hi, bound[..., :, None])
+    C, R, empty = np.where(mask, C, 0.0), np.where(mask, R, 0.0), empty & mask
+    nonempty = ~empty.any(axis=(-2, -1))
+    top = np.where(empty, -np.inf, np.minimum(hi, bound[..., :, None]))   # the greatest value each interval holds
+    positive = (np.diagonal(top, axis1=-2, axis2=-1) > 0).all(axis=-1)
+    g = gamma(n + 3, uw)
+    num = one_norm(C @ C.swapaxes(-1, -2) - A)
+    err = gamma(2 * n + 2, uw) * one_norm(np.abs(C) @ np.abs(C).swapaxes(-1, -2) + np.abs(A))
+    absC = np.abs(C)
+    pert = one_norm(R @ absC.swapaxes(-1, -2) + absC @ R.swapaxes(-1, -2) + R @ R.swapaxes(-1, -2))
+    pert = pert * (1 + gamma(2 * n + 4, uw))
+    den = n * norm_a * u
+    with np.errstate(divide="ignore", invalid="ignore"):
+        low_num = np.maximum(np.maximum(num - err, 0) * (1 - g) - pert, 0)
+        low = np.where(den > 0, low_num / np.where(den > 0, den * (1 + g), 1), np.where(low_num == 0, 0.0, np.inf))
+    ok = nonempty & positive & (low <= thr)
+    worst = np.unravel_index(int(np.argmax(np.where(ok, low, np.inf))), low.shape) if low.size else ()
+    at = f" at batch index {list(map(int, worst))}" if low.ndim else ""
+    detail = (f"least ‖A − L·Lᴴ‖₁/(n·‖A‖₁·ε) over the factors that quantize to the result: "
+              f"≥ {float(low[worst]):.3g}{at} (threshold {thr:g}; A dequantized)")
+    if not nonempty.all():
+        detail += (f"; a storage value no factor with the property quantizes to "
+                   f"({int((~nonempty).sum())} matrices)")
+    if not positive.all():
+        detail += f"; a diagonal entry no positive value quantizes to ({int((~positive).sum())} matrices)"
+    return Measured(float(np.max(low)), thr, bool(ok.all()), detail, scored, float(np.max(low)), float(np.max(low)))
+
+
 def _operations(op) -> int:
     shape = [int(d) for d in op.a.shape]
     return int(np.prod(shape[:-2], dtype=np.int64)) * shape[-1] ** 3 // 3 + 1
@@ -410,7 +601,10 @@ def _operations(op) -> int:
 
 def reference(op, a) -> np.ndarray:
     """The factor in high precision, rounded; zeros in the opposite
-    triangle (as the seed's example prints); NaN where no factor exists."""
+    triangle (as the seed's example prints); NaN where no factor exists.
+    On quantized tensors: that of the dequantized matrix, quantized."""
+    if is_quantized(op.a):
+        return quantized_reference(reference(expressed(op), dequantized(a, op.a)), op.result)
     et, lower = op.a.element_type, bool(op.lower)
     n = int(op.a.shape[-1])
     if 0 in np.shape(a):
@@ -425,7 +619,10 @@ def reference(op, a) -> np.ndarray:
 
 
 def undefined(op, a) -> str | None:
-    """Why the seed makes this input's behaviour undefined (module docstring), or None."""
+    """Why the seed makes this input's behaviour undefined (module docstring), or None
+    (on quantized tensors: the dequantized matrix's)."""
+    if is_quantized(op.a):
+        return undefined(expressed(op), dequantized(a, op.a))
     et, lower = op.a.element_type, bool(op.lower)
     if 0 in np.shape(a):
         return None
@@ -447,7 +644,9 @@ def undefined(op, a) -> str | None:
 
 
 def condition(op, a) -> float:
-    """κ₁(A) of the Hermitian matrix read, largest over the batch."""
+    """κ₁(A) of the Hermitian matrix read, largest over the batch (dequantized where quantized)."""
+    if is_quantized(op.a):
+        return condition(expressed(op), dequantized(a, op.a))
     return condition_1(hermitian(np.asarray(a).astype(np.complex128 if op.a.element_type.is_complex
                                                       else np.float64), bool(op.lower)))
 
@@ -605,6 +804,18 @@ def survey_when(op) -> str | None:
     return plan.survey if plan is not None and plan.survey else None
 
 
+def quantized_example(types: dict):
+    """A valid cholesky whose element types are `types` (by name: a,
+    result; f32 where not given): a batch of two 4x4 matrices, the upper
+    triangle read (so the restated property reads transposed intervals) —
+    the structure on which the quantized stream builds its value cases per
+    pairing and breaks C1 alone."""
+    from ..types import element_type as named
+    f32 = named("f32")
+    t = {n: TensorType((2, 4, 4), types.get(n, f32)) for n in ("a", "result")}
+    return SPEC.instance({"a": t["a"]}, {"lower": False}, {"result": t["result"]})
+
+
 SPEC = MatrixOpSpec(
     mnemonic="cholesky",
     operands=(Operand("a", FLOAT + COMPLEX),),
@@ -615,4 +826,7 @@ SPEC = MatrixOpSpec(
     semantics=Characterized(reference=reference, criterion=criterion, undefined=undefined, condition=condition,
                             statement=STATEMENT),
     exercise=Exercise(built_corners=built_corners, operand_values=operand_values, survey_when=survey_when),
+    # v1.20: a and result "or per-tensor quantized tensor"; dequantize_op_quantize, the float op judged by its
+    # property restated on storage values (module docstring, `_criterion_quantized`); values from its example only
+    quantization=Quantization(example=quantized_example, skeletons=False),
 )

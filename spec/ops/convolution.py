@@ -95,7 +95,7 @@ from ..quantized import (expressed_type, is_per_axis_quantized, is_per_tensor_qu
 from ..types import TensorType
 from ..types import element_type as element_type_named
 from .. import bounds
-from .dot_general import PRECISIONS, at_precision, dot_answer, values
+from .dot_general import PRECISIONS, at_precision, dot_answer, dot_general_c14, values
 from .dot_general import probes as dot_probes
 from .dot_general import whole as dot_whole
 
@@ -415,8 +415,11 @@ def _uses_quantized(op) -> bool:
 
 
 def convolution_c29(op):
-    """(v1.20 C28) `is_quantized(lhs) = is_quantized(result) and is_quantized(rhs)`."""
-    return is_quantized(op.lhs) == (is_quantized(op.result) and is_quantized(op.rhs))
+    """(v1.20 C28) `is_quantized(lhs) = is_quantized(result) and is_quantized(rhs)`.
+
+    dot_general's C14 in the same words, read the same way (its function:
+    `(lhs = result) and rhs`, as StableHLO's verifier reads it)."""
+    return dot_general_c14(op)
 
 
 def convolution_c30(op):

@@ -74,6 +74,14 @@ Readings:
   check-spec proves the dims and rank unique, not the element type
   (`OpSpec.result_type_stated`).
 
+* The algorithm (v1.20 I8–I14, C21–C24: `dot_general_c21` … `c24`, in
+  v1.20's numbering).  Where a program states one, it and not the result
+  type says how float operands are rounded and summed: each element is
+  spec/ops/dot_algorithm.py's bound (its docstring proves it, per preset),
+  precision_config (DEFAULT by C21) carries no label.  Its cases are
+  hand-built on a stream after every other (`algorithm_cases`), so the
+  seed's draws never see it.
+
 Findings:
 * C8 and C9 quantify "for all `i`" but index with `d`
   (`rhs_batching_dimensions[d]`): `i` is meant.
@@ -90,8 +98,8 @@ from fractions import Fraction
 
 import numpy as np
 
-from ..dsl import (ANY, Accumulating, Attribute, EnumListAttr, Group, I64ArrayAttr, ImplDefined, OpSpec, Operand,
-                   Result, all_of, at, element_type, in_range, is_unique, rank, shape, size)
+from ..dsl import (ANY, Accumulating, Attribute, EnumListAttr, Group, I64ArrayAttr, ImplDefined, Not, OpSpec, Operand,
+                   Result, all_of, at, contains, element_type, in_range, is_unique, rank, shape, size)
 from ..dsl.quantization import Quantization
 from ..quantized import (expressed_type, is_per_axis_quantized, is_per_tensor_quantized, is_quantized,
                          quantization_dimension, storage_type)
@@ -103,6 +111,8 @@ from ..dft import round_fraction
 from ..types import TensorType, exact_values, holds_every_value
 from ..types import element_type as element_type_named
 from .reduce import kept_dims
+from . import dot_algorithm
+from .dot_algorithm import KINDS as ALGORITHM_KINDS
 
 GROUP = "dot_dimension_numbers"
 PRECISIONS = ("DEFAULT", "HIGH", "HIGHEST")
@@ -230,20 +240,30 @@ def dot_general_c13(op):
 # that every clause can be broken alone.
 
 def dot_general_c14(op):
-    """(v1.20 C14) `is_quantized(lhs) = is_quantized(result) and is_quantized(rhs)`."""
-    return is_quantized(op.lhs) == (is_quantized(op.result) and is_quantized(op.rhs))
+    """(v1.20 C14) `is_quantized(lhs) = is_quantized(result) and is_quantized(rhs)`.
+
+    Read `(is_quantized(lhs) = is_quantized(result)) and is_quantized(rhs)`:
+    `=` binds tighter than `and`, as StableHLO's verifier reads it ("rhs
+    should be quantized … and is_quantized(lhs)=is_quantized(result)
+    should hold").  The other grouping, `lhs = (result and rhs)`, would
+    admit a float lhs and rhs with a quantized result, for which the
+    Semantics define nothing (docs/spec-findings.md); the two agree on every
+    other combination.  Checked only where the op uses quantized tensors."""
+    return (is_quantized(op.lhs) == is_quantized(op.result)) and is_quantized(op.rhs)
 
 
 def dot_general_c15(op):
     """(v1.20 C15) `zero_points(rhs) = 0`."""
-    return not is_quantized(op.rhs) or all(z == 0 for z in op.rhs.element_type.zero_points)
+    return not is_quantized(op.rhs) or all_of(z == 0 for z in op.rhs.element_type.zero_points)
 
 
 def dot_general_c16(op):
     """(v1.20 C16) If `is_per_axis_quantized(rhs)`, then `quantization_dimension(rhs)` not in
     `rhs_contracting_dimensions`."""
+    # dual mode: the quantization dimension may be a z3 integer (spec/quantized_checks.py), which Python's
+    # `in` would compare structurally
     return (not is_per_axis_quantized(op.rhs)
-            or quantization_dimension(op.rhs) not in tuple(op.rhs_contracting_dimensions))
+            or Not(contains(tuple(op.rhs_contracting_dimensions), quantization_dimension(op.rhs))))
 
 
 def dot_general_c17(op):
@@ -270,6 +290,39 @@ def dot_general_c20(op):
     if is_quantized(op.lhs) or not is_quantized(op.rhs):
         return True
     return element_type(op.lhs) == expressed_type(op.rhs) == element_type(op.result)
+
+
+# v1.20's clauses on the `algorithm` (I8–I14), in v1.20's numbering (the seed's labels end at C13 and the
+# quantized ones are C14–C20, so these take their own numbers): each holds where the algorithm is empty
+# (`is_empty_algorithm`, every field None), as v1.20's "If !is_empty_algorithm(…)" reads.  Numbers may be
+# z3 integers (the comparisons are the helpers'); precision_config is structure.
+
+def dot_general_c21(op):
+    """(v1.20 C21) `precision_config... = DEFAULT`, if the algorithm is not empty
+    (is_empty_algorithm of its seven fields; v1.20's guard lists them with a comma missing before
+    allow_imprecise_accumulation).
+
+    A program that leaves precision_config out is read as [DEFAULT, DEFAULT] (C12)."""
+    if dot_algorithm.is_empty(op) or op.precision_config is None:
+        return True
+    return all(p == "DEFAULT" for p in op.precision_config)
+
+
+def dot_general_c22(op):
+    """(v1.20 C22) `0 < lhs_component_count`, if the algorithm is not empty.
+
+    A count left out of a non-empty algorithm (the reader refuses a partly written group) holds vacuously."""
+    return dot_algorithm.is_empty(op) or op.lhs_component_count is None or 0 < op.lhs_component_count
+
+
+def dot_general_c23(op):
+    """(v1.20 C23) `0 < rhs_component_count`, if the algorithm is not empty."""
+    return dot_algorithm.is_empty(op) or op.rhs_component_count is None or 0 < op.rhs_component_count
+
+
+def dot_general_c24(op):
+    """(v1.20 C24) `0 < num_primitive_operations`, if the algorithm is not empty."""
+    return dot_algorithm.is_empty(op) or op.num_primitive_operations is None or 0 < op.num_primitive_operations
 
 
 def promotable(x, y) -> bool:
@@ -385,6 +438,9 @@ def arrays(op, lhs, rhs):
     et, rt = op.lhs.element_type, accumulation_type(op)
     lhs, rhs = np.asarray(lhs), np.asarray(rhs)
     lb, lc, lr, rb, rc, rr = _dims(op, lhs.ndim, rhs.ndim)
+    alg = dot_algorithm.of(op)
+    if alg is not None and et.is_float:
+        return [_algorithm_arrays(alg, lhs, rhs, et, lb, lc, lr, rb, rc, rr)]
     if not rt.is_complex:
         got = _whole(op, lhs, rhs, et, rt, lb, lc, lr, rb, rc, rr)
         if got is not None:
@@ -403,6 +459,21 @@ def arrays(op, lhs, rhs):
         pairs = list(zip(lx[b + i], rx[b + j]))
         out[idx] = at_precision(op, dot_answer(pairs, rt), rt)
     return [out]
+
+
+def _algorithm_arrays(alg, lhs, rhs, et, lb, lc, lr, rb, rc, rr):
+    """The result where the program states a non-empty `algorithm` (v1.20):
+    each element the algorithm's bound (`dot_algorithm.element`) on the
+    operands' exact values — the algorithm, not the result type, says how
+    they are rounded and summed; precision_config is then DEFAULT (C21) and
+    carries no label."""
+    A, B, shape = _matrices(values(lhs, et), values(rhs, et), lb, lc, lr, rb, rc, rr)
+    G, M, K = A.shape
+    N = B.shape[2]
+    out = np.empty((G, M, N), dtype=object)
+    for g, m, n in np.ndindex(G, M, N):
+        out[g, m, n] = dot_algorithm.element(list(zip(A[g, m, :].tolist(), B[g, :, n].tolist())), alg)
+    return out.reshape(shape)
 
 
 def operand_values(array, et, rt) -> np.ndarray:
@@ -466,6 +537,8 @@ def bilinear_form(op):
     the contracting slices, K = the contracting dimensions' sizes' product
     terms; `product` takes those sums of float64 arrays by one batched
     float64 matrix product (BLAS), as `_whole` does for the exact value."""
+    if dot_algorithm.of(op) is not None:
+        return None   # the algorithm's bound is not the form's γ of the result type: propagation takes corners
     K = int(np.prod([int(op.lhs.shape[int(d)]) for d in op.lhs_contracting_dimensions], dtype=np.int64))
 
     def product(x, y):
@@ -611,6 +684,60 @@ def mixed_precision(spec, skels, rng):
     return out
 
 
+# v1.20's algorithm (spec/ops/dot_algorithm.py): each preset of jax.lax.DotAlgorithmPreset on the storage
+# types JAX writes for it — (operands, result) — and the preset.  The first six are what jax lowers on CPU.
+ALGORITHM_CASES = (("F16_F16_F16", "f16", "f16"), ("BF16_BF16_F32", "f32", "f32"), ("BF16_BF16_F32", "bf16", "bf16"),
+                   ("BF16_BF16_F32_X3", "f32", "f32"), ("BF16_BF16_F32_X6", "f32", "f32"),
+                   ("F32_F32_F32", "f32", "f32"), ("F64_F64_F64", "f64", "f64"), ("F16_F16_F32", "f16", "f32"),
+                   ("BF16_BF16_BF16", "bf16", "bf16"), ("TF32_TF32_F32", "f32", "f32"),
+                   ("TF32_TF32_F32_X3", "f32", "f32"))
+# One invalid program per clause, each breaking only it: (label, what, precision_config, algorithm fields).
+ALGORITHM_INVALID = (
+    ("dot_general_c21", "an algorithm with precision_config [HIGHEST, HIGHEST]", ("HIGHEST", "HIGHEST"), {}),
+    ("dot_general_c21", "an algorithm with precision_config [DEFAULT, HIGH]", ("DEFAULT", "HIGH"), {}),
+    ("dot_general_c22", "lhs_component_count = 0", ("DEFAULT", "DEFAULT"), {"lhs_component_count": 0}),
+    ("dot_general_c22", "lhs_component_count = -1", ("DEFAULT", "DEFAULT"), {"lhs_component_count": -1}),
+    ("dot_general_c23", "rhs_component_count = 0", ("DEFAULT", "DEFAULT"), {"rhs_component_count": 0}),
+    ("dot_general_c23", "rhs_component_count = -3", ("DEFAULT", "DEFAULT"), {"rhs_component_count": -3}),
+    ("dot_general_c24", "num_primitive_operations = 0", ("DEFAULT", "DEFAULT"), {"num_primitive_operations": 0}),
+    ("dot_general_c24", "num_primitive_operations = -6", ("DEFAULT", "DEFAULT"), {"num_primitive_operations": -6}),
+)
+
+
+def algorithm_cases(spec, skels, rng):
+    """v1.20's `algorithm` (`Exercise.appended_last`, after every other
+    stream: the rest of the suite stays as it was): each preset of
+    `ALGORITHM_CASES` on a 3x4 · 4x2 matmul, the CPU presets also on a
+    batched matmul summing 16 products; and the invalid programs of
+    `ALGORITHM_INVALID` (C21–C24), on a BF16_BF16_F32 f32 matmul.  By hand:
+    the solver never draws the algorithm (spec/ops/dot_algorithm.py)."""
+    by_type = {s.operand_types[0].name: s for s in skels
+               if s.operand_types[0] == s.operand_types[1] and dict(s.attrs).get("precision_config") == ("DEFAULT",
+                                                                                                        "DEFAULT")}
+    out = []
+
+    def inst(src, dst, structure, alg, config=("DEFAULT", "DEFAULT")):
+        lhs, rhs, res, dims = structure
+        a, r = by_type[src].operand_types[0], element_type_named(dst)
+        return spec.instance({"lhs": TensorType(lhs, a), "rhs": TensorType(rhs, a)},
+                             dict(dims, precision_config=config, **alg.attrs()), {"result": TensorType(res, r)})
+    for name, src, dst in ALGORITHM_CASES:
+        if src not in by_type:
+            continue
+        alg = dot_algorithm.PRESETS[name]
+        out.append((f"algorithm {name}: {src} x {src} -> {dst}, matmul", None, by_type[src],
+                    inst(src, dst, _MATMUL, alg)))
+        if name in dot_algorithm.CPU_PRESETS:
+            out.append((f"algorithm {name}: {src} x {src} -> {dst}, batched matmul, 16 products", None, by_type[src],
+                        inst(src, dst, _BATCHED, alg)))
+    base = dot_algorithm.PRESETS["BF16_BF16_F32"]
+    for label, what, config, fields in ALGORITHM_INVALID:
+        if "f32" in by_type:
+            alg = dataclasses.replace(base, **fields)
+            out.append((what, label, by_type["f32"], inst("f32", "f32", _MATMUL, alg, config)))
+    return out
+
+
 SPEC = OpSpec(
     mnemonic="dot_general",
     operands=(Operand("lhs", ANY), Operand("rhs", ANY)),
@@ -624,11 +751,14 @@ SPEC = OpSpec(
         # The second choice, of the wrong length, is how a negative case for C12 is found.
         Attribute("precision_config", EnumListAttr("precision", PRECISIONS),
                   choices=(("DEFAULT", "DEFAULT"), ("DEFAULT",)), default=("DEFAULT", "DEFAULT")),
+        # v1.20's algorithm (I8–I14), one `#stablehlo.dot_algorithm<…>`; absent (None) in every seed case
+        *(Attribute(name, ALGORITHM_KINDS[name], optional=True, group=dot_algorithm.GROUP, since="v1.20")
+          for name in dot_algorithm.FIELDS),
     ),
     results=(Result("result", ANY),),
     constraints=(dot_general_c1, dot_general_c2, dot_general_c3, dot_general_c4, dot_general_c5, dot_general_c6,
                  dot_general_c7, dot_general_c8, dot_general_c9, dot_general_c10, dot_general_c11, dot_general_c12,
-                 dot_general_c13),
+                 dot_general_c13, dot_general_c21, dot_general_c22, dot_general_c23, dot_general_c24),
     infer=infer,
     result_type_stated=("result",),
     semantics=Accumulating(arrays, bilinear=("lhs", "rhs"), bilinear_form=bilinear_form),
@@ -639,6 +769,10 @@ SPEC = OpSpec(
                               constraints=(dot_general_c14, dot_general_c15, dot_general_c16, dot_general_c17,
                                            dot_general_c18, dot_general_c19, dot_general_c20)),
     groups=(Group(GROUP, "stablehlo.dot", ("lhs_batching_dimensions", "rhs_batching_dimensions",
-                                             "lhs_contracting_dimensions", "rhs_contracting_dimensions")),),
-    exercise=Exercise(corners=CORNERS, built_corners=_built_corners, appended=mixed_precision),
+                                             "lhs_contracting_dimensions", "rhs_contracting_dimensions")),
+            Group(dot_algorithm.GROUP, dot_algorithm.DIALECT_ATTR, dot_algorithm.FIELDS)),
+    exercise=Exercise(corners=CORNERS, built_corners=_built_corners, appended=mixed_precision,
+                      appended_last=algorithm_cases),
+    later=(("dot_general_c21", "v1.20 C21"), ("dot_general_c22", "v1.20 C22"), ("dot_general_c23", "v1.20 C23"),
+           ("dot_general_c24", "v1.20 C24")),
 )

@@ -2,9 +2,9 @@
 
 Readings:
 * `results` are "payload values which come first and a token which comes
-  last" (C2).  The Outputs table allows tokens among the payload too
-  ("variadic number of tensors or tokens"); such a token reads nothing and
-  stands after this infeed, as the last one does.
+  last" (C2).  The seed's Outputs table allowed tokens among the payload
+  ("variadic number of tensors or tokens"); v1.20's C2 (`infeed_c3`) does
+  not — below.
 * The infeed is one queue per program run, filled by the host: each
   payload tensor is the next tensor of the queue, in order (oracle/host.py).
   The seed does not say how a host groups data (XLA moves one tuple
@@ -18,13 +18,28 @@ Readings:
   oracle as an unknown attribute (docs/spec-findings.md).
 * An infeed whose queue is empty would wait for the host forever: the
   oracle states no result (a case always supplies enough data).
+
+v1.20 (StableHLO 1.20.0) numbers three clauses: C1 (the seed's C1), C3
+(the seed's C2) and a new C2, "`is_empty(result[:-1])` or
+`is_tensor(type(results[:-1]))`": every result but the last is a tensor
+(read member by member; `result` a slip for `results`).  `infeed_c3`
+states it (the label continues past the seed's C2) and it is enforced:
+v1.20 is the spec the suite encodes, and its Outputs row ("tensors,
+quantized tensors or tokens") lists the kinds the results hold, which C2
+places — so the seed's value case "a token among the payload" became
+C2's invalid case, as StableHLO's verifier always read it, and the seed's
+C2 case "token first" (which now breaks both clauses) became "a tensor
+last" (docs/spec-findings.md, "infeed").
+`results` may be quantized tensors (v1.20's Outputs row): read as their
+storage values.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..dsl import ANY, Attribute, OpSpec, Operand, Result, SideEffect, size
+from ..dsl import ANY, Attribute, OpSpec, Operand, Result, SideEffect, all_of, size
 from ..types import SI32, TensorType, TokenType
+from .send import QUANTIZED_PAYLOAD
 from ..tokens import TOKEN, last_is_token, payload_types, results_of
 
 
@@ -54,6 +69,15 @@ def infeed_c2(op):
     return last_is_token(op)
 
 
+def infeed_c3(op):
+    """(v1.20 C2) `is_empty(result[:-1])` or `is_tensor(type(results[:-1]))`.
+
+    Every payload result (all but the last) is a tensor — a quantized
+    tensor is one; a token among them breaks it."""
+    results = results_of(op)
+    return all_of(isinstance(t, TensorType) for t in list(results)[:-1])
+
+
 def infer(op):
     """The results are the program's: only C1 and C2 tie them down."""
     return {}
@@ -72,7 +96,8 @@ def payload_layouts():
 
 def cases(spec, rng, types=ANY):
     """Value cases over payload layouts and element types; invalid ones for
-    C1 (no results) and C2 (the token first, or no token)."""
+    C1 (no results), C2 (a tensor last, or no token) and v1.20's C2
+    (`infeed_c3`: a token among the payload)."""
     out = []
     ets = list(types)
     for k, shapes in enumerate(payload_layouts() * 2):
@@ -82,10 +107,11 @@ def cases(spec, rng, types=ANY):
                     spec.instance({"token": TokenType()}, {"infeed_config": "" if k % 2 == 0 else "cfg"},
                                   {"results": payload + [TokenType()]}), None))
     t = TensorType((2,), SI32)
-    # The Outputs table allows tokens among the payload ("tensors or tokens"); StableHLO's verifier does not.
-    out.append(("a token among the payload", "value", spec.instance({"token": TokenType()}, {"infeed_config": ""}, {"results": [t, TokenType(), TokenType()]}), None))
+    out.append(("a token among the payload", "invalid", spec.instance({"token": TokenType()}, {"infeed_config": ""},
+                                                                       {"results": [t, TokenType(), TokenType()]}),
+                "infeed_c3"))
     for note, results, label in (("no results", [], "infeed_c1"),
-                                 ("token first", [TokenType(), t], "infeed_c2"),
+                                 ("a tensor last", [t, t], "infeed_c2"),
                                  ("no token", [t], "infeed_c2")):
         out.append((note, "invalid", spec.instance({"token": TokenType()}, {"infeed_config": ""},
                                                    {"results": results}), label))
@@ -96,8 +122,10 @@ SPEC = OpSpec(
     mnemonic="infeed",
     operands=(Operand("token", TOKEN),),
     results=(Result("results", ANY, variadic=True),),
-    constraints=(infeed_c1, infeed_c2),
+    constraints=(infeed_c1, infeed_c2, infeed_c3),
+    later=(("infeed_c3", "v1.20 C2"),),
     infer=infer,
     semantics=SideEffect(read, cases),
     attributes=(Attribute("infeed_config", StrAttr(), default=""),),
+    quantization=QUANTIZED_PAYLOAD,
 )

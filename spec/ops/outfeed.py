@@ -11,6 +11,8 @@ Readings:
   op then only orders); a token among them is outside the table.
 * `outfeed_config`: implementation-defined meaning; any string is valid.
 * The section has no Constraints.
+* v1.20: `inputs` may be quantized tensors; their storage values are
+  logged unchanged (`quantization`, as send's).
 """
 from __future__ import annotations
 
@@ -18,6 +20,7 @@ from ..dsl import ANY, Attribute, OpSpec, Operand, Result, SideEffect
 from ..types import TensorType, TokenType
 from ..tokens import TOKEN
 from .infeed import StrAttr
+from .send import QUANTIZED_PAYLOAD
 
 
 def infer(op):
@@ -55,4 +58,5 @@ SPEC = OpSpec(
     infer=infer,
     semantics=SideEffect(write, cases),
     attributes=(Attribute("outfeed_config", StrAttr(), default=""),),
+    quantization=QUANTIZED_PAYLOAD,
 )

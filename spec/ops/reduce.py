@@ -21,6 +21,17 @@ Findings:
 * With a float sum the sign of an exact zero result depends on whether a
   +0 init is inserted; ±0 are not told apart there (a "bounded" judgement).
 
+Promotable bodies (StableHLO v1.20, read for the seed's C2 and C6): the
+body may compute in element types Ek wider than the inputs' of the same
+kind (`is_promotable(element_type(inputs[i]), Ei)`, dot_general's rule:
+`promotable`), and the results are of Ek (v1.20 C8).  Its Semantics
+convert the input slices and init values to Ek (`to_destination_type`:
+`converted`, exact for every widening the suite uses) and reduce there, so
+a bf16 sum with an f32 body is bounded by f32's accumulation, not bf16's.
+JAX never writes such a body (`jnp.sum(x, dtype=f32)` converts first);
+jaxlib 0.10.2's verifier reads one, XLA:CPU's HLO verifier refuses it and
+the reference interpreter aborts on it (issue 35).
+
 Exercise: init values are the body's identity (the value cases), so the
 amount inserted cannot matter; a body that is not associative, or an init
 that is not its identity, makes the case a survey (reported, not scored).
@@ -39,6 +50,7 @@ from ..dsl.quantization import REGIONS, Quantization
 from ..types import element_type as element_type_named
 from ..exercise import Corner, Exercise
 from ..schedule import identity, reduce_arrays, reduce_slice
+from ..symbolic import Skeleton
 from ..types import TensorType
 
 BODIES = ("add", "multiply", "maximum", "minimum", "argmax", "subtract")
@@ -46,9 +58,69 @@ ASSOCIATIVE = ("add", "multiply", "maximum", "minimum", "argmax")
 
 
 def body_signature(op):
-    """C6: `(tensor<E0>, …, tensor<EN-1>, tensor<E0>, …, tensor<EN-1>) -> (tensor<E0>, …, tensor<EN-1>)`."""
+    """C6: `(tensor<E0>, …, tensor<EN-1>, tensor<E0>, …, tensor<EN-1>) -> (tensor<E0>, …, tensor<EN-1>)`
+    with Ek the inputs' own element types: the body generators write (a
+    promoted body is built by hand: `promoted_cases`)."""
     scalars = tuple(TensorType((), t.element_type) for t in op.inputs)
     return scalars + scalars, scalars
+
+
+# --------------------------------------------------------------------------
+# v1.20's promotable bodies (is_promotable), shared by the reduction ops
+# --------------------------------------------------------------------------
+
+def promotable(x, y) -> bool:
+    """v1.20's `is_promotable(x, y)`: dot_general's `promotable`, the one
+    rule (same kind, no narrower; a quantized type only to itself — the
+    quantized promotion, on storage types, is not encoded).  Imported when
+    called: dot_general imports this module (`kept_dims`)."""
+    from .dot_general import promotable as rule
+    return rule(x, y)
+
+
+def _scalar(t) -> bool:
+    return isinstance(t, TensorType) and t.rank == 0
+
+
+def body_types(types, fn) -> list:
+    """Ek for each of the N element types `types` (the inputs'), read from a
+    block of type `(tensor<E0>, …, tensor<EN-1>, tensor<E0>, …,
+    tensor<EN-1>) -> (tensor<E0>, …, tensor<EN-1>)`: the block's Ek where
+    it has that form and `is_promotable(types[k], Ek)`; types[k] otherwise
+    — a block its signature clause refuses leaves the result clause (v1.20
+    reduce C8 `element_type(results[i]) = Ei`) the seed's reading, so a
+    program breaking the body alone breaks one clause."""
+    n = len(types)
+    ins, outs = tuple(getattr(fn, "inputs", ()) or ()), tuple(getattr(fn, "outputs", ()) or ())
+    if len(ins) != 2 * n or len(outs) != n or not all(_scalar(t) for t in ins + outs):
+        return list(types)
+    out = []
+    for k, et in enumerate(types):
+        e = outs[k].element_type
+        same = ins[k].element_type == ins[n + k].element_type == e
+        out.append(e if same and promotable(et, e) else et)
+    return out
+
+
+def promoted_signature(types, fn):
+    """`body_signature` with the block's promoted Ek (`body_types`): what a
+    promotable body must equal."""
+    scalars = tuple(TensorType((), e) for e in body_types(types, fn))
+    return scalars + scalars, scalars
+
+
+def to_body_type(array, src, dst) -> np.ndarray:
+    """v1.20's `to_destination_type(x, E)` for is_promotable(src, dst): the
+    spec's `convert`.  Exact where dst holds every value of src (bf16, f16
+    → f32, f32 → f64, complex64 → complex128, an integer into a wider one
+    of the same signedness: what the suite's cases use); where it does not
+    — the promotions of equal width v1.20 also allows (f16 ↔ bf16,
+    f8E4M3FN ↔ f8E5M2) and an integer into one of the other signedness —
+    numpy/ml_dtypes' conversion: round to nearest even (the source's values
+    are float32's, so one rounding), integers modulo 2^n (convert's first
+    implementation-defined alternative)."""
+    a = np.asarray(array)
+    return a if src == dst else a.astype(dst.numpy)
 
 
 def reduce_c1(op):
@@ -58,10 +130,15 @@ def reduce_c1(op):
 
 def reduce_c2(op):
     """(C2) element_type(`inputs[k]`) $=$ element_type(`init_values[k]`) $=$
-element_type(`results[k]`) for all `k` $\\in$ [0, N)."""
+element_type(`results[k]`) for all `k` $\\in$ [0, N).
+
+    Read as v1.20 states it: its C2 `element_type(inputs...) =
+    element_type(init_values...)` and C8 `element_type(results[i]) = Ei`,
+    the body's element type (`body_types`: promotable from the inputs')."""
     results = op.results["results"]
-    return all(element_type(i) == element_type(v) == element_type(r)
-               for i, v, r in zip(op.inputs, op.init_values, results))
+    es = body_types([element_type(i) for i in op.inputs], op.body)
+    return all(element_type(i) == element_type(v) and element_type(r) == e
+               for i, v, r, e in zip(op.inputs, op.init_values, results, es))
 
 
 def reduce_c3(op):
@@ -86,8 +163,12 @@ def reduce_c5(op):
 def reduce_c6(op):
     """(C6) `body` has type `(tensor<E0>, ..., tensor<EN-1>, tensor<E0>, ...,`
 `tensor<EN-1>) -> (tensor<E0>, ..., tensor<EN-1>)` where
-`Ek = element_type(inputs[k])`."""
-    ins, outs = body_signature(op)
+`Ek = element_type(inputs[k])`.
+
+    Read as v1.20's C6: `… where is_promotable(element_type(inputs[i]), Ei)`
+    (`promoted_signature`): a body in a wider type of the same kind is
+    valid, a narrower one or one of another kind is not."""
+    ins, outs = promoted_signature([element_type(t) for t in op.inputs], op.body)
     return tuple(op.body.inputs) == ins and tuple(op.body.outputs) == outs
 
 
@@ -127,7 +208,10 @@ def kept_dims(t, dimensions) -> tuple:
 
 
 def infer(op):
-    return {"results": [TensorType(kept_dims(t, op.dimensions), t.element_type) for t in op.inputs]}
+    """The inputs' shapes without `dimensions` (C7), of the body's element
+    types Ek (v1.20 C8; the inputs' where the body is not promotable)."""
+    es = body_types([t.element_type for t in op.inputs], getattr(op, "body", None))
+    return {"results": [TensorType(kept_dims(t, op.dimensions), e) for t, e in zip(op.inputs, es)]}
 
 
 # --------------------------------------------------------------------------
@@ -141,12 +225,11 @@ def arrays(op, *operands):
     `bounds.Answers` whose per-element route is `reduce_slice` of the
     element's slice; element by element otherwise."""
     n = len(op.inputs)
-    inputs = [np.asarray(a) for a in operands[:n]]
-    inits = tuple(np.asarray(a).reshape(()) for a in operands[n:2 * n])
+    types = body_types([t.element_type for t in op.inputs], op.body)
+    inputs, inits = converted(op.inputs, types, operands[:n], operands[n:2 * n])
     reduced = sorted(int(d) for d in op.dimensions)
     kept = [d for d in range(inputs[0].ndim) if d not in reduced]
     out_shape = tuple(inputs[0].shape[d] for d in kept)
-    types = [t.element_type for t in op.inputs]
     whole = _whole(op, inputs, inits, kept, reduced, out_shape, types)
     if whole is not None:
         return whole
@@ -163,6 +246,17 @@ def arrays(op, *operands):
         for k, answer in enumerate(reduce_slice(leaves, inits, op.body, types)):
             results[k][out_index] = answer
     return results
+
+
+def converted(declared, types, inputs, inits) -> tuple:
+    """(inputs, init values) as the body computes on them (v1.20's
+    `input_slices_converted`, `init_values_converted`): each converted from
+    its declared element type to the body's Ek (`to_body_type`), so the
+    reduction accumulates in Ek with Ek's allowances."""
+    src = [t.element_type for t in declared]
+    xs = [to_body_type(a, s, e) for a, s, e in zip(inputs, src, types)]
+    vs = tuple(to_body_type(np.asarray(a).reshape(()), s, e) for a, s, e in zip(inits, src, types))
+    return xs, vs
 
 
 def _whole(op, inputs, inits, kept, reduced, out_shape, types):
@@ -246,6 +340,62 @@ def quantized_example(types: dict, body: str = "add"):
                          {"body": fn})
 
 
+# --------------------------------------------------------------------------
+# Cases of v1.20's promotable bodies (`Exercise.appended_last`: after every other stream)
+# --------------------------------------------------------------------------
+
+# (inputs' type, body's type) of the value cases: a widening of each kind v1.20's is_promotable allows, each
+# exact (`to_body_type`); the two 16-bit floats into f32 (JAX's mixed precision).
+WIDENINGS = (("bf16", "f32"), ("f16", "f32"), ("f32", "f64"), ("si8", "si32"), ("complex<f32>", "complex<f64>"))
+NARROWING = ("f32", "f16")     # a narrower body: not promotable (bitwidth 32 > 16)
+OTHER_KIND = ("si32", "f32")   # a float body on integer inputs: not promotable (another kind)
+
+
+def promotion_plan(make, region_clause: str, result_clause: str, kinds=("float", "integer", "complex"),
+                   refused_results: str = "inputs") -> list:
+    """(note, violates, inputs' type, body's type, instance) of the
+    promotion cases an op gets: a value case per widening in `WIDENINGS`
+    of an element kind in `kinds`, and three invalid ones — a narrowing
+    body and a float body on integer inputs (`region_clause`: the body's
+    signature clause, with results of the type inference gives for a body
+    that is not promotable: the inputs' (`refused_results="inputs"`), or
+    the body's ("body": all_reduce's C7 reads E from the computation
+    whatever C5 says)), and a promoted body whose results keep the inputs'
+    type (`result_clause`).  `make(inputs' type, body's type, results'
+    type)` builds the op's instance."""
+    named = element_type_named
+    out = []
+    for src, dst in WIDENINGS:
+        s, e = named(src), named(dst)
+        kind = "complex" if s.is_complex else ("float" if s.is_float else "integer")
+        if kind in kinds:
+            out.append((f"v1.20 is_promotable({src}, {dst}): a {dst} body on {src} inputs", None, s, e,
+                        make(s, e, e)))
+    for (src, dst), why in ((NARROWING, "narrower"), (OTHER_KIND, "another kind")):
+        s, e = named(src), named(dst)
+        r = e if refused_results == "body" else s
+        out.append((f"v1.20: is_promotable({src}, {dst}) is false ({why})", region_clause, s, e, make(s, e, r)))
+    s, e = named("bf16"), named("f32")
+    out.append(("v1.20: the results' element type is the body's (f32), not the inputs' (bf16)", result_clause,
+                s, e, make(s, e, s)))
+    return out
+
+
+def promoted_cases(spec, skels, rng):
+    """reduce over dimension 1 of a 2×6 input (`quantized_example`'s
+    structure) with an add body in a promoted type, a maximum f16 → f32,
+    and the invalid programs (`promotion_plan`; v1.20 C6 is `reduce_c6`,
+    C8 `reduce_c2`)."""
+    def make(s, e, r, body="add"):
+        return quantized_example({"inputs": s, "body": e, "results": r}, body)
+    plan = promotion_plan(make, "reduce_c6", "reduce_c2")
+    f16, f32 = element_type_named("f16"), element_type_named("f32")
+    plan.append(("v1.20 is_promotable(f16, f32): a maximum body in f32", None, f16, f32,
+                 make(f16, f32, f32, "maximum")))
+    return [(note, label, Skeleton(spec.mnemonic, (s, s), regions=(("body", inst.body.body),)), inst)
+            for note, label, s, e, inst in plan]
+
+
 SPEC = OpSpec(
     mnemonic="reduce",
     operands=(Operand("inputs", ANY, variadic=True, count=(1, 2)),
@@ -256,7 +406,8 @@ SPEC = OpSpec(
     constraints=(reduce_c1, reduce_c2, reduce_c3, reduce_c4, reduce_c5, reduce_c6, reduce_c7),
     infer=infer,
     semantics=Accumulating(arrays),
-    exercise=Exercise(corners=CORNERS, operand_values=init_values, survey_when=survey_reason),
+    exercise=Exercise(corners=CORNERS, operand_values=init_values, survey_when=survey_reason,
+                      appended_last=promoted_cases),
     # v1.20: inputs, init_values, results "or per-tensor quantized tensors"; the body computes on them
     quantization=Quantization(meaning=REGIONS, example=quantized_example, bodies=("add", "maximum", "minimum")),
 )

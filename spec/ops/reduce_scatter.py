@@ -13,7 +13,11 @@ sender's reduced value is the same set of allowed values, so "for any
 sender" adds nothing.
 
 Readings: strategy, `size(replica_groups)`, `dim(process_groups, 1)` and
-the attributes as all_gather's module says.
+the attributes as all_gather's module says.  C7 and C8 as v1.20 states
+them (its C7, C8 and C9): `computation` of type `(tensor<E>, tensor<E>) ->
+(tensor<E>)` with `is_promotable(element_type(operand), E)` (reduce's
+`promotable`), and the result of element type E — the operand converted
+to E and reduced in E, as all_reduce does (`all_reduce.reduced`).
 
 Findings:
 * The section's semantics writes `split(…, split_dimension)` where the
@@ -27,12 +31,16 @@ import numpy as np
 
 from ..dsl import (ANY, Attribute, Collective, If, IntAttr, OpSpec, Operand, Region, Result, all_of, at,
                    element_type, in_range, rank)
-from ..exercise import Corner, Exercise
+from ..exercise import Exercise
 from ..types import TensorType
 from .all_gather import (channel_attributes, divisible, global_ids_attribute, global_ids_rule, grid_corners,
                          group_size, my_group, process_groups, quotient, range_rule, replica_groups_attribute,
                          size_rule, unique_rule)
-from .all_reduce import reduced, survey_reason
+from .all_reduce import computation_type, reduced, survey_reason
+from ..dsl import Function
+from ..grid import Grid
+from ..symbolic import Skeleton
+from .reduce import promotable, promotion_plan
 
 # Sums (bounded) and maxima (exact); each body multiplies check-spec's skeletons, whose single result is proved
 # unique against every other element type: all_reduce's cases carry the non-associative bodies.
@@ -83,20 +91,33 @@ def reduce_scatter_c6(op):
 
 def reduce_scatter_c7(op):
     """(C7) `computation` has type `(tensor<E>, tensor<E>) -> (tensor<E>)` where
-       `E = element_type(operand)`."""
-    ins, outs = computation_signature(op)
-    return tuple(op.computation.inputs) == ins and tuple(op.computation.outputs) == outs
+       `E = element_type(operand)`.
+
+    Read as v1.20's C7: `… where is_promotable(element_type(operand), E)`."""
+    e = computation_type(op)
+    return e is not None and promotable(element_type(op.operand), e)
+
+
+def result_element_type(op):
+    """E, the computation's, where it promotes the operand's (v1.20 C9);
+    the operand's otherwise (the seed's C8)."""
+    e = computation_type(op) if getattr(op, "computation", None) is not None else None
+    et = op.operand.element_type
+    return e if e is not None and promotable(et, e) else et
 
 
 def scattered(op) -> TensorType:
     t, d = op.operand, op.scatter_dimension
     gs = group_size(op, op.replica_groups)
-    return TensorType(tuple(If(d == i, quotient(n, gs), n) for i, n in enumerate(t.shape)), t.element_type)
+    return TensorType(tuple(If(d == i, quotient(n, gs), n) for i, n in enumerate(t.shape)), result_element_type(op))
 
 
 def reduce_scatter_c8(op):
     """(C8) `type(result) = type(operand)` except:
-  * `dim(result, scatter_dimension) = dim(operand, scatter_dimension) / dim(process_groups, 1)`."""
+  * `dim(result, scatter_dimension) = dim(operand, scatter_dimension) / dim(process_groups, 1)`.
+
+    Read as v1.20's C8 (the shape) and C9 (`element_type(result) = E`, the
+    computation's where it promotes the operand's: `result_element_type`)."""
     want, r = scattered(op), op.result
     if element_type(r) != element_type(want) or rank(r) != rank(want):
         return False
@@ -116,6 +137,27 @@ def reduce_scatter(op, grid, process, operands_at) -> list:
     return [parts[group.index(tuple(process))]]
 
 
+def promoted_example(t_op, t_comp, t_result):
+    """An 8-vector summed over a group of four replicas (cross_replica,
+    channel 0) by an add `computation` in `t_comp`, each replica keeping
+    two elements."""
+    e = TensorType((), t_comp)
+    return SPEC.instance({"operand": TensorType((8,), t_op)},
+                         {"scatter_dimension": 0, "replica_groups": ((0, 1, 2, 3),), "channel_id": 0,
+                          "channel_type": "DEVICE_TO_DEVICE", "use_global_device_ids": None},
+                         {"result": TensorType((2,), t_result)}, {"computation": Function((e, e), (e,), "add")},
+                         grid=Grid(4, 1))
+
+
+def promoted_cases(spec, skels, rng):
+    """`promoted_example` with a promoted computation, and the invalid
+    programs (reduce's `promotion_plan`; v1.20 C7 is `reduce_scatter_c7`,
+    C9 `reduce_scatter_c8`)."""
+    return [(note, label, Skeleton(spec.mnemonic, (s,), attrs=(("use_global_device_ids", None),),
+                                   regions=(("computation", "add"),)), inst)
+            for note, label, s, e, inst in promotion_plan(promoted_example, "reduce_scatter_c7", "reduce_scatter_c8")]
+
+
 SPEC = OpSpec(
     mnemonic="reduce_scatter",
     operands=(Operand("operand", ANY),),
@@ -130,7 +172,7 @@ SPEC = OpSpec(
                  reduce_scatter_c6, reduce_scatter_c7, reduce_scatter_c8),
     infer=infer,
     semantics=Collective(process_groups, reduce_scatter, accumulating=True),
-    exercise=Exercise(corners=grid_corners((2,)), survey_when=survey_reason),
+    exercise=Exercise(corners=grid_corners((2,)), survey_when=survey_reason, appended_last=promoted_cases),
     # v1.20: operand and result "or per-tensor quantized tensor"; the computation combines them by its own
     # quantized ops
     quantization=Quantization(meaning=REGIONS),

@@ -31,6 +31,10 @@ Readings (the seed is ambiguous or silent):
   `inputs[k]` (as reduce's C6 has it): with inputs of two element types
   (the arg-max pattern) the literal text admits no body whose results can
   have the results' types.
+* A promotable body (v1.20 C13, C16): as reduce's (its module docstring) —
+  inputs and init values converted to the body's Ek, windows reduced in
+  Ek, results of Ek; where the body is not promotable C16 keeps the seed's
+  reading (the init value's type).
 * `window_strides`, `base_dilations`, `window_dilations` and `padding` may be
   left out of a program (StableHLO's optional attributes, e.g. as JAX
   prints them); absent, they are the identity: ones, and zero padding.
@@ -72,7 +76,8 @@ from ..schedule import MONOIDS, is_identity, reduce_arrays, reduce_slice
 from ..symbolic import Skeleton
 from ..types import E_F32, TensorType, exact_values
 from . import reduce as _reduce
-from .reduce import BODIES, body_signature, survey_reason
+from .reduce import (BODIES, body_signature, body_types, converted, promoted_signature, promotion_plan,
+                     survey_reason)
 from ..dsl.quantization import REGIONS, Quantization
 
 # An attribute a program leaves out holds the identity (module docstring).
@@ -217,8 +222,11 @@ def reduce_window_c13(op):
     """(C13) `body` has type `(tensor<E0>, ..., tensor<EN-1>, tensor<E0>, ..., tensor<EN-1>) -> (tensor<E0>, ..., tensor<EN-1>)`
         where `Ek = element_type(inputs[0])`.
 
-    Read with `Ek = element_type(inputs[k])` (module docstring)."""
-    ins, outs = body_signature(op)
+    Read with `Ek = element_type(inputs[k])` (module docstring), and as
+    v1.20's C13 has it: `… where is_promotable(element_type(inputs[i]),
+    Ei)` (reduce's `promoted_signature`): a wider body of the same kind is
+    valid."""
+    ins, outs = promoted_signature([element_type(t) for t in op.inputs], op.body)
     return tuple(op.body.inputs) == ins and tuple(op.body.outputs) == outs
 
 
@@ -241,14 +249,27 @@ def reduce_window_c15(op):
 
 def reduce_window_c16(op):
     """(C16) `element_type(results[k]) = element_type(init_values[k])` for any k
-    $\\in$ [0, N)."""
-    return all(element_type(r) == element_type(v) for r, v in zip(op.results["results"], op.init_values))
+    $\\in$ [0, N).
+
+    Read as v1.20's C16: `element_type(results[i]) = Ei`, the body's
+    element type where it promotes the input's (`result_types`)."""
+    return all(element_type(r) == e for r, e in zip(op.results["results"], result_types(op)))
+
+
+def result_types(op) -> list:
+    """Ek of a body that promotes `inputs[k]` (reduce's `body_types`: v1.20
+    C13); where it does not, the init value's — the seed's C16, = the
+    input's by C3 (a program breaking C3 alone keeps its results)."""
+    ins = [element_type(t) for t in op.inputs]
+    es = body_types(ins, getattr(op, "body", None))
+    return [es[k] if k < len(es) and es[k] != ins[k] else element_type(v) for k, v in enumerate(op.init_values)]
 
 
 def infer(op):
-    """`num_windows` per axis (C15, C14); element types of `init_values` (C16)."""
+    """`num_windows` per axis (C15, C14); the body's element types Ek (v1.20
+    C16; the init values' where the body is not promotable)."""
     shape = tuple(num_windows(op, i) for i in range(_rank(op)))
-    return {"results": [TensorType(shape, v.element_type) for v in op.init_values]}
+    return {"results": [TensorType(shape, e) for e in result_types(op)]}
 
 
 # --------------------------------------------------------------------------
@@ -316,9 +337,8 @@ def arrays(op, *operands):
     """Each result element: `reduce` of its window's values in index order
     (padding and dilation holes are init values), every allowed schedule."""
     n = len(op.inputs)
-    inputs = [np.asarray(a) for a in operands[:n]]
-    inits = tuple(np.asarray(a).reshape(()) for a in operands[n:2 * n])
-    types = [t.element_type for t in op.inputs]
+    types = body_types([t.element_type for t in op.inputs], op.body)
+    inputs, inits = converted(op.inputs, types, operands[:n], operands[n:2 * n])   # into the body's types
     out_shape = tuple(int(d) for d in op.results["results"][0].shape)
     windows = _Windows(op, inputs[0].shape, out_shape)
     skip_padding = padding_is_neutral(op, inits, types)
@@ -517,6 +537,17 @@ def quantized_example(types: dict, body: str = "add"):
                          {"results": [TensorType((2, 3), types.get("results", t_in))]}, {"body": fn})
 
 
+def promoted_cases(spec, skels, rng):
+    """`quantized_example`'s reduce_window (2×5 input, windows 1×3 with
+    padding) with a promoted add body, and the invalid programs (reduce's
+    `promotion_plan`; v1.20 C13 is `reduce_window_c13`, C16
+    `reduce_window_c16`)."""
+    def make(s, e, r):
+        return quantized_example({"inputs": s, "body": e, "results": r})
+    return [(note, label, Skeleton(spec.mnemonic, (s, s), regions=(("body", "add"),)), inst)
+            for note, label, s, e, inst in promotion_plan(make, "reduce_window_c13", "reduce_window_c16")]
+
+
 SPEC = OpSpec(
     mnemonic="reduce_window",
     operands=(Operand("inputs", ANY, variadic=True, count=(1, 2)),
@@ -535,7 +566,7 @@ SPEC = OpSpec(
     infer=infer,
     semantics=Accumulating(arrays, working=working_bytes),
     exercise=Exercise(corners=CORNERS, built_corners=built_corners, operand_values=init_values,
-                      survey_when=survey_reason, elided=ELIDED),
+                      survey_when=survey_reason, elided=ELIDED, appended_last=promoted_cases),
     # v1.20: inputs, init_values, results "or per-tensor quantized tensors"; the body computes on them
     quantization=Quantization(meaning=REGIONS, example=quantized_example, bodies=("add", "maximum", "minimum")),
 )

@@ -7,7 +7,7 @@ non-linear for the solver.
 """
 import numpy as np
 
-from ..dsl import ANY, DataMovement, OpSpec, Operand, Result, rank, same_element_type
+from ..dsl import ANY, And, DataMovement, OpSpec, Operand, Result, at, in_range, rank, same_element_type
 from ..dsl.quantization import STORAGE, Quantization, is_per_axis_tensor, same_except
 from ..types import TensorType
 from ..exercise import Corner, Exercise
@@ -48,10 +48,20 @@ def reshape_c3(op):
         return True
     a, b = op.operand.element_type.quantization_dimension, op.result.element_type.quantization_dimension
     sa, sb = tuple(op.operand.shape), tuple(op.result.shape)
-    if not (0 <= a < len(sa) and 0 <= b < len(sb)):
-        return False
-    prod = lambda xs: int(np.prod(xs, dtype=np.int64))   # noqa: E731
-    return prod(sa[:a]) == prod(sb[:b]) and sa[a] == sb[b] and prod(sa[a + 1:]) == prod(sb[b + 1:])
+    # dual mode: a quantization dimension may be a z3 integer (spec/quantized_checks.py), so the three
+    # products are chosen per position (`at`) rather than by slicing at a Python index
+    before = lambda s: tuple(_product(s[:k]) for k in range(len(s)))        # noqa: E731
+    after = lambda s: tuple(_product(s[k + 1:]) for k in range(len(s)))     # noqa: E731
+    return And(in_range(a, 0, len(sa)), in_range(b, 0, len(sb)),
+               at(before(sa), a, -1) == at(before(sb), b, -2), at(sa, a, -1) == at(sb, b, -2),
+               at(after(sa), a, -1) == at(after(sb), b, -2))
+
+
+def _product(dims):
+    out = 1
+    for d in dims:
+        out = out * d
+    return out
 
 
 def quantized_example(types: dict):

@@ -51,6 +51,15 @@ Semantics (`exec(schedule, inputs)` with an implementation-defined
   start indices compared component-wise (as for gather; the seed's formal
   sentence ranges over `indices(result)`, and scatter has no `result`).
 
+Promotable update_computation (v1.20 C23, C25, read for the seed's C15
+and C16): its Ek may be wider than the inputs' (reduce's `promotable`) and
+the results are of Ek.  v1.20 converts each update to Ek
+(`updates_converted`) and writes `update_computation(results...[
+result_index], updates_converted)` with `results` starting as `inputs`: the
+inputs are read as converted to Ek too (the results are Ek's; reduce's
+`to_body_type`, exact for a widening), a finding — the text converts only
+the updates.
+
 Findings: C4 writes `update_window_dim_sizes` $\\le$ `shape(inputs[0])`
 (except inserted dims) — a bound, not an equation, unlike gather's C13.
 Read literally ("combine puts … at axes corresponding to
@@ -71,6 +80,8 @@ from ..types import TensorType
 from .gather import (batch_dim_options, batches_sorted, combine_holds, disjoint, full_batching_index,
                      full_start_index, full_window_index, in_bounds, kept, start_index, undefined, unique_and_sorted)
 from ..dsl.quantization import REGIONS, Quantization
+from ..symbolic import Skeleton
+from .reduce import body_types, promoted_signature, promotion_plan, to_body_type
 
 MAX_ENUMERATED_UPDATES = 6   # 720 orders of the updates landing on one element
 
@@ -181,16 +192,29 @@ def scatter_c14(op):
 
 def scatter_c15(op):
     """(C15) `update_computation` has type `(tensor<E0>, ..., tensor<EN-1>, tensor<E0>, ..., tensor<EN-1>) -> (tensor<E0>, ..., tensor<EN-1>)`
-        where `Ek = element_type(inputs[k])` for any k $\\in$ [0, N)."""
-    ins, outs = update_computation_signature(op)
+        where `Ek = element_type(inputs[k])` for any k $\\in$ [0, N).
+
+    Read as v1.20's C23: `… where is_promotable(element_type(inputs[i]),
+    Ei)` (reduce's `promoted_signature`)."""
+    ins, outs = promoted_signature([t.element_type for t in op.inputs], op.update_computation)
     fn = op.update_computation
     return tuple(fn.inputs) == ins and tuple(fn.outputs) == outs
 
 
 def scatter_c16(op):
-    """(C16) `inputs[k]` and `result[k]` have the same type for any k $\\in$ [0, N)."""
+    """(C16) `inputs[k]` and `result[k]` have the same type for any k $\\in$ [0, N).
+
+    Read as v1.20's C24 `shape(inputs...) = shape(results...)` and C25
+    `element_type(results[i]) = Ei`, the update_computation's (reduce's
+    `body_types`: the input's where it is not promotable)."""
     results = op.results["results"]   # `op.results` is the instance's table of results
-    return len(results) == len(op.inputs) and all_of(same_type(i, r) for i, r in zip(op.inputs, results))
+    return len(results) == len(op.inputs) and all_of(same_type(TensorType(i.shape, e), r)
+                                                     for i, r, e in zip(op.inputs, results, result_types(op)))
+
+
+def result_types(op) -> list:
+    """Ek per input: the update_computation's where promotable (v1.20 C25)."""
+    return body_types([t.element_type for t in op.inputs], getattr(op, "update_computation", None))
 
 
 def _dropped(op) -> tuple:
@@ -261,7 +285,9 @@ LATER = (("scatter_c17", "v1.20 C9"), ("scatter_c18", "v1.20 C12"), ("scatter_c1
 
 
 def infer(op):
-    return {"results": [TensorType(tuple(t.shape), t.element_type) for t in op.inputs]}
+    """The inputs' shapes (v1.20 C24), of the update_computation's element
+    types (C25; the inputs' where it is not promotable)."""
+    return {"results": [TensorType(tuple(t.shape), e) for t, e in zip(op.inputs, result_types(op))]}
 
 
 # --------------------------------------------------------------------------
@@ -311,10 +337,16 @@ def _scalars(arrays, index) -> tuple:
 
 
 def arrays(op, *operands):
+    """`exec(schedule, inputs)` (module docstring), in the
+    update_computation's element types Ek: v1.20 converts each update to Ek
+    (`updates_converted`) and the results are of Ek (C25), so the inputs
+    are read as converted to Ek too (reduce's `to_body_type`: exact for a
+    widening) and every update is combined in Ek."""
     n = len(op.inputs)
-    inputs = [np.asarray(a) for a in operands[:n]]
+    es = result_types(op)
+    inputs = [to_body_type(a, t.element_type, e) for a, t, e in zip(operands[:n], op.inputs, es)]
     indices = np.asarray(operands[n])
-    updates = [np.asarray(a) for a in operands[n + 1:]]
+    updates = [to_body_type(a, t.element_type, e) for a, t, e in zip(operands[n + 1:], op.updates, es)]
     window_dims, inserted = list(op.update_window_dims), list(op.inserted_window_dims)
     index_map, ivd = list(op.scatter_dims_to_operand_dims), int(op.index_vector_dim)
     input_batching = [int(d) for d in op.input_batching_dims]
@@ -499,6 +531,21 @@ def quantized_example(types: dict, body: str = "add"):
                          {"results": [TensorType((6,), types.get("results", t_in))]}, {"update_computation": fn})
 
 
+def promoted_cases(spec, skels, rng):
+    """`quantized_example`'s scatter (three single-element updates into a
+    6-element input, which may meet on one element) with a promoted add
+    update_computation, and the invalid programs (reduce's
+    `promotion_plan`; v1.20 C23 is `scatter_c15`, C25 `scatter_c16`)."""
+    from ..types import SI32
+
+    def make(s, e, r):
+        return quantized_example({"inputs": s, "body": e, "results": r})
+    return [(note, label, Skeleton(spec.mnemonic, (s, SI32, s), attrs=(("indices_are_sorted", False),
+                                                                      ("unique_indices", False)),
+                                   regions=(("update_computation", "add"),)), inst)
+            for note, label, s, e, inst in promotion_plan(make, "scatter_c15", "scatter_c16")]
+
+
 SPEC = OpSpec(
     mnemonic="scatter",
     operands=(Operand("inputs", ANY, variadic=True, count=(1, 2)),
@@ -529,7 +576,7 @@ SPEC = OpSpec(
     infer=infer,
     semantics=DataMovement(arrays, bit_exact=False),
     exercise=Exercise(corners=CORNERS, indices=Indices(start_placement, IMPLEMENTATION_DEFINED),
-                      later=LATER_CORNERS),
+                      later=LATER_CORNERS, appended_last=promoted_cases),
     implied=('scatter_c2', 'scatter_c8', 'scatter_c10', 'scatter_c17', 'scatter_c19'),
     later=LATER,
     # v1.20: inputs, updates and results "or per-tensor quantized tensors"; update_computation computes on them

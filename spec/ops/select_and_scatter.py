@@ -46,6 +46,12 @@ Readings (the seed is ambiguous or silent):
   element of the window — there is none — so that source value reaches no
   element of `result`.  That reading is scored (XLA and the StableHLO
   interpreter both drop such a window's source value).
+* A promotable `scatter` region (v1.20 C10, C12, read for the seed's C11
+  and C12): its E may be wider than the operand's (reduce's
+  `promotable`); `reduce([source_values], [init_value], [0], scatter)`
+  then converts the source values and the init value to E (reduce's
+  `to_body_type`) and the result is E's.  `select` keeps the operand's
+  type (v1.20 C9).
 * `window_strides` and `padding` may be left out of a program (StableHLO's
   optional attributes); absent, strides are 1 and padding 0.
 * Padding entries may be negative (nothing bounds them; the padded operand
@@ -84,6 +90,7 @@ from ..exercise import Corner, Exercise
 from ..schedule import MONOIDS, identity, reduce_slice, schedules
 from ..symbolic import Skeleton
 from ..types import E_BF16, E_F32, I1, SI8, UI8, TensorType
+from .reduce import body_types, promotion_plan, to_body_type
 from .reduce_window import floordiv
 from ..dsl.quantization import REGIONS, Quantization
 
@@ -202,21 +209,37 @@ def select_and_scatter_c10(op):
 
 def select_and_scatter_c11(op):
     """(C11) `scatter` has type `(tensor<E>, tensor<E>) -> tensor<E>` where
-        `E = element_type(operand)`."""
-    ins, outs = scatter_signature(op)
-    return tuple(op.scatter.inputs) == ins and tuple(op.scatter.outputs) == outs
+        `E = element_type(operand)`.
+
+    Read as v1.20's C10: `… where is_promotable(element_type(operand), E)`
+    (reduce's `promotable`): a wider scatter region of the same kind is
+    valid."""
+    e = TensorType((), scatter_type(op))
+    return tuple(op.scatter.inputs) == (e, e) and tuple(op.scatter.outputs) == (e,)
+
+
+def scatter_type(op):
+    """E of a `scatter` region `(tensor<E>, tensor<E>) -> tensor<E>` that
+    promotes the operand's element type (reduce's `body_types`); the
+    operand's otherwise (the seed's E)."""
+    return body_types([element_type(op.operand)], getattr(op, "scatter", None))[0]
 
 
 def select_and_scatter_c12(op):
-    """(C12) type(`operand`) $=$ type(`result`)."""
+    """(C12) type(`operand`) $=$ type(`result`).
+
+    Read as v1.20's C11 `shape(operand) = shape(result)` and C12
+    `element_type(result) = E`, the scatter region's (`scatter_type`)."""
     r = op.result
-    if element_type(r) != element_type(op.operand) or rank(r) != _rank(op):
+    if element_type(r) != scatter_type(op) or rank(r) != _rank(op):
         return False
     return all_of(a == b for a, b in zip(shape(r), shape(op.operand)))
 
 
 def infer(op):
-    return {"result": TensorType(tuple(op.operand.shape), op.operand.element_type)}
+    """The operand's shape (v1.20 C11), of the scatter region's element type
+    (C12; the operand's where it is not promotable)."""
+    return {"result": TensorType(tuple(op.operand.shape), scatter_type(op))}
 
 
 # --------------------------------------------------------------------------
@@ -280,9 +303,10 @@ def arrays(op, operand, source, init_value):
     """`result[result_index] = reduce([source_values], [init_value], [0],
     scatter)` for the source values whose window selects `result_index`;
     alternatives where the select schedule decides (module docstring)."""
-    operand, source = np.asarray(operand), np.asarray(source)
-    init = (np.asarray(init_value).reshape(()),)
-    et = op.operand.element_type
+    et = scatter_type(op)   # v1.20: reduce(...) by `scatter` converts source values and init_value to its E
+    operand = np.asarray(operand)
+    source = to_body_type(source, op.source.element_type, et)
+    init = (to_body_type(np.asarray(init_value).reshape(()), op.init_value.element_type, et),)
     sel = _Select(op.select, operand)
     windows = window_candidates(op, operand.shape, source.shape)
     src = source.reshape(-1)
@@ -423,6 +447,30 @@ def quantized_example(types: dict, body: str = "add"):
                          {"select": select, "scatter": scatter})
 
 
+def promoted_example(t_op, t_scatter, t_result):
+    """`quantized_example`'s structure (the spec's example: windows 3×1,
+    strides 2×1, padding [[0, 1], [0, 0]]) with a `ge` select on the
+    operand's type and an add `scatter` region in `t_scatter`."""
+    scalar, wide = TensorType((), t_op), TensorType((), t_scatter)
+    select = Function((scalar, scalar), (TensorType((), I1),), body="ge")
+    scatter = Function((wide, wide), (wide,), body="add")
+    return SPEC.instance({"operand": TensorType((4, 2), t_op), "source": TensorType((2, 2), t_op),
+                          "init_value": scalar},
+                         {"window_dimensions": (3, 1), "window_strides": (2, 1), "padding": ((0, 1), (0, 0))},
+                         {"result": TensorType((4, 2), t_result)}, {"select": select, "scatter": scatter})
+
+
+def promoted_cases(spec, skels, rng):
+    """`promoted_example` with a promoted scatter region (no complex: `ge`
+    compares no complex values), and the invalid programs (reduce's
+    `promotion_plan`; v1.20 C10 is `select_and_scatter_c11`, C12
+    `select_and_scatter_c12`)."""
+    plan = promotion_plan(promoted_example, "select_and_scatter_c11", "select_and_scatter_c12",
+                          kinds=("float", "integer"))
+    return [(note, label, Skeleton(spec.mnemonic, (s, s, s), regions=(("select", "ge"), ("scatter", "add"))), inst)
+            for note, label, s, e, inst in plan]
+
+
 SPEC = OpSpec(
     mnemonic="select_and_scatter",
     operands=(Operand("operand", ANY), Operand("source", ANY), Operand("init_value", ANY, rank=0)),
@@ -438,7 +486,7 @@ SPEC = OpSpec(
     infer=infer,
     semantics=Accumulating(arrays),
     exercise=Exercise(corners=CORNERS, built_corners=built_corners, operand_values=identity_init,
-                      survey_when=survey_reason, elided=ELIDED),
+                      survey_when=survey_reason, elided=ELIDED, appended_last=promoted_cases),
     implied=('select_and_scatter_c1', 'select_and_scatter_c5'),
     # v1.20: operand, source, init_value, result "or per-tensor quantized tensor"; select compares them
     # (dequantize_compare), scatter computes on them

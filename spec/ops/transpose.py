@@ -19,8 +19,8 @@ import itertools
 
 import numpy as np
 
-from ..dsl import (ANY, Attribute, DataMovement, I64ArrayAttr, OpSpec, Operand, Result, all_of, at, dim,
-                   is_permutation, rank, same_element_type, shape)
+from ..dsl import (ANY, And, Attribute, DataMovement, I64ArrayAttr, OpSpec, Operand, Result, all_of, at, dim,
+                   in_range, is_permutation, rank, same_element_type, shape)
 from ..dsl.quantization import STORAGE, Quantization, is_per_axis_tensor, same_except
 from ..exercise import Corner, Exercise
 from ..types import TensorType
@@ -64,7 +64,7 @@ def transpose_c4(op):
         return True
     d = op.result.element_type.quantization_dimension
     perm = tuple(op.permutation)
-    return 0 <= d < len(perm) and perm[d] == op.operand.element_type.quantization_dimension
+    return And(in_range(d, 0, len(perm)), at(perm, d, default=-1) == op.operand.element_type.quantization_dimension)
 
 
 def quantized_example(types: dict):

@@ -60,6 +60,23 @@ criterion reported as a known behaviour:
 * a solution beyond the format's largest finite value: no result of the
   type is "the solution".
 
+Quantized tensors (v1.20: `dequantize_op_quantize(lambda x, y:
+triangular_solve(x, y, …), a, b, type(result))`; per-tensor a, b and
+result; C1 reads `baseline_element_type`, C4 `baseline_type`): the property
+restated on storage values as cholesky's module docstring argues — a
+result is refused only where no float solution X the property admits
+quantizes to it.  Each storage value's values form an interval
+(`cholesky.preimage`), so X lies in a box of centre C and half-widths R;
+per right-hand side x = c + e, |e| ≤ r:
+‖T·x − b‖₁ ≥ ‖T·c − b‖₁ − ‖|T|·r‖₁ and ‖x‖₁ ≤ ‖|c| + r‖₁, so the ratio of
+every x in the box is at least (‖T·c − b‖₁ − ‖|T|·r‖₁)/(n·‖T‖₁·‖|c| + r‖₁·ε)
+(float64 rounding bounded as above, against the refusal).  A storage value
+at a bound stands for every larger value up to the largest finite one (its
+interval), which makes that column's bound 0: a clamped solution is
+accepted, not judged — no bound on the solution's size holds here (an
+ill-conditioned T admits large solutions), unlike cholesky's Mᵢ.  A value
+no expressed value quantizes to is refused.
+
 Readings and findings (docs/spec-findings.md, "triangular_solve"):
 * "Output data is returned in the same triangle; the values in the other
   triangle are implementation-defined" cannot apply: the result has b's
@@ -80,11 +97,15 @@ import mpmath
 import numpy as np
 
 from ..dsl import (COMPLEX, FLOAT, Attribute, BoolAttr, Characterized, EnumAttr, Measured, Operand, Result, all_of,
-                   at, dim, element_type, rank, same_type, shape)
+                   at, dim, rank, shape)
 from ..exercise import Exercise
-from .cholesky import (LAPACK_THRESHOLD, PLANS, MatrixOpSpec, Plan, column_norms, component, condition_1, ct,
-                       enclosure, gamma, high_precision, one_norm, rounded, substitute, to_working, triangle,
-                       uniform_values, unit_roundoff, working)
+from ..dsl.quantization import Quantization
+from ..quantized import baseline_element_type, is_quantized, same_baseline_type
+from ..types import TensorType
+from .cholesky import (LAPACK_THRESHOLD, PLANS, MatrixOpSpec, Plan, box, column_norms, component, condition_1, ct,
+                       dequantized, enclosure, expressed, gamma, high_precision, one_norm, preimage,
+                       quantized_reference, rounded, substitute, to_working, triangle, uniform_values, unit_roundoff,
+                       working)
 
 TRANSPOSES = ("NO_TRANSPOSE", "TRANSPOSE", "ADJOINT")
 
@@ -94,8 +115,11 @@ TRANSPOSES = ("NO_TRANSPOSE", "TRANSPOSE", "ADJOINT")
 # --------------------------------------------------------------------------
 
 def triangular_solve_c1(op):
-    """(C1) `a` and `b` have the same element type"""
-    return element_type(op.a) == element_type(op.b)
+    """(C1) `a` and `b` have the same element type
+    v1.20 reads `baseline_element_type(a) = baseline_element_type(b)`: the
+    same for every non-quantized type; per-tensor quantized a and b may
+    differ in scales and zero points."""
+    return baseline_element_type(op.a) == baseline_element_type(op.b)
 
 
 def triangular_solve_c2(op):
@@ -121,8 +145,10 @@ def triangular_solve_c3(op):
 
 
 def triangular_solve_c4(op):
-    """(C4) `b` and `result` have the same type."""
-    return same_type(op.b, op.result)
+    """(C4) `b` and `result` have the same type.
+    v1.20 reads `baseline_type(b) = baseline_type(result)` (scales and zero
+    points of quantized tensors may differ)."""
+    return same_baseline_type(op.b, op.result)
 
 
 def infer(op):
@@ -173,8 +199,47 @@ def _left(op, x: np.ndarray) -> np.ndarray:
     return x if op.left_side else np.swapaxes(x, -1, -2)
 
 
+def _criterion_quantized(op, operands, result) -> Measured:
+    """The property restated on storage values (module docstring): a
+    column (right side: a row) is refused only where no solution in the box
+    of values that quantize to it can have the property."""
+    a, b = operands
+    q = op.result.element_type
+    et = q.expressed_type
+    n = int(op.a.shape[-1])
+    thr = threshold(n, et)
+    if 0 in tuple(int(d) for d in op.b.shape):
+        return Measured(0.0, thr, True, "no element")
+    _, uw = working(et)
+    u = unit_roundoff(et)
+    T, _, B = system(op, dequantized(a, op.a).astype(np.float64), dequantized(b, op.b).astype(np.float64))
+    lo, hi = preimage(result, q)
+    C, R, empty = (_left(op, x) for x in box(lo, hi))
+    nonempty = ~empty.any(axis=-2)
+    absT = np.abs(T)
+    g = gamma(n + 3, uw)
+    num = column_norms(T @ C - B)
+    err = gamma(2 * n + 2, uw) * column_norms(absT @ np.abs(C) + np.abs(B))
+    pert = column_norms(absT @ R) * (1 + gamma(n + 2, uw))
+    den = n * one_norm(T)[..., None] * (column_norms(np.abs(C) + R) * (1 + gamma(n + 2, uw))) * u
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        low_num = np.maximum(np.maximum(num - err, 0) * (1 - g) - pert, 0)
+        low = np.where(den > 0, low_num / np.where(den > 0, den * (1 + g), 1), np.where(low_num == 0, 0.0, np.inf))
+    ok = nonempty & (low <= thr)
+    worst = np.unravel_index(int(np.argmax(np.where(ok, low, np.inf))), low.shape)
+    where = "column" if op.left_side else "row"
+    detail = (f"least ‖op(A)·x − b‖₁/(n·‖op(A)‖₁·‖x‖₁·ε) over the solutions that quantize to the result: "
+              f"≥ {float(low[worst]):.3g} at {where} {int(worst[-1])} (threshold {thr:g}; A and b dequantized)")
+    if not nonempty.all():
+        detail += f"; a storage value no value of the expressed type quantizes to ({int((~nonempty).sum())} {where}s)"
+    return Measured(float(np.max(low)), thr, bool(ok.all()), detail, None, float(np.max(low)), float(np.max(low)))
+
+
 def criterion(op, operands, result) -> Measured:
-    """The property every correct solution has (module docstring)."""
+    """The property every correct solution has (module docstring).  On
+    quantized tensors, restated on storage values (`_criterion_quantized`)."""
+    if is_quantized(op.b) or is_quantized(op.result):
+        return _criterion_quantized(op, operands, result)
     a, b = operands
     et = op.b.element_type
     n = int(op.a.shape[-1])
@@ -221,7 +286,10 @@ def _solve(op, a, b, read) -> tuple[np.ndarray, np.ndarray]:
 
 
 def reference(op, a, b) -> np.ndarray:
-    """The solution in high precision, rounded; NaN where the system is singular."""
+    """The solution in high precision, rounded; NaN where the system is
+    singular.  On quantized tensors: that of the dequantized system, quantized."""
+    if is_quantized(op.b):
+        return quantized_reference(reference(expressed(op), dequantized(a, op.a), dequantized(b, op.b)), op.result)
     et = op.b.element_type
     if 0 in np.shape(b):
         return np.zeros(np.shape(b), et.numpy)
@@ -233,7 +301,10 @@ def reference(op, a, b) -> np.ndarray:
 
 
 def undefined(op, a, b) -> str | None:
-    """Why the seed makes this system's behaviour undefined (module docstring), or None."""
+    """Why the seed makes this system's behaviour undefined (module docstring),
+    or None (on quantized tensors: the dequantized system's)."""
+    if is_quantized(op.b):
+        return undefined(expressed(op), dequantized(a, op.a), dequantized(b, op.b))
     et = op.b.element_type
     n = int(op.a.shape[-1])
     if 0 in np.shape(b):
@@ -274,6 +345,8 @@ def _rounds_to_zero(op, X: np.ndarray, b, et) -> bool:
 
 def condition(op, a, b) -> float:
     """κ₁ of the matrix of the system as the criterion states it (op(A), or its transpose for the right side)."""
+    if is_quantized(op.a):
+        return condition(expressed(op), dequantized(a, op.a), dequantized(b, op.b))
     x = np.asarray(a).astype(np.complex128 if op.a.element_type.is_complex else np.float64)
     T, _, _ = system(op, x, np.zeros(x.shape))
     return condition_1(T)
@@ -406,6 +479,18 @@ def survey_when(op) -> str | None:
     return plan.survey if plan is not None and plan.survey else None
 
 
+def quantized_example(types: dict):
+    """A valid triangular_solve whose element types are `types` (by name: a,
+    b, result; f32 where not given): a 4x4 upper a, solved on the right with
+    its transpose for a 3x4 b — the structure on which the quantized stream
+    builds its value cases per pairing and breaks C1 and C4 alone."""
+    from ..types import element_type as named
+    f32 = named("f32")
+    shapes = {"a": (4, 4), "b": (3, 4), "result": (3, 4)}
+    t = {n: TensorType(shapes[n], types.get(n, f32)) for n in shapes}
+    return SPEC.instance({"a": t["a"], "b": t["b"]}, _combo(False, False, "TRANSPOSE"), {"result": t["result"]})
+
+
 SPEC = MatrixOpSpec(
     mnemonic="triangular_solve",
     operands=(Operand("a", FLOAT + COMPLEX), Operand("b", FLOAT + COMPLEX)),
@@ -417,4 +502,8 @@ SPEC = MatrixOpSpec(
     semantics=Characterized(reference=reference, criterion=criterion, undefined=undefined, condition=condition,
                             statement=STATEMENT),
     exercise=Exercise(built_corners=built_corners, operand_values=operand_values, survey_when=survey_when),
+    # v1.20: a, b and result "or per-tensor quantized tensor"; dequantize_op_quantize, the float op judged by its
+    # property restated on storage values (`_criterion_quantized`; cholesky's module docstring); values from its
+    # example only
+    quantization=Quantization(example=quantized_example, skeletons=False),
 )

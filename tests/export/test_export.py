@@ -154,7 +154,9 @@ def test_replay_through_the_interpreter(exported):
     out, cases, summary = exported
     results = export_replay.replay(out, "core")
     assert len(results) == sum(summary.exported.values())
-    assert not [r for r in results if r["verdict"] not in ("pass", "fail")]   # no literal, error, crash
+    # no literal, error or crash — but where scoring the interpreter crashes too (v1.20's promoted reduce
+    # bodies abort it: docs/findings.md), the replay's crash is the same finding, not the export's
+    assert not [r for r in results if r["verdict"] not in ("pass", "fail") and r["verdict"] != r["ours"]]
     disagree = [r for r in results if (r["verdict"] == "pass") != (r["ours"] == "pass")]
     assert not disagree
     assert sum(r["verdict"] == "pass" for r in results) >= 0.99 * len(results)

@@ -40,7 +40,7 @@ SEED_TYPES = ("f8E4M3FN", "f8E5M2", "bf16", "f16", "f32", "f64", "complex<f32>",
 def test_every_type_is_exercised_with_stated_conditioning(op, types):
     """The seed's types on conditioned matrices (v1.20's: tests/generators/test_v1_20_types.py)."""
     got, _ = cases(op)
-    values = [c for c in got if c.kind == "value" and "v1.20 type:" not in c.note]
+    values = [c for c in got if c.kind == "value" and "v1.20 type:" not in c.note and not c.dtype.startswith("quant_")]
     assert {c.dtype for c in values} == set(types)
     kappas = [c.expected[0].residual["condition"] for c in values
               if isinstance(c.expected[0].residual.get("condition"), float)]

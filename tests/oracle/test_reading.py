@@ -103,7 +103,9 @@ def test_every_core_value_case_means_the_same_in_the_pretty_form(every):
                                                              "all_gather", "reduce_scatter",
                                                              # v1.20's, newer than jaxlib 0.10.2's dialect
                                                              "collective_reduce", "collective_broadcast",
-                                                             "async_start"}
+                                                             "async_start",
+                                                             # quantized operands StableHLO's verifier refuses
+                                                             "triangular_solve", "dynamic_conv"}
     printer = unreadable
     assert {c.op for c in printer} <= {"dynamic_slice"} and len(printer) < 20
     assert all("sizes = []" in pretty(c.mlir) for c in printer)

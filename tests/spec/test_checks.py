@@ -5,6 +5,7 @@ import pytest
 
 from shlo_conform.spec import checks
 from shlo_conform.spec.dsl import ANY, Elementwise, OpSpec, Operand, Result, same_shape, same_type
+from shlo_conform.spec.added import ADDED
 from shlo_conform.spec.ops import OPS
 
 
@@ -21,6 +22,23 @@ def test_check_spec_passes(name):
         implied = set(OPS[name].implied)
         assert set(r.independence.redundant) == implied, r.independence.redundant
         assert set(r.independence.witnesses) == set(OPS[name].labels) - implied
+
+
+@pytest.mark.long   # ~2 CPU-minutes: the dynamic ops' shape-operand structures
+@pytest.mark.parametrize("name", sorted(ADDED))
+def test_check_spec_passes_on_v1_20s_added_ops(name):
+    """v1.20's thirteen ops: no failure (satisfiable, inference sound and
+    unique where stated), every constraint independent or reported
+    redundant — or, for an op whose clauses read functions and blocks or
+    that exists for quantized tensors, a note saying why nothing is proved
+    here (checks.STRUCTURAL; spec/quantized_checks.py)."""
+    (r,) = checks.run_ops([name])
+    assert not r.failures, (name, r.failures[:5])
+    if name in checks.STRUCTURAL or ADDED[name].quantization is not None and ADDED[name].quantization.meaning == "own":
+        assert r.proofs == 0 and r.notes
+    else:
+        assert r.independence.witnesses and r.proofs > 0
+        assert set(r.independence.witnesses) | set(r.independence.redundant) == set(ADDED[name].labels)
 
 
 def _fake(constraints, infer):
@@ -102,3 +120,13 @@ def test_encoded_constraints_are_all_independent():
     for r in res:
         assert not r.failures and not r.independence.redundant, r.to_json()
         assert set(r.independence.witnesses) == set(OPS[r.name].labels)
+
+
+def test_v1_20s_added_ops_are_proved_or_say_why_not():
+    """collective_broadcast (v1.20) is proved like a seed op; composite's
+    constraints read functions, not numbers: a note names the registry entry
+    and no proof is claimed; uniform_quantize is proved over quantized types."""
+    cb, comp, uq = checks.run_ops(["collective_broadcast", "composite", "uniform_quantize"])
+    assert cb.proofs > 100 and not cb.failures and cb.independence.witnesses
+    assert comp.proofs == 0 and not comp.failures and "checks.STRUCTURAL" in comp.notes[0]
+    assert uq.proofs == 0 and "quantized_checks" in uq.notes[0]

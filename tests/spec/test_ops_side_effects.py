@@ -149,8 +149,10 @@ def rejected_for(mlir: str) -> str | None:
 
 
 @pytest.mark.parametrize("results, label", [
-    ([], "infeed_c1"), ([TOK, "tensor<2xi32>"], "infeed_c2"), (["tensor<2xi32>"], "infeed_c2"),
-    ([TOK], None), (["tensor<2xi32>", "tensor<f32>", TOK], None), (["tensor<2xi32>", TOK, TOK], None)])
+    ([], "infeed_c1"), (["tensor<2xi32>", "tensor<2xi32>"], "infeed_c2"), (["tensor<2xi32>"], "infeed_c2"),
+    ([TOK], None), (["tensor<2xi32>", "tensor<f32>", TOK], None),
+    # v1.20's C2 (infeed_c3): every result but the last a tensor
+    (["tensor<2xi32>", TOK, TOK], "infeed_c3")])
 def test_infeed_constraints(results, label):
     assert rejected_for(infeed_program(results)) == label
 
@@ -189,7 +191,9 @@ def test_constraint_functions_directly():
     inf = OPS["infeed"]
     assert inf.violated(inf.instance({"token": tok}, {}, {"results": [t, tok]})) == []
     assert inf.violated(inf.instance({"token": tok}, {}, {"results": []})) == ["infeed_c1"]
-    assert inf.violated(inf.instance({"token": tok}, {}, {"results": [tok, t]})) == ["infeed_c2"]
+    assert inf.violated(inf.instance({"token": tok}, {}, {"results": [t, t]})) == ["infeed_c2"]
+    assert inf.violated(inf.instance({"token": tok}, {}, {"results": [tok, t]})) == ["infeed_c2", "infeed_c3"]
+    assert inf.violated(inf.instance({"token": tok}, {}, {"results": [t, tok, tok]})) == ["infeed_c3"]
     send = OPS["send"]
     ok = {"channel_id": 1, "channel_type": "DEVICE_TO_HOST", "is_host_transfer": True}
     assert send.violated(send.instance({"inputs": [t], "token": tok}, ok, {"result": tok})) == []
@@ -271,9 +275,10 @@ def test_unordered_infeeds_state_no_result():
 
 def test_every_op_is_declared_and_generates():
     """Every token op lists its cases; every value case of an op that talks
-    to the host carries host data (after_all's none); infeed/recv cases read
-    the queues the generator filled, outfeed/send cases expect their inputs
-    logged."""
+    to the host carries host data (after_all's none, and recv's device
+    transfers on a process grid: generators/host_pairs.py); infeed/recv
+    cases read the queues the generator filled, outfeed/send cases expect
+    their inputs logged."""
     from shlo_conform.generators.suite import op_cases
     for name in OPS5:
         cases, implied = op_cases(OPS[name], 0)
@@ -282,10 +287,10 @@ def test_every_op_is_declared_and_generates():
         assert "value" in kinds, name
         for c in cases:
             if c.kind == "value":
-                assert (c.host is None) == (name == "after_all"), c.id
+                assert (c.host is None) == (name == "after_all" or (name == "recv" and c.grid is not None)), c.id
             if c.kind == "value" and name in ("outfeed", "send"):
                 assert [e.to_json()["hex"] for _, e, _ in c.host.log] == [v.hex for v in c.inputs]
-            if c.kind == "value" and name in ("infeed", "recv") and c.expected:
+            if c.kind == "value" and name in ("infeed", "recv") and c.expected and c.host is not None:
                 queued = c.host.infeed if name == "infeed" else [v for vs in c.host.channels.values() for v in vs]
                 assert [v.hex for v in queued] == [e.to_json()["hex"] for e in c.expected]
 
@@ -304,7 +309,7 @@ def test_check_spec_on_listed_instances_can_fail():
     ind = checks.check_listed(OPS["infeed"], wrong, rep)
     assert any("breaks ['infeed_c1'], not [infeed_c2]" in f for f in rep.failures)
     assert any("valid in no listed instance" in f for f in rep.failures)
-    assert set(ind.redundant) == {"infeed_c1", "infeed_c2"} and not ind.witnesses
+    assert set(ind.redundant) == {"infeed_c1", "infeed_c2", "infeed_c3"} and not ind.witnesses
     ok = checks.Report()
     good = checks.check_listed(OPS["infeed"], OPS["infeed"].semantics.cases, ok)
-    assert ok.failures == [] and set(good.witnesses) == {"infeed_c1", "infeed_c2"}
+    assert ok.failures == [] and set(good.witnesses) == {"infeed_c1", "infeed_c2", "infeed_c3"}

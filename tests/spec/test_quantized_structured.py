@@ -221,7 +221,7 @@ AX = lambda d, n: parse_quantized_type(   # noqa: E731
     (A, Q("!quant.uniform<i16:f32, 0.5>"), A, "convolution_c32"),        # C31: another storage type
     (A, A, Q("!quant.uniform<i8:f16, 0.5>"), "convolution_c33"),         # C32: another expressed type
     (A, A, AX(2, 4), "convolution_c34"),                                 # C33: per-tensor weights, per-axis result
-    (element_type("f32"), element_type("f32"), A, "convolution_c35"),    # C34: float operands, quantized result
+    (element_type("f32"), A, element_type("f16"), "convolution_c35"),    # C34: float result not the expressed type
     (element_type("f16"), A, element_type("f16"), "convolution_c35"),    # C34: float lhs not the expressed type
 ])
 def test_convolution_quantization_clauses_each_break_alone(lhs, rhs, result, broken):
@@ -360,3 +360,11 @@ def test_quantized_reduce_refuses_to_read_a_body_as_a_monoid_on_storage():
     x = np.array([[1, 2, -10, -10, -10, -10], [-10] * 6])
     [e] = _run(text, x.astype(np.int8), np.int8(-10))
     assert _storage(e).tolist() == [13, -10]
+
+
+def test_float_operands_and_a_quantized_result_break_c28_and_c34():
+    """v1.20's C28, read `(is_quantized(lhs) = is_quantized(result)) and
+    is_quantized(rhs)` as StableHLO's verifier reads it, refuses float ×
+    float → quantized, as C34 does: both clauses name that program."""
+    inst = _conv_inst(element_type("f32"), element_type("f32"), A)
+    assert OPS["convolution"].violated(inst) == ["convolution_c29", "convolution_c35"]
