@@ -192,21 +192,41 @@ def _formula(c, inst):
     return e if is_symbolic(e) else bool(e)
 
 
-def _typical(inst):
-    """Numbers a person would write, asked of z3 first so that the concrete
-    witness reads as a program (generators/quantized.py writes it as an
-    invalid case): the storage type's whole range, zero points in
-    [-8, 8], scales in [2^-10, 1].  Where a clause needs others, z3 is
-    asked again without them."""
+ZERO_POINTS = (0, 1, -1, 2, -2, 3, -3, 5, -5, 8, -8)
+SCALES = (0.5, 0.25, 0.125, 1.0, 0.0625, 0.375, 2.0)
+
+
+def _preferences(inst) -> list[tuple[object, tuple]]:
+    """(z3 number, values to try in order): numbers a person would write —
+    the storage type's whole range, small zero points, scales that are
+    powers of two — tensor by tensor in the instance's order."""
     out = []
     for t in _quantized_tensors(inst):
         q = t.element_type
-        out += [q.storage_min == q.storage_type.min_value, q.storage_max == q.storage_type.max_value]
-        out += [z3.And(z >= -8, z <= 8) for z in q.zero_points if is_symbolic(z)]
-        for sc in q.scales:
-            if isinstance(sc, z3.FPRef):
-                out.append(z3.And(z3.fpGEQ(sc, z3.FPVal(2.0 ** -10, sc.sort())), z3.fpLEQ(sc, z3.FPVal(1.0, sc.sort()))))
-    return _conj([e for e in out if is_symbolic(e)]) if out else True
+        out += [(q.storage_min, (q.storage_type.min_value,)), (q.storage_max, (q.storage_type.max_value,))]
+        if is_symbolic(q.quantization_dimension):
+            out.append((q.quantization_dimension, tuple(range(len(t.shape)))))
+        out += [(z, ZERO_POINTS) for z in q.zero_points]
+        out += [(sc, tuple(z3.FPVal(v, sc.sort()) for v in SCALES)) for sc in q.scales if isinstance(sc, z3.FPRef)]
+    return [(v, prefs) for v, prefs in out if is_symbolic(v)]
+
+
+def _canonical(formulas, inst):
+    """The model of `formulas` with each number fixed, in `_preferences`'
+    order, to the first value it can take: so the witness (which
+    generators/quantized.py writes as an invalid case) is the same program
+    whatever else the process asked z3 before — a model z3 picks freely
+    depends on its context's history — and reads as one a person would
+    write.  None where z3 cannot decide."""
+    s = z3.Solver()
+    s.set("timeout", PROOF_TIMEOUT_MS)
+    s.add(*[f for f in formulas if f is not True])
+    for var, prefs in _preferences(inst):
+        for v in prefs:
+            if s.check(var == v) == z3.sat:
+                s.add(var == v)
+                break
+    return s.model() if s.check() == z3.sat else None
 
 
 def _conj(es):
@@ -279,11 +299,10 @@ def prove(spec: OpSpec) -> QuantizedResult:
                 continue
             others = _conj([e for l, e in exprs.items() if l != label])
             broken = z3.Not(exprs[label]) if is_symbolic(exprs[label]) else True
-            r, model = _check(types, others, broken, _typical(inst))   # a program a reader recognises first
-            if r != z3.sat:
-                r, model = _check(types, others, broken)
+            r, model = _check(types, others, broken)
             if r != z3.sat:
                 continue
+            model = _canonical([types, others, broken], inst) or model
             concrete = _concrete(inst, model)
             got = spec.violated(concrete)
             if got == [label]:
