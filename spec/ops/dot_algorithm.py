@@ -112,7 +112,7 @@ from fractions import Fraction
 
 from ..dsl import ImplDefined, Range
 from ..dft import round_fraction
-from ..schedule import OVERFLOW, any_value, exact_dot
+from ..schedule import OVERFLOW, _special_sum, _threshold, any_value, exact_dot, gamma
 from ..types import FLOAT_TYPES_V1_20, FloatFormat
 
 GROUP = "algorithm"
@@ -327,7 +327,7 @@ def element(pairs: list[tuple[float, float]], alg: Algorithm):
         err += sum(A[i] * B[j] for i in range(kl) for j in range(kr) if (i, j) not in kept)
         mag += sum(A[i] * B[j] for i, j in kept)
     N = len(kept) * len(pairs)
-    g = _gamma(N, sf)
+    g = gamma(N, sf)
     if g is None or (abs(s) + err + mag * (1 + g)) >= _threshold(af) or mag * (1 + g) >= _threshold(sf):
         return special if special is not None and math.isnan(special) else any_value(OVERFLOW, special or s)
     if special is not None:
@@ -345,22 +345,3 @@ def _outward(x: Fraction, fmt: FloatFormat, mode: str):
     """x rounded into the accumulation type in `mode`, as an exact value (a float past its range)."""
     r = round_fraction(x, fmt, mode)
     return r if math.isinf(r) else Fraction(r)
-
-
-def _gamma(k: int, fmt: FloatFormat) -> Fraction | None:
-    ku = k * fmt.unit_roundoff
-    return None if ku >= 1 else ku / (1 - ku)
-
-
-def _threshold(fmt: FloatFormat) -> Fraction:
-    """The least magnitude that rounds to infinity to nearest."""
-    return fmt.max_finite + fmt.ulp(fmt.max_finite) / 2
-
-
-def _special_sum(xs: list[float]):
-    if any(math.isnan(x) for x in xs):
-        return math.nan
-    infs = {x for x in xs if math.isinf(x)}
-    if not infs:
-        return None
-    return math.nan if len(infs) == 2 else infs.pop()

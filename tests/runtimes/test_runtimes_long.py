@@ -27,6 +27,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.runtimes import built
 from shlo_conform.backends.base import Unsupported, load_backend
 from shlo_conform.spec.types import parse_type, tensor_from_hex, tensor_to_hex
 from shlo_conform.suites.records import tensor_type_of
@@ -38,18 +39,11 @@ TOOLS = ROOT / "tools" / "runtimes"
 DIRECT = Path(__file__).resolve().parent / "direct"
 
 
-def _build(config: str) -> Path:
-    r = subprocess.run([sys.executable, str(TOOLS / "build_env.py"), config], capture_output=True, text=True,
-                       timeout=1800)
-    assert r.returncode == 0, r.stdout + r.stderr
-    sys.path.insert(0, str(TOOLS))
-    from launch import CONFIGS, env_python
-    return env_python(CONFIGS[config].env)
 
 
 @pytest.fixture(scope="module")
 def programs():
-    py = _build("jaxlib-0.9.2")
+    py = built("jaxlib-0.9.2")
     r = subprocess.run([str(py), str(DIRECT / "jax_programs.py")], capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stderr[-2000:]
     doc = json.loads(r.stdout)
@@ -59,7 +53,7 @@ def programs():
 
 @pytest.fixture(scope="module")
 def tf_direct(programs):
-    py = _build("tf-2.21.0")
+    py = built("tf-2.21.0")
     r = subprocess.run([str(py), str(DIRECT / "tf_direct.py")], input=json.dumps({"cases": programs}),
                        capture_output=True, text=True, timeout=900)
     assert r.returncode == 0, r.stderr[-2000:]
@@ -75,7 +69,7 @@ def _through(config: str, case: dict, backend) -> list[str]:
 
 
 def _served(config: str):
-    _build(config)
+    built(config)
     return load_backend(f"command:{sys.executable} {TOOLS / 'launch.py'} {config}")
 
 
@@ -143,7 +137,7 @@ def test_litert_runs_pytorch_quantized_exports_and_the_oracle_judges_them(name, 
     XlaCallModule says in one line why not (no quant op reaches HLO)."""
     from shlo_conform.cli import main
     from tests.run_report import verdicts
-    _build("tf-2.21.0")
+    built("tf-2.21.0")
     main(["run", str(QUANTIZED_EXPORTS / f"{name}{suffix}"), "--inputs", str(QUANTIZED_EXPORTS / f"{name}.npz"),
           "--backend=runtime:litert-2.3.0,runtime:tf-2.21.0,oracle"])
     out = capsys.readouterr().out

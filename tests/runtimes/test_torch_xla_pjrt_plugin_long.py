@@ -40,6 +40,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from tests.runtimes import built
 from shlo_conform.backends.base import Crashed, load_backend
 from shlo_conform.spec.types import parse_type, tensor_from_hex, tensor_to_hex
 from shlo_conform.suites.records import tensor_type_of
@@ -122,13 +123,6 @@ json.dump(out, sys.stdout)
 """
 
 
-def _build(config: str) -> Path:
-    r = subprocess.run([sys.executable, str(TOOLS / "build_env.py"), config], capture_output=True, text=True,
-                       timeout=3600)
-    assert r.returncode == 0, r.stdout + r.stderr
-    sys.path.insert(0, str(TOOLS))
-    from launch import CONFIGS, env_python
-    return env_python(CONFIGS[config].env)
 
 
 def _run(py: Path, code: str, *args, stdin: str = "") -> dict:
@@ -139,7 +133,7 @@ def _run(py: Path, code: str, *args, stdin: str = "") -> dict:
 
 @pytest.fixture(scope="module")
 def programs():
-    py = _build("jaxlib-0.9.2")
+    py = built("jaxlib-0.9.2")
     r = subprocess.run([str(py), str(DIRECT / "jax_programs.py")], capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stderr[-2000:]
     doc = json.loads(r.stdout)
@@ -154,7 +148,7 @@ def _through(case: dict, backend) -> list[dict]:
 
 
 def _served(config: str, *extra: str):
-    _build(config)
+    built(config)
     return load_backend(f"command:{sys.executable} {TOOLS / 'launch.py'} {config} {' '.join(extra)}".strip())
 
 
@@ -167,8 +161,8 @@ def _distinguishes(direct: dict, programs: list) -> None:
 
 
 def test_torch_xla_server_is_run_stablehlo(programs):
-    artifacts = _run(_build("jaxlib-0.9.2"), EXPORT, str(DIRECT))
-    direct = _run(_build("torch-xla-2.9.0"), TORCH_DIRECT, str(TOOLS),
+    artifacts = _run(built("jaxlib-0.9.2"), EXPORT, str(DIRECT))
+    direct = _run(built("torch-xla-2.9.0"), TORCH_DIRECT, str(TOOLS),
                   stdin=json.dumps({"cases": programs, "artifacts": artifacts}))
     assert direct["torch_xla"] == "2.9.0"
     _distinguishes(direct["cases"], programs)
@@ -186,7 +180,7 @@ def test_torch_xla_server_is_run_stablehlo(programs):
 def test_pjrt_plugin_server_is_jax_on_the_plugin(programs, how):
     """The registry's packaged plugin, and the same library named by path
     (`--plugin=/path/x.so`, the generic adapter's way to take any plugin)."""
-    py = _build("pjrt-xla-cpu-0.0.1")
+    py = built("pjrt-xla-cpu-0.0.1")
     direct = _run(py, PLUGIN_DIRECT, str(DIRECT), str(TOOLS), "module:xla_plugins.xla_cpu_pjrt",
                   stdin=json.dumps({"cases": programs}))
     _distinguishes(direct["cases"], programs)
@@ -207,7 +201,7 @@ def test_pjrt_plugin_that_does_not_load_is_a_crash_of_its_own(tmp_path):
     (wire.serve's status 3) and the program is the runner's Crashed — a
     backend that does not start, said in one line — not a hang and not a
     verdict of the program's."""
-    _build("pjrt-xla-cpu-0.0.1")
+    built("pjrt-xla-cpu-0.0.1")
     bogus = tmp_path / "not_a_plugin.so"
     bogus.write_bytes(b"\x7fELF not really")
     b = load_backend(f"command:{sys.executable} {TOOLS / 'launch.py'} pjrt-xla-cpu-0.0.1 --plugin={bogus}")

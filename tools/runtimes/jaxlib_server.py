@@ -55,6 +55,29 @@ class _Program:
         self.__dict__.update(extra)
 
 
+_PASSES_REGISTERED: list = []   # jaxlib's StableHLO passes, registered once per process
+
+
+def legalize_chlo(module, ir) -> None:
+    """CHLO in `module` decomposed in place by jaxlib's own
+    chlo-legalize-to-stablehlo (what the interpreter, and torch-xla's
+    portable artifact, need: neither reads CHLO); Unsupported where a CHLO
+    op has no decomposition."""
+    if "chlo." not in module.operation.get_asm(print_generic_op_form=True):
+        return
+    from jaxlib.mlir import passmanager
+    import jaxlib.mlir._mlir_libs._stablehlo as shlo
+
+    if not _PASSES_REGISTERED:
+        shlo.register_stablehlo_passes()
+        _PASSES_REGISTERED.append(True)
+    pm = passmanager.PassManager.parse("builtin.module(func.func(chlo-legalize-to-stablehlo))")
+    try:
+        pm.run(module.operation)
+    except ir.MLIRError as e:
+        raise Unsupported(f"CHLO without a StableHLO decomposition: {one_line(str(e))}") from None
+
+
 def _main_func(module, ir):
     funcs = [op for op in module.body.operations if op.operation.name == "func.func"]
     main = next((f for f in funcs if ir.StringAttr(f.attributes["sym_name"]).value == "main"), None)
@@ -201,7 +224,6 @@ class InterpreterServer(Server):
 
         self._ir, self._stablehlo = ir, stablehlo
         self._ctx = jm.make_ir_context()
-        self._passes = False
 
     def describe(self) -> str:
         return (f"StableHLO reference interpreter (stablehlo {self._stablehlo.get_current_version()}) via "
@@ -211,20 +233,7 @@ class InterpreterServer(Server):
         return [{"op": op, "dtype": d, "reason": r} for op, d, r in _ABORTS]
 
     def _legalize_chlo(self, module) -> None:
-        ir = self._ir
-        if "chlo." not in module.operation.get_asm(print_generic_op_form=True):
-            return
-        from jaxlib.mlir import passmanager
-        import jaxlib.mlir._mlir_libs._stablehlo as shlo
-
-        if not self._passes:
-            shlo.register_stablehlo_passes()
-            self._passes = True
-        pm = passmanager.PassManager.parse("builtin.module(func.func(chlo-legalize-to-stablehlo))")
-        try:
-            pm.run(module.operation)
-        except ir.MLIRError as e:
-            raise Unsupported(f"CHLO without a StableHLO decomposition: {one_line(str(e))}") from None
+        legalize_chlo(module, self._ir)
 
     def compile(self, mlir: str):
         if has_quantized(mlir):

@@ -46,6 +46,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from wire import (Rejected, RunFailed, Server, Unsupported, claim_stdout, has_quantized, one_line,  # noqa: E402
                   parse_tensor_type, serve)
+from jaxlib_server import legalize_chlo  # noqa: E402  (the same jaxlib 0.9.2 in this environment)
 
 import numpy as np  # noqa: E402
 
@@ -108,7 +109,6 @@ class TorchXlaServer(Server):
         self._ir, self._stablehlo, self._chlo = ir, stablehlo, chlo
         self._torch, self._xla, self._run = torch, torch_xla, _XLAC._run_stablehlo
         self._device_type = xr.device_type()
-        self._passes = False
 
     def describe(self) -> str:
         flags = os.environ.get("XLA_FLAGS", "").strip()
@@ -137,19 +137,6 @@ class TorchXlaServer(Server):
         self._chlo.register_dialect(ctx)
         return ctx
 
-    def _legalize_chlo(self, module) -> None:
-        from jaxlib.mlir import passmanager
-        import jaxlib.mlir._mlir_libs._stablehlo as shlo
-
-        if not self._passes:
-            shlo.register_stablehlo_passes()
-            self._passes = True
-        pm = passmanager.PassManager.parse("builtin.module(func.func(chlo-legalize-to-stablehlo))")
-        try:
-            pm.run(module.operation)
-        except self._ir.MLIRError as e:
-            raise Unsupported(f"CHLO without a StableHLO decomposition: {one_line(str(e))}") from None
-
     def compile(self, mlir: str):
         if has_quantized(mlir):
             raise Unsupported("quantized types: jaxlib's Python bindings, which write the artifact, register "
@@ -168,8 +155,7 @@ class TorchXlaServer(Server):
             ftype = ir.FunctionType(ir.TypeAttr(main.attributes["function_type"]).value)
             args = [self._carried(t, "argument") for t in ftype.inputs]
             results = [self._carried(t, "result") for t in ftype.results]
-            if "chlo." in module.operation.get_asm(print_generic_op_form=True):
-                self._legalize_chlo(module)
+            legalize_chlo(module, ir)   # torch-xla reads no CHLO: jaxlib's decomposition (jaxlib_server)
             text = module.operation.get_asm()
         try:
             artifact = self._stablehlo.serialize_portable_artifact_str(text, TARGET)
