@@ -93,7 +93,7 @@ def exact_dot(pairs: list[tuple[float, float]]) -> Fraction:
     return Fraction(total, 1 << 2148)
 
 
-def _threshold(fmt: FloatFormat) -> Fraction:
+def overflow_threshold(fmt: FloatFormat) -> Fraction:
     """The least magnitude that rounds to infinity (or NaN in f8E4M3FN)."""
     return fmt.max_finite + fmt.ulp(fmt.max_finite) / 2
 
@@ -106,7 +106,7 @@ def any_value(label: str, primary) -> ImplDefined:
 _any = any_value
 
 
-def _special_sum(xs: list[float]):
+def special_sum(xs: list[float]):
     """The sum every schedule gives when a term is NaN or infinite; None when
     all are finite."""
     if any(math.isnan(x) for x in xs):
@@ -119,12 +119,12 @@ def _special_sum(xs: list[float]):
 
 def sum_range(xs: list[float], fmt: FloatFormat):
     """Every value a schedule of `xs` (floats of `fmt`) may sum to."""
-    special = _special_sum(xs)
+    special = special_sum(xs)
     finite = [x for x in xs if math.isfinite(x)]
     n = len(xs)
     g = gamma(max(n - 1, 0), fmt)
     s, a = exact_sum(finite), exact_sum([abs(x) for x in finite])
-    if g is None or a * (1 + g) >= _threshold(fmt):
+    if g is None or a * (1 + g) >= overflow_threshold(fmt):
         if special is not None and math.isnan(special):
             return special
         return _any(OVERFLOW, special if special is not None else s)
@@ -150,7 +150,7 @@ def product_range(xs: list[float], fmt: FloatFormat):
     mags = [abs(Fraction(x)) for x in xs]
     partial = _partial_products(mags)
     p = Fraction(-1 if negative else 1) * math.prod(mags, start=Fraction(1))
-    if g is None or max(partial, default=Fraction(1)) * (1 + g) >= _threshold(fmt):
+    if g is None or max(partial, default=Fraction(1)) * (1 + g) >= overflow_threshold(fmt):
         return _any(OVERFLOW, p)
     b = g * abs(p)
     if min(partial, default=fmt.min_normal) < fmt.min_normal and n > 1:
@@ -178,12 +178,12 @@ def dot_range(pairs: list[tuple[float, float]], fmt: FloatFormat):
         if math.isnan(a) or math.isnan(b) or ((math.isinf(a) or math.isinf(b)) and (a == 0 or b == 0)):
             return math.nan
         products.append(a * b if (math.isinf(a) or math.isinf(b) or a == 0 or b == 0) else None)
-    special = _special_sum([p for p in products if p is not None and math.isinf(p)])
+    special = special_sum([p for p in products if p is not None and math.isinf(p)])
     exact = [(a, b) for (a, b), p in zip(pairs, products) if p is None or p == 0]
     n = len(pairs)
     g = gamma(n, fmt)
     s, mag = exact_dot(exact), exact_dot([(abs(a), abs(b)) for a, b in exact])
-    if g is None or mag * (1 + g) >= _threshold(fmt):
+    if g is None or mag * (1 + g) >= overflow_threshold(fmt):
         return special if special is not None and math.isnan(special) else _any(OVERFLOW, special or s)
     if special is not None:
         return special
@@ -301,7 +301,7 @@ def _complex_product(xs: list[complex], fmt: FloatFormat):
     g2 = gamma(2, fmt)
     mag = math.prod((abs(Fraction(x.real)) + abs(Fraction(x.imag)) for x in xs), start=Fraction(1))
     b = ((1 + 2 * g2) ** (n - 1) - 1) * mag + (n - 1) * fmt.min_subnormal * mag
-    if mag * (1 + 2 * g2) ** max(n - 1, 0) >= _threshold(fmt):
+    if mag * (1 + 2 * g2) ** max(n - 1, 0) >= overflow_threshold(fmt):
         return _any(OVERFLOW, exact)
     return tuple(Range(c, c - b, c + b) for c in exact)
 

@@ -112,7 +112,7 @@ from fractions import Fraction
 
 from ..dsl import ImplDefined, Range
 from ..dft import round_fraction
-from ..schedule import OVERFLOW, _special_sum, _threshold, any_value, exact_dot, gamma
+from ..schedule import OVERFLOW, any_value, exact_dot, gamma, overflow_threshold, special_sum
 from ..types import FLOAT_TYPES_V1_20, FloatFormat
 
 GROUP = "algorithm"
@@ -310,14 +310,14 @@ def element(pairs: list[tuple[float, float]], alg: Algorithm):
             specials.append(a * b)
         else:
             finite.append((a, b))
-    s, special = exact_dot(finite), _special_sum(specials)
+    s, special = exact_dot(finite), special_sum(specials)
     scheme = alg.scheme()
     if scheme is None:
         return any_value(UNDEFINED, special if special is not None else s)
     kl, kr, kept = scheme
     lf, rf, af = alg.formats()
     sf = alg.summing_format()
-    if any(abs(Fraction(a)) >= _threshold(lf) or abs(Fraction(b)) >= _threshold(rf) for a, b in finite):
+    if any(abs(Fraction(a)) >= overflow_threshold(lf) or abs(Fraction(b)) >= overflow_threshold(rf) for a, b in finite):
         return any_value(PRECISION_OVERFLOW, special if special is not None else s)
     err, mag = Fraction(0), Fraction(0)
     for a, b in finite:
@@ -328,7 +328,7 @@ def element(pairs: list[tuple[float, float]], alg: Algorithm):
         mag += sum(A[i] * B[j] for i, j in kept)
     N = len(kept) * len(pairs)
     g = gamma(N, sf)
-    if g is None or (abs(s) + err + mag * (1 + g)) >= _threshold(af) or mag * (1 + g) >= _threshold(sf):
+    if g is None or (abs(s) + err + mag * (1 + g)) >= overflow_threshold(af) or mag * (1 + g) >= overflow_threshold(sf):
         return special if special is not None and math.isnan(special) else any_value(OVERFLOW, special or s)
     if special is not None:
         if math.isnan(special) or max(kl, kr) == 1:
