@@ -364,7 +364,8 @@ def _declared_case(spec: OpSpec, note: str, kind: str, inst, violates, rng, seed
 # cases or none, from a generator seeded by the op's name, so a stream added
 # here changes no other op's cases.
 ADDED_STREAMS = (quantized.cases, v1_20_collectives.cases, v1_20_ops.cases,
-                 quantized.added_cases)   # issue 34: quantized cases on a declared example, after the rest
+                 quantized.added_cases,   # issue 34: quantized cases on a declared example, after the rest
+                 v1_20_ops.late_cases)    # issue 35: invalid cases for the clauses the first pass missed
 
 
 def op_cases(spec: OpSpec, seed: int, expect_fn=None) -> tuple[list[Case], list[str]]:

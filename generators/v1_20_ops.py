@@ -555,19 +555,64 @@ def cases(spec: OpSpec, seed: int, expect_fn=None) -> list:
     return out + _at_run_time(spec, valid, seed, expect_fn)
 
 
-# Constraints check-spec proves independent (z3 breaks each alone where the shape operand's values are not
-# known — an @main argument) that this stream has no invalid case for yet: its invalid cases mutate programs
-# whose shape operands are constants, and there the values make another clause (dynamic_gather's C13,
-# dynamic_conv's C25 and its window rules) fail with them.  check-spec prints them as not covered yet
-# (shlo_conform/commands/check_spec.py) instead of failing: a stated gap, closed by writing z3's witness with
-# the operand at run time (`_at_run_time`'s form), whose numbers must first be made independent of z3's
-# history (spec/quantized_checks.py `_canonical` does that for quantized types).
-NO_INVALID_CASE_YET = {
-    **{f"dynamic_gather_c{k}": "broken alone only with slice_sizes unknown (C13 refuses it with them)"
-       for k in (1, 7, 11)},
-    **{f"dynamic_conv_c{k}": "broken alone only with padding unknown (C25 and the window rules refuse it with it)"
-       for k in (1, 11, 15, 16, 21, 22, 23)},
-}
+def late_cases(spec: OpSpec, seed: int, expect_fn=None) -> list:
+    """LATE_MUTATIONS' invalid cases (`_late_invalid`) on the same draws as
+    `cases` (the same generator, drawn again): a stream of its own, after
+    every other stream of the op (generators/suite.py ADDED_STREAMS)."""
+    if spec.mnemonic not in LATE_MUTATIONS:
+        return []
+    rng = np.random.default_rng([seed, zlib.crc32(spec.mnemonic.encode()), zlib.crc32(b"v1.20 ops")])
+    draw, types = DRAW[spec.mnemonic]
+    drawn = [(draw(spec, et, rng, k), et) for et in types for k in range(CASES_PER_TYPE)]
+    valid = [(d, et) for d, et in drawn if d is not None and not spec.violated(d.inst)]
+    return _late_invalid(spec, valid, seed, expect_fn or oracle_expectations)
+
+
+# Constraints check-spec proves independent for which the first pass (`_invalid`, MUTATIONS) had no case when
+# the suite was first written: their cases come after every other case of the op (`_late_invalid`), so the
+# committed cases keep their bytes.  dynamic_gather's three are broken alone only with `slice_sizes` known at
+# run time (with the values known, C13 — and C12 for one entry more — fails with them: `_at_run_time`'s form);
+# dynamic_conv's seven are broken alone with the padding a constant, on shapes chosen for the group counts.
+def _gather_late(spec, d: Drawn):
+    i = d.inst
+    o, r = i.operand, i.result
+    yield "dynamic_gather_c1", "an offset dim more than the operand's rank allows", d.changed(
+        spec, attrs={"offset_dims": tuple(i.offset_dims) + (r.rank,)}).with_result(spec, shape=tuple(r.shape) + (1,))
+    if i.collapsed_slice_dims:
+        yield "dynamic_gather_c7", "a collapsed dim past the operand's rank", d.changed(
+            spec, attrs={"collapsed_slice_dims": (o.rank,)})
+    yield "dynamic_gather_c11", "slice_sizes one entry longer", d.with_values(
+        spec, "slice_sizes", values_of(d, "slice_sizes") + (1,))
+
+
+def _conv_late(spec, d: Drawn):
+    """C1 by a kernel of one more (unreferenced) axis; the group rules on
+    lhs/rhs/result sizes chosen so that every other group rule holds."""
+    i = d.inst
+
+    def sized(t: TensorType, sizes: dict) -> TensorType:
+        return TensorType(tuple(sizes.get(a, x) for a, x in enumerate(t.shape)), t.element_type)
+
+    def grouped(batch, feature, kernel_in, kernel_out, fgc, bgc, result_batch) -> Drawn:
+        lhs = sized(i.lhs, {i.input_batch_dimension: batch, i.input_feature_dimension: feature})
+        rhs = sized(i.rhs, {i.kernel_input_feature_dimension: kernel_in, i.kernel_output_feature_dimension: kernel_out})
+        out = sized(i.result, {i.output_batch_dimension: result_batch, i.output_feature_dimension: kernel_out})
+        return d.changed(spec, operands={"lhs": lhs, "rhs": rhs}, results={"result": out},
+                         attrs={"feature_group_count": fgc, "batch_group_count": bgc},
+                         args=[np.zeros(lhs.shape, lhs.element_type.numpy), np.zeros(rhs.shape, rhs.element_type.numpy)])
+
+    wider = TensorType(tuple(i.rhs.shape) + (1,), i.rhs.element_type)
+    yield "dynamic_conv_c1", "a kernel of rank N + 1", d.changed(
+        spec, operands={"rhs": wider}, args=[d.args[0], np.zeros(wider.shape, wider.element_type.numpy)])
+    yield "dynamic_conv_c11", "3 input features in 2 feature groups", grouped(1, 3, 1, 2, 2, 1, 1)
+    yield "dynamic_conv_c15", "1 output feature in 2 batch groups", grouped(2, 1, 1, 1, 1, 2, 1)
+    yield "dynamic_conv_c16", "1 output feature in 2 feature groups", grouped(1, 2, 1, 1, 2, 1, 1)
+    yield "dynamic_conv_c21", "feature_group_count -1 (no input features)", grouped(1, 0, 0, 1, -1, 1, 1)
+    yield "dynamic_conv_c22", "batch_group_count -1 (an empty batch)", grouped(0, 1, 1, 1, 1, -1, 0)
+    yield "dynamic_conv_c23", "2 feature groups and 2 batch groups", grouped(2, 2, 1, 2, 2, 2, 1)
+
+
+LATE_MUTATIONS = {"dynamic_gather": _gather_late, "dynamic_conv": _conv_late}
 
 
 # ---------------------------------------------------------------- shape operands known only at run time
@@ -622,9 +667,7 @@ def _at_run_time(spec, valid: list, seed: int, expect_fn) -> list:
         out = []
         for kind, values_, note in (("value", fits, f"{name} an @main argument, its values the result's ({d.note})"),
                                     ("survey", bad, f"{why}: undefined (spec.md Dynamism) — {d.note}")):
-            inst = spec.instance(dict(d.inst.operands), dict(d.inst.attributes), dict(d.inst.results),
-                                 dict(d.inst.regions))
-            inst.known_values = {k: v for k, v in d.inst.known_values.items() if k != name}   # not `name`
+            inst = _unknown(spec, d.inst, name)
             c = quantized.stream_case(spec, inst, d.args + [values_], kind, seed, note, et.name, expect_fn,
                                       mlir=mlir, more_arguments=(t,))
             if c is not None:
@@ -644,6 +687,40 @@ def _invalid(spec, valid: list, seed: int, expect_fn) -> list:
                 continue
             c = _case(spec, m.inst, m.args, m.consts, "invalid", seed, f"violates {label} ({what}; {d.note})",
                       et.name, expect_fn, violates=label)
+            if c is not None:
+                out.append(c)
+                done.add(label)
+    return out
+
+
+def _unknown(spec, inst, name: str):
+    """`inst` with literal operand `name`'s values not known (an @main argument)."""
+    out = spec.instance(dict(inst.operands), dict(inst.attributes), dict(inst.results), dict(inst.regions))
+    out.known_values = {k: v for k, v in inst.known_values.items() if k != name}
+    return out
+
+
+def _late_invalid(spec, valid: list, seed: int, expect_fn) -> list:
+    """LATE_MUTATIONS' invalid cases, one per constraint: the mutation as a
+    constant program where it breaks its constraint alone there, else with
+    the shape operand an @main argument (RUN_TIME_OPERAND) where that does."""
+    mutations, name = LATE_MUTATIONS.get(spec.mnemonic), RUN_TIME_OPERAND.get(spec.mnemonic)
+    out, done = [], set()
+    for d, et in valid if mutations else ():
+        for label, what, m in mutations(spec, d):
+            if label in done:
+                continue
+            note = f"violates {label} ({what}; {d.note})"
+            if spec.violated(m.inst) == [label]:
+                c = _case(spec, m.inst, m.args, m.consts, "invalid", seed, note, et.name, expect_fn, violates=label)
+            elif spec.violated(_unknown(spec, m.inst, name)) == [label]:
+                t = m.inst.operands[name]
+                mlir = _as_argument(emit.program(spec, m.inst, None, m.consts), name, t)
+                c = quantized.stream_case(spec, _unknown(spec, m.inst, name), m.args + [m.consts[name]], "invalid",
+                                          seed, f"{note}, {name} an @main argument", et.name, expect_fn,
+                                          violates=label, mlir=mlir, more_arguments=(t,))
+            else:
+                continue
             if c is not None:
                 out.append(c)
                 done.add(label)
