@@ -5,7 +5,8 @@ Three parts, each a ratio against a peer measured in the same run:
 1. **table** — JAX-lowered f32 programs through `shlo_conform.run_program`
    (compile + run) on the oracle and on the StableHLO reference interpreter
    (jaxlib's), and through `jax.jit` (XLA, compiled once, best of 5):
-   jnp.dot 64² and 256², tanh(tanh(x@w1)@w2) at 128, conv_general_dilated
+   jnp.dot 64² and 256², jnp.dot 128² with the BF16_BF16_F32_X3
+   algorithm, tanh(tanh(x@w1)@w2) at 128, conv_general_dilated
    1×16×32×32 with a 3×3 SAME kernel, jax.nn.softmax 256², and a reduce
    (jnp.sum) over 10^7 f32 elements.  Target: interpreter / oracle ≥ 10.
 2. **matmul 1024³ f32** — XLA's time for the product, against the oracle
@@ -72,9 +73,13 @@ def table_programs():
     def mlp(x, w1, w2):
         return jnp.tanh(jnp.tanh(x @ w1) @ w2)
 
+    def x3(a, b):   # a DotAlgorithm preset (v1.20): the bound the algorithm states (spec/ops/dot_algorithm.py)
+        return jnp.dot(a, b, precision=jax.lax.DotAlgorithmPreset.BF16_BF16_F32_X3, preferred_element_type=jnp.float32)
+
     return [
         ("jnp.dot 64x64", jnp.dot, [normal(64, 64), normal(64, 64)], False),
         ("jnp.dot 256x256", jnp.dot, [normal(256, 256), normal(256, 256)], True),
+        ("jnp.dot 128x128 BF16_X3", x3, [normal(128, 128), normal(128, 128)], False),
         ("tanh(tanh(x@w1)@w2) 128", mlp, [normal(128, 128), normal(128, 128, scale=128 ** -0.5),
                                           normal(128, 128, scale=128 ** -0.5)], False),
         ("conv 1x16x32x32 3x3 SAME", conv, [normal(1, 16, 32, 32), normal(16, 16, 3, 3, scale=1 / 12)], False),

@@ -748,7 +748,7 @@ def float_dot(A: np.ndarray, B: np.ndarray, fmt: FloatFormat, element: Callable,
     pinf = np.zeros(size, dtype=bool)
     ninf = np.zeros(size, dtype=bool)
     if not (fa.all() and fb.all()):
-        nan_, pinf, ninf = _dot_specials(A, B)
+        nan_, pinf, ninf = dot_specials(A, B)
     kind, value, over_value, st = _classify(
         sums, K, lambda k: gamma(k, fmt), lambda k: Fraction(k) * fmt.min_subnormal / 2, fmt, W, nan_, pinf, ninf)
 
@@ -769,7 +769,31 @@ def float_dot(A: np.ndarray, B: np.ndarray, fmt: FloatFormat, element: Callable,
     return Answers((G, M, N), kind, value, stages, element, probes, over_value)
 
 
-def _dot_specials(A, B):
+def dot_within(A: np.ndarray, B: np.ndarray, fmt: FloatFormat, b: tuple, classes: tuple, element: Callable,
+               probes: dict) -> Optional[Answers]:
+    """Σ aᵢ·bᵢ ± b for a bound b the caller states per element (dot_general's
+    `algorithm`, spec/ops/dot_algorithm.py), with the caller's classes:
+    `classes` = (kind, value, over_value) flat over G×M×N as `Answers` reads
+    them.  s (of RANGE elements, and of OVER ones whose primary is the exact
+    result rounded) is enclosed by `float_dot`'s stages (products exact in
+    the working type of `fmt`, or TwoProduct for f64), b by `b` = (lo, hi)
+    float64 arrays with lo ≤ b ≤ hi.  An element whose s those stages
+    cannot enclose (an f64 product past float64) is ELEMENT.  None where
+    `float_dot` has no working type or the sum is empty."""
+    got = float_dot(A, B, fmt, element, probes)
+    if got is None or not np.asarray(A).shape[2]:
+        return None
+    W = working(fmt)
+    b_lo, b_hi = (np.asarray(x, dtype=np.float64).astype(W) for x in b)
+    kind, value, over_value = (np.asarray(x).reshape(-1) for x in classes)
+    kind = np.where(got.stages[0].finite, kind, ELEMENT).astype(np.int8)   # stage 1's sums past float64
+
+    def ranged(stage):
+        return lambda idx: _ends(stage(idx)[0], (b_lo[idx], b_hi[idx]))
+    return Answers(got.shape, kind, value, tuple(ranged(st) for st in got.stages), element, probes, over_value)
+
+
+def dot_specials(A, B):
     """Per (g, m, n): a NaN term or 0 × ∞ (NaN), an infinite product of
     each sign — counted exactly with float64 matrix products of 0/1
     indicators."""

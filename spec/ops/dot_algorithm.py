@@ -110,6 +110,9 @@ import math
 from dataclasses import dataclass
 from fractions import Fraction
 
+import numpy as np
+
+from .. import bounds
 from ..dsl import ImplDefined, Range
 from ..dft import round_fraction
 from ..schedule import OVERFLOW, any_value, exact_dot, gamma, overflow_threshold, special_sum
@@ -319,13 +322,7 @@ def element(pairs: list[tuple[float, float]], alg: Algorithm):
     sf = alg.summing_format()
     if any(abs(Fraction(a)) >= overflow_threshold(lf) or abs(Fraction(b)) >= overflow_threshold(rf) for a, b in finite):
         return any_value(PRECISION_OVERFLOW, special if special is not None else s)
-    err, mag = Fraction(0), Fraction(0)
-    for a, b in finite:
-        A, ra = split_bounds(Fraction(a), kl, lf)
-        B, rb = split_bounds(Fraction(b), kr, rf)
-        err += abs(Fraction(a)) * rb + ra * abs(Fraction(b)) + ra * rb
-        err += sum(A[i] * B[j] for i in range(kl) for j in range(kr) if (i, j) not in kept)
-        mag += sum(A[i] * B[j] for i, j in kept)
+    err, mag = _err_mag(finite, alg)
     N = len(kept) * len(pairs)
     g = gamma(N, sf)
     if g is None or (abs(s) + err + mag * (1 + g)) >= overflow_threshold(af) or mag * (1 + g) >= overflow_threshold(sf):
@@ -336,12 +333,183 @@ def element(pairs: list[tuple[float, float]], alg: Algorithm):
         return ImplDefined({"the exact result": special, SPLIT_INF: math.nan}, why=ALGORITHM_WHY)
     if not pairs:
         return 0.0
-    bound = err + g * mag + N * sf.min_subnormal / 2
+    bound = _half_width(err, mag, g, N, sf)
     lo, hi = s - bound, s + bound
     return Range(s, _outward(lo, af, "down"), _outward(hi, af, "up"))
+
+
+def _err_mag(finite: list, alg: Algorithm) -> tuple[Fraction, Fraction]:
+    """(Σ E, Σ_K A·A) of the module docstring's bound over finite pairs."""
+    kl, kr, kept = alg.scheme()
+    lf, rf, _ = alg.formats()
+    err, mag = Fraction(0), Fraction(0)
+    for a, b in finite:
+        A, ra = split_bounds(Fraction(a), kl, lf)
+        B, rb = split_bounds(Fraction(b), kr, rf)
+        err += abs(Fraction(a)) * rb + ra * abs(Fraction(b)) + ra * rb
+        err += sum(A[i] * B[j] for i in range(kl) for j in range(kr) if (i, j) not in kept)
+        mag += sum(A[i] * B[j] for i, j in kept)
+    return err, mag
+
+
+def stated_bound(pairs: list[tuple[float, float]], alg: Algorithm) -> Fraction:
+    """B = Σ E + γ_N·Σ_K A·A + N·η/2 of finite `pairs` (the half-width
+    `element` states around the exact sum, before rounding outward)."""
+    err, mag = _err_mag(pairs, alg)
+    N = len(alg.scheme()[2]) * len(pairs)
+    sf = alg.summing_format()
+    return _half_width(err, mag, gamma(N, sf), N, sf)
+
+
+def _half_width(err: Fraction, mag: Fraction, g: Fraction, N: int, sf: FloatFormat) -> Fraction:
+    return err + g * mag + N * sf.min_subnormal / 2
 
 
 def _outward(x: Fraction, fmt: FloatFormat, mode: str):
     """x rounded into the accumulation type in `mode`, as an exact value (a float past its range)."""
     r = round_fraction(x, fmt, mode)
     return r if math.isinf(r) else Fraction(r)
+
+
+# --------------------------------------------------------------------------
+# The bound on whole arrays
+# --------------------------------------------------------------------------
+# `element` states one element in exact rationals — 10^5 Fraction operations for a 128-long dot, so a
+# model-sized result took minutes.  `whole` states the same answers for a whole result at once: s by
+# spec/bounds.py's enclosures, B = Σ E + γ_N·Σ_K A·A + N·η/2 enclosed in float64 through matrix products of
+# the per-operand bounds (A_i, R_k of "The split" for every operand value at once), and the elements it
+# cannot state (specials, an operand past the precision type, a sum that may overflow) left to `element`.
+# The oracle rounds s − B down and s + B up into the result's format; where the result's format lies inside
+# the accumulation type's, that is the rounding of `element`'s ends (already rounded outward into the
+# accumulation type: directed roundings compose), so both routes state the same bits
+# (tests/oracle/test_dot_algorithm.py compares them).
+
+def _holds_array(ax: np.ndarray, fmt: FloatFormat) -> np.ndarray:
+    """`_holds` on float64 magnitudes at once: within range, and a multiple
+    of the format's step at its binade (a formats with signed zero and
+    subnormals: `whole` checks)."""
+    _, e = np.frexp(ax)
+    step = np.maximum(e - 1, fmt.emin) - fmt.mantissa_bits
+    q = np.ldexp(ax, -step)
+    return (ax <= float(fmt.max_finite)) & (q == np.floor(q))
+
+
+def _split_arrays(x: np.ndarray, k: int, fmt: FloatFormat):
+    """([A_0 … A_{k−1}], R_k) of `split_bounds` for every value of `x`
+    (finite float64) at once, each as (lo, hi) float64 arrays: eps^i·|x|
+    is exact (a power of two times a value above 2^-1000: `whole` checks),
+    each sum with the constant η/(1 − ε) rounded once and moved a step out."""
+    ax = np.abs(x)
+    holds = _holds_array(ax, fmt)
+    eps = Fraction(2) ** ((1 if k > 1 else 0) - fmt.precision)
+    c_lo, c_hi = bounds.bracket(fmt.min_subnormal / (1 - eps), np.float64)
+    zero = np.zeros_like(ax)
+    R_lo, R_hi = [(ax, ax)], [(ax, ax)]
+    for i in range(1, k + 1):
+        scaled = ax * float(eps ** i)
+        R_lo.append(np.where(holds, zero, np.nextafter(scaled + c_lo, -np.inf)))
+        R_hi.append(np.where(holds, zero, np.nextafter(scaled + c_hi, np.inf)))
+    R_lo[0], R_hi[0] = ax, ax
+    parts = []
+    for i in range(k):
+        lo = np.nextafter(R_lo[i] + R_lo[i + 1], -np.inf)
+        hi = np.nextafter(R_hi[i] + R_hi[i + 1], np.inf)
+        parts.append((np.where(holds & (i == 0), ax, np.where(holds, zero, lo)),
+                      np.where(holds & (i == 0), ax, np.where(holds, zero, hi))))
+    return parts, (R_lo[k], R_hi[k])
+
+
+def _as_float(q: Fraction) -> float:
+    """q as a float64, or the largest float64 where q is past it (f64's threshold)."""
+    return float(q) if q < Fraction(np.finfo(np.float64).max) else float(np.finfo(np.float64).max)
+
+
+def whole(A: np.ndarray, B: np.ndarray, alg: Algorithm, operands: FloatFormat, result: FloatFormat, element_of,
+          probes: dict):
+    """`element` of every (g, m, n) pairing A[g, m, :] with B[g, :, n]
+    (exact operand values as float64, of the formats `operands` holds) as a
+    `bounds.Answers`, or None where only the per-element route serves: a
+    scheme the spec does not define, a result format not inside the
+    accumulation type's, a precision type without signed zero and
+    subnormals, operands below 2^-1000, no working type.  `element_of(i)`
+    answers flat element i by `element`; `probes` are dot_general's."""
+    scheme = alg.scheme()
+    lf, rf, af = alg.formats()
+    sf = alg.summing_format()
+    G, M, K = A.shape
+    if (scheme is None or K == 0 or result.precision > af.precision or result.emax > af.emax
+            or result.emin < af.emin or not all(f.has_subnormals and f.has_negative_zero for f in (lf, rf))):
+        return None
+    kl, kr, kept = scheme
+    n_terms = len(kept) * K
+    g = gamma(n_terms, sf)
+    fin_a, fin_b = np.isfinite(A), np.isfinite(B)
+    A0, B0 = np.where(fin_a, A, 0.0), np.where(fin_b, B, 0.0)
+    tiny = [np.abs(v)[(v != 0)] for v in (A0, B0)]
+    if g is None or any(t.size and t.min() < 2.0 ** -1000 for t in tiny):
+        return None
+    (Ap, (Ra_lo, Ra_hi)), (Bp, (Rb_lo, Rb_hi)) = _split_arrays(A0, kl, lf), _split_arrays(B0, kr, rf)
+    absA, absB = np.abs(A0), np.abs(B0)
+
+    def total(end: int, pairs) -> np.ndarray:
+        with np.errstate(over="ignore", invalid="ignore"):
+            return sum(np.matmul(x[end], y[end]) for x, y in pairs).reshape(-1)
+    exact_a, exact_b = (absA, absA), (absB, absB)
+    err_pairs = [(exact_a, (Rb_lo, Rb_hi)), ((Ra_lo, Ra_hi), exact_b), ((Ra_lo, Ra_hi), (Rb_lo, Rb_hi))]
+    err_pairs += [(Ap[i], Bp[j]) for i in range(kl) for j in range(kr) if (i, j) not in kept]
+    mag_pairs = [(Ap[i], Bp[j]) for i, j in kept]
+    # every matrix product of non-negative terms is within γ₆₄(K)·(its value) of it, plus K·2^-1074 for
+    # products that underflow; a handful of further roundings of the sums below are covered by 4·γ
+    rel = 4 * float(bounds.gamma_u(K + len(err_pairs) + len(mag_pairs) + 8, Fraction(1, 1 << 53)))
+    slack = (len(err_pairs) + len(mag_pairs)) * K * 2.0 ** -1074
+    g_lo, g_hi = bounds.bracket(g, np.float64)
+    c_lo, c_hi = bounds.bracket(n_terms * sf.min_subnormal / 2, np.float64)
+    t_af, t_sf = _as_float(overflow_threshold(af)), _as_float(overflow_threshold(sf))
+    with np.errstate(over="ignore", invalid="ignore"):
+        mag_hi, mag_lo = total(1, mag_pairs) * (1 + rel) + slack, np.maximum(total(0, mag_pairs) * (1 - rel) - slack, 0)
+        err_hi, err_lo = total(1, err_pairs) * (1 + rel) + slack, np.maximum(total(0, err_pairs) * (1 - rel) - slack, 0)
+        b_hi = (err_hi + g_hi * mag_hi) * (1 + rel) + c_hi
+        b_lo = np.nextafter((err_lo + g_lo * mag_lo) * (1 - rel) + c_lo, -np.inf)
+        # `element`'s overflow test, |s| + err + mag(1 + γ) ≥ threshold(af) or mag(1 + γ) ≥ threshold(sf):
+        # held where lower bounds pass it by 2^-30, left to `element` where upper ones come within 2^-30
+        over = (err_lo + mag_lo * (1 + g_lo) >= t_af * (1 + 2.0 ** -30)) | (mag_lo * (1 + g_lo) >= t_sf * (1 + 2.0 ** -30))
+        near = (np.matmul(absA, absB).reshape(-1) * (1 + rel) + err_hi + mag_hi * (1 + g_hi) >= t_af * (1 - 2.0 ** -30))
+        near |= (mag_hi * (1 + g_hi) >= t_sf * (1 - 2.0 ** -30)) | ~np.isfinite(b_hi)
+    return bounds.dot_within(A, B, _s_format(operands, af), (b_lo, b_hi),
+                             _classes(A, B, fin_a, fin_b, absA, absB, alg, over, near & ~over), element_of, probes)
+
+
+def _s_format(operands: FloatFormat, af: FloatFormat) -> FloatFormat:
+    """The format whose working type encloses s: f32's (float64, products
+    exact) where operands and accumulator are at most f32-wide, else f64's."""
+    narrow = operands.precision <= 24 and operands.emax <= 127 and af.precision <= 24 and af.emax <= 127
+    return PRECISION_FORMATS["f32" if narrow else "f64"]
+
+
+def _classes(A, B, fin_a, fin_b, absA, absB, alg: Algorithm, over, near) -> tuple:
+    """(kind, value, over_value) of `element`'s answers, in its order: a NaN
+    or ∞·0 term — NaN; an operand past the precision type — any value
+    (`element` states it); a sum that may overflow — any value with the
+    infinity or the exact result as primary (NaN for infinities of both
+    signs; `element` where undecided); infinities — their sum where the
+    algorithm does not split, labelled by `element` where it does; else a
+    range."""
+    lf, rf, _ = alg.formats()
+    kl, kr, _ = alg.scheme()
+    nan_, pinf, ninf = bounds.dot_specials(A, B)
+    special_nan = nan_ | (pinf & ninf)
+    special_inf = (pinf | ninf) & ~special_nan
+    big_a = (absA >= _as_float(overflow_threshold(lf)) * (1 - 2.0 ** -30)) & fin_a
+    big_b = (absB >= _as_float(overflow_threshold(rf)) * (1 - 2.0 ** -30)) & fin_b
+    big = (big_a.any(axis=2)[:, :, None] | big_b.any(axis=1)[:, None, :]).reshape(-1)
+    kind = np.full(len(over), bounds.RANGE, dtype=np.int8)
+    value = np.zeros(len(over))
+    value[special_inf] = np.where(pinf[special_inf], np.inf, -np.inf)
+    value[special_nan] = np.nan
+    kind[special_inf] = bounds.VALUE if max(kl, kr) == 1 else bounds.ELEMENT
+    kind[over] = bounds.OVER
+    kind[near] = bounds.ELEMENT
+    kind[special_nan & ~nan_] = bounds.VALUE   # both signs: NaN whether or not the sum overflows
+    kind[big] = bounds.ELEMENT
+    kind[nan_] = bounds.VALUE
+    return kind, value, over & special_inf & ~big & ~nan_

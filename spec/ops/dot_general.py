@@ -440,7 +440,7 @@ def arrays(op, lhs, rhs):
     lb, lc, lr, rb, rc, rr = _dims(op, lhs.ndim, rhs.ndim)
     alg = dot_algorithm.of(op)
     if alg is not None and et.is_float:
-        return [_algorithm_arrays(alg, lhs, rhs, et, lb, lc, lr, rb, rc, rr)]
+        return [_algorithm_arrays(alg, lhs, rhs, et, op.result.element_type, lb, lc, lr, rb, rc, rr)]
     if not rt.is_complex:
         got = _whole(op, lhs, rhs, et, rt, lb, lc, lr, rb, rc, rr)
         if got is not None:
@@ -461,18 +461,29 @@ def arrays(op, lhs, rhs):
     return [out]
 
 
-def _algorithm_arrays(alg, lhs, rhs, et, lb, lc, lr, rb, rc, rr):
+def _algorithm_arrays(alg, lhs, rhs, et, result, lb, lc, lr, rb, rc, rr):
     """The result where the program states a non-empty `algorithm` (v1.20):
     each element the algorithm's bound (`dot_algorithm.element`) on the
     operands' exact values — the algorithm, not the result type, says how
     they are rounded and summed; precision_config is then DEFAULT (C21) and
-    carries no label."""
+    carries no label.  Whole arrays where `dot_algorithm.whole` serves (the
+    same bits as element by element: the enclosures stand behind them)."""
     A, B, shape = _matrices(values(lhs, et), values(rhs, et), lb, lc, lr, rb, rc, rr)
     G, M, K = A.shape
     N = B.shape[2]
-    out = np.empty((G, M, N), dtype=object)
-    for g, m, n in np.ndindex(G, M, N):
-        out[g, m, n] = dot_algorithm.element(list(zip(A[g, m, :].tolist(), B[g, :, n].tolist())), alg)
+
+    def element(i):
+        g, rest = divmod(i, M * N)
+        m, j = divmod(rest, N)
+        return dot_algorithm.element(list(zip(A[g, m, :].tolist(), B[g, :, j].tolist())), alg)
+    got = (dot_algorithm.whole(A, B, alg, et.format, result.format, element, probes(result)) if result.is_float
+           else None)
+    if got is not None:
+        got.shape = shape
+        return got
+    out = np.empty(G * M * N, dtype=object)
+    for i in range(len(out)):
+        out[i] = element(i)
     return out.reshape(shape)
 
 

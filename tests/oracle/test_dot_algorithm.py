@@ -15,6 +15,7 @@ module docstring states for each preset, so a bound grown loose fails too.
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 from fractions import Fraction
 from functools import lru_cache
@@ -22,8 +23,12 @@ from functools import lru_cache
 import numpy as np
 import pytest
 
+from shlo_conform.oracle import accumulate
+from shlo_conform.spec.bounds import ELEMENT, OVER, RANGE
 from shlo_conform.spec.dsl import Range
-from shlo_conform.spec.ops.dot_algorithm import PRESETS, element
+from shlo_conform.spec.ops.dot_general import probes
+from shlo_conform.spec.ops.dot_algorithm import PRESETS, Algorithm, element, stated_bound, whole
+from shlo_conform.spec.types import TensorType, element_type
 
 
 def _round_bits(x: np.float32, keep: int, mode: str) -> np.float32:
@@ -227,3 +232,90 @@ def test_the_unsplit_bound_is_sharp(name, keep):
     r = element([(x, x)], PRESETS[name])
     err = Fraction(x) ** 2 - 1
     assert _inside(v, r) and Fraction(r.nearest) - Fraction(r.lo) <= err * Fraction(51, 50)
+
+
+# ---------------------------------------------------------------- the whole-array route
+def _operands(rng, name: str, M: int, K: int, N: int):
+    """f32 operands (f64 for the f64 preset) over 40 binades (12 for the f16
+    presets: f16's range), with bf16 ties, values past bf16's range and below
+    f32's normal range, zeros, and — in a few rows and columns — NaN and
+    infinities."""
+    wide = name.startswith("F64")
+    dt = np.float64 if wide else np.float32
+    e = 6 if name.startswith("F16") else 20
+    A = (rng.standard_normal((1, M, K)) * np.exp2(rng.integers(-e, e, (1, M, K)))).astype(dt)
+    B = rng.standard_normal((1, K, N)).astype(dt)
+    A[0, 0, :3] = [0.0, -0.0, np.float32(2.0 ** -140)]
+    A[0, 1, 0] = np.array(0x3F808000, dtype=np.uint32).view(np.float32)   # a bf16 tie
+    A[0, 2, 1] = 2.0 ** 127 * 1.5   # past bf16's and f16's range (an f32 value)
+    A[0, 3, 2], B[0, 4, 1], B[0, 5, 2] = np.inf, -np.inf, np.nan
+    big = 2.0 ** (520 if wide else 7 if name.startswith("F16") else 100)   # sums past the accumulator's range
+    A[0, 6, :] = rng.standard_normal(K) * big
+    B[0, :, 6] = rng.standard_normal(K) * big
+    return A.astype(np.float64), B.astype(np.float64), element_type("f64" if wide else "f32")
+
+
+def _enclosures_hold(ans, A, B, alg):
+    """Every stage's enclosures of s − B and s + B contain them, B the
+    exact `stated_bound` (so an enclosure off by less than the result's
+    rounding is caught too, not only one that changes bits)."""
+    _, M, _ = A.shape
+    N = B.shape[2]
+    idx = np.flatnonzero(ans.kind == RANGE)
+    for stage in ans.stages:
+        _, (l_lo, l_hi), (h_lo, h_hi) = stage(idx)
+        for k, i in enumerate(idx.tolist()):
+            m, j = divmod(i, N)
+            pairs = list(zip(A[0, m, :].tolist(), B[0, :, j].tolist()))
+            s = sum((Fraction(a) * Fraction(b) for a, b in pairs), Fraction(0))
+            b = stated_bound(pairs, alg)
+            ends = [l_lo[k], l_hi[k], h_lo[k], h_hi[k]]
+            if any(np.isnan(e) for e in ends):
+                continue   # this stage does not enclose it (a later one, or `element`, does)
+            q = [Fraction(*e.as_integer_ratio()) for e in ends]   # (float64, or long double for f64)
+            assert q[0] <= s - b <= q[1] and q[2] <= s + b <= q[3], (alg, i)
+
+
+@pytest.mark.parametrize("name", sorted(PRESETS))
+def test_the_whole_array_route_states_the_same_bits(name):
+    """`dot_algorithm.whole` (float64 enclosures of s and of the bound) and
+    `element` (exact rationals) give the same expectation bit for bit —
+    primaries and both ends — for every preset, in the accumulation type and
+    (BF16_BF16_F32) in a narrower result type; the enclosures decide almost
+    every element (specials and overflowing operands are `element`'s)."""
+    rng = np.random.default_rng(sum(map(ord, name)))
+    alg = PRESETS[name]
+    M, K, N = 8, 48, 7
+    A, B, operands = _operands(rng, name, M, K, N)
+    af = alg.formats()[2]
+    results = [af.name] + (["bf16"] if name == "BF16_BF16_F32" else [])
+    for rname in results:
+        rt = element_type(rname)
+
+        def each(i):
+            g, rest = divmod(i, M * N)
+            m, j = divmod(rest, N)
+            return element(list(zip(A[g, m, :].tolist(), B[g, :, j].tolist())), alg)
+        ans = whole(A, B, alg, operands.format, rt.format, each, probes(rt))
+        assert ans is not None, (name, rname)
+        t = TensorType((1, M, N), rt)
+        fast = accumulate.expectation(ans, t)
+        assert accumulate.STATS[-1]["exact route"] <= 2 * (M + N), accumulate.STATS[-1]
+        # every preset but f64 (its product past float64 is `element`'s) and f16 operands summed in f32 (no
+        # f16 product reaches f32's range) has sums past its accumulator's range
+        assert (ans.kind == OVER).any() or name in ("F64_F64_F64", "F16_F16_F32")
+        _enclosures_hold(ans, A, B, alg)
+        slow = accumulate.expectation(dataclasses.replace(ans, kind=np.full(len(ans.kind), ELEMENT, np.int8)), t)
+        assert fast.kind == slow.kind
+        for field in ("bits", "lo", "hi"):
+            assert np.array_equal(getattr(fast, field), getattr(slow, field)), (name, rname, field)
+
+
+def test_the_whole_array_route_leaves_what_it_cannot_state():
+    """A scheme the spec does not define, and a result wider than the
+    accumulation type, go element by element (None)."""
+    A, B = np.ones((1, 2, 3)), np.ones((1, 3, 2))
+    f32 = element_type("f32").format
+    odd = Algorithm("bf16", "bf16", "f32", 2, 1, 5)
+    assert odd.scheme() is None and whole(A, B, odd, f32, f32, None, {}) is None
+    assert whole(A, B, PRESETS["F16_F16_F16"], f32, f32, None, {}) is None
