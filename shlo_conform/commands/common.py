@@ -178,13 +178,18 @@ def check_ops(ops: list[str] | None, suite_dir: Path | None) -> set[str] | None:
 def check_dtypes(dtypes: list[str] | None) -> set[str] | None:
     if dtypes is None:
         return None
+    from ..spec.quantized import is_family_name
     from ..spec.types import element_type
     accepted = set()
     for d in dtypes:
+        if is_family_name(d):   # a quantized case's family (quant_i8_f32, quant_i8_f32_axis), as its dtype names it
+            accepted.add(d)
+            continue
         try:
             et = element_type(d)
         except ValueError as e:
-            raise UsageError(f"--dtypes: {e}") from None
+            raise UsageError(f"--dtypes: {e}; or a quantized family, quant_<storage>_<expressed>[_axis] "
+                             "(quant_i8_f32)") from None
         accepted |= {et.name, et.mlir, d}
     return accepted
 

@@ -79,7 +79,8 @@ def _score_parser(commands: tuple[str, ...]) -> Parser:
                    help="oracle, xla, interpreter, iree, command:CMDLINE, an entry point, or module:Class")
     p.add_argument("--suite", default="core", type=nonempty("--suite"), help=SUITE_HELP + " (default: core)")
     p.add_argument("--ops", help="comma-separated op mnemonics to run")
-    p.add_argument("--dtypes", help="comma-separated element types to run (f32, bf16, si32, c64, ...)")
+    p.add_argument("--dtypes", help="comma-separated element types to run (f32, bf16, si32, c64, ...) or quantized "
+                                    "families (quant_i8_f32, quant_i8_f32_axis)")
     p.add_argument("--json", type=nonempty("--json"),
                    help="results file (default: out/results-BACKEND.json), written when the run ends; verdicts "
                         "are journaled in JSON.<key>.journal meanwhile (one per suite, selection, backend and "

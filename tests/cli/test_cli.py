@@ -406,3 +406,15 @@ def test_kill_9_of_the_runner_ends_its_hung_worker(tmp_path):
             "State:\tZ" not in Path(f"/proc/{workers[0]}/status").read_text():
         time.sleep(0.05)
     assert not Path(f"/proc/{workers[0]}").exists() or "State:\tZ" in Path(f"/proc/{workers[0]}/status").read_text()
+
+
+def test_dtypes_select_a_quantized_family(capsys, tmp_path):
+    """A quantized case's dtype is its family (quant_i8_f32): --dtypes takes
+    it as it takes an element type, and picks those cases alone."""
+    out = tmp_path / "q.json"
+    code, _, _ = run_main(capsys, "--backend", "oracle", "--json", str(out), "--ops", "add",
+                          "--dtypes", "quant_i8_f32")
+    got = {v["dtype"] for v in json.loads(out.read_text())["verdicts"]}
+    assert code == 0 and got == {"quant_i8_f32"}
+    code, _, err = run_main(capsys, "--backend", "oracle", "--ops", "add", "--dtypes", "quant_x_f32")
+    assert code == 2 and "quantized family" in err
