@@ -391,6 +391,39 @@ def _uniform_dequantize(spec: OpSpec, seed: int, rng, expect_fn) -> list:
 
 
 
+def _constant(spec: OpSpec, seed: int, rng, expect_fn) -> list:
+    """constant with a quantized output (spec/ops/constant.py): the literal
+    written in the storage type (MLIR's signless integer of its width) —
+    every storage value of each pairing's operand type, a per-axis type
+    (the spec's example type, two slices) — and one literal written in
+    another storage type (C1)."""
+    def literal(q: QuantizedType, values: np.ndarray) -> tuple[TensorType, np.ndarray]:
+        signless = element_type(f"si{q.storage_type.bits}")
+        return _tensor(values.shape, signless), np.asarray(values, dtype=np.int64).astype(signless.numpy)
+
+    def case(q, lit_t, lit, kind, note, violates=None, out_shape=None):
+        inst = spec.instance({"value": lit_t}, {}, {"output": _tensor(out_shape or lit_t.shape, q)})
+        return stream_case(spec, inst, [], kind, seed, note, family(q), expect_fn, violates, consts={"value": lit})
+    out = []
+    for p in PAIRINGS:
+        t, lit = literal(p.operand, _storage_values(p.operand, rng))
+        out.append(case(p.operand, t, lit, "value", f"every storage value as a literal: {p.why}"))
+    q = PER_AXIS[0]
+    t, lit = literal(q, np.array([[10, -128, 127, 0], [10, -128, 127, -20]]))
+    out.append(case(q, t, lit, "value", "per-axis output along dimension 0 (the spec's example type)"))
+    a = PAIRINGS[0].operand
+    wide = _tensor((4,), element_type("si16"))
+    inst = spec.instance({"value": wide}, {}, {"output": _tensor((4,), a)})
+    if spec.violated(inst) == ["constant_c1"]:
+        out.append(case(a, wide, np.array([1, -2, 300, 0], dtype=np.int16), "invalid",
+                        "violates constant_c1 (an i8-stored output, the literal written in i16)", "constant_c1"))
+    return out
+
+
+# Ops whose quantized cases are a stream of their own (no meaning's stream builds them)
+OWN_STREAMS = {"constant": _constant}
+
+
 def cases(spec: OpSpec, seed: int, expect_fn=None) -> list:
     """The op's cases on quantized tensors (module docstring); [] for an op
     that takes none."""
@@ -399,7 +432,9 @@ def cases(spec: OpSpec, seed: int, expect_fn=None) -> list:
         return []
     expect_fn = expect_fn or oracle_expectations
     rng = np.random.default_rng([seed, zlib.crc32(spec.mnemonic.encode()), zlib.crc32(b"quantized")])
-    if q.meaning == OWN:   # into quantized tensors (uniform_quantize) or out of them (uniform_dequantize)
+    if spec.mnemonic in OWN_STREAMS:
+        made = OWN_STREAMS[spec.mnemonic](spec, seed, rng, expect_fn)
+    elif q.meaning == OWN:   # into quantized tensors (uniform_quantize) or out of them (uniform_dequantize)
         made = (_uniform_quantize if q.admits(spec.results[0].name) else _uniform_dequantize)(spec, seed, rng, expect_fn)
     elif q.meaning == DEQUANTIZE_OP_QUANTIZE:
         made = (_elementwise(spec, seed, rng, expect_fn) + _per_axis_values(spec, seed, rng, expect_fn)

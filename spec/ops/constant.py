@@ -5,21 +5,60 @@ is written as the op's attribute `value = dense<…> : tensor<…>`
 (`Operand(constant=True)`), and it carries its own type, which C1 ties to
 the output's.  The semantics hand the value through unchanged: bit for bit,
 NaN payloads included.
+
+Quantized outputs (v1.20: `output` is a "tensor or quantized tensor").  A
+quantized tensor constant "represent[s] quantized tensor values using the
+same notation as tensor constants, with elements specified as constants
+of their storage type" (spec.md "Constants"; its C1 `has_syntax(literal,
+storage_type(type))`, C2 `has_shape`), and MLIR writes it so: the
+attribute's own type is the storage tensor — `value = dense<[1, 512]> :
+tensor<2xi32>` against an output `tensor<2x!quant.uniform<i32:f32, 2.0:15>>`
+(MLIR's dense attribute cannot hold a quant element type).  `literal_type`
+reads that spelling back as the quantized tensor constant it stands for —
+the storage literal's shape with the output's quantized element type — so
+C1 `type(value) = type(output)` holds where the literal is written in the
+output's storage type and fails where it is written in any other (a
+reading: docs/spec-findings.md).  MLIR's integers are signless: a u8
+storage's literal is written `tensor<…xi8>` (StableHLO's verifier refuses
+`ui8` there; 255 is written 255 or −1, the same byte), so a literal of the
+storage's width counts as written in it whatever its signedness.  The
+values are storage values (bits), handed through like any data movement on
+quantized tensors.
 """
 from ..dsl import ANY, DataMovement, OpSpec, Operand, Result, same_type
+from ..dsl.quantization import STORAGE, Quantization
+from ..quantized import is_quantized, storage_type
+from ..types import TensorType
+
+
+def literal_type(op):
+    """`type(value)` as the spec reads it: the attribute's own type, or —
+    where the output is quantized and the literal is written in its storage
+    type (MLIR's spelling, module docstring) — the quantized tensor
+    constant's type: the literal's shape, the output's element type."""
+    v, o = op.value, op.results.get("output")   # (none yet while a generator infers it)
+    if o is not None and is_quantized(o) and not is_quantized(v) and _storage_width(v.element_type, storage_type(o)):
+        return TensorType(v.shape, o.element_type)
+    return v
+
+
+def _storage_width(et, storage) -> bool:
+    """Is `et` an integer type of the storage type's width (MLIR's signless
+    spelling of it: module docstring)?"""
+    return et.is_integer and not et.is_bool and et.bits == storage.bits
 
 
 def constant_c1(op):
-    """(C1) `value` and `output` have the same type."""
-    return same_type(op.value, op.output)
+    """(C1) `type(value) = type(output)`."""
+    return same_type(literal_type(op), op.output)
 
 
 def infer(op):
-    return {"output": op.value}
+    return {"output": literal_type(op)}
 
 
 def arrays(op, value):
-    """The output is the constant itself."""
+    """The output is the constant itself (storage values for a quantized output)."""
     return [value]
 
 
@@ -30,4 +69,6 @@ SPEC = OpSpec(
     constraints=(constant_c1,),
     infer=infer,
     semantics=DataMovement(arrays),
+    # v1.20: output "tensor or quantized tensor" (per-axis included); the cases: generators/quantized.py `_constant`
+    quantization=Quantization(names=("output",), meaning=STORAGE, per_axis=True, skeletons=False),
 )

@@ -6,6 +6,8 @@ agree with NumPy's own float arithmetic (a second implementation: one
 f32/bf16/f16 operation per step, as the spec orders them)."""
 from __future__ import annotations
 
+import re
+
 import ml_dtypes
 import numpy as np
 import pytest
@@ -35,9 +37,36 @@ def test_every_declaring_op_has_quantized_value_cases(quantized_cases):
     # reduce_scatter, batch_norm ×3, collective_permute, bitcast_convert, get_dimension_size, iota,
     # optimization_barrier, if, case, while, tuple, get_tuple_element (24 more, stop 36); cholesky,
     # triangular_solve, send, recv, infeed, outfeed, and v1.20's own dynamic_* ×6, collective_broadcast,
-    # collective_reduce, async_start, async_done (16 more, stop 37): v1.20's 84 but constant (a quantized
-    # literal), plus while, tuple and get_tuple_element, whose "values" may be quantized tensors
-    assert len(DECLARING) == 86
+    # collective_reduce, async_start, async_done (16 more, stop 37), constant with a quantized literal
+    # (stop 38): v1.20's 84, plus while, tuple and get_tuple_element, whose "values" may be quantized tensors
+    assert len(DECLARING) == 87
+
+
+def test_quantized_constants_hand_the_literal_through(quantized_cases):
+    """constant's quantized cases: the expectation is the literal's storage
+    values, read from the program text by NumPy (a u8 storage's literal
+    written in MLIR's signless i8: its bytes); the literal written in
+    another storage type is refused for C1."""
+    seen = set()
+    for c in quantized_cases:
+        if c.op != "constant":
+            continue
+        seen.add(c.kind)
+        m = re.search(r'value = dense<"0x([0-9A-F]*)"> : tensor<([0-9x]*)x?i(\d+)>', c.mlir)
+        assert m, c.id
+        if c.kind == "invalid":
+            assert c.violates == "constant_c1" and m.group(3) == "16"
+            continue
+        width = int(m.group(3))
+        shape = tuple(int(d) for d in m.group(2).split("x") if d)
+        literal = np.frombuffer(bytes.fromhex(m.group(1)), dtype=f"<i{max(width, 8) // 8}")
+        got = c.expected[0].array()
+        if width == 4:   # i4: one value a byte in the literal's dense form
+            literal = literal.astype(np.int8)
+        assert np.array_equal(literal.astype(np.int64) & ((1 << width) - 1),
+                              got.reshape(-1).astype(np.int64) & ((1 << width) - 1)), c.id
+        assert got.shape == shape, c.id
+    assert seen == {"value", "invalid"}
 
 
 BASELINE_CLAUSES = {"add": set(), "abs": {"abs_c2"}, "clamp": {"clamp_c3", "clamp_c4"}}
