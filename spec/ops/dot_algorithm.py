@@ -386,7 +386,7 @@ def _outward(x: Fraction, fmt: FloatFormat, mode: str):
 
 def _holds_array(ax: np.ndarray, fmt: FloatFormat) -> np.ndarray:
     """`_holds` on float64 magnitudes at once: within range, and a multiple
-    of the format's step at its binade (a formats with signed zero and
+    of the format's step at its binade (formats with signed zero and
     subnormals: `whole` checks)."""
     _, e = np.frexp(ax)
     step = np.maximum(e - 1, fmt.emin) - fmt.mantissa_bits
@@ -404,12 +404,11 @@ def _split_arrays(x: np.ndarray, k: int, fmt: FloatFormat):
     eps = Fraction(2) ** ((1 if k > 1 else 0) - fmt.precision)
     c_lo, c_hi = bounds.bracket(fmt.min_subnormal / (1 - eps), np.float64)
     zero = np.zeros_like(ax)
-    R_lo, R_hi = [(ax, ax)], [(ax, ax)]
+    R_lo, R_hi = [ax], [ax]
     for i in range(1, k + 1):
         scaled = ax * float(eps ** i)
         R_lo.append(np.where(holds, zero, np.nextafter(scaled + c_lo, -np.inf)))
         R_hi.append(np.where(holds, zero, np.nextafter(scaled + c_hi, np.inf)))
-    R_lo[0], R_hi[0] = ax, ax
     parts = []
     for i in range(k):
         lo = np.nextafter(R_lo[i] + R_lo[i + 1], -np.inf)
