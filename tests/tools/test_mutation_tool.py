@@ -127,7 +127,7 @@ def test_own_tests_of_a_shared_module():
     assert {"tests/oracle/test_ziv.py", "tests/spec/test_bounds.py"} <= set(got)   # `from …oracle.rounding import`
     own = mutation._own_tests("oracle/accumulate.py")   # `from …oracle import accumulate`
     assert own[0] == "tests/oracle/test_accumulate.py" and sorted(own[1:]) == [
-        "tests/oracle/test_mixed_precision.py", "tests/spec/test_bounds.py"]
+        "tests/oracle/test_dot_algorithm.py", "tests/oracle/test_mixed_precision.py", "tests/spec/test_bounds.py"]
     assert "tests/spec/test_annex_g.py" in mutation._own_tests("spec/annex_g.py")
     assert all(mutation._imports(ROOT / f, "oracle", "fast") for f in mutation._own_tests("oracle/fast.py"))
     assert not mutation._imports(ROOT / "tests/spec/test_dsl.py", "oracle", "fast")
