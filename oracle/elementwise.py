@@ -30,6 +30,7 @@ function (fast.py); only the elements it cannot decide reach Ziv's loop.
 """
 from __future__ import annotations
 
+import contextlib
 import itertools
 from dataclasses import dataclass
 from fractions import Fraction
@@ -195,7 +196,7 @@ def run_elementwise(sem: Elementwise, inst, operands: list, result: TensorType) 
     few = _by_value(sem, inst, arrays, op_types, result)
     if few is not None:
         return few
-    whole = _run_generic(sem, inst, arrays, op_types, result)
+    whole = _run_generic(sem, inst, arrays, op_types, result) if _CLAIMS[-1] else None
     if whole is not None:
         return whole
     n = int(np.prod(shape, dtype=np.int64))
@@ -220,6 +221,26 @@ def run_elementwise(sem: Elementwise, inst, operands: list, result: TensorType) 
     ulp = sem.accuracy_for(inst) == "approx" and (et.is_float or et.is_complex)
     return Expectation(result, table[inverse].reshape(shape + trail), (ULP if ulp else EXACT).name,
                        tolerance_ulp(et, sem.tolerance) if ulp else 0, sem.bit_exact, [], [], "")
+
+
+_CLAIMS = [True]   # whether `_run_generic` may serve elements (`statement_route` pushes False)
+
+
+@contextlib.contextmanager
+def statement_route():
+    """Within it, every element is the op's own statement — `fn`, once per
+    distinct operand tuple — and no `Generic` claim serves any: slower, and
+    the same answers wherever the claims hold (tests/spec/test_generic.py
+    holds them).  What it is for: an implementation that follows a changed
+    `fn` everywhere.  The mutation tool scores an op module's mutant this
+    way too, since the claims route around most of `fn` (exponential's
+    finite operands are the numpy pass's, not `fn`'s, on every f32 array:
+    a mutant of `fn`'s `x == 0` branch changes no answer the claims give)."""
+    _CLAIMS.append(False)
+    try:
+        yield
+    finally:
+        _CLAIMS.pop()
 
 
 def _bit_columns(array, et: ElementType) -> list:

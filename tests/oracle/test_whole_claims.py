@@ -147,3 +147,28 @@ def test_zeros_of_different_signs_are_caught():
         assert ew.run_elementwise(wrong, inst, [x, y], inst.result) != want or \
             ew.run_elementwise(wrong, inst, [y, x], inst.result) != \
             ew.run_elementwise(dataclasses.replace(sem, generic=None), inst, [y, x], inst.result), op
+
+
+@pytest.mark.parametrize("op,name", [("negate", "f16"), ("exponential", "f32"), ("add", "f64")])
+def test_statement_route_asks_fn_for_every_element(op, name):
+    """`statement_route` sets every claim aside: fn answers each distinct
+    element (the mutation tool's second scoring of an op with claims), and
+    the expectation is the one the claims route states."""
+    et = element_type(name)
+    rng = np.random.default_rng(5)
+    n = 3000
+    k = len(OPS[op].operands)
+    t = TensorType((n,), et)
+    inst = OPS[op].instance({o.name: t for o in OPS[op].operands}, {}, {"result": t})
+    xs = _operands(et, rng, n)[:k]
+    sem, calls = _counting(OPS[op].semantics)
+    claimed = ew.run_elementwise(sem, inst, xs, inst.result)
+    before = len(calls)
+    with ew.statement_route():
+        stated = ew.run_elementwise(sem, inst, xs, inst.result)
+    stating = len(calls) - before
+    distinct = len({tuple(int(b) for b in bits) for bits in zip(*[x.view(et.bits_dtype) for x in xs])})
+    assert before < stating == distinct   # the claims answered some elements; fn all of them within the route
+    assert stated.to_json() == claimed.to_json()
+    ew.run_elementwise(sem, inst, xs, inst.result)
+    assert len(calls) - before - stating == before   # and the claims serve again after it

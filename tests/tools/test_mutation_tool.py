@@ -149,16 +149,26 @@ def test_the_calls_declared_symmetric_are_symmetric():
     from shlo_conform.spec import annex_g, dsl, ieee
     from shlo_conform.spec.ops.tuple import same_value_type
     from shlo_conform.spec.types import TensorType, TupleType, element_type
+    from shlo_conform.spec.quantized import quantized_type, same_baseline_type
     named = {"same_shape": dsl.same_shape, "same_element_type": dsl.same_element_type,
-             "same_type": dsl.same_type, "same_value_type": same_value_type}
+             "same_type": dsl.same_type, "same_value_type": same_value_type,
+             "same_baseline_type": same_baseline_type}
     f32, i8 = element_type("f32"), element_type("i8")
+    q = [quantized_type("i8", "f32", (0.5,), (0,)), quantized_type("i8", "f32", (0.25,), (3,)),
+         quantized_type("i8", "f16", (0.5,), (0,)), quantized_type("i4", "f32", (0.5,), (0,)),
+         quantized_type("i8", "f32", (0.5, 0.25), (0, 1), 0), quantized_type("i8", "f32", (0.5, 0.5), (0, 0), 1)]
     ts = [TensorType((2, 3), f32), TensorType((3, 2), f32), TensorType((2, 3), i8), TensorType((2,), f32),
-          TupleType((TensorType((2,), f32),)), TupleType((TensorType((2,), i8),))]
+          TupleType((TensorType((2,), f32),)), TupleType((TensorType((2,), i8),))] \
+        + [TensorType((2, 2), e) for e in q]
     for name, fn in named.items():
         for a, b in itertools.product(ts, ts):
             if name != "same_value_type" and not (isinstance(a, TensorType) and isinstance(b, TensorType)):
                 continue
             assert bool(fn(a, b)) == bool(fn(b, a)), (name, a, b)
+    tensors = [t for t in ts if isinstance(t, TensorType)]
+    for a, b, c in itertools.product(tensors, tensors, tensors):   # v1.20's lhs = rhs = result form
+        assert bool(same_baseline_type(a, b, c)) == bool(same_baseline_type(b, a, c)), (a, b, c)
+    assert any(same_baseline_type(a, b) and a != b for a, b in itertools.product(tensors, tensors))
     specials = [0.0, -0.0, 1.5, -2.25, 1e308, -1e308, 5e-324, math.inf, -math.inf, math.nan]
     def same(x, y):   # exact results (Fractions) by value; floats with their sign of zero; NaN as NaN
         if isinstance(x, dsl.ImplDefined) or isinstance(y, dsl.ImplDefined):   # the same alternatives
@@ -189,6 +199,22 @@ def test_postponed_annotations_and_choices_make_no_mutants():
     lines = (ROOT / "spec/ops/get_tuple_element.py").read_text().splitlines()
     on_hint = [m for m in gte if "choices=" in m.source]
     assert on_hint and all(m.col < lines[m.line - 1].index("choices=") for m in on_hint)   # IntAttr(32) still is
+
+
+def test_generator_inputs_make_no_mutants():
+    """Quantization's `example=`, `appended_last=` streams and a token op's
+    SideEffect `cases` choose the programs generators write — no verdict
+    reads them (stop 38's run counted 56 of their mutants as killed only by
+    regeneration) — and what only they use goes with them (recv's table of
+    grids); the op's rules beside them are still mutated."""
+    tr = mutation.enumerate_mutants("spec/ops/transpose.py")
+    assert tr and not any(m.function == "quantized_example" for m in tr)
+    assert any(m.function == "transpose_c4" for m in tr)
+    rw = mutation.enumerate_mutants("spec/ops/reduce_window.py")
+    assert not any(m.function in ("quantized_example", "promoted_cases") for m in rw)
+    rv = mutation.enumerate_mutants("spec/ops/recv.py")
+    assert rv and not any(m.function == "cases" or "Grid(1, 3)" in m.source for m in rv)
+    assert any(m.function == "read" for m in rv)
 
 
 def test_only_reads_a_reports_survivors_or_a_records_mutants(tmp_path):

@@ -26,7 +26,13 @@ so a mutant that swaps negate's "wraps" and "saturates" is noticed; for a
 rejection, with the constraint the oracle names (`violates <op>_c<N>`), so
 one that moves a rejection from one constraint to another is too.  A
 mutant that no longer imports, raises in the scorer or runs past --timeout
-is killed too: an implementation that crashes is noticed.  A survivor of
+is killed too: an implementation that crashes is noticed.  An op whose
+module declares whole-array claims (`Generic`: numpy serves the elements
+where the claim says `fn` would answer the same) is scored twice: as the
+runner judges, and by its statement alone (`elementwise.statement_route`,
+every element from `fn`) — the claims route around most of `fn` (finite
+operands of exponential are the numpy pass's), and an implementation
+that behaves like a mutated `fn` is what the suite must catch.  A survivor of
 the suite is then run against the unit tests that hold what one output
 value cannot show (--tests, `-k OP`): a failing test kills it, counted
 apart ("by tests").  What survives those meets two more checks, each
@@ -57,8 +63,12 @@ take the same mutants and adding code elsewhere leaves the rest of the
 sample alone; one mutant per site and operator family first (`+` has ten
 replacements: the seed picks one).  What is never mutated: docstrings and
 strings (cosmic-ray has no string operators), an op module's `exercise=`
-argument and structure hints with the definitions only they use (how
-generators pick inputs; no verdict reads them), and argument swaps of
+argument, structure hints, quantized `example=`, `appended_last=` streams,
+a token op's `cases` and recv's table of device transfers, with the
+definitions only they use (how generators pick inputs; no verdict reads
+them — stop 38's run found 56 such mutants "killed" only by regenerating
+the suite, a change of which programs are written, not of a rule that any
+implementation could follow), and argument swaps of
 symmetric calls (`same_type`, `And` …).
 
 In --all mode every op module is mutated against its own op's cases, and
@@ -74,6 +84,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import contextlib
 import functools
 import hashlib
 import json
@@ -102,11 +113,20 @@ DEFAULT_SAMPLE = 40
 # Keyword arguments of an op's declarations that only generators read: `exercise=`, and the structure
 # hints (spec/dsl/: "a wrong hint loses cases, never admits an invalid one").
 # `choices=` too: the values a generator (and the z3 checker's enumeration) draws an attribute from.
-GENERATOR_KEYWORDS = ("exercise", "count", "length", "rank", "bodies", "choices")
+# `example=` (Quantization's instance the quantized stream builds its cases on) and `appended_last=` (a
+# stream of cases written after every other): programs chosen, never a rule a verdict reads.
+GENERATOR_KEYWORDS = ("exercise", "count", "length", "rank", "bodies", "choices", "example", "appended_last")
+# Generator inputs passed by position: {callee: index of the argument}.  SideEffect(fn, cases) — a token
+# op's `cases(spec, rng)` lists the instances generators render, as `exercise=` does for the others.
+GENERATOR_POSITIONAL = {"SideEffect": 1}
+# Top-level tables of programs that a generator elsewhere renders (recv's device transfers: one program per
+# entry, by generators/host_pairs.py): inputs chosen, no rule.
+GENERATOR_TABLES = ("DEVICE_TRANSFERS",)
 # Functions whose first two arguments commute (spec/dsl/: "all of the same type", conjunction; IEEE
 # addition and multiplication, Annex G's complex product): SwapArguments makes no mutant of a call to
 # them.  tests/tools/test_mutation_tool.py checks each on operands that would tell.
-SYMMETRIC = ("same_type", "same_types", "same_shape", "same_element_type", "same_value_type", "And", "Or",
+SYMMETRIC = ("same_type", "same_types", "same_shape", "same_element_type", "same_value_type",
+             "same_baseline_type", "And", "Or",
              "max", "min", "z3.And", "z3.Or", "addition", "multiplication", "cmul")
 
 
@@ -197,10 +217,16 @@ class Mutant:
 
 def _generator_only(tree: ast.Module) -> list[ast.AST]:
     """The `exercise=` argument of the module's OpSpec and its structure
-    hints (GENERATOR_KEYWORDS), and the top-level definitions only they use
-    (how generators pick inputs: built corners, value pools),
-    transitively: no verdict reads them."""
+    hints (GENERATOR_KEYWORDS), the generator inputs passed by position
+    (GENERATOR_POSITIONAL) or kept in tables (GENERATOR_TABLES), and the
+    top-level definitions only they use (how generators pick inputs: built
+    corners, value pools, quantized examples), transitively: no verdict
+    reads them."""
     spans = [k.value for k in ast.walk(tree) if isinstance(k, ast.keyword) and k.arg in GENERATOR_KEYWORDS]
+    spans += [c.args[i] for c in ast.walk(tree) if isinstance(c, ast.Call) and isinstance(c.func, ast.Name)
+              for i in [GENERATOR_POSITIONAL.get(c.func.id)] if i is not None and len(c.args) > i]
+    spans += [n.value for n in tree.body if isinstance(n, ast.Assign) and len(n.targets) == 1
+              and isinstance(n.targets[0], ast.Name) and n.targets[0].id in GENERATOR_TABLES]
     defs = {}
     for node in tree.body:
         if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
@@ -375,7 +401,7 @@ CONSTRAINT_ID = re.compile(r"\bviolates ([a-z_0-9]+_c\d+)\b")
 
 
 def _score(suite: str, ops: list[str], baseline: dict | None, trace: list[str] | None,
-           ids: list[str] | None = None) -> dict:
+           ids: list[str] | None = None, statement: bool = False) -> dict:
     """Verdicts of the oracle on the ops' cases ({case id: verdict}), only
     the cases `ids` where given; with `baseline`, stops at the first
     verdict that differs from it; with `trace`, also the lines executed in
@@ -383,7 +409,9 @@ def _score(suite: str, ops: list[str], baseline: dict | None, trace: list[str] |
     and the traced modules are imported before the first case, so a line a
     module runs while loading reaches every case) and by each case
     ("cases"), so a mutant of a module that many ops share is scored on the
-    cases that execute its line, not every case of those ops."""
+    cases that execute its line, not every case of those ops.  With
+    `statement`, the oracle answers every element from the op's `fn`
+    (`elementwise.statement_route`: its whole-array claims set aside)."""
     sys.path.insert(0, str(ROOT))
     hit: dict[str, set] = {}        # the phase being recorded: import, then each case in turn
     phases: dict[str, dict[str, set]] = {"pre": hit}
@@ -410,6 +438,7 @@ def _score(suite: str, ops: list[str], baseline: dict | None, trace: list[str] |
     import importlib
     from shlo_conform.backends.base import status_of
     from shlo_conform.backends.oracle import OracleBackend
+    from shlo_conform.oracle.elementwise import statement_route
     from shlo_conform.pipeline.modes import mode_of
     from shlo_conform.pipeline.runner import Runner
     from shlo_conform.spec import ops as _every_op  # noqa: F401  (each op module loaded before the first case)
@@ -424,6 +453,8 @@ def _score(suite: str, ops: list[str], baseline: dict | None, trace: list[str] |
         cases = [c for c in cases if c.id in wanted_ids]
     seconds: dict[str, float] = {}
     out: dict[str, str] = {}
+    route = statement_route() if statement else contextlib.nullcontext()
+    route.__enter__()
     for c in cases:
         t0 = time.monotonic()
         hit = phases[c.id] = {}
@@ -454,6 +485,7 @@ def _score(suite: str, ops: list[str], baseline: dict | None, trace: list[str] |
         seconds[c.id] = time.monotonic() - t0
         if baseline is not None and baseline.get(c.id) != v:
             break
+    route.__exit__(None, None, None)
     if not trace:
         return {"verdicts": out}
     sys.settrace(None)
@@ -625,11 +657,18 @@ def _case_digests(text: str) -> dict[str, str]:
     return out
 
 
-def _mutant_scorer(m: Mutant, source: str, suite: str, op: str, baseline: dict, ids: list[str] | None = None):
+def _mutant_scorer(m: Mutant, source: str, suite: str, op: str, baseline: dict, ids: list[str] | None = None,
+                   statement: bool = False):
     def fn():
         _install_hook(ROOT / m.path, source)
-        return _score(suite, [op], baseline, None, ids)["verdicts"]
+        return _score(suite, [op], baseline, None, ids, statement)["verdicts"]
     return fn
+
+
+def _claims(op: str) -> bool:
+    """Whether the op's module declares a whole-array claim (`Generic`):
+    then its cases are also scored by the statement route."""
+    return "generic=" in (ROOT / "spec" / "ops" / f"{op}.py").read_text()
 
 
 # -- the run --------------------------------------------------------------------------------------------
@@ -753,6 +792,15 @@ def main(argv=None) -> int:
             print(f"mutation: the unmutated oracle on {o} did not finish: {res[1]}", file=sys.stderr)
             return 2
         base[o] = dict(res[1], seconds=time.monotonic() - t0)
+        if _claims(o):   # the same cases by the op's statement alone: what a mutant of `fn` is scored against too
+            t0 = time.monotonic()
+            res = _in_child(lambda o=o: _score(a.suite, [o], None, [own[o]], statement=True), 3600)
+            if res[0] != "ok":
+                print(f"mutation: the unmutated oracle's statement route on {o} did not finish: {res[1]}",
+                      file=sys.stderr)
+                return 2
+            base[o]["statement"] = {"verdicts": res[1]["verdicts"], "lines": res[1]["lines"],
+                                    "seconds": time.monotonic() - t0}
     shared = {id(m) for m in extra_mutants}
     for m in extra_mutants:   # the ops whose cases reach the line, cheapest first
         m.ops = sorted((o for o in ops if _reached(m, base[o]["lines"])), key=lambda o: base[o]["seconds"])
@@ -780,7 +828,9 @@ def main(argv=None) -> int:
                 m.status, m.by = "equivalent", equivalent[m.key]
             continue
         t0 = time.monotonic()
-        reached = [o for o in m.ops if _reached(m, base[o]["lines"])]
+        # an op module's mutant reaches an op when either route runs its line (the claims route around `fn`)
+        reached = [o for o in m.ops if _reached(m, base[o]["lines"])
+                   or (m.path.startswith("spec/ops/") and _reached(m, base[o].get("statement", {}).get("lines", {})))]
         if not reached and m.path.startswith("spec/ops/"):   # a helper other ops import (all_gather's for all_to_all)
             others = sorted((o for o in ops if o not in m.ops and _reached(m, base[o]["lines"])),
                             key=lambda o: base[o]["seconds"])
@@ -813,17 +863,24 @@ def main(argv=None) -> int:
             for o in reached:
                 ids = _reaching_cases(m, base[o]) if id(m) in shared else None
                 spent = base[o]["seconds"] if ids is None else sum(base[o]["case_seconds"][k] for k in ids)
-                timeout = a.timeout or 5 * spent + 30
-                kind, got = _in_child(_mutant_scorer(m, source, a.suite, o, base[o]["verdicts"], ids), timeout)
-                if kind == "timeout":
-                    m.status, m.by = "killed", f"{o}: timeout after {got:.0f} s"
-                elif kind == "error":
-                    m.status, m.by = "killed", f"{o}: the mutant raised {got}"
-                else:
-                    diff = [(k, base[o]["verdicts"].get(k), v) for k, v in got.items() if base[o]["verdicts"].get(k) != v]
-                    if diff:
-                        k, was, now = diff[0]
-                        m.status, m.by = "killed", f"{k}: {was} -> {now}"
+                routes = [(False, base[o], "")]
+                if "statement" in base[o] and id(m) not in shared:
+                    routes.append((True, base[o]["statement"], " (statement route)"))
+                for statement, b, said in routes:
+                    timeout = a.timeout or 5 * (spent if not statement else b["seconds"]) + 30
+                    kind, got = _in_child(_mutant_scorer(m, source, a.suite, o, b["verdicts"], ids, statement),
+                                          timeout)
+                    if kind == "timeout":
+                        m.status, m.by = "killed", f"{o}{said}: timeout after {got:.0f} s"
+                    elif kind == "error":
+                        m.status, m.by = "killed", f"{o}{said}: the mutant raised {got}"
+                    else:
+                        diff = [(k, b["verdicts"].get(k), v) for k, v in got.items() if b["verdicts"].get(k) != v]
+                        if diff:
+                            k, was, now = diff[0]
+                            m.status, m.by = "killed", f"{k}{said}: {was} -> {now}"
+                    if m.status:
+                        break
                 if m.status:
                     break
             if not m.status and tests:
@@ -1017,6 +1074,34 @@ class _Journal:
             f.write(json.dumps(asdict(m)) + "\n")
 
 
+def figures(plan: list[Mutant]) -> list[str]:
+    """The two figures issue 33 asks for, op modules and shared modules
+    apart: the share of non-equivalent mutants the suite's verdicts kill
+    alone, and with the unit tests, check-spec and regeneration.  A mutant
+    equivalent.toml declares equivalent in behaviour that only a unit test
+    kills (the test reads the module's form: tanh's ±inf branch against
+    Approx(tanh, ±inf), which rounds to the same ±1) is counted apart, as
+    "form": no implementation can behave like it, so it leaves the
+    behaviour figure's denominator."""
+    declared = _equivalents()
+    out = []
+    for name, mine in (("op modules", lambda m: m.path.startswith("spec/ops/")),
+                       ("shared modules", lambda m: not m.path.startswith("spec/ops/"))):
+        ms = [m for m in plan if mine(m) and m.status not in ("equivalent", "skipped", "")]
+        if not ms:
+            continue
+        verdict = sum(m.status == "killed" and not m.by.startswith("by ") for m in ms)
+        killed = sum(m.status == "killed" for m in ms)
+        form = sum(m.status == "killed" and m.by.startswith("by tests") and m.key in declared for m in ms)
+        n = len(ms)
+        out.append(f"{name}: {n} non-equivalent; the suite's verdicts alone kill {verdict}/{n} "
+                   f"({100 * verdict / n:.1f}%), with tests, check-spec and regeneration {killed}/{n} "
+                   f"({100 * killed / n:.1f}%)" + (f"; {form} declared equivalent in behaviour and killed only by a "
+                                                    f"test of their form: the verdicts alone kill {verdict}/{n - form} "
+                                                    f"({100 * verdict / (n - form):.1f}%) of the rest" if form else ""))
+    return out
+
+
 def _report(plan: list[Mutant], ops: list[str], wall: float, a, base) -> None:
     rows: dict[str, dict] = {}
     for m in plan:
@@ -1045,6 +1130,8 @@ def _report(plan: list[Mutant], ops: list[str], wall: float, a, base) -> None:
         suite_only = tot["killed"] - tot["tests"] - tot["spec"] - tot["regen"]
         print(f"score: {tot['killed']}/{scored} non-equivalent mutants killed ({100 * tot['killed'] / scored:.0f}%); "
               f"by verdicts alone {suite_only}/{scored} ({100 * suite_only / scored:.0f}%)")
+    for line in figures(plan):
+        print(line)
     surv = [m for m in plan if m.status in ("gap", "not reached", "equivalent")]
     if surv:
         print("survivors:")
