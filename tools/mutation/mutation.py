@@ -668,7 +668,20 @@ def _mutant_scorer(m: Mutant, source: str, suite: str, op: str, baseline: dict, 
 def _claims(op: str) -> bool:
     """Whether the op's module declares a whole-array claim (`Generic`):
     then its cases are also scored by the statement route."""
-    return "generic=" in (ROOT / "spec" / "ops" / f"{op}.py").read_text()
+    return "generic=" in (ROOT / op_module(op)).read_text()
+
+
+OP_FOLDERS = ("spec/ops", "spec/added")   # the seed's ops, v1.20's additions: one module per op in each
+
+
+def op_module(op: str) -> str | None:
+    """The op's module, relative to the root (spec/ops/<op>.py or, for an op
+    v1.20 added, spec/added/<op>.py); None where it has none."""
+    return next((f"{d}/{op}.py" for d in OP_FOLDERS if (ROOT / d / f"{op}.py").exists()), None)
+
+
+def is_op_module(path: str) -> bool:
+    return path.startswith(tuple(d + "/" for d in OP_FOLDERS))
 
 
 # -- the run --------------------------------------------------------------------------------------------
@@ -739,14 +752,15 @@ def main(argv=None) -> int:
         return 2
     suite_ops = sorted(manifest.get("counts", {}))
     if a.all or a.shared:
-        ops = [o for o in suite_ops if (ROOT / "spec" / "ops" / f"{o}.py").exists()]
+        ops = [o for o in suite_ops if op_module(o)]
         extra = list(ORACLE_MODULES)
         n = 12 if a.sample is None else a.sample
     else:
         ops = [o.strip() for o in a.ops.split(",") if o.strip()]
-        bad = [o for o in ops if o not in suite_ops or not (ROOT / "spec" / "ops" / f"{o}.py").exists()]
+        bad = [o for o in ops if o not in suite_ops or not op_module(o)]
         if bad:
-            print(f"mutation: --ops: {', '.join(bad)} not in the suite {a.suite} or without spec/ops/<op>.py",
+            print(f"mutation: --ops: {', '.join(bad)} not in the suite {a.suite} or without an op module "
+                  f"(spec/ops/<op>.py, spec/added/<op>.py)",
                   file=sys.stderr)
             return 2
         extra = [x.strip() for x in a.modules.split(",") if x.strip()]
@@ -765,7 +779,7 @@ def main(argv=None) -> int:
             __import__(mod)
 
     t_start = time.monotonic()
-    own = {o: f"spec/ops/{o}.py" for o in ops}
+    own = {o: op_module(o) for o in ops}
     plan: list[Mutant] = []
     keep = (lambda m: re.search(a.grep, m.source) is not None) if a.grep else (lambda m: True)
     if only is not None:   # the listed survivors, wherever a sample of today's code would rank them
@@ -830,8 +844,8 @@ def main(argv=None) -> int:
         t0 = time.monotonic()
         # an op module's mutant reaches an op when either route runs its line (the claims route around `fn`)
         reached = [o for o in m.ops if _reached(m, base[o]["lines"])
-                   or (m.path.startswith("spec/ops/") and _reached(m, base[o].get("statement", {}).get("lines", {})))]
-        if not reached and m.path.startswith("spec/ops/"):   # a helper other ops import (all_gather's for all_to_all)
+                   or (is_op_module(m.path) and _reached(m, base[o].get("statement", {}).get("lines", {})))]
+        if not reached and is_op_module(m.path):   # a helper other ops import (all_gather's for all_to_all)
             others = sorted((o for o in ops if o not in m.ops and _reached(m, base[o]["lines"])),
                             key=lambda o: base[o]["seconds"])
             if others:
@@ -919,10 +933,10 @@ def _importers(m: Mutant, ops: list[str]) -> list[str]:
     """The ops of this run whose module imports from the mutated op module
     (all_to_all from all_gather): a helper that only their z3 reading or
     their generator calls is checked by their check-spec and regeneration."""
-    if not m.path.startswith("spec/ops/"):
+    if not is_op_module(m.path):
         return []
-    name = Path(m.path).stem
-    return [o for o in ops if o not in m.ops and _imports(ROOT / "spec" / "ops" / f"{o}.py", "ops", name)]
+    name, area = Path(m.path).stem, Path(m.path).parent.name
+    return [o for o in ops if o not in m.ops and _imports(ROOT / op_module(o), area, name)]
 
 
 def _later_stages(m: Mutant, source: str, ops: list[str], a, regen: "_Regeneration | None") -> None:
@@ -1085,8 +1099,8 @@ def figures(plan: list[Mutant]) -> list[str]:
     behaviour figure's denominator."""
     declared = _equivalents()
     out = []
-    for name, mine in (("op modules", lambda m: m.path.startswith("spec/ops/")),
-                       ("shared modules", lambda m: not m.path.startswith("spec/ops/"))):
+    for name, mine in (("op modules", lambda m: is_op_module(m.path)),
+                       ("shared modules", lambda m: not is_op_module(m.path))):
         ms = [m for m in plan if mine(m) and m.status not in ("equivalent", "skipped", "")]
         if not ms:
             continue
@@ -1105,7 +1119,7 @@ def figures(plan: list[Mutant]) -> list[str]:
 def _report(plan: list[Mutant], ops: list[str], wall: float, a, base) -> None:
     rows: dict[str, dict] = {}
     for m in plan:
-        who = m.ops[0] if m.path.startswith("spec/ops/") and m.ops else m.path
+        who = m.ops[0] if is_op_module(m.path) and m.ops else m.path
         r = rows.setdefault(who, {"mutants": 0, "killed": 0, "equivalent": 0, "not reached": 0, "gap": 0,
                                   "skipped": 0, "seconds": 0.0})
         r["mutants"] += 1
