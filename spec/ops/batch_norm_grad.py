@@ -40,8 +40,9 @@ from __future__ import annotations
 from fractions import Fraction
 
 from ..dsl import FLOAT, Attribute, Decomposition, IntAttr, OpSpec, Operand, Result, element_type, same_shape, shape
-from ..exercise import Exercise
-from ..types import TensorType
+from ..exercise import PAST_SMALL_INTEGERS, Exercise
+from ..symbolic import Skeleton
+from ..types import E_F32, TensorType
 from .batch_norm_inference import (F32Attr, built_corners_for, feature_corners, feature_dim, feature_index_in_range,
                                    operand_values, size_of)
 from ..dsl.quantization import Quantization
@@ -162,6 +163,16 @@ def quantized_example(types: dict):
                           "grad_scale": TensorType((3,), et("grad_scale")), "grad_offset": TensorType((3,), et("grad_offset"))})
 
 
+def past_small_integers(spec, skels, rng):
+    """PAST_SMALL_INTEGERS features: C5 compares the size of `scale` with
+    the feature dimension."""
+    x, feat = TensorType((2, PAST_SMALL_INTEGERS), E_F32), TensorType((PAST_SMALL_INTEGERS,), E_F32)
+    yield (f"{PAST_SMALL_INTEGERS} features (past CPython's shared small integers)", None,
+           Skeleton(spec.mnemonic, (E_F32,) * 5),
+           spec.instance({"operand": x, "scale": feat, "mean": feat, "variance": feat, "grad_output": x},
+                         {"epsilon": 0.5, "feature_index": 1}, {"grad_operand": x, "grad_scale": feat, "grad_offset": feat}))
+
+
 SPEC = OpSpec(
     mnemonic="batch_norm_grad",
     operands=(Operand("operand", FLOAT), Operand("scale", FLOAT, rank=1), Operand("mean", FLOAT, rank=1),
@@ -173,7 +184,7 @@ SPEC = OpSpec(
     infer=infer,
     semantics=Decomposition(decomposition, fusable=True),
     exercise=Exercise(operand_values=operand_values, corners=feature_corners(5, activations=(0, 4)),
-                      built_corners=built_corners_for(_make)),
+                      built_corners=built_corners_for(_make), appended_last=past_small_integers),
     # v1.20: "or per-tensor quantized" for every tensor; dequantize_batch_norm_grad_or_training_quantize: the
     # inputs dequantized, the float op, each of its three results quantized into its own type
     quantization=Quantization(example=quantized_example, skeletons=False),

@@ -11,8 +11,9 @@ Semantics: the result is the Python tuple of the members' values, in order
 arrays and flattens them only where a program returns one.
 """
 from ..dsl import ANY, DataMovement, OpSpec, Operand, Result, all_of, same_type, size
-from ..exercise import Exercise
-from ..types import TensorType, TupleType
+from ..exercise import PAST_SMALL_INTEGERS, Exercise
+from ..symbolic import Skeleton
+from ..types import E_F32, TensorType, TupleType
 from ..dsl.quantization import STORAGE, Quantization
 
 
@@ -75,6 +76,13 @@ def tensor_for_tuple(spec, skels, rng):
            spec.instance({"val": [TupleType((t,))]}, {}, {"result": TupleType((t,))}))
 
 
+def past_small_integers(spec, skels, rng):
+    """A tuple of PAST_SMALL_INTEGERS members: C1 counts them."""
+    members = [TensorType((2,), E_F32)] * PAST_SMALL_INTEGERS
+    yield (f"{PAST_SMALL_INTEGERS} members (past CPython's shared small integers)", None,
+           Skeleton(spec.mnemonic, (E_F32,)), spec.instance({"val": members}, {}, {"result": TupleType(tuple(members))}))
+
+
 SPEC = OpSpec(
     mnemonic="tuple",
     operands=(Operand("val", ANY, variadic=True, count=(2, 1, 3, 0)),),
@@ -82,7 +90,8 @@ SPEC = OpSpec(
     constraints=(tuple_c1, tuple_c2),
     infer=infer,
     semantics=DataMovement(arrays),
-    exercise=Exercise(built_corners=nested_tuple_corners, appended=tensor_for_tuple),
+    exercise=Exercise(built_corners=nested_tuple_corners, appended=tensor_for_tuple,
+                      appended_last=past_small_integers),
     # v1.20: "values" (a quantized tensor is a value: spec.md "Types", ValueType): they pass unchanged
     quantization=Quantization(meaning=STORAGE, per_axis=True),
 )

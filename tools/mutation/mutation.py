@@ -1092,11 +1092,12 @@ def figures(plan: list[Mutant]) -> list[str]:
     """The two figures issue 33 asks for, op modules and shared modules
     apart: the share of non-equivalent mutants the suite's verdicts kill
     alone, and with the unit tests, check-spec and regeneration.  A mutant
-    equivalent.toml declares equivalent in behaviour that only a unit test
-    kills (the test reads the module's form: tanh's ±inf branch against
-    Approx(tanh, ±inf), which rounds to the same ±1) is counted apart, as
-    "form": no implementation can behave like it, so it leaves the
-    behaviour figure's denominator."""
+    that equivalent.toml declares, with its reason, that no implementation
+    can behave like, and that only a unit test, check-spec or regeneration
+    kills (the test reads the module's form — tanh's ±inf branch against
+    Approx(tanh, ±inf), which rounds to the same ±1 — or the z3 reading, the
+    cost model, a message) is counted apart: it leaves the behaviour
+    figure's denominator, and both figures are printed."""
     declared = _equivalents()
     out = []
     for name, mine in (("op modules", lambda m: is_op_module(m.path)),
@@ -1106,12 +1107,13 @@ def figures(plan: list[Mutant]) -> list[str]:
             continue
         verdict = sum(m.status == "killed" and not m.by.startswith("by ") for m in ms)
         killed = sum(m.status == "killed" for m in ms)
-        form = sum(m.status == "killed" and m.by.startswith("by tests") and m.key in declared for m in ms)
+        form = sum(m.status == "killed" and m.by.startswith("by ") and m.key in declared for m in ms)
         n = len(ms)
         out.append(f"{name}: {n} non-equivalent; the suite's verdicts alone kill {verdict}/{n} "
                    f"({100 * verdict / n:.1f}%), with tests, check-spec and regeneration {killed}/{n} "
-                   f"({100 * killed / n:.1f}%)" + (f"; {form} declared equivalent in behaviour and killed only by a "
-                                                    f"test of their form: the verdicts alone kill {verdict}/{n - form} "
+                   f"({100 * killed / n:.1f}%)" + (f"; {form} that no implementation can behave like (declared with "
+                                                    f"their reasons) are killed only by a test, check-spec or "
+                                                    f"regeneration: the verdicts alone kill {verdict}/{n - form} "
                                                     f"({100 * verdict / (n - form):.1f}%) of the rest" if form else ""))
     return out
 
