@@ -20,12 +20,12 @@ def main(argv: list[str]) -> int:
     a = p.parse_args(argv)
     ops = spec_op_list(a.ops)
     from ..generators import suite as gen
-    from ..suites.io import check_suite_write
+    from ..suites.io import SuiteWriteRefused, check_suite_write
     out = Path(a.out).expanduser()
     try:  # before minutes of generation, not after
         check_suite_write(out, {"seed": a.seed}, set(ops or spec_ops()))
         gen.build(out, a.seed, ops)
-    except ValueError as e:  # SuiteWriteRefused
+    except SuiteWriteRefused as e:   # only that: a generator's own ValueError is not the folder's fault
         raise UsageError(f"--out {a.out}: {e}") from None
     except OSError as e:
         raise UsageError(f"--out {a.out}: cannot write the suite ({e.strerror or e})") from None

@@ -41,7 +41,7 @@ import numpy as np
 from ..dsl import ANY, Collective, Function, OpSpec, Operand, Region, Result, all_of, element_type
 from ..exercise import Corner, Exercise
 from ..schedule import (MAX_ENUMERATED_LEAVES, MONOIDS, left_fold, per_output, reduce_values, schedules)
-from ..types import TensorType, exact_values
+from ..types import E_F32, TensorType, exact_values
 from .all_gather import (channel_attributes, global_ids_attribute, global_ids_rule, grid_corners, members,
                          my_group, process_groups, range_rule, replica_groups_attribute, size_rule, unique_rule)
 from ..grid import Grid
@@ -233,6 +233,31 @@ def promoted_cases(spec, skels, rng):
                                                                   refused_results="body")]
 
 
+def shape_breaks(spec, skels, rng):
+    """C6 broken alone by a result of lower or higher rank whose dims agree
+    as far as both go, and by one result for two operands: an
+    implementation that compares the shapes pairwise only as far as zip
+    goes accepts each (after `promoted_cases`, on the same stream)."""
+    e = TensorType((), E_F32)
+
+    def make(ops, res):
+        return SPEC.instance({"operands": ops},
+                             {"replica_groups": ((0, 1, 2, 3),), "channel_id": 0, "channel_type": "DEVICE_TO_DEVICE",
+                              "use_global_device_ids": None},
+                             {"results": res}, {"computation": Function((e, e), (e,), "add")}, grid=Grid(4, 1))
+    skel = Skeleton(spec.mnemonic, (E_F32,), attrs=(("use_global_device_ids", None),), regions=(("computation", "add"),))
+    a, v = TensorType((2, 3), E_F32), TensorType((2,), E_F32)
+    for note, ops, res in (("a result of lower rank, its dims a prefix", [a], [v]),
+                           ("a result of higher rank, the operand's dims its prefix", [v], [a]),
+                           ("one result for two operands", [v, v], [v])):
+        yield note, "all_reduce_c6", skel, make(ops, res)
+
+
+def last_cases(spec, skels, rng):
+    """The stream after every other: the promoted computations, then C6's breaks."""
+    return list(promoted_cases(spec, skels, rng)) + list(shape_breaks(spec, skels, rng))
+
+
 SPEC = OpSpec(
     mnemonic="all_reduce",
     operands=(Operand("operands", ANY, variadic=True, count=(1, 2)),),
@@ -248,7 +273,7 @@ SPEC = OpSpec(
     semantics=Collective(process_groups, reduce_group, accumulating=True),
     exercise=Exercise(corners=grid_corners((1,)) + (
         Corner("two operands reduced together", (1,), lambda op: [], layout={"counts": {"operands": 2}}),),
-        survey_when=survey_reason, appended_last=promoted_cases),
+        survey_when=survey_reason, appended_last=last_cases),
     # the seed RFC and v1.20: operands and results "or per-tensor quantized tensors"; the computation combines
     # them by its own quantized ops (is_promotable: a quantized type only to itself, module docstring)
     quantization=Quantization(meaning=REGIONS),

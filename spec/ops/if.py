@@ -31,9 +31,10 @@ from __future__ import annotations
 import numpy as np
 
 from ..branches import BRANCH_BODIES, branch_corners, branch_signature, functions
-from ..dsl import ANY, ControlFlow, OpSpec, Operand, Region, Result, same_types, size
+from ..dsl import ANY, ControlFlow, Function, OpSpec, Operand, Region, Result, same_types, size
 from ..exercise import Exercise
-from ..types import I1
+from ..symbolic import Skeleton
+from ..types import E_F32, I1, TensorType
 from ..dsl.quantization import STORAGE, Quantization
 
 
@@ -69,6 +70,19 @@ def pred_values(op, name, k, t, rng):
     return np.asarray(rng.random() < 0.5) if name == "pred" else None
 
 
+def false_branch_inputs(spec, skels, rng):
+    """C1 broken by the false branch alone (the solved invalid case gives
+    the true branch an input): an implementation that reads C1 from one
+    branch accepts this program."""
+    outs = (TensorType((3,), E_F32),)
+    fns = {"true_branch": Function((), outs, BRANCH_BODIES[0]),
+           "false_branch": Function((TensorType((), E_F32),), outs, BRANCH_BODIES[0])}
+    yield ("the false branch takes an input", "if_c1",
+           Skeleton(spec.mnemonic, (I1,), (("results", E_F32),), (),
+                    (("true_branch", BRANCH_BODIES[0]), ("false_branch", BRANCH_BODIES[0]))),
+           spec.instance({"pred": TensorType((), I1)}, {}, {"results": list(outs)}, fns))
+
+
 SPEC = OpSpec(
     mnemonic="if",
     operands=(Operand("pred", (I1,), rank=0),),
@@ -80,7 +94,8 @@ SPEC = OpSpec(
     semantics=ControlFlow(run),
     result_from_program=("results",),
     exercise=Exercise(operand_values=pred_values, built_corners=branch_corners(
-        "pred", I1, lambda outs, bodies: dict(zip(("true_branch", "false_branch"), functions(outs, bodies))))),
+        "pred", I1, lambda outs, bodies: dict(zip(("true_branch", "false_branch"), functions(outs, bodies)))),
+        appended_last=false_branch_inputs),
     # v1.20: results "tensors, quantized tensors or tokens": the branch's values pass unchanged
     quantization=Quantization(meaning=STORAGE, per_axis=True),
 )

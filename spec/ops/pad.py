@@ -15,7 +15,8 @@ from ..dsl import (ANY, And, Attribute, DataMovement, I64ArrayAttr, If, OpSpec, 
                    dim, rank, same_element_type, size)
 from ..dsl.quantization import MOVES_PER_TENSOR
 from ..exercise import Corner, Exercise
-from ..types import TensorType
+from ..symbolic import Skeleton
+from ..types import E_F32, TensorType
 
 PADDINGS = ("edge_padding_low", "edge_padding_high", "interior_padding")
 
@@ -97,6 +98,16 @@ def result_rank_below(spec, skels, rng):
                          {"result": TensorType((2,), et)}))
 
 
+def result_rank_above(spec, skels, rng):
+    """A result one rank above the operand's whose leading dims are the
+    padded ones: only C4's comparison of ranks breaks (the solver's higher
+    rank results break a dim too)."""
+    yield ("result rank above the operand's, its leading dims right", "pad_c4", Skeleton(spec.mnemonic, (E_F32, E_F32)),
+           spec.instance({"operand": TensorType((2, 3), E_F32), "padding_value": TensorType((), E_F32)},
+                         {"edge_padding_low": [1, 0], "edge_padding_high": [0, 1], "interior_padding": [0, 0]},
+                         {"result": TensorType((3, 4, 1), E_F32)}))
+
+
 SPEC = OpSpec(
     mnemonic="pad",
     operands=(Operand("operand", ANY), Operand("padding_value", ANY, rank=0)),
@@ -105,6 +116,6 @@ SPEC = OpSpec(
     constraints=(pad_c1, pad_c2, pad_c3, pad_c4),
     infer=infer,
     semantics=DataMovement(movement),
-    exercise=Exercise(corners=CORNERS, appended=result_rank_below),
+    exercise=Exercise(corners=CORNERS, appended=result_rank_below, appended_last=result_rank_above),
     quantization=MOVES_PER_TENSOR,   # v1.20: "or per-tensor quantized tensor"; the storage values move
 )

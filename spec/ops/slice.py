@@ -15,7 +15,8 @@ from ..dsl import (ANY, And, Attribute, DataMovement, I64ArrayAttr, If, Implies,
                    dim, is_symbolic, rank, same_element_type, size)
 from ..dsl.quantization import MOVES_PER_TENSOR
 from ..exercise import Corner, Exercise
-from ..types import TensorType
+from ..symbolic import Skeleton
+from ..types import E_F32, TensorType
 
 ARRAYS = ("start_indices", "limit_indices", "strides")
 
@@ -105,6 +106,16 @@ def zero_stride(spec, skels, rng):
                          {"result": t}))
 
 
+def negative_stride(spec, skels, rng):
+    """A stride of -1 with a result of two elements: C4 breaks, and C5 —
+    stated for positive strides only — holds; an implementation that reads
+    C5 for any nonzero stride names it too."""
+    t = TensorType((4,), E_F32)
+    yield ("stride -1, a two-element result", "slice_c4", Skeleton(spec.mnemonic, (E_F32,)),
+           spec.instance({"operand": t}, {"start_indices": [0], "limit_indices": [4], "strides": [-1]},
+                         {"result": TensorType((2,), E_F32)}))
+
+
 SPEC = OpSpec(
     mnemonic="slice",
     operands=(Operand("operand", ANY),),
@@ -113,6 +124,6 @@ SPEC = OpSpec(
     constraints=(slice_c1, slice_c2, slice_c3, slice_c4, slice_c5),
     infer=infer,
     semantics=DataMovement(movement),
-    exercise=Exercise(corners=CORNERS, appended=zero_stride),
+    exercise=Exercise(corners=CORNERS, appended=zero_stride, appended_last=negative_stride),
     quantization=MOVES_PER_TENSOR,   # v1.20: "or per-tensor quantized tensor"; the storage values move
 )

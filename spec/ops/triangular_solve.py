@@ -99,9 +99,10 @@ import numpy as np
 from ..dsl import (COMPLEX, FLOAT, Attribute, BoolAttr, Characterized, EnumAttr, Measured, Operand, Result, all_of,
                    at, dim, rank, shape)
 from ..exercise import Exercise
+from ..symbolic import Skeleton
 from ..dsl.quantization import Quantization
 from ..quantized import baseline_element_type, is_quantized, same_baseline_type
-from ..types import TensorType
+from ..types import E_F32, TensorType
 from .cholesky import (LAPACK_THRESHOLD, PLANS, MatrixOpSpec, Plan, box, column_norms, component, condition_1, ct,
                        dequantized, enclosure, expressed, gamma, high_precision, one_norm, preimage,
                        quantized_reference, rounded, substitute, to_working, triangle, uniform_values, unit_roundoff,
@@ -491,6 +492,20 @@ def quantized_example(types: dict):
     return SPEC.instance({"a": t["a"], "b": t["b"]}, _combo(False, False, "TRANSPOSE"), {"result": t["result"]})
 
 
+def batch_and_rank_breaks(spec, skels, rng):
+    """C3 broken by a batch dimension of `a` larger than `b`'s, and by one
+    smaller (equal, not ordered); and C2 alone on an `a` of rank 1, where
+    C3 holds (no dim(a, R-2)): an implementation naming C3 there too
+    reads a rule the spec does not state."""
+    attrs = {"left_side": True, "lower": True, "unit_diagonal": False, "transpose_a": "NO_TRANSPOSE"}
+    skel = Skeleton(spec.mnemonic, (E_F32, E_F32), (), tuple(attrs.items()))
+    for note, label, a, b in (("a batch dimension of a above b's", "triangular_solve_c3", (3, 2, 2), (2, 2, 1)),
+                              ("a batch dimension of a below b's", "triangular_solve_c3", (2, 2, 2), (3, 2, 1)),
+                              ("a of rank 1", "triangular_solve_c2", (2,), (2, 1))):
+        yield (note, label, skel, spec.instance({"a": TensorType(a, E_F32), "b": TensorType(b, E_F32)}, attrs,
+                                                {"result": TensorType(b, E_F32)}))
+
+
 SPEC = MatrixOpSpec(
     mnemonic="triangular_solve",
     operands=(Operand("a", FLOAT + COMPLEX), Operand("b", FLOAT + COMPLEX)),
@@ -501,7 +516,8 @@ SPEC = MatrixOpSpec(
     infer=infer,
     semantics=Characterized(reference=reference, criterion=criterion, undefined=undefined, condition=condition,
                             statement=STATEMENT),
-    exercise=Exercise(built_corners=built_corners, operand_values=operand_values, survey_when=survey_when),
+    exercise=Exercise(built_corners=built_corners, operand_values=operand_values, survey_when=survey_when,
+                      appended_last=batch_and_rank_breaks),
     # v1.20: a, b and result "or per-tensor quantized tensor"; dequantize_op_quantize, the float op judged by its
     # property restated on storage values (`_criterion_quantized`; cholesky's module docstring); values from its
     # example only

@@ -513,3 +513,17 @@ def test_a_module_without_main_names_its_functions():
     with pytest.raises(ProgramRejected, match=r"^no func.func @main \(functions: f, g\)$"):
         parse_program(two)
     assert parse_program(two.split("\n}\n")[0] + "\n}\n") is not None
+
+
+def test_the_oracle_backend_may_take_the_last_alternative():
+    """`OracleBackend(choice="last")`: an implementation-defined element takes
+    its last named alternative (negate of INT_MIN: saturates, not wraps);
+    every other element is the primary value either way."""
+    text = prog("negate", ["tensor<3xi8>"], "tensor<3xi8>")
+    x = np.array([-128, 5, 127], dtype=np.int8)
+    first, = OracleBackend().run(OracleBackend().compile(text), [x])
+    last_b = OracleBackend(choice="last")
+    last, = last_b.run(last_b.compile(text), [x])
+    assert first.tolist() == [-128, -5, -127] and last.tolist() == [127, -5, -127]
+    with pytest.raises(ValueError, match="choice"):
+        OracleBackend(choice="middle")

@@ -32,7 +32,12 @@ where the claim says `fn` would answer the same) is scored twice: as the
 runner judges, and by its statement alone (`elementwise.statement_route`,
 every element from `fn`) — the claims route around most of `fn` (finite
 operands of exponential are the numpy pass's), and an implementation
-that behaves like a mutated `fn` is what the suite must catch.  A survivor of
+that behaves like a mutated `fn` is what the suite must catch.  An op whose
+cases report implementation-defined choices is scored once more with the
+oracle taking the last named alternative of each such element
+(`OracleBackend(choice="last")`): the spec allows that implementation as
+much as the first, and a mutant that changes only a later alternative
+(shift_left's "amount modulo width") shows only where it is chosen.  A survivor of
 the suite is then run against the unit tests that hold what one output
 value cannot show (--tests, `-k OP`): a failing test kills it, counted
 apart ("by tests").  What survives those meets two more checks, each
@@ -401,7 +406,7 @@ CONSTRAINT_ID = re.compile(r"\bviolates ([a-z_0-9]+_c\d+)\b")
 
 
 def _score(suite: str, ops: list[str], baseline: dict | None, trace: list[str] | None,
-           ids: list[str] | None = None, statement: bool = False) -> dict:
+           ids: list[str] | None = None, statement: bool = False, choice: str = "primary") -> dict:
     """Verdicts of the oracle on the ops' cases ({case id: verdict}), only
     the cases `ids` where given; with `baseline`, stops at the first
     verdict that differs from it; with `trace`, also the lines executed in
@@ -411,7 +416,9 @@ def _score(suite: str, ops: list[str], baseline: dict | None, trace: list[str] |
     ("cases"), so a mutant of a module that many ops share is scored on the
     cases that execute its line, not every case of those ops.  With
     `statement`, the oracle answers every element from the op's `fn`
-    (`elementwise.statement_route`: its whole-array claims set aside)."""
+    (`elementwise.statement_route`: its whole-array claims set aside); with
+    `choice="last"`, an implementation-defined element takes its last
+    named alternative (`OracleBackend(choice=...)`)."""
     sys.path.insert(0, str(ROOT))
     hit: dict[str, set] = {}        # the phase being recorded: import, then each case in turn
     phases: dict[str, dict[str, set]] = {"pre": hit}
@@ -446,7 +453,7 @@ def _score(suite: str, ops: list[str], baseline: dict | None, trace: list[str] |
     for t in trace or ():
         importlib.import_module("shlo_conform." + t[:-3].replace("/", "."))
 
-    backend, runner = OracleBackend(), Runner("oracle")
+    backend, runner = OracleBackend(choice), Runner("oracle")
     cases = load_cases(suite_path(suite), set(ops))
     if ids is not None:
         wanted_ids = set(ids)
@@ -658,11 +665,25 @@ def _case_digests(text: str) -> dict[str, str]:
 
 
 def _mutant_scorer(m: Mutant, source: str, suite: str, op: str, baseline: dict, ids: list[str] | None = None,
-                   statement: bool = False):
+                   route: tuple = (False, "primary")):
     def fn():
         _install_hook(ROOT / m.path, source)
-        return _score(suite, [op], baseline, None, ids, statement)["verdicts"]
+        return _score(suite, [op], baseline, None, ids, *route)["verdicts"]
     return fn
+
+
+# The other implementations an op module's mutant is scored as, after the runner's own judging (the oracle's
+# claims, the primary alternative): (key in the baseline, (statement, choice), the words a kill says).  Each
+# is scored only where it can differ: the statement route for an op with claims (`_claims`), the last
+# alternatives for an op whose baseline reports implementation-defined choices (`_chooses`).
+ROUTES = (("statement", (True, "primary"), " (statement route)"),
+          ("last", (False, "last"), " (last alternatives)"))
+
+
+def _chooses(verdicts: dict) -> bool:
+    """Whether some value case's verdict reports an implementation-defined
+    choice (`pass [label]`; a rejection's brackets name constraints)."""
+    return any(" [" in v and not v.startswith("rejected") for v in verdicts.values())
 
 
 def _claims(op: str) -> bool:
@@ -806,15 +827,15 @@ def main(argv=None) -> int:
             print(f"mutation: the unmutated oracle on {o} did not finish: {res[1]}", file=sys.stderr)
             return 2
         base[o] = dict(res[1], seconds=time.monotonic() - t0)
-        if _claims(o):   # the same cases by the op's statement alone: what a mutant of `fn` is scored against too
+        for key, route, _ in ROUTES:   # the same cases as the other implementations a mutant is scored as
+            if not (_claims(o) if key == "statement" else _chooses(base[o]["verdicts"])):
+                continue
             t0 = time.monotonic()
-            res = _in_child(lambda o=o: _score(a.suite, [o], None, [own[o]], statement=True), 3600)
+            res = _in_child(lambda o=o, route=route: _score(a.suite, [o], None, [own[o]], None, *route), 3600)
             if res[0] != "ok":
-                print(f"mutation: the unmutated oracle's statement route on {o} did not finish: {res[1]}",
-                      file=sys.stderr)
+                print(f"mutation: the unmutated oracle's {key} route on {o} did not finish: {res[1]}", file=sys.stderr)
                 return 2
-            base[o]["statement"] = {"verdicts": res[1]["verdicts"], "lines": res[1]["lines"],
-                                    "seconds": time.monotonic() - t0}
+            base[o][key] = {"verdicts": res[1]["verdicts"], "lines": res[1]["lines"], "seconds": time.monotonic() - t0}
     shared = {id(m) for m in extra_mutants}
     for m in extra_mutants:   # the ops whose cases reach the line, cheapest first
         m.ops = sorted((o for o in ops if _reached(m, base[o]["lines"])), key=lambda o: base[o]["seconds"])
@@ -877,13 +898,12 @@ def main(argv=None) -> int:
             for o in reached:
                 ids = _reaching_cases(m, base[o]) if id(m) in shared else None
                 spent = base[o]["seconds"] if ids is None else sum(base[o]["case_seconds"][k] for k in ids)
-                routes = [(False, base[o], "")]
-                if "statement" in base[o] and id(m) not in shared:
-                    routes.append((True, base[o]["statement"], " (statement route)"))
-                for statement, b, said in routes:
-                    timeout = a.timeout or 5 * (spent if not statement else b["seconds"]) + 30
-                    kind, got = _in_child(_mutant_scorer(m, source, a.suite, o, b["verdicts"], ids, statement),
-                                          timeout)
+                routes = [((False, "primary"), base[o], "", spent)]
+                routes += [(route, base[o][key], said, base[o][key]["seconds"]) for key, route, said in ROUTES
+                           if key in base[o] and id(m) not in shared]
+                for route, b, said, took in routes:
+                    timeout = a.timeout or 5 * took + 30
+                    kind, got = _in_child(_mutant_scorer(m, source, a.suite, o, b["verdicts"], ids, route), timeout)
                     if kind == "timeout":
                         m.status, m.by = "killed", f"{o}{said}: timeout after {got:.0f} s"
                     elif kind == "error":
