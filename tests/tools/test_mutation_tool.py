@@ -212,6 +212,9 @@ def test_generator_inputs_make_no_mutants():
     assert any(m.function == "transpose_c4" for m in tr)
     rw = mutation.enumerate_mutants("spec/ops/reduce_window.py")
     assert not any(m.function in ("quantized_example", "promoted_cases") for m in rw)
+    # the example calls SPEC.instance, but SPEC — and what only it reads, the semantics — stays mutated
+    rd = mutation.enumerate_mutants("spec/ops/reduce.py")
+    assert {"arrays", "body_signature", "to_body_type"} <= {m.function for m in rd}
     rv = mutation.enumerate_mutants("spec/ops/recv.py")
     assert rv and not any(m.function == "cases" or "Grid(1, 3)" in m.source for m in rv)
     assert any(m.function == "read" for m in rv)

@@ -250,7 +250,8 @@ def _generator_only(tree: ast.Module) -> list[ast.AST]:
         changed = False
         for name, node in defs.items():
             if node not in spans and uses.get(name) and all(inside(ln) for ln in uses[name]) \
-                    and not name.startswith(("infer", "element")) and not re.search(r"_c\d+$", name):
+                    and not name.startswith(("infer", "element")) and not re.search(r"_c\d+$", name) \
+                    and name != "SPEC":   # the op's declaration: a quantized example's `SPEC.instance` is not its use
                 spans.append(node)
                 changed = True
     return spans
