@@ -26,6 +26,7 @@ is reported in the manifest.
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import json
 import math
 import time
@@ -564,7 +565,9 @@ def _appended_cases(spec: OpSpec, skels: list[Skeleton], seed: int, expect_fn, s
         return []
     rng = np.random.default_rng([seed, zlib.crc32(spec.mnemonic.encode()), zlib.crc32(stream.encode())])
     out = []
-    for note, label, skel, inst in build(spec, skels, rng):
+    # lazily, one builder after another: a builder's draws interleave with the values drawn for its cases
+    built = itertools.chain.from_iterable(b(spec, skels, rng) for b in (build if isinstance(build, tuple) else (build,)))
+    for note, label, skel, inst in built:
         if spec.violated(inst) != ([label] if label else []):
             continue
         if label:

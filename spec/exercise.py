@@ -61,7 +61,9 @@ an op can declare, and what each declaration feeds:
   appended_last   as `appended`, on a stream of its own after every other
                   one (the v1.20 types' and the quantized ones included):
                   dot_general's algorithm cases, added after those streams
-                  were written.
+                  were written.  A tuple of builders runs them in order on
+                  that one stream, so a builder added at its end leaves the
+                  cases before it as they were.
 """
 from __future__ import annotations
 
@@ -154,5 +156,5 @@ class Exercise:
     survey_when: Callable | None = None
     elided: tuple = ()
     appended: Callable | None = None
-    appended_last: Callable | None = None   # as `appended`, after every other stream (dot_general's algorithm)
+    appended_last: Callable | tuple[Callable, ...] | None = None   # as `appended`, after every other stream
     later: tuple = ()

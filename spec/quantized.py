@@ -223,6 +223,17 @@ def quantized_type(storage, expressed, scales, zero_points=None, quantization_di
     return QuantizedType(st, et, scales, zero_points, quantization_dimension, storage_min, storage_max)
 
 
+def per_axis_tensor(shape: tuple = (2, 3)) -> TensorType:
+    """A tensor of i8 per-axis quantized along dimension 0 (expressed f32;
+    scales 0.1 and 0.25, zero points 0 and -3): what an op whose tables
+    take per-axis tensors (`Quantization.per_axis`) and whose quantized
+    cases come from the seed's per-tensor skeletons is shown in its
+    `appended_last` cases — without one, a reading of its tables with no
+    per-axis type passed the suite (stop 39: tuple, get_tuple_element,
+    get_dimension_size, if, case)."""
+    return TensorType(shape, quantized_type("i8", "f32", (0.1, 0.25), (0, -3), 0))
+
+
 # The spec's functions on types ("Functions on types", "Quantization computations").
 
 def is_quantized(t) -> bool:

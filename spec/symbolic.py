@@ -24,6 +24,15 @@ from .grid import SymbolicGrid
 from .types import ElementType, TensorType, TupleType
 
 
+def _named(t: ElementType) -> str:
+    """A case's `dtype` for element type `t`: its name, or a quantized type's
+    family (quant_i8_f32_axis), as suites name quantized cases."""
+    if getattr(t, "is_quantized", False):
+        from .quantized import family_name
+        return family_name(t)
+    return t.name
+
+
 @dataclass(frozen=True)
 class Skeleton:
     """(op, operand element types, program-given result element types,
@@ -50,9 +59,9 @@ class Skeleton:
         offers a choice (select's `pred` is always i1, so `on_true` names it)."""
         for o, t in zip(spec.operands, self.operand_types):
             if len(o.types) > 1:
-                return t.name
+                return _named(t)
         if self.result_types:   # if/case: the predicate is i1, the program states what flows
-            return self.result_types[0][1].name
+            return _named(self.result_types[0][1])
         if not self.operand_types:   # no operands (replica_id): the type its Outputs table fixes
             return spec.results[0].types[0].name
         return self.operand_types[0].name

@@ -253,11 +253,6 @@ def shape_breaks(spec, skels, rng):
         yield note, "all_reduce_c6", skel, make(ops, res)
 
 
-def last_cases(spec, skels, rng):
-    """The stream after every other: the promoted computations, then C6's breaks."""
-    return list(promoted_cases(spec, skels, rng)) + list(shape_breaks(spec, skels, rng))
-
-
 SPEC = OpSpec(
     mnemonic="all_reduce",
     operands=(Operand("operands", ANY, variadic=True, count=(1, 2)),),
@@ -273,7 +268,7 @@ SPEC = OpSpec(
     semantics=Collective(process_groups, reduce_group, accumulating=True),
     exercise=Exercise(corners=grid_corners((1,)) + (
         Corner("two operands reduced together", (1,), lambda op: [], layout={"counts": {"operands": 2}}),),
-        survey_when=survey_reason, appended_last=last_cases),
+        survey_when=survey_reason, appended_last=(promoted_cases, shape_breaks)),
     # the seed RFC and v1.20: operands and results "or per-tensor quantized tensors"; the computation combines
     # them by its own quantized ops (is_promotable: a quantized type only to itself, module docstring)
     quantization=Quantization(meaning=REGIONS),

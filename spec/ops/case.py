@@ -31,8 +31,10 @@ import numpy as np
 from ..branches import BRANCH_BODIES, branch_corners, branch_signature, functions
 from ..dsl import ANY, ControlFlow, OpSpec, Operand, Region, Result, same_types, size
 from ..exercise import Exercise
-from ..types import SI32
+from ..symbolic import Skeleton
+from ..types import SI32, TensorType
 from ..dsl.quantization import STORAGE, Quantization
+from ..quantized import per_axis_tensor
 
 
 def case_c1(op):
@@ -84,6 +86,15 @@ def index_values(op, name, k, t, rng):
     return np.asarray(picks[int(rng.integers(0, len(picks)))], dtype=np.int32)
 
 
+def per_axis_results(spec, skels, rng):
+    """Branches returning per-axis quantized values (v1.20: they pass unchanged)."""
+    t = per_axis_tensor()
+    bodies = BRANCH_BODIES + BRANCH_BODIES[:1]
+    yield ("per-axis quantized results", None,
+           Skeleton(spec.mnemonic, (SI32,), (("results", t.element_type),), (), (("branches", bodies[0]),)),
+           spec.instance({"index": TensorType((), SI32)}, {}, {"results": [t]}, {"branches": functions((t,), bodies)}))
+
+
 SPEC = OpSpec(
     mnemonic="case",
     operands=(Operand("index", (SI32,), rank=0),),
@@ -94,7 +105,8 @@ SPEC = OpSpec(
     semantics=ControlFlow(run),
     result_from_program=("results",),
     exercise=Exercise(operand_values=index_values, built_corners=branch_corners(
-        "index", SI32, lambda outs, bodies: {"branches": functions(outs, bodies + bodies[:1])})),
+        "index", SI32, lambda outs, bodies: {"branches": functions(outs, bodies + bodies[:1])}),
+        appended_last=per_axis_results),
     # v1.20: results "tensors, quantized tensors or tokens": the branch's values pass unchanged
     quantization=Quantization(meaning=STORAGE, per_axis=True),
 )

@@ -7,8 +7,11 @@ The Outputs table fixes the result's type ("0-dimensional tensor of type
 import numpy as np
 
 from ..dsl import ANY, Attribute, DataMovement, IntAttr, OpSpec, Operand, Result, in_range, rank
+from ..exercise import Exercise
+from ..symbolic import Skeleton
 from ..types import SI32, TensorType
 from ..dsl.quantization import STORAGE, Quantization
+from ..quantized import per_axis_tensor
 
 
 def get_dimension_size_c1(op):
@@ -25,6 +28,13 @@ def movement(op, operand):
     return [np.array(np.asarray(operand).shape[op.dimension], dtype=SI32.numpy)]
 
 
+def per_axis_operand(spec, skels, rng):
+    """The size of a dimension of a per-axis quantized tensor (only its shape is read)."""
+    t = per_axis_tensor()
+    yield ("a per-axis quantized operand", None, Skeleton(spec.mnemonic, (t.element_type,)),
+           spec.instance({"operand": t}, {"dimension": 1}, {"result": TensorType((), SI32)}))
+
+
 SPEC = OpSpec(
     mnemonic="get_dimension_size",
     operands=(Operand("operand", ANY),),
@@ -33,6 +43,7 @@ SPEC = OpSpec(
     constraints=(get_dimension_size_c1,),
     infer=infer,
     semantics=DataMovement(movement),
+    exercise=Exercise(appended_last=per_axis_operand),
     # v1.20: operand "tensor or quantized tensor": only its shape is read
     quantization=Quantization(meaning=STORAGE, per_axis=True),
 )

@@ -13,9 +13,11 @@ C1 alone (and a negative case for C1 is not also one for C2).
 """
 from ..dsl import ANY, Attribute, DataMovement, IntAttr, OpSpec, Operand, Result, in_range, size
 from ..exercise import Exercise
-from ..types import TensorType, TupleType
+from ..symbolic import Skeleton
+from ..types import E_F32, TensorType, TupleType
 from .tuple import nested_members, same_value_type
 from ..dsl.quantization import STORAGE, Quantization
+from ..quantized import per_axis_tensor
 
 
 def get_tuple_element_c1(op):
@@ -65,6 +67,14 @@ def negative_index(spec, skels, rng):
            spec.instance({"operand": TupleType(members)}, {"index": 3}, {"result": members[0]}))
 
 
+def per_axis_member(spec, skels, rng):
+    """A per-axis quantized member taken out (v1.20: the tuple's values pass unchanged)."""
+    t = per_axis_tensor()
+    members = (t, TensorType((3,), E_F32))
+    yield ("a per-axis quantized member", None, Skeleton(spec.mnemonic, (t.element_type,)),
+           spec.instance({"operand": TupleType(members)}, {"index": 0}, {"result": t}))
+
+
 SPEC = OpSpec(
     mnemonic="get_tuple_element",
     operands=(Operand("operand", ANY, tuple_members=True, count=(2, 1, 3)),),
@@ -73,7 +83,7 @@ SPEC = OpSpec(
     infer=infer,
     semantics=DataMovement(arrays),
     attributes=(Attribute("index", IntAttr(32), choices=(0, 1, 2)),),
-    exercise=Exercise(built_corners=nested_tuple_corners, appended=negative_index),
+    exercise=Exercise(built_corners=nested_tuple_corners, appended=negative_index, appended_last=per_axis_member),
     # v1.20: "values" (a quantized tensor is a value: spec.md "Types", ValueType): they pass unchanged
     quantization=Quantization(meaning=STORAGE, per_axis=True),
 )

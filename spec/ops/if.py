@@ -36,6 +36,7 @@ from ..exercise import Exercise
 from ..symbolic import Skeleton
 from ..types import E_F32, I1, TensorType
 from ..dsl.quantization import STORAGE, Quantization
+from ..quantized import per_axis_tensor
 
 
 def if_c1(op):
@@ -83,6 +84,16 @@ def false_branch_inputs(spec, skels, rng):
            spec.instance({"pred": TensorType((), I1)}, {}, {"results": list(outs)}, fns))
 
 
+def per_axis_results(spec, skels, rng):
+    """Branches returning per-axis quantized values (v1.20: they pass unchanged)."""
+    t = per_axis_tensor()
+    yield ("per-axis quantized results", None,
+           Skeleton(spec.mnemonic, (I1,), (("results", t.element_type),), (),
+                    (("true_branch", BRANCH_BODIES[0]), ("false_branch", BRANCH_BODIES[1]))),
+           spec.instance({"pred": TensorType((), I1)}, {}, {"results": [t]},
+                         dict(zip(("true_branch", "false_branch"), functions((t,), BRANCH_BODIES)))))
+
+
 SPEC = OpSpec(
     mnemonic="if",
     operands=(Operand("pred", (I1,), rank=0),),
@@ -95,7 +106,7 @@ SPEC = OpSpec(
     result_from_program=("results",),
     exercise=Exercise(operand_values=pred_values, built_corners=branch_corners(
         "pred", I1, lambda outs, bodies: dict(zip(("true_branch", "false_branch"), functions(outs, bodies)))),
-        appended_last=false_branch_inputs),
+        appended_last=(false_branch_inputs, per_axis_results)),
     # v1.20: results "tensors, quantized tensors or tokens": the branch's values pass unchanged
     quantization=Quantization(meaning=STORAGE, per_axis=True),
 )

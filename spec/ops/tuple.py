@@ -15,6 +15,7 @@ from ..exercise import PAST_SMALL_INTEGERS, Exercise
 from ..symbolic import Skeleton
 from ..types import E_F32, TensorType, TupleType
 from ..dsl.quantization import STORAGE, Quantization
+from ..quantized import per_axis_tensor
 
 
 def same_value_type(a, b):
@@ -83,6 +84,13 @@ def past_small_integers(spec, skels, rng):
            Skeleton(spec.mnemonic, (E_F32,)), spec.instance({"val": members}, {}, {"result": TupleType(tuple(members))}))
 
 
+def per_axis_members(spec, skels, rng):
+    """Members of a per-axis quantized type (v1.20: a tuple holds values)."""
+    t = per_axis_tensor()
+    yield ("per-axis quantized members", None, Skeleton(spec.mnemonic, (t.element_type,)),
+           spec.instance({"val": [t, t]}, {}, {"result": TupleType((t, t))}))
+
+
 SPEC = OpSpec(
     mnemonic="tuple",
     operands=(Operand("val", ANY, variadic=True, count=(2, 1, 3, 0)),),
@@ -91,7 +99,7 @@ SPEC = OpSpec(
     infer=infer,
     semantics=DataMovement(arrays),
     exercise=Exercise(built_corners=nested_tuple_corners, appended=tensor_for_tuple,
-                      appended_last=past_small_integers),
+                      appended_last=(past_small_integers, per_axis_members)),
     # v1.20: "values" (a quantized tensor is a value: spec.md "Types", ValueType): they pass unchanged
     quantization=Quantization(meaning=STORAGE, per_axis=True),
 )
