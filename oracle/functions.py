@@ -199,8 +199,9 @@ def _instance(op, functions=None, scope=None):
     if bad:
         raise ProgramRejected(f"{mnemonic}: element type of {', '.join(bad)} is not allowed by the spec")
     violated = spec.violated(inst)
-    if violated:
-        raise ProgramRejected(f"{mnemonic}: violates {violated[0]}: {_doc(spec, violated[0])}", violated[0])
+    if violated:   # the first rule read, and the others the program breaks too
+        also = f" (it also violates {', '.join(violated[1:])})" if len(violated) > 1 else ""
+        raise ProgramRejected(f"{mnemonic}: violates {violated[0]}: {_doc(spec, violated[0])}{also}", violated[0])
     try:
         inferred = spec.infer(inst)
     except Exception as e:  # inference undefined for this instance: not a valid program

@@ -71,10 +71,10 @@ strings (cosmic-ray has no string operators), an op module's `exercise=`
 argument, structure hints, quantized `example=`, `appended_last=` streams,
 a token op's `cases` and recv's table of device transfers, with the
 definitions only they use (how generators pick inputs; no verdict reads
-them — stop 38's run found 56 such mutants "killed" only by regenerating
-the suite, a change of which programs are written, not of a rule that any
-implementation could follow), and argument swaps of
-symmetric calls (`same_type`, `And` …).
+them — stop 38's run found 58 such mutants "killed" only by regenerating
+the suite, check-spec or a test: changes of which programs are written,
+not of a rule any implementation could follow), and argument swaps of
+symmetric calls (`same_type`, `same_baseline_type`, `And` …).
 
 In --all mode every op module is mutated against its own op's cases, and
 each oracle/ and spec/ module in ORACLE_MODULES (--shared: those alone)
@@ -403,7 +403,8 @@ def _install_hook(path: Path, source: str) -> None:
     sys.meta_path.insert(0, Finder())
 
 
-CONSTRAINT_ID = re.compile(r"\bviolates ([a-z_0-9]+_c\d+)\b")
+# "violates add_c1" — and the oracle's "(it also violates add_c2, add_c3)": every rule a rejection names
+CONSTRAINT_ID = re.compile(r"\bviolates ([a-z_0-9]+_c\d+(?:, [a-z_0-9]+_c\d+)*)\b")
 
 
 def _score(suite: str, ops: list[str], baseline: dict | None, trace: list[str] | None,
@@ -473,7 +474,7 @@ def _score(suite: str, ops: list[str], baseline: dict | None, trace: list[str] |
             st, said = status_of(e)
             # which constraint the oracle names is part of the verdict: a mutant that moves a rejection
             # to another constraint (or makes one constraint the other's) is noticed
-            named = sorted(set(CONSTRAINT_ID.findall(said))) if st == "rejected" else []
+            named = sorted({c for g in CONSTRAINT_ID.findall(said) for c in g.split(", ")}) if st == "rejected" else []
             v = runner.compile_verdict(c, st, said if st != "error" else repr(e), 0).verdict \
                 + "".join(f" [{k}]" for k in named)
         else:
