@@ -560,13 +560,13 @@ def _appended_cases(spec: OpSpec, skels: list[Skeleton], seed: int, expect_fn, s
     generator stream of their own, last.  `stream="appended_last"`
     (`Exercise.appended_last`): the same, after every other stream (the
     v1.20 types' and quantized ones too), on a generator of its own."""
-    build = getattr(spec.exercise, stream, None)
-    if build is None or (not skels and stream == "appended"):   # appended_last's builds state their structure
+    builds = spec.exercise.builders(stream)
+    if not builds or (not skels and stream == "appended"):   # appended_last's builds state their structure
         return []
     rng = np.random.default_rng([seed, zlib.crc32(spec.mnemonic.encode()), zlib.crc32(stream.encode())])
     out = []
     # lazily, one builder after another: a builder's draws interleave with the values drawn for its cases
-    built = itertools.chain.from_iterable(b(spec, skels, rng) for b in (build if isinstance(build, tuple) else (build,)))
+    built = itertools.chain.from_iterable(b(spec, skels, rng) for b in builds)
     for note, label, skel, inst in built:
         if spec.violated(inst) != ([label] if label else []):
             continue

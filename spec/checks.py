@@ -516,7 +516,7 @@ def listed_invalid(spec: OpSpec) -> dict:
     constraints on inputs the solver never draws (dot_general's
     `algorithm`: spec/ops/dot_algorithm.py) are broken only there."""
     import numpy as np
-    builds = [b for b in (spec.exercise.appended, spec.exercise.appended_last) if b is not None]
+    builds = spec.exercise.builders("appended") + spec.exercise.builders("appended_last")
     if not builds:
         return {}
     skels, out = list(candidates(spec)), {}

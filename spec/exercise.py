@@ -158,3 +158,9 @@ class Exercise:
     appended: Callable | None = None
     appended_last: Callable | tuple[Callable, ...] | None = None   # as `appended`, after every other stream
     later: tuple = ()
+
+    def builders(self, stream: str) -> tuple:
+        """The builders of hand-built programs on `stream` ("appended" or
+        "appended_last"), in order: a tuple's members, one builder, or none."""
+        b = getattr(self, stream)
+        return () if b is None else b if isinstance(b, tuple) else (b,)
