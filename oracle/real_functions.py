@@ -45,7 +45,7 @@ from ..spec.ops.logistic import logistic_value
 from ..spec.ops.power import signed_power
 from .chlo_long_double import KERNELS as _LONG_DOUBLE, REL_ERROR as _LONG_DOUBLE_REL_ERROR
 from .chlo_dd import zeta_float64 as _zeta_float64
-from . import chlo_fast_zeta as _chlo_fast_zeta
+from . import chlo_compiled as _chlo_compiled, chlo_fast_zeta as _chlo_fast_zeta
 
 
 @dataclass(frozen=True)
@@ -425,8 +425,8 @@ def _chlo(name: str, arb_fn, numpy_fn, mpfr_fn=None, narrow=None) -> RealFunctio
 
 
 TABLE.update({
-    mpmath.erf: _chlo("erf", lambda x: x.erf(), _scipy("erf"), _mpfr("erf")),
-    mpmath.erfc: _chlo("erfc", lambda x: x.erfc(), _scipy("erfc"), _mpfr("erfc")),
+    mpmath.erf: _chlo("erf", lambda x: x.erf(), _scipy("erf"), _mpfr("erf"), narrow=_chlo_compiled.erf),
+    mpmath.erfc: _chlo("erfc", lambda x: x.erfc(), _scipy("erfc"), _mpfr("erfc"), narrow=_chlo_compiled.erfc),
     mpmath.erfinv: _chlo("erfinv", lambda x: x.erfinv(), _scipy("erfinv")),
     log_abs_gamma: _chlo("lgamma", _arb_log_abs_gamma, _sp and _np_lgamma, _mpfr("lngamma")),
     mpmath.digamma: _chlo("digamma", lambda x: x.digamma(), _sp and _np_digamma, _mpfr("digamma")),

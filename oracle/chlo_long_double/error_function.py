@@ -373,7 +373,7 @@ def _erf_small(a64):
     return a, p
 
 
-def _erf_coefficients(c: arb, n: int) -> list:
+def erf_coefficients(c: arb, n: int) -> list:
     """erf's Taylor coefficients about c: a_(k+1) = (2/√π)·e_k/(k+1), e_k
     those of e^(-x²) (e' = -2x·e: (k+1)e_(k+1) = -2c·e_k - 2e_(k-1))."""
     e = [(-c * c).exp()]
@@ -386,7 +386,7 @@ def _erf_coefficients(c: arb, n: int) -> list:
 
 @functools.cache
 def erf_table() -> Table:
-    return Table(((_SMALL, 2.0, 1 / 32), (2.0, _ERF_ONE, 1 / 16)), _erf_coefficients, head_bits=32)
+    return Table(((_SMALL, 2.0, 1 / 32), (2.0, _ERF_ONE, 1 / 16)), erf_coefficients, head_bits=32)
 
 
 def erf_pair(a64: np.ndarray) -> tuple:
@@ -417,7 +417,7 @@ _ERFCX_FROM = 0.5
 _ERFC_ZERO = 107.0   # erfc(107) < 2^-16500, below long double's smallest subnormal
 
 
-def _erfcx_coefficients(c: arb, n: int) -> list:
+def erfcx_coefficients(c: arb, n: int) -> list:
     """erfcx = e^(x²)·erfc(x): erfcx' = 2x·erfcx - 2/√π, so a_1 = 2c·a_0 - 2/√π
     and (k+1)a_(k+1) = 2c·a_k + 2a_(k-1)."""
     a = [c.erfc() * (c * c).exp()]
@@ -430,7 +430,7 @@ def _erfcx_coefficients(c: arb, n: int) -> list:
 @functools.cache
 def erfcx_table() -> Table:
     return Table(((_ERFCX_FROM, 2.0, 1 / 16), (2.0, 8.0, 1 / 16), (8.0, 32.0, 1 / 4), (32.0, 128.0, 1.0)),
-                 _erfcx_coefficients, head_bits=32)
+                 erfcx_coefficients, head_bits=32)
 
 
 def _erfc_mid(a64):

@@ -1,0 +1,287 @@
+"""erf and erfc in float64, compiled, to the accuracy an f32, f16 or bf16
+result needs: the first stage of those results of chlo.erf and chlo.erfc
+(real_functions `narrow`, fast._staged), ahead of scipy's evaluation with
+the 2^-40 bound, which then sees only the elements this stage leaves.
+
+Why compiled.  The oracle's f32 tanh row costs numpy's SIMD tanh (about
+1.5 ms on 2^20 float64) plus the decisions; scipy.special.erf alone costs
+14 ms there, so erf judged as mathematics was twice tanh (issue 32: CHLO as
+fast as the spec's transcendentals).  A Taylor table evaluated by a loop
+numba compiles (`numba.njit`: LLVM, no Python per element) costs a few ms.
+
+The kernels (each a loop over a flat float64 array, one cell lookup and
+one Horner polynomial an element):
+
+* erf on |x| < 6: cells [j/16, (j+1)/16), j = 0 … 95; cell j >= 1 about
+  its centre c = (j + 1/2)/16, so h = |x| - c is exact (Sterbenz: |x|/2 <=
+  c <= 2|x|) and |h| <= 1/32; cell 0 about 0, h = |x| <= 1/16, where the
+  series is odd and its constant term 0, so every error below is
+  proportional to h as erf(h) is.  Degree D = 11 in every cell.  |x| >= 6
+  is evaluated at 5.999 (cell 95): erf(|x|) - erf(5.999) <= erfc(5.999).
+  The sign is the argument's (erf is odd).
+* erfc on x < 1/2: 1 - erf(x) (1 + erf(|x|) for x < 0), one rounding on a
+  result >= erfc(1/2) > 0.47; on x >= 1/2: e^(-x²)·erfcx(x), erfcx =
+  e^(x²)·erfc from cells of width 1/8 on [1/2, 27.5) about their centres
+  (|h| <= 1/16, exact by Sterbenz), degree 11; from 27.5 on the result is 0
+  (erfc(27.5) < 2^-1090: fast.decide reads a zero of finite nonzero
+  arguments as an underflow, which rounds to +0 in these formats).
+  x² is exact: the arguments are values of the result's format (precision
+  <= 24, so x² has at most 48 bits) — the stage declines wider formats.
+* e^y for y = -x² in (-757, -1/4], our own (libm's exp is a call per
+  element the loop cannot vectorise, 3× the rest of erfc here):
+  k = round(y·128/ln2) (adding and taking away 1.5·2^52), r = (y - k·c_hi) - k·c_lo with c_hi ln2/128's
+  32-bit head (k·c_hi exact: |k| < 2^18; y - k·c_hi exact by Sterbenz,
+  |r| <= ln2/256 + 2^-40) and c_lo its tail (k·c_lo's rounding, and c_lo's,
+  below 2^-74 of r's scale); e^r - 1 = p by its Taylor polynomial of
+  degree 5 (truncation r^6/720 < 2^-60; its roundings 2^-52·|p| with
+  |p| < 0.0028, so 2^-60); e^y = 2^(k>>7)·T(1 + p), T = 2^((k&127)/128)
+  rounded (2^-53) and T + T·p rounded once or twice (2^-52): within 2^-51
+  of e^y where e^y is normal (2^m from a table, exact), and below 2^-1000
+  elsewhere (2^m subnormal or 0 below 2^-1074), which fast.decide does
+  not trust (a zero it reads as an underflow: erfc < 2^-990 there).
+
+The coefficients come from each function's differential equation in arb
+at 200 bits (chlo_long_double.error_function's, the long double tables'
+source), rounded to float64.  The bound (`_erf_bound`, `_erfcx_bound`) is
+proven per cell, in arb, from three parts:
+
+* Horner's rounding with the coefficients' own (Higham, *Accuracy and
+  Stability of Numerical Algorithms*, 2nd ed., §5.1: |p̂ - p| <=
+  γ_2D·Σ|a_k||h|^k; each stored a_k adds 2^-53·|a_k||h|^k; fused
+  multiply-adds only remove roundings), so γ_(2D+1)·Σ|a_k|w^k, w the cell's
+  largest |h|;
+* the Taylor remainder |f^(D+1)(ξ)|/(D+1)!·w^(D+1), with
+  |erf^(n+1)(x)| = (2/√π)·|H_n(x)|·e^(-x²) <= (2/√π)·1.0865·√(2^n·n!)
+  (Cramér's inequality for Hermite polynomials, Abramowitz & Stegun
+  22.14.17), and for x >= 0, erfcx(x) = (2/√π)∫_0^∞ e^(-t²-2xt) dt, so
+  |erfcx^(n)(x)| <= (2/√π)∫_0^∞ (2t)^n e^(-t²) dt = 2^n·Γ((n+1)/2)/√π;
+* relative to the cell's least value of the function (erf increasing:
+  erf(j/16); cell 0: erf(h)/h >= erf(w)/w, the errors being h times
+  theirs; erfcx decreasing: erfcx at the cell's right end).
+
+The largest over the cells, plus erf's clamp (erfc(5.999)/erf(5.9375)) or
+erfc's roundings (its subtraction; the product e^(-x²)·erfcx, 2^-53; the
+exp, 2^-51), is multiplied by 16 (the house's safety factor, as for the
+long double kernels) and handed to fast.decide with the values: about
+2^-44 for both functions, against 2^-24 spacing (f32), so roughly one
+element in 10^5 goes on to the scipy route.  NaN and infinite arguments
+are answered NaN here (never decided: the op's module states them).
+numba compiles each kernel once a machine (`cache=True`, about a second;
+numba's cache directory, the package's own where it is writable).
+"""
+from __future__ import annotations
+
+import functools
+import math
+
+import numpy as np
+
+_FMT_PRECISION_MAX = 24   # formats whose values square exactly in float64 (module docstring)
+_D = 11                   # degree of every cell's polynomial
+_SAFETY = 16.0
+_EXP = 2.0 ** -51        # exp_negative's bound, relative (module docstring)
+_U = 2.0 ** -53
+
+_ERF_CELLS, _ERF_SCALE, _ERF_CLAMP = 96, 16.0, 5.999
+_ERFCX_FROM, _ERFCX_SCALE, _ERFCX_CELLS = 0.5, 8.0, 216   # [1/2, 27.5)
+_ERFC_ZERO = _ERFCX_FROM + _ERFCX_CELLS / _ERFCX_SCALE
+
+
+def available() -> bool:
+    """Whether numba imports here (without it the stage declines and scipy
+    decides every element, as before)."""
+    try:
+        import numba  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def _gamma(n: int):
+    """γ_(2n+1) = (2n+1)u/(1 - (2n+1)u), as an arb (call inside workprec)."""
+    from flint import arb
+    return arb(2 * n + 1) * _U / (1 - arb(2 * n + 1) * _U)
+
+
+@functools.cache
+def _erf_table():
+    """(coefficients [D+1, cells] float64, centres, proven relative bound
+    before the safety factor)."""
+    from flint import arb
+    from .chlo_long_double.error_function import erf_coefficients, workprec
+    with workprec(200):
+        gamma = _gamma(_D)
+        two_over_sqrt_pi = 2 / arb.pi().sqrt()
+        n = _D
+        deriv = two_over_sqrt_pi * arb("1.0865") * (arb(2) ** n * arb(math.factorial(n))).sqrt()
+        rem = deriv / math.factorial(_D + 1)
+        cols, centres, worst = [], [], 0.0
+        for j in range(_ERF_CELLS):
+            c = arb(0) if j == 0 else arb(2 * j + 1) / (2 * _ERF_SCALE)
+            w = arb(1) / _ERF_SCALE if j == 0 else arb(1) / (2 * _ERF_SCALE)
+            a = erf_coefficients(c, _D)
+            if j == 0:   # errors proportional to h: divide by h, against erf(h)/h >= erf(w)/w
+                err = gamma * sum(abs(a[k]) * w ** (k - 1) for k in range(1, _D + 1)) + rem * w ** _D
+                least = w.erf() / w
+            else:
+                err = gamma * sum(abs(a[k]) * w ** k for k in range(_D + 1)) + rem * w ** (_D + 1)
+                least = (arb(j) / _ERF_SCALE).erf()
+            worst = max(worst, float((err / least).upper()))
+            cols.append([float(v.mid()) for v in a])
+            centres.append(float(c.mid()))
+        clamp = arb(_ERF_CLAMP).erfc() / (arb(_ERF_CELLS - 1) / _ERF_SCALE).erf()
+        bound = (worst + float(clamp.upper())) * (1 + 2.0 ** -20)
+    return np.ascontiguousarray(np.array(cols).T), np.array(centres), bound
+
+
+@functools.cache
+def _erfcx_table():
+    """(coefficients [D+1, cells], centres, proven relative bound of erfcx
+    on [1/2, 27.5) before the safety factor)."""
+    from flint import arb
+    from .chlo_long_double.error_function import erfcx_coefficients, workprec
+    with workprec(200):
+        gamma = _gamma(_D)
+        n = _D + 1
+        rem = arb(2) ** n * arb((n + 1) / 2).gamma() / arb.pi().sqrt() / math.factorial(n)
+        w = arb(1) / (2 * _ERFCX_SCALE)
+        cols, centres, worst = [], [], 0.0
+        for j in range(_ERFCX_CELLS):
+            c = arb(_ERFCX_FROM) + arb(2 * j + 1) / (2 * _ERFCX_SCALE)
+            a = erfcx_coefficients(c, _D)
+            err = gamma * sum(abs(a[k]) * w ** k for k in range(_D + 1)) + rem * w ** (_D + 1)
+            right = c + w
+            least = right.erfc() * (right * right).exp()
+            worst = max(worst, float((err / least).upper()))
+            cols.append([float(v.mid()) for v in a])
+            centres.append(float(c.mid()))
+    return np.ascontiguousarray(np.array(cols).T), np.array(centres), worst * (1 + 2.0 ** -20)
+
+
+@functools.cache
+def _exp_table():
+    """(2^(j/128) for j < 128, ln2/128's 32-bit head, its tail, 128/ln2,
+    2^m for m = -1100 … 0), each rounded to float64 from arb (module
+    docstring: e^y; 2^m exact down to 2^-1074, 0 below)."""
+    from flint import arb
+    from .chlo_long_double.error_function import head, ld_to_arb, workprec
+    with workprec(200):
+        c = arb.const_log2() / 128
+        hi = head(c, 32)
+        return (np.array([float((arb(2) ** (arb(j) / 128)).mid()) for j in range(128)]), float(hi),
+                float((c - ld_to_arb(hi)).mid()), float((1 / c).mid()),
+                np.ldexp(1.0, np.arange(-1100, 1)))
+
+
+@functools.cache
+def _kernels():
+    """The compiled loops (numba), built on first use.  A table is passed
+    as a tuple of its D + 1 rows (one float64 array each, indexed by cell)
+    and Horner's steps are spelt out: measured 3× faster than a 2-D table
+    read in a loop.  fastmath allows contraction into fused multiply-adds
+    (fewer roundings, inside the bound) and assumes no NaN or infinity
+    (the stage hands the loops finite arguments only); no reassociation."""
+    import numba
+    flags = {"nnan", "ninf", "nsz", "contract"}
+    jit = functools.partial(numba.njit, cache=True, nogil=True, error_model="numpy", fastmath=flags)
+
+    @jit(inline="always")
+    def horner(t, j, h):
+        s = t[11][j]
+        s = s * h + t[10][j]
+        s = s * h + t[9][j]
+        s = s * h + t[8][j]
+        s = s * h + t[7][j]
+        s = s * h + t[6][j]
+        s = s * h + t[5][j]
+        s = s * h + t[4][j]
+        s = s * h + t[3][j]
+        s = s * h + t[2][j]
+        s = s * h + t[1][j]
+        return s * h + t[0][j]
+
+    @jit(inline="always")
+    def exp_negative(y, e):
+        """e^y for -757 < y <= -1/4 (`_exp_table`'s reduction)."""
+        table, hi, lo, scale, pow2 = e
+        k = (y * scale + 6755399441055744.0) - 6755399441055744.0   # round to nearest: 1.5·2^52
+        r = (y - k * hi) - k * lo
+        p = r * (1.0 + r * (0.5 + r * (1 / 6 + r * (1 / 24 + r * (1 / 120)))))
+        ki = np.int64(k)
+        t = table[ki & 127]
+        return (t + t * p) * pow2[(ki >> 7) + 1100]
+
+    @jit(inline="always")
+    def erf_abs(a, t, cen):
+        """erf(min(a, 5.999)) for one finite a >= 0."""
+        a = min(a, 5.999)
+        j = np.uint32(a * 16.0)
+        return horner(t, j, a - cen[j])
+
+    @jit
+    def erf_loop(x, out, t, cen):
+        for i in range(x.size):
+            v = x[i]
+            s = erf_abs(abs(v), t, cen)
+            out[i] = s if v >= 0 else -s
+
+    @jit
+    def erfc_loop(x, out, t, cen, ct, ccen, e):
+        for i in range(x.size):
+            v = x[i]
+            if v < 0.5:
+                s = erf_abs(abs(v), t, cen)
+                out[i] = 1.0 - s if v >= 0 else 1.0 + s
+            elif v < 27.5:
+                j = np.uint32((v - 0.5) * 8.0)
+                out[i] = exp_negative(-(v * v), e) * horner(ct, j, v - ccen[j])
+            else:
+                out[i] = 0.0
+
+    return erf_loop, erfc_loop
+
+
+def erf_bound() -> float:
+    return _erf_table()[2] * _SAFETY
+
+
+def erfc_bound() -> float:
+    """Below 1/2: erf's error (at most erf(1/2) < 0.53 of it against a
+    result > 0.47, so at most 1.13 times erf's relative bound) plus the
+    subtraction's rounding; from 1/2: erfcx's, the exp's and the product's."""
+    low = 1.13 * _erf_table()[2] + _U
+    high = _erfcx_table()[2] + _EXP + _U
+    return max(low, high) * (1 + 2.0 ** -20) * _SAFETY
+
+
+def _stage(cols: list, fmt, loop, tables, bound):
+    if fmt.precision > _FMT_PRECISION_MAX or not available():
+        return None
+    [x] = cols
+    x = np.asarray(x, dtype=np.float64)
+    flat = np.ascontiguousarray(x.reshape(-1))
+    ok = np.isfinite(flat)
+    arg = flat if ok.all() else np.where(ok, flat, 0.0)
+    out = np.empty_like(arg)
+    loop(arg, out, *tables)
+    if not ok.all():
+        out[~ok] = np.nan
+    return out.reshape(x.shape), bound()
+
+
+def erf(cols: list, fmt):
+    """(erf values, bound) for real_functions' `narrow` hook, or None
+    where fmt is wider than the stage serves or numba is missing."""
+    if fmt.precision > _FMT_PRECISION_MAX or not available():
+        return None
+    tab, cen, _ = _erf_table()
+    return _stage(cols, fmt, _kernels()[0], (tuple(tab), cen), erf_bound)
+
+
+def erfc(cols: list, fmt):
+    """(erfc values, bound) for the `narrow` hook, or None (as `erf`)."""
+    if fmt.precision > _FMT_PRECISION_MAX or not available():
+        return None
+    tab, cen, _ = _erf_table()
+    ctab, ccen, _ = _erfcx_table()
+    return _stage(cols, fmt, _kernels()[1], (tuple(tab), cen, tuple(ctab), ccen, _exp_table()), erfc_bound)
