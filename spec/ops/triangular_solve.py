@@ -105,7 +105,8 @@ from ..quantized import baseline_element_type, is_quantized, same_baseline_type
 from ..types import E_F32, TensorType
 from .cholesky import (LAPACK_THRESHOLD, PLANS, MatrixOpSpec, Plan, box, column_norms, component, condition_1, ct,
                        dequantized, enclosure, expressed, gamma, high_precision, one_norm, preimage,
-                       quantized_reference, rounded, substitute, to_working, triangle, uniform_values, unit_roundoff,
+                       quantized_reference, residual_floor, rounded, substitute, to_working, triangle, uniform_values,
+                       unit_roundoff,
                        working)
 
 TRANSPOSES = ("NO_TRANSPOSE", "TRANSPOSE", "ADJOINT")
@@ -219,12 +220,11 @@ def _criterion_quantized(op, operands, result) -> Measured:
     nonempty = ~empty.any(axis=-2)
     absT = np.abs(T)
     g = gamma(n + 3, uw)
-    num = column_norms(T @ C - B)
-    err = gamma(2 * n + 2, uw) * column_norms(absT @ np.abs(C) + np.abs(B))
-    pert = column_norms(absT @ R) * (1 + gamma(n + 2, uw))
+    err = gamma(2 * n + 2, uw) * (absT @ np.abs(C) + np.abs(B))
+    pert = (absT @ R) * (1 + gamma(n + 2, uw))
     den = n * one_norm(T)[..., None] * (column_norms(np.abs(C) + R) * (1 + gamma(n + 2, uw))) * u
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        low_num = np.maximum(np.maximum(num - err, 0) * (1 - g) - pert, 0)
+        low_num = column_norms(residual_floor(T @ C - B, err, pert, g)) * (1 - g)
         low = np.where(den > 0, low_num / np.where(den > 0, den * (1 + g), 1), np.where(low_num == 0, 0.0, np.inf))
     ok = nonempty & (low <= thr)
     worst = np.unravel_index(int(np.argmax(np.where(ok, low, np.inf))), low.shape)

@@ -19,6 +19,8 @@ from __future__ import annotations
 
 from fractions import Fraction
 
+import zlib
+
 import numpy as np
 import pytest
 
@@ -233,7 +235,7 @@ def _solve(op, a, b):
                                                   (True, False, "ADJOINT"), (False, True, "NO_TRANSPOSE")])
 def test_triangular_solve_accepts_float_solutions_quantized_and_refuses_wrong_ones(left, lower, transpose):
     op = _ts_op(left, lower, transpose)
-    rng = np.random.default_rng(abs(hash((left, lower, transpose))) % 1000)
+    rng = np.random.default_rng(zlib.crc32(repr((left, lower, transpose)).encode()) % 1000)   # not hash(): per process
     a, b = _ts_values(rng, op)
     X = _solve(op, a, b).astype(np.float32)
     assert _criterion(op, [a, b], _q(X, X8)).ok
@@ -243,6 +245,28 @@ def test_triangular_solve_accepts_float_solutions_quantized_and_refuses_wrong_on
     moved = _q(X, X8)
     moved[1, 1] = int(moved[1, 1]) + 4   # four steps (0.2) off one element
     assert not _criterion(op, [a, b], moved).ok
+
+
+@pytest.mark.parametrize("left,lower,transpose", [(True, True, "NO_TRANSPOSE"), (False, False, "TRANSPOSE")])
+def test_one_wrong_element_is_refused_on_every_draw_without_a_saturated_element(left, lower, transpose):
+    """A result moved four quantization steps in one element, on 47 draws:
+    refused on each whose result has no storage value at the type's end
+    (its box is unbounded there, and the criterion, normalised by ‖x‖,
+    then cannot refuse: docs/oracle-evaluation.md).  The box's residual is bounded
+    below element by element (cholesky.residual_floor); bounded per column
+    as ‖r‖₁ − ‖reach‖₁, the reach of the other rows had let 2 of 1000 left
+    and 7 of 1000 right side draws through."""
+    op = _ts_op(left, lower, transpose)
+    refused = 0
+    for seed in [*range(40), 140, 787, 85, 301, 382, 593, 698]:   # the last seven passed the column-wise bound
+        a, b = _ts_values(np.random.default_rng(seed), op)
+        moved = _q(_solve(op, a, b).astype(np.float32), X8)
+        if np.isin(moved, (-128, 127)).any():
+            continue
+        moved[1, 1] = int(moved[1, 1]) + 4
+        assert not _criterion(op, [a, b], moved).ok, seed
+        refused += 1
+    assert refused >= 30
 
 
 def test_triangular_solve_through_the_oracle_and_the_judge():
