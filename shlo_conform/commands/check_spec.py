@@ -4,8 +4,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from .common import (UsageError, Parser, PROG, SUITE_HELP, nonempty, output_path, spec_op_list, open_suite,
-                     selected_cases)
+from .common import (UsageError, Parser, PROG, SUITE_HELP, MAX_JOBS, bounded, nonempty, output_path, spec_op_list,
+                     open_suite, selected_cases)
 
 NAME = "check-spec"
 
@@ -32,6 +32,8 @@ def main(argv: list[str]) -> int:
                    help="reviewed findings file (default: suites/verifier-findings.json)")
     p.add_argument("--json", type=nonempty("--json"),
                    help="write the results (proofs, traceability, coverage, verifier table) here")
+    p.add_argument("--jobs", type=bounded(int, 1, MAX_JOBS, "--jobs"), default=None,
+                   help="processes proving the ops (default: one per CPU); the results do not depend on it")
     a = p.parse_args(argv)
     ops = spec_op_list(a.ops)
     from ..spec.added import ADDED
@@ -40,7 +42,8 @@ def main(argv: list[str]) -> int:
     doc: dict = {}
     ok = True
 
-    results = checks.run_ops(ops)
+    from ..pipeline.runner import default_jobs
+    results = checks.run_ops(ops, jobs=a.jobs or default_jobs())
     proofs_ok, text = checks.render(results)
     print(text, end="")
     ok &= proofs_ok

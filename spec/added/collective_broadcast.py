@@ -292,6 +292,9 @@ SPEC = OpSpec(
                layout=ONE | {"group_shapes": {"replica_groups": (2, 2)}}),
     )),
     notes="v1.20 numbering (not in the seed)",
+    # C6 states the roots' values, not a type: no program's types break it (`sources` checks it on every
+    # process's roots when the program runs), so check-spec finds it implied, and no invalid case names it
+    implied=("collective_broadcast_c6",),
     # v1.20: "or per-tensor quantized tensors"; the storage values move, quantize(0) outside every group
     quantization=Quantization(meaning=STORAGE, example=quantized_example, type_clauses=("collective_broadcast_c3",)),
 )

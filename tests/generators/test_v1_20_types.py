@@ -100,7 +100,10 @@ def test_bitcast_convert_between_every_pair_of_equal_width():
               if a.bits == r.bits and (a.since or r.since)}
     # 2-bit 2² pairs, 4-bit 3² − 2², 6-bit 2², 8-bit 11² − 4², less what two spellings share
     assert len(wanted) >= 90 and not wanted - got, sorted(wanted - got)[:10]
-    assert any(by_mlir[a].bits != by_mlir[r].bits and (by_mlir[a].since or by_mlir[r].since) for a, r in got)
+    # quantized pairs (their storage's width) are not in the table of element types: left out, and in
+    # sorted order, so the test does not depend on the set's (hash-seeded) order
+    plain = sorted((a, r) for a, r in got if a in by_mlir and r in by_mlir)
+    assert any(by_mlir[a].bits != by_mlir[r].bits and (by_mlir[a].since or by_mlir[r].since) for a, r in plain)
 
 
 def _inputs_and_expected(c: dict):
