@@ -2,6 +2,8 @@
 result needs: the first stage of those results of chlo.erf and chlo.erfc
 (real_functions `narrow`, fast._staged), ahead of scipy's evaluation with
 the 2^-40 bound, which then sees only the elements this stage leaves.
+lgamma, digamma (x > 0) and i1e get the same from chlo_dd's cells
+(`cells_stage`, at the end).  Arrays under MIN_ELEMENTS skip the stages.
 
 Why compiled.  The oracle's f32 tanh row costs numpy's SIMD tanh (about
 1.5 ms on 2^20 float64) plus the decisions; scipy.special.erf alone costs
@@ -77,6 +79,10 @@ import math
 import numpy as np
 
 _FMT_PRECISION_MAX = 24   # formats whose values square exactly in float64 (module docstring)
+# Arrays below this many elements skip the stage: its first use in a process costs 0.2–4 s (the
+# tables in arb, numba's loops from its cache), which scipy's route on a small array never pays back;
+# the decided values are the same correctly rounded ones either way
+MIN_ELEMENTS = 1 << 14
 _D = 11                   # degree of every cell's polynomial
 _SAFETY = 16.0
 _EXP = 2.0 ** -51        # exp_negative's bound, relative (module docstring)
@@ -238,7 +244,35 @@ def _kernels():
             else:
                 out[i] = 0.0
 
-    return erf_loop, erfc_loop
+    @jit
+    def cells_loop(x, xb, out, bound, rows, key_first, key_shift, n, odd, lo_bound, hi_bound, neg_hi_bound):
+        """chlo_dd's cells in float64 Horner (`_cells_table`): the value and
+        its relative bound per element, NaN and +inf outside the cells."""
+        for i in range(x.size):
+            v = x[i]
+            a = abs(v)
+            b = xb[i]
+            key = np.int64(b >> np.uint64(52))
+            idx = key_first[key] + np.int64((b & np.uint64(0xFFFFFFFFFFFFF)) >> key_shift[key])
+            t = (a if odd else v) - rows[idx, 0]
+            if not (abs(t) <= rows[idx, 1] and lo_bound <= a < hi_bound and a > 0
+                    and (v >= 0 or a < neg_hi_bound)):
+                out[i] = np.nan
+                bound[i] = np.inf
+                continue
+            q = rows[idx, 5 + n - 1]
+            for k in range(n - 2, -1, -1):
+                q = q * t + rows[idx, 5 + k]
+            if rows[idx, 4] != 0.0:        # vanishing cell: Q·t, one more rounding
+                y = q * t
+                r = rows[idx, 2] + 2.0 ** -52 if a >= 2.0 ** -500 else np.inf
+            else:
+                y = q
+                r = rows[idx, 3] / abs(y) * (1 + 2.0 ** -50) if y != 0.0 else np.inf
+            out[i] = -y if odd and v < 0 else y
+            bound[i] = r
+
+    return erf_loop, erfc_loop, cells_loop
 
 
 def erf_bound() -> float:
@@ -254,9 +288,14 @@ def erfc_bound() -> float:
     return max(low, high) * (1 + 2.0 ** -20) * _SAFETY
 
 
+def _serves(cols: list, fmt) -> bool:
+    """Whether the stage takes these arguments: a format whose values
+    square exactly (precision <= 24), numba here, and an array of at least
+    MIN_ELEMENTS."""
+    return (fmt.precision <= _FMT_PRECISION_MAX and np.size(cols[0]) >= MIN_ELEMENTS and available())
+
+
 def _stage(cols: list, fmt, loop, tables, bound):
-    if fmt.precision > _FMT_PRECISION_MAX or not available():
-        return None
     [x] = cols
     x = np.asarray(x, dtype=np.float64)
     flat = np.ascontiguousarray(x.reshape(-1))
@@ -271,8 +310,8 @@ def _stage(cols: list, fmt, loop, tables, bound):
 
 def erf(cols: list, fmt):
     """(erf values, bound) for real_functions' `narrow` hook, or None
-    where fmt is wider than the stage serves or numba is missing."""
-    if fmt.precision > _FMT_PRECISION_MAX or not available():
+    where the stage does not serve them (`_serves`)."""
+    if not _serves(cols, fmt):
         return None
     tab, cen, _ = _erf_table()
     return _stage(cols, fmt, _kernels()[0], (tuple(tab), cen), erf_bound)
@@ -280,8 +319,53 @@ def erf(cols: list, fmt):
 
 def erfc(cols: list, fmt):
     """(erfc values, bound) for the `narrow` hook, or None (as `erf`)."""
-    if fmt.precision > _FMT_PRECISION_MAX or not available():
+    if not _serves(cols, fmt):
         return None
     tab, cen, _ = _erf_table()
     ctab, ccen, _ = _erfcx_table()
     return _stage(cols, fmt, _kernels()[1], (tuple(tab), cen, tuple(ctab), ccen, _exp_table()), erfc_bound)
+
+
+# --------------------------------------------------------------------------
+# lgamma, digamma (x > 0) and i1e: chlo_dd's cells in float64 alone
+# --------------------------------------------------------------------------
+
+# chlo_dd/cells.py's SPECS with no coefficient pairs (k = 0): the same cells,
+# coefficients and truncation, evaluated by float64 Horner only
+CELL_FUNCTIONS = ("lgamma", "digamma", "i1e")
+
+
+@functools.cache
+def _cells_table(name: str):
+    """chlo_dd's table for `name` rebuilt with k = 0 (taylor.build: every
+    cell's bound in arb, for a float64 Horner of all n coefficients:
+    γ_2(n-1)·Σ|a_k|h^k, the stored coefficients' distance from arb's,
+    the truncation; module docstring of chlo_dd/taylor.py)."""
+    import dataclasses
+    from .chlo_dd import cells, taylor
+    return taylor.build(dataclasses.replace(cells.SPECS[name], k=0))
+
+
+def cells_stage(name: str):
+    """The `narrow` hook of a function of CELL_FUNCTIONS: (values, relative
+    bound per element) — NaN and +inf outside the cells (negative lgamma
+    and digamma arguments, |x| past the last binade), which scipy's route
+    then decides — or None where the stage does not serve them (`_serves`)."""
+    def stage(cols: list, fmt):
+        if not _serves(cols, fmt):
+            return None
+        tab = _cells_table(name)
+        spec = tab.spec
+        if spec.symmetry not in ("odd", "none"):
+            raise AssertionError(f"{name}: an even function's sign rule is not written here")
+        [x] = cols
+        x = np.asarray(x, dtype=np.float64)
+        flat = np.ascontiguousarray(x.reshape(-1))
+        out, bound = np.empty_like(flat), np.empty_like(flat)
+        _kernels()[2](flat, flat.view(np.uint64), out, bound, tab.rows, tab.key_first, tab.key_shift.astype(np.int64),
+                      spec.n, spec.symmetry in ("odd", "even"), spec.lo_bound, spec.hi_bound, spec.neg_hi_bound)
+        if spec.symmetry == "even":
+            raise AssertionError("an even function's cells: its sign rule is not written here")
+        return out.reshape(x.shape), (bound * _SAFETY).reshape(x.shape)
+    stage.__name__ = f"{name}_cells"
+    return stage

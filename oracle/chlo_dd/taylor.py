@@ -309,7 +309,7 @@ def build(spec: Spec) -> Table:
                 rel=np.array([r[5] for r in rows]), abs_=np.array([r[6] for r in rows]),
                 vanish=np.array([r[2] for r in rows]),
                 hi=np.array([[r[3][k] for r in rows] for k in range(spec.n)]),
-                lo=np.array([[r[4][k] for r in rows] for k in range(spec.k)]),
+                lo=np.array([[r[4][k] for r in rows] for k in range(spec.k)]).reshape(spec.k, len(rows)),   # k = 0 too
                 offset=offset, scale=np.array([2.0 * m for m in counts]),
                 neg=neg, zero_index=0)
     tab.rows = _rows(tab)

@@ -1,5 +1,6 @@
 """oracle/chlo_compiled.py — erf and erfc compiled (numba) for f32, f16 and
-bf16 results — held to arb (python-flint, FLINT's proven balls):
+bf16 results, and lgamma, digamma and i1e through chlo_dd's cells in
+float64 alone — held to arb (python-flint, FLINT's proven balls):
 
 * the kernels' values keep the stage's bound against arb on random points
   of each format and on the places a table can go wrong (cell edges, the
@@ -29,6 +30,13 @@ from shlo_conform.oracle.rounding import round_bits
 from shlo_conform.spec.types import BF16, F16, F32, F64
 
 FN = {TABLE[f].name: f for f in TABLE}
+
+
+@pytest.fixture(autouse=True)
+def _every_size(monkeypatch):
+    """The stage serves arrays of MIN_ELEMENTS or more; these tests hold it
+    on small samples too."""
+    monkeypatch.setattr(cc, "MIN_ELEMENTS", 0)
 SERVED = (F32, F16, BF16)
 DTYPE = {F32: np.float32, F16: np.float16, BF16: ml_dtypes.bfloat16}
 
@@ -112,5 +120,82 @@ def test_the_stage_declines_without_numba_and_for_wider_formats(monkeypatch):
     assert ok.all() and r[1] == float(np.float32(math.erf(1.0)))
 
 
+def test_a_small_array_skips_the_stage(monkeypatch):
+    """Below MIN_ELEMENTS scipy's route alone (the stage's first use costs
+    its tables and compiled loops); at it, the stage."""
+    monkeypatch.setattr(cc, "MIN_ELEMENTS", 1 << 14)
+    x = np.linspace(0.1, 3, (1 << 14) - 1)
+    for stage in (cc.erf, cc.erfc, TABLE[FN["lgamma"]].narrow):
+        assert stage([x], F32) is None
+        assert stage([np.append(x, 3.0)], F32) is not None
+
+
 def test_the_real_functions_table_names_the_stage():
     assert TABLE[FN["erf"]].narrow is cc.erf and TABLE[FN["erfc"]].narrow is cc.erfc
+    assert all(TABLE[FN[n]].narrow.__name__ == f"{n}_cells" for n in cc.CELL_FUNCTIONS)
+
+
+# --------------------------------------------------------------------------
+# lgamma, digamma, i1e: chlo_dd's cells in float64 alone (cells_stage)
+# --------------------------------------------------------------------------
+
+CELL_POINTS = {
+    "lgamma": lambda rng, n: np.concatenate([rng.uniform(0.0078125, 30, n), 2.0 ** rng.uniform(-7, 10, n),
+                                             [1.0, 2.0, 1 + 2.0 ** -20, 2 - 2.0 ** -20, 0.0078125, 1023.9]]),
+    "digamma": lambda rng, n: np.concatenate([rng.uniform(0.0078125, 30, n), 2.0 ** rng.uniform(-7, 10, n),
+                                              [1.4616321, 1.4616322, 1.4616, 0.0078125, 1023.9]]),
+    "i1e": lambda rng, n: np.concatenate([rng.uniform(-64, 64, n), np.sign(rng.uniform(-1, 1, n)) *
+                                          2.0 ** rng.uniform(-30, 6, n), [2.0 ** -6, 2.0 ** -7, 63.9, -63.9]]),
+}
+
+
+@pytest.mark.parametrize("fmt", SERVED, ids=lambda f: f.name)
+@pytest.mark.parametrize("name", cc.CELL_FUNCTIONS)
+def test_the_cells_in_float64_keep_their_bound(fmt, name):
+    """Every value inside the cells within its own bound (per element:
+    relative in vanishing cells, absolute over |y| elsewhere, so near
+    lgamma's and digamma's zeros the bound grows instead of failing)
+    against arb; outside the cells NaN with an infinite bound."""
+    rng = np.random.default_rng(7)
+    x = _exact(CELL_POINTS[name](rng, 400), fmt)
+    x = x[(x != 0) & np.isfinite(x)]
+    y, bound = TABLE[FN[name]].narrow([x], fmt)
+    inside = np.isfinite(y)
+    assert inside.mean() > 0.95, inside.mean()
+    assert np.isinf(bound[~inside]).all()
+    worst = 0.0
+    for i in np.flatnonzero(inside & (bound < 2.0 ** -20)).tolist():
+        err = fastcheck.relative_error(FN[name], (float(x[i]),), float(y[i]))
+        assert err <= bound[i], (fmt.name, name, x[i], y[i], math.log2(err), math.log2(bound[i]))
+        worst = max(worst, err / bound[i])
+    assert 0 < worst < 1 / 16, worst
+
+
+@pytest.mark.parametrize("name", cc.CELL_FUNCTIONS)
+def test_outside_the_cells_is_left_to_scipys_route(name):
+    x = np.array({"lgamma": [-2.5, 2000.0, 1e-3], "digamma": [-0.5, 2000.0, 1e-3],
+                  "i1e": [100.0, -100.0, np.inf]}[name])
+    y, bound = TABLE[FN[name]].narrow([x], F32)
+    assert np.isnan(y).all() and np.isinf(bound).all()
+    ok, r = fast.evaluate(FN[name], [x[:2]], F32)   # scipy's route decides them
+    for i in np.flatnonzero(ok).tolist():
+        want = rigorous.evaluate(FN[name], (float(x[i]),), F32)
+        assert round_bits(float(r[i]), F32) == want[0]
+
+
+@pytest.mark.parametrize("fmt", SERVED, ids=lambda f: f.name)
+@pytest.mark.parametrize("name", cc.CELL_FUNCTIONS)
+def test_every_decision_of_the_cells_and_scipys_route_is_arbs(fmt, name):
+    rng = np.random.default_rng(13)
+    x = _exact(CELL_POINTS[name](rng, 1 << 15), fmt)
+    x = x[(x != 0) & np.isfinite(x)]
+    y, bound = TABLE[FN[name]].narrow([x], fmt)
+    first, _ = fast.decide(y, fmt, [x], bound)
+    assert first.mean() > 0.99, (fmt.name, name, first.mean())
+    pick = np.concatenate([np.flatnonzero(~first)[:40], np.flatnonzero(first)[:80]])
+    args = x[pick]
+    ok, r = fast.evaluate(FN[name], [args], fmt)
+    assert ok.mean() > 0.9
+    for i in np.flatnonzero(ok).tolist():
+        want = rigorous.evaluate(FN[name], (float(args[i]),), fmt)
+        assert want is not None and want[2] and round_bits(float(r[i]), fmt) == want[0], (name, fmt.name, args[i])
