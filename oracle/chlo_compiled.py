@@ -244,6 +244,27 @@ def _kernels():
             else:
                 out[i] = 0.0
 
+    @jit(inline="always")
+    def cell_value(v, b, rows, key_first, key_shift, n, odd, base):
+        """(value, relative bound) from the cell of v (bits b) in the table
+        starting at row `base`; (NaN, inf) where v lies outside that cell."""
+        a = abs(v)
+        key = np.int64(b >> np.uint64(52))
+        idx = base + key_first[key] + np.int64((b & np.uint64(0xFFFFFFFFFFFFF)) >> key_shift[key])
+        t = (a if odd else v) - rows[idx, 0]
+        if not abs(t) <= rows[idx, 1]:
+            return np.nan, np.inf
+        q = rows[idx, 5 + n - 1]
+        for k in range(n - 2, -1, -1):
+            q = q * t + rows[idx, 5 + k]
+        if rows[idx, 4] != 0.0:        # vanishing cell: Q·t, one more rounding
+            y = q * t
+            r = rows[idx, 2] + 2.0 ** -52 if a >= 2.0 ** -500 else np.inf
+        else:
+            y = q
+            r = rows[idx, 3] / abs(y) * (1 + 2.0 ** -50) if y != 0.0 else np.inf
+        return (-y if odd and v < 0 else y), r
+
     @jit
     def cells_loop(x, xb, out, bound, rows, key_first, key_shift, n, odd, lo_bound, hi_bound, neg_hi_bound):
         """chlo_dd's cells in float64 Horner (`_cells_table`): the value and
@@ -251,28 +272,25 @@ def _kernels():
         for i in range(x.size):
             v = x[i]
             a = abs(v)
-            b = xb[i]
-            key = np.int64(b >> np.uint64(52))
-            idx = key_first[key] + np.int64((b & np.uint64(0xFFFFFFFFFFFFF)) >> key_shift[key])
-            t = (a if odd else v) - rows[idx, 0]
-            if not (abs(t) <= rows[idx, 1] and lo_bound <= a < hi_bound and a > 0
-                    and (v >= 0 or a < neg_hi_bound)):
-                out[i] = np.nan
-                bound[i] = np.inf
-                continue
-            q = rows[idx, 5 + n - 1]
-            for k in range(n - 2, -1, -1):
-                q = q * t + rows[idx, 5 + k]
-            if rows[idx, 4] != 0.0:        # vanishing cell: Q·t, one more rounding
-                y = q * t
-                r = rows[idx, 2] + 2.0 ** -52 if a >= 2.0 ** -500 else np.inf
+            if lo_bound <= a < hi_bound and a > 0 and (v >= 0 or a < neg_hi_bound):
+                out[i], bound[i] = cell_value(v, xb[i], rows, key_first, key_shift, n, odd, 0)
             else:
-                y = q
-                r = rows[idx, 3] / abs(y) * (1 + 2.0 ** -50) if y != 0.0 else np.inf
-            out[i] = -y if odd and v < 0 else y
-            bound[i] = r
+                out[i], bound[i] = np.nan, np.inf
 
-    return erf_loop, erfc_loop, cells_loop
+    @jit
+    def orders_loop(order, x, xb, out, bound, rows, key_first, key_shift, n, size, orders):
+        """polygamma(order, x) from one table per order 1 … `orders`, each
+        `size` rows (chlo_dd/polygamma_cells.py's layout), x > 0."""
+        for i in range(x.size):
+            v = x[i]
+            k = order[i]
+            if 1.0 <= k <= orders and k == math.floor(k) and v > 0.0:
+                out[i], bound[i] = cell_value(v, xb[i], rows, key_first, key_shift, n, False,
+                                              (np.int64(k) - 1) * size)
+            else:
+                out[i], bound[i] = np.nan, np.inf
+
+    return erf_loop, erfc_loop, cells_loop, orders_loop
 
 
 def erf_bound() -> float:
@@ -292,7 +310,7 @@ def _serves(cols: list, fmt) -> bool:
     """Whether the stage takes these arguments: a format whose values
     square exactly (precision <= 24), numba here, and an array of at least
     MIN_ELEMENTS."""
-    return (fmt.precision <= _FMT_PRECISION_MAX and np.size(cols[0]) >= MIN_ELEMENTS and available())
+    return (fmt.precision <= _FMT_PRECISION_MAX and np.broadcast(*cols).size >= MIN_ELEMENTS and available())
 
 
 def _stage(cols: list, fmt, loop, tables, bound):
@@ -369,3 +387,32 @@ def cells_stage(name: str):
         return out.reshape(x.shape), (bound * _SAFETY).reshape(x.shape)
     stage.__name__ = f"{name}_cells"
     return stage
+
+
+@functools.cache
+def _polygamma_tables():
+    """chlo_dd/polygamma_cells.py's tables (one per order 1 … NMAX, the same
+    cells) rebuilt with k = 0 and stacked: (first table, rows, rows a table)."""
+    import dataclasses
+    from .chlo_dd import polygamma_cells, taylor
+    tabs = [taylor.build(dataclasses.replace(polygamma_cells.order_spec(order), k=0))
+            for order in range(1, polygamma_cells.NMAX + 1)]
+    rows, firsts = taylor.stack(tabs)
+    return tabs[0], rows, int(firsts[1]) if len(firsts) > 1 else len(rows)
+
+
+def polygamma(cols: list, fmt):
+    """The `narrow` hook of polygamma: ψ⁽ⁿ⁾(x) for integer 1 <= n <= 4 and
+    x in chlo_dd's cells (2^-7 <= x < 2^10) with a bound per element, NaN
+    elsewhere (the next stage's), or None where the stage does not serve
+    them (`_serves`)."""
+    if not _serves(cols, fmt):
+        return None
+    from .chlo_dd import polygamma_cells
+    first, rows, size = _polygamma_tables()
+    order, x = (np.ascontiguousarray(np.asarray(c, dtype=np.float64).reshape(-1)) for c in np.broadcast_arrays(*cols))
+    shape = np.broadcast(*cols).shape
+    out, bound = np.empty_like(x), np.empty_like(x)
+    _kernels()[3](order, x, x.view(np.uint64), out, bound, rows, first.key_first, first.key_shift, first.spec.n,
+                  size, float(polygamma_cells.NMAX))
+    return out.reshape(shape), (bound * _SAFETY).reshape(shape)

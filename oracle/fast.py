@@ -352,23 +352,36 @@ def _evaluate(f, args: list, fmt: FloatFormat) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _staged(f, cols: list, fmt: FloatFormat):
-    """(decided mask, rounded values) of f into a narrow `fmt` in two
-    stages, or None where f has no cheaper stage for fmt
-    (RealFunction.narrow): its values decided with its own proven bound,
-    then f's `numpy` evaluation, decided with bound_for's, on the elements
-    left.  Each decision is a correct rounding, so the results are those
-    of the one-stage route, sooner (chlo_fast_zeta.py: zeta and polygamma,
-    whose full float64 evaluation costs 100 ns an element)."""
+    """(decided mask, rounded values) of f into a narrow `fmt` in stages,
+    or None where f has no cheaper stage for fmt (RealFunction.narrow: one
+    stage, or a tuple of them tried in order, each on the elements the
+    ones before left): each stage's values decided with its own proven
+    bound (a number, or one per element), then f's `numpy` evaluation,
+    decided with bound_for's, on the elements left.  Each decision is a
+    correct rounding, so the results are those of the one-stage route,
+    sooner (chlo_compiled.py: compiled Taylor cells; chlo_fast_zeta.py:
+    zeta and polygamma, whose full float64 evaluation costs 100 ns an
+    element)."""
     narrow = TABLE[f].narrow
-    got = None if narrow is None else narrow(cols, fmt)
-    if got is None:
+    stages = narrow if isinstance(narrow, tuple) else (narrow,) if narrow is not None else ()
+    cols = [c.reshape(-1) for c in np.broadcast_arrays(*cols)]
+    shape = np.broadcast(*cols).shape
+    n = cols[0].size
+    ok, r = np.zeros(n, dtype=bool), np.zeros(n)
+    rest = np.arange(n)
+    served = False
+    for stage in stages:
+        sub = [c[rest] for c in cols] if len(rest) < n else cols
+        got = stage(sub, fmt) if len(rest) else None
+        if got is None:
+            continue
+        served = True
+        y, bound = got
+        bound = np.asarray(bound).reshape(-1) if np.ndim(bound) else bound
+        ok[rest], r[rest] = decide(np.asarray(y).reshape(-1), fmt, sub, bound)
+        rest = np.flatnonzero(~ok)
+    if not served:
         return None
-    y, bound = got
-    cols = np.broadcast_arrays(*cols)
-    shape = cols[0].shape
-    cols = [c.reshape(-1) for c in cols]
-    ok, r = decide(y.reshape(-1), fmt, cols, bound)
-    rest = np.flatnonzero(~ok)
     if len(rest):
         sub = [c[rest] for c in cols]
         with np.errstate(all="ignore"):

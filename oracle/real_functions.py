@@ -60,9 +60,11 @@ class RealFunction:
     long_double_numpy: Callable | None = None
     long_double_rel_error: float | None = None   # its bound, where tighter than fast.LD_REL_ERROR
     # a cheaper first stage for narrow results: (float64 argument arrays, format) -> (values, their
-    # relative bound) or None (no plan for that format); fast._staged decides with it and passes the
-    # elements it leaves to `numpy` (chlo_fast_zeta.py: zeta and polygamma for f32, f16, bf16)
-    narrow: Callable | None = None
+    # relative bound: a number or one per element) or None (no plan for those arguments), or a tuple of
+    # such stages tried in order; fast._staged decides with each on what the ones before left and passes
+    # the elements they leave to `numpy` (chlo_compiled.py: erf, erfc, lgamma, digamma, i1e, polygamma;
+    # chlo_fast_zeta.py: zeta and polygamma for f32, f16, bf16)
+    narrow: Callable | tuple | None = None
 
     def numpy_for(self, dtype) -> Callable | None:
         """The vectorised evaluation that keeps its bound in `dtype` (float64,
@@ -441,7 +443,8 @@ TABLE.update({
     mpmath.sinh: RealFunction("sinh", lambda x: x.sinh(), np.sinh, _mpfr("sinh")),
     mpmath.cosh: RealFunction("cosh", lambda x: x.cosh(), np.cosh, _mpfr("cosh")),
     i1e: _chlo("i1e", _arb_i1e, _scipy("i1e"), narrow=_chlo_compiled.cells_stage("i1e")),
-    polygamma: _chlo("polygamma", _arb_polygamma, _sp and _np_polygamma, narrow=_chlo_fast_zeta.polygamma),
+    polygamma: _chlo("polygamma", _arb_polygamma, _sp and _np_polygamma,
+                     narrow=(_chlo_compiled.polygamma, _chlo_fast_zeta.polygamma)),
     hurwitz_zeta: _chlo("zeta", lambda x, q: x.zeta(q), _sp and _np_zeta, narrow=_chlo_fast_zeta.zeta),
 })
 

@@ -71,7 +71,7 @@ def _tail(order: int):
     return tail
 
 
-def _spec(order: int) -> taylor.Spec:
+def order_spec(order: int) -> taylor.Spec:
     return taylor.Spec(f"polygamma({order}, x)", _series(order), e0=E0, e1=E1, count=lambda e: 64,
                        n=N, k=K, symmetry="even", zero=None, tail=_tail(order))
 
@@ -79,7 +79,7 @@ def _spec(order: int) -> taylor.Spec:
 @functools.cache
 def tables() -> tuple:
     """(the n = 1 table, stacked rows of n = 1 … NMAX, rows a table)."""
-    tabs = [taylor.build(_spec(order)) for order in range(1, NMAX + 1)]
+    tabs = [taylor.build(order_spec(order)) for order in range(1, NMAX + 1)]
     rows, firsts = taylor.stack(tabs)
     return tabs[0], rows, int(firsts[1])
 

@@ -133,6 +133,7 @@ def test_a_small_array_skips_the_stage(monkeypatch):
 def test_the_real_functions_table_names_the_stage():
     assert TABLE[FN["erf"]].narrow is cc.erf and TABLE[FN["erfc"]].narrow is cc.erfc
     assert all(TABLE[FN[n]].narrow.__name__ == f"{n}_cells" for n in cc.CELL_FUNCTIONS)
+    assert TABLE[FN["polygamma"]].narrow[0] is cc.polygamma   # then chlo_fast_zeta's, on what it leaves
 
 
 # --------------------------------------------------------------------------
@@ -199,3 +200,30 @@ def test_every_decision_of_the_cells_and_scipys_route_is_arbs(fmt, name):
     for i in np.flatnonzero(ok).tolist():
         want = rigorous.evaluate(FN[name], (float(args[i]),), fmt)
         assert want is not None and want[2] and round_bits(float(r[i]), fmt) == want[0], (name, fmt.name, args[i])
+
+
+@pytest.mark.parametrize("fmt", SERVED, ids=lambda f: f.name)
+def test_polygamma_from_the_cells_of_each_order(fmt):
+    """ψ⁽ⁿ⁾(x) for n = 1 … 4 from chlo_dd's tables of each order rebuilt for
+    float64 Horner: within each element's bound of arb; NaN past the
+    tables (n = 5, x < 2^-7, x <= 0) for the next stage (chlo_fast_zeta),
+    and every element fast.evaluate decides through the three stages is
+    arb's correctly rounded value."""
+    rng = np.random.default_rng(19)
+    n = rng.integers(1, 5, 600).astype(np.float64)
+    x = _exact(np.concatenate([rng.uniform(0.0078125, 30, 500), 2.0 ** rng.uniform(-7, 10, 100)]), fmt)
+    y, bound = TABLE[FN["polygamma"]].narrow[0]([n, x], fmt)
+    assert np.isfinite(y).all()
+    for i in range(0, 600, 3):
+        err = fastcheck.relative_error(FN["polygamma"], (float(n[i]), float(x[i])), float(y[i]))
+        assert err <= bound[i], (fmt.name, n[i], x[i], math.log2(err), math.log2(bound[i]))
+    out = np.array([5.0, 1.0, 1.0, 2.5]), np.array([1.0, 2.0 ** -9, -1.0, 1.0])
+    y2, b2 = TABLE[FN["polygamma"]].narrow[0](list(out), fmt)
+    assert np.isnan(y2).all() and np.isinf(b2).all()
+    args = [np.concatenate([n[:200], out[0]]), np.concatenate([x[:200], _exact(out[1], fmt)])]
+    ok, r = fast.evaluate(FN["polygamma"], args, fmt)
+    assert ok[:200].mean() > 0.95 and ok[200:].any()
+    for i in np.flatnonzero(ok).tolist():
+        a = (float(args[0][i]), float(args[1][i]))
+        want = rigorous.evaluate(FN["polygamma"], a, fmt)
+        assert want is not None and want[2] and round_bits(float(r[i]), fmt) == want[0], (fmt.name, a)
