@@ -185,10 +185,12 @@ def _kernels():
     as a tuple of its D + 1 rows (one float64 array each, indexed by cell)
     and Horner's steps are spelt out: measured 3× faster than a 2-D table
     read in a loop.  fastmath allows contraction into fused multiply-adds
-    (fewer roundings, inside the bound) and assumes no NaN or infinity
-    (the stage hands the loops finite arguments only); no reassociation."""
+    (fewer roundings, inside the bound); not "no NaN or infinity" (the
+    loops answer NaN and an infinite bound outside their cells: under
+    that flag LLVM had turned the infinite bound into 1.8e308) and no
+    reassociation."""
     import numba
-    flags = {"nnan", "ninf", "nsz", "contract"}
+    flags = {"nsz", "contract"}
     jit = functools.partial(numba.njit, cache=True, nogil=True, error_model="numpy", fastmath=flags)
 
     @jit(inline="always")
@@ -266,31 +268,55 @@ def _kernels():
         return (-y if odd and v < 0 else y), r
 
     @jit
-    def cells_loop(x, xb, out, bound, rows, key_first, key_shift, n, odd, lo_bound, hi_bound, neg_hi_bound):
+    def cells_loop(x, xb, out, bound, rows, key_first, key_shift, n, odd, lo_bound, hi_bound, neg_hi_bound, safety):
         """chlo_dd's cells in float64 Horner (`_cells_table`): the value and
         its relative bound per element, NaN and +inf outside the cells."""
         for i in range(x.size):
             v = x[i]
             a = abs(v)
             if lo_bound <= a < hi_bound and a > 0 and (v >= 0 or a < neg_hi_bound):
-                out[i], bound[i] = cell_value(v, xb[i], rows, key_first, key_shift, n, odd, 0)
+                val, r = cell_value(v, xb[i], rows, key_first, key_shift, n, odd, 0)
+                out[i], bound[i] = val, r * safety
             else:
                 out[i], bound[i] = np.nan, np.inf
 
     @jit
-    def orders_loop(order, x, xb, out, bound, rows, key_first, key_shift, n, size, orders):
+    def orders_loop(order, x, xb, out, bound, rows, key_first, key_shift, n, size, orders, safety):
         """polygamma(order, x) from one table per order 1 … `orders`, each
         `size` rows (chlo_dd/polygamma_cells.py's layout), x > 0."""
         for i in range(x.size):
             v = x[i]
             k = order[i]
             if 1.0 <= k <= orders and k == math.floor(k) and v > 0.0:
-                out[i], bound[i] = cell_value(v, xb[i], rows, key_first, key_shift, n, False,
-                                              (np.int64(k) - 1) * size)
+                val, r = cell_value(v, xb[i], rows, key_first, key_shift, n, False, (np.int64(k) - 1) * size)
+                out[i], bound[i] = val, r * safety
             else:
                 out[i], bound[i] = np.nan, np.inf
 
-    return erf_loop, erfc_loop, cells_loop, orders_loop
+    @jit(inline="always")
+    def bits_of(v):
+        """The binary64 bits of a positive normal v, from frexp (a scalar has
+        no view in numba): exponent field and the 52 fraction bits, exact."""
+        m, e = math.frexp(v)
+        return (np.uint64(e + 1022) << np.uint64(52)) | np.uint64((m * 2.0 - 1.0) * 4503599627370496.0)
+
+    @jit
+    def inverse_loop(y, out, bound, rows, kf_y, ks_y, kf_w, ks_w, n, first_w, safety):
+        """erf_inv from chlo_dd/erfinv.py's two tables: erfinv over |y| < 1/2,
+        erfinv(1 - w) over w = 1 - |y| above (exact: Sterbenz)."""
+        for i in range(y.size):
+            a = abs(y[i])
+            if not 2.0 ** -1000 < a < 1.0:
+                out[i], bound[i] = np.nan, np.inf
+                continue
+            low = a < 0.5     # one cell_value call on the chosen table: two inlined calls under a random
+            # branch measured 5x slower on mixed arguments
+            v = a if low else 1.0 - a
+            val, r = cell_value(v, bits_of(v), rows, kf_y if low else kf_w, ks_y if low else ks_w, n, False,
+                                0 if low else first_w)
+            out[i], bound[i] = (-val if y[i] < 0 else val), r * safety
+
+    return erf_loop, erfc_loop, cells_loop, orders_loop, inverse_loop
 
 
 def erf_bound() -> float:
@@ -380,11 +406,9 @@ def cells_stage(name: str):
         x = np.asarray(x, dtype=np.float64)
         flat = np.ascontiguousarray(x.reshape(-1))
         out, bound = np.empty_like(flat), np.empty_like(flat)
-        _kernels()[2](flat, flat.view(np.uint64), out, bound, tab.rows, tab.key_first, tab.key_shift.astype(np.int64),
-                      spec.n, spec.symmetry in ("odd", "even"), spec.lo_bound, spec.hi_bound, spec.neg_hi_bound)
-        if spec.symmetry == "even":
-            raise AssertionError("an even function's cells: its sign rule is not written here")
-        return out.reshape(x.shape), (bound * _SAFETY).reshape(x.shape)
+        _kernels()[2](flat, flat.view(np.uint64), out, bound, tab.rows, tab.key_first, tab.key_shift, spec.n,
+                      spec.symmetry == "odd", spec.lo_bound, spec.hi_bound, spec.neg_hi_bound, _SAFETY)
+        return out.reshape(x.shape), bound.reshape(x.shape)
     stage.__name__ = f"{name}_cells"
     return stage
 
@@ -414,5 +438,32 @@ def polygamma(cols: list, fmt):
     shape = np.broadcast(*cols).shape
     out, bound = np.empty_like(x), np.empty_like(x)
     _kernels()[3](order, x, x.view(np.uint64), out, bound, rows, first.key_first, first.key_shift, first.spec.n,
-                  size, float(polygamma_cells.NMAX))
-    return out.reshape(shape), (bound * _SAFETY).reshape(shape)
+                  size, float(polygamma_cells.NMAX), _SAFETY)
+    return out.reshape(shape), bound.reshape(shape)
+
+
+@functools.cache
+def _erfinv_tables():
+    """chlo_dd/erfinv.py's two tables rebuilt with k = 0 and stacked:
+    (y table, w table, rows, the w table's first row)."""
+    import dataclasses
+    from .chlo_dd import erfinv, taylor
+    ty, tw = (taylor.build(dataclasses.replace(erfinv.SPECS[v], k=0)) for v in ("y", "w"))
+    rows, firsts = taylor.stack([ty, tw])
+    return ty, tw, rows, int(firsts[1])
+
+
+def erf_inv(cols: list, fmt):
+    """The `narrow` hook of erf_inv: erfinv(y) for 0 < |y| < 1 (but
+    |y| = 1/2) with a bound per element, NaN elsewhere, or None where the
+    stage does not serve them (`_serves`)."""
+    if not _serves(cols, fmt):
+        return None
+    ty, tw, rows, first_w = _erfinv_tables()
+    [y] = cols
+    y = np.asarray(y, dtype=np.float64)
+    flat = np.ascontiguousarray(y.reshape(-1))
+    out, bound = np.empty_like(flat), np.empty_like(flat)
+    _kernels()[4](flat, out, bound, rows, ty.key_first, ty.key_shift, tw.key_first, tw.key_shift, ty.spec.n,
+                  first_w, _SAFETY)
+    return out.reshape(y.shape), bound.reshape(y.shape)

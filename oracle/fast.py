@@ -366,21 +366,21 @@ def _staged(f, cols: list, fmt: FloatFormat):
     stages = narrow if isinstance(narrow, tuple) else (narrow,) if narrow is not None else ()
     cols = [c.reshape(-1) for c in np.broadcast_arrays(*cols)]
     shape = np.broadcast(*cols).shape
-    n = cols[0].size
-    ok, r = np.zeros(n, dtype=bool), np.zeros(n)
-    rest = np.arange(n)
-    served = False
+    ok = r = rest = None     # rest None: every element (no stage has decided any yet)
     for stage in stages:
-        sub = [c[rest] for c in cols] if len(rest) < n else cols
-        got = stage(sub, fmt) if len(rest) else None
+        sub = cols if rest is None else [c[rest] for c in cols]
+        got = stage(sub, fmt) if rest is None or len(rest) else None
         if got is None:
             continue
-        served = True
         y, bound = got
         bound = np.asarray(bound).reshape(-1) if np.ndim(bound) else bound
-        ok[rest], r[rest] = decide(np.asarray(y).reshape(-1), fmt, sub, bound)
+        decided = decide(np.asarray(y).reshape(-1), fmt, sub, bound)
+        if rest is None:
+            ok, r = decided
+        else:
+            ok[rest], r[rest] = decided
         rest = np.flatnonzero(~ok)
-    if not served:
+    if ok is None:
         return None
     if len(rest):
         sub = [c[rest] for c in cols]

@@ -429,7 +429,7 @@ def _chlo(name: str, arb_fn, numpy_fn, mpfr_fn=None, narrow=None) -> RealFunctio
 TABLE.update({
     mpmath.erf: _chlo("erf", lambda x: x.erf(), _scipy("erf"), _mpfr("erf"), narrow=_chlo_compiled.erf),
     mpmath.erfc: _chlo("erfc", lambda x: x.erfc(), _scipy("erfc"), _mpfr("erfc"), narrow=_chlo_compiled.erfc),
-    mpmath.erfinv: _chlo("erfinv", lambda x: x.erfinv(), _scipy("erfinv")),
+    mpmath.erfinv: _chlo("erfinv", lambda x: x.erfinv(), _scipy("erfinv"), narrow=_chlo_compiled.erf_inv),
     log_abs_gamma: _chlo("lgamma", _arb_log_abs_gamma, _sp and _np_lgamma, _mpfr("lngamma"),
                          narrow=_chlo_compiled.cells_stage("lgamma")),
     mpmath.digamma: _chlo("digamma", lambda x: x.digamma(), _sp and _np_digamma, _mpfr("digamma"),

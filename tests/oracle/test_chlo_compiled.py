@@ -134,6 +134,7 @@ def test_the_real_functions_table_names_the_stage():
     assert TABLE[FN["erf"]].narrow is cc.erf and TABLE[FN["erfc"]].narrow is cc.erfc
     assert all(TABLE[FN[n]].narrow.__name__ == f"{n}_cells" for n in cc.CELL_FUNCTIONS)
     assert TABLE[FN["polygamma"]].narrow[0] is cc.polygamma   # then chlo_fast_zeta's, on what it leaves
+    assert TABLE[FN["erfinv"]].narrow is cc.erf_inv
 
 
 # --------------------------------------------------------------------------
@@ -227,3 +228,30 @@ def test_polygamma_from_the_cells_of_each_order(fmt):
         a = (float(args[0][i]), float(args[1][i]))
         want = rigorous.evaluate(FN["polygamma"], a, fmt)
         assert want is not None and want[2] and round_bits(float(r[i]), fmt) == want[0], (fmt.name, a)
+
+
+@pytest.mark.parametrize("fmt", SERVED, ids=lambda f: f.name)
+def test_erf_inv_from_its_two_tables(fmt):
+    """erfinv(y) over |y| < 1/2 and erfinv(1 - w) above, each element within
+    its bound of arb (near ±1 too, where erfinv grows like √(−log w));
+    |y| = 1/2, ±1, 0 and NaN left to scipy's route; every decision of the
+    two stages arb's correctly rounded value."""
+    rng = np.random.default_rng(23)
+    y = _exact(np.concatenate([rng.uniform(-1, 1, 800), 1 - 2.0 ** -rng.uniform(1, 24, 100),
+                               np.sign(rng.uniform(-1, 1, 100)) * 2.0 ** rng.uniform(-30, -1, 100)]), fmt)
+    y = y[(np.abs(y) < 1) & (y != 0)]
+    vals, bound = TABLE[FN["erfinv"]].narrow([y], fmt)
+    inside = np.isfinite(vals)
+    assert inside.mean() > 0.98
+    for i in np.flatnonzero(inside)[::3].tolist():
+        err = fastcheck.relative_error(FN["erfinv"], (float(y[i]),), float(vals[i]))
+        assert err <= bound[i], (fmt.name, y[i], math.log2(err), math.log2(bound[i]))
+    edge = np.array([0.5, -0.5, 1.0, -1.0, 0.0, np.nan])
+    v2, b2 = TABLE[FN["erfinv"]].narrow([edge], fmt)
+    assert np.isnan(v2).all() and np.isinf(b2).all()
+    args = np.concatenate([y[:300], edge[:2]])
+    ok, r = fast.evaluate(FN["erfinv"], [args], fmt)
+    assert ok.mean() > 0.95
+    for i in np.flatnonzero(ok).tolist():
+        want = rigorous.evaluate(FN["erfinv"], (float(args[i]),), fmt)
+        assert want is not None and want[2] and round_bits(float(r[i]), fmt) == want[0], (fmt.name, args[i])
