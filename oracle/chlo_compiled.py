@@ -316,7 +316,32 @@ def _kernels():
                                 0 if low else first_w)
             out[i], bound[i] = (-val if y[i] < 0 else val), r * safety
 
-    return erf_loop, erfc_loop, cells_loop, orders_loop, inverse_loop
+    @jit
+    def poles_loop(x, xb, out, bound, rows, kf_pos, ks_pos, kf_pole, ks_pole, n, first, size, poles, lo_bound,
+                   hi_bound, safety):
+        """lgamma or digamma over the line: x >= 1/2 from the positive cells,
+        below from the table of the nearest pole -m (m = rint(-x) <= poles)
+        at r = x + m (exact), but its zero cell |r| < 2^-6 (the singular
+        part's, left to the next stage) — chlo_dd/poles.py's layout."""
+        for i in range(x.size):
+            v = x[i]
+            if v >= 0.5:
+                if lo_bound <= v < hi_bound:
+                    val, r = cell_value(v, xb[i], rows, kf_pos, ks_pos, n, False, 0)
+                    out[i], bound[i] = val, r * safety
+                else:
+                    out[i], bound[i] = np.nan, np.inf
+                continue
+            m = math.floor(-v + 0.5)
+            t = v + m
+            if not (v > -(poles + 0.5) and m >= 0 and abs(t) >= 2.0 ** -6):
+                out[i], bound[i] = np.nan, np.inf
+                continue
+            b = bits_of(abs(t)) | (np.uint64(1) << np.uint64(63) if t < 0 else np.uint64(0))
+            val, r = cell_value(t, b, rows, kf_pole, ks_pole, n, False, first + np.int64(m) * size)
+            out[i], bound[i] = val, r * safety
+
+    return erf_loop, erfc_loop, cells_loop, orders_loop, inverse_loop, poles_loop
 
 
 def erf_bound() -> float:
@@ -377,6 +402,23 @@ def erfc(cols: list, fmt):
 # chlo_dd/cells.py's SPECS with no coefficient pairs (k = 0): the same cells,
 # coefficients and truncation, evaluated by float64 Horner only
 CELL_FUNCTIONS = ("lgamma", "digamma", "i1e")
+POLE_FUNCTIONS = ("lgamma", "digamma")   # also below 1/2, by chlo_dd/poles.py's tables (`_poles_stage`)
+
+
+def _poles_stage(name: str, cols: list) -> tuple:
+    """(values, bounds) of lgamma or digamma from the positive cells and the
+    poles' tables (`poles_loop`): down to -10.5, NaN in each pole's zero
+    cell and outside (scipy's route decides those)."""
+    from .chlo_dd import poles
+    pos, pole0, rows, first, size = _poles_tables(name)
+    [x] = cols
+    x = np.asarray(x, dtype=np.float64)
+    flat = np.ascontiguousarray(x.reshape(-1))
+    out, bound = np.empty_like(flat), np.empty_like(flat)
+    _kernels()[5](flat, flat.view(np.uint64), out, bound, rows, pos.key_first, pos.key_shift, pole0.key_first,
+                  pole0.key_shift, pos.spec.n, first, size, float(poles.P), pos.spec.lo_bound, pos.spec.hi_bound,
+                  _SAFETY)
+    return out.reshape(x.shape), bound.reshape(x.shape)
 
 
 @functools.cache
@@ -390,6 +432,19 @@ def _cells_table(name: str):
     return taylor.build(dataclasses.replace(cells.SPECS[name], k=0))
 
 
+@functools.cache
+def _poles_tables(name: str):
+    """chlo_dd/poles.py's tables (the positive cells, then one table per pole
+    0 … P) rebuilt with k = 0 and stacked: (positive table, pole 0's table,
+    rows, first row of pole 0, rows a pole)."""
+    import dataclasses
+    from .chlo_dd import poles, taylor
+    pos = _cells_table(name)
+    tabs = [taylor.build(dataclasses.replace(poles.pole_spec(name, m), k=0)) for m in range(poles.P + 1)]
+    rows, firsts = taylor.stack([pos] + tabs)
+    return pos, tabs[0], rows, int(firsts[1]), len(tabs[0].rows)
+
+
 def cells_stage(name: str):
     """The `narrow` hook of a function of CELL_FUNCTIONS: (values, relative
     bound per element) — NaN and +inf outside the cells (negative lgamma
@@ -398,6 +453,8 @@ def cells_stage(name: str):
     def stage(cols: list, fmt):
         if not _serves(cols, fmt):
             return None
+        if name in POLE_FUNCTIONS:
+            return _poles_stage(name, cols)
         tab = _cells_table(name)
         spec = tab.spec
         if spec.symmetry not in ("odd", "none"):

@@ -157,7 +157,7 @@ def _tail(name: str, m: int):
     return tail
 
 
-def _spec(name: str, m: int) -> taylor.Spec:
+def pole_spec(name: str, m: int) -> taylor.Spec:
     series = _pole_series(name, m)
     top = TO_POSITIVE + 2.0 ** -7       # only the first cell of binade 2^-1 (r = ±1/2)
     return taylor.Spec(f"{name} at the pole -{m}", series, e0=-6, e1=0, count=lambda e: 64, n=N, k=K,
@@ -169,7 +169,7 @@ def tables(name: str) -> tuple:
     """(positive table, pole tables, stacked rows, first row of pole 0,
     rows a pole)."""
     pos = cells.table(name)
-    poles = [taylor.build(_spec(name, m)) for m in range(P + 1)]
+    poles = [taylor.build(pole_spec(name, m)) for m in range(P + 1)]
     rows, firsts = taylor.stack([pos] + poles)
     return pos, poles, rows, int(firsts[1]), len(poles[0].rows)
 

@@ -143,9 +143,13 @@ def test_the_real_functions_table_names_the_stage():
 
 CELL_POINTS = {
     "lgamma": lambda rng, n: np.concatenate([rng.uniform(0.0078125, 30, n), 2.0 ** rng.uniform(-7, 10, n),
-                                             [1.0, 2.0, 1 + 2.0 ** -20, 2 - 2.0 ** -20, 0.0078125, 1023.9]]),
+                                             rng.uniform(-10.5, 0.5, n),
+                                             [1.0, 2.0, 1 + 2.0 ** -20, 2 - 2.0 ** -20, 0.0078125, 1023.9, -2.5,
+                                              -2.4570247, -0.5, -10.49, -3.0 + 2.0 ** -6, 0.5]]),
     "digamma": lambda rng, n: np.concatenate([rng.uniform(0.0078125, 30, n), 2.0 ** rng.uniform(-7, 10, n),
-                                              [1.4616321, 1.4616322, 1.4616, 0.0078125, 1023.9]]),
+                                              rng.uniform(-10.5, 0.5, n),
+                                              [1.4616321, 1.4616322, 1.4616, 0.0078125, 1023.9, -0.5040830,
+                                               -2.5, -10.49, -3.0 - 2.0 ** -6, 0.5]]),
     "i1e": lambda rng, n: np.concatenate([rng.uniform(-64, 64, n), np.sign(rng.uniform(-1, 1, n)) *
                                           2.0 ** rng.uniform(-30, 6, n), [2.0 ** -6, 2.0 ** -7, 63.9, -63.9]]),
 }
@@ -157,13 +161,15 @@ def test_the_cells_in_float64_keep_their_bound(fmt, name):
     """Every value inside the cells within its own bound (per element:
     relative in vanishing cells, absolute over |y| elsewhere, so near
     lgamma's and digamma's zeros the bound grows instead of failing)
-    against arb; outside the cells NaN with an infinite bound."""
+    against arb — lgamma and digamma down to -10.5 through the poles'
+    tables, each pole's zero cell left out; outside the cells NaN with an
+    infinite bound."""
     rng = np.random.default_rng(7)
     x = _exact(CELL_POINTS[name](rng, 400), fmt)
     x = x[(x != 0) & np.isfinite(x)]
     y, bound = TABLE[FN[name]].narrow([x], fmt)
     inside = np.isfinite(y)
-    assert inside.mean() > 0.95, inside.mean()
+    assert inside.mean() > 0.93, inside.mean()
     assert np.isinf(bound[~inside]).all()
     worst = 0.0
     for i in np.flatnonzero(inside & (bound < 2.0 ** -20)).tolist():
@@ -175,7 +181,7 @@ def test_the_cells_in_float64_keep_their_bound(fmt, name):
 
 @pytest.mark.parametrize("name", cc.CELL_FUNCTIONS)
 def test_outside_the_cells_is_left_to_scipys_route(name):
-    x = np.array({"lgamma": [-2.5, 2000.0, 1e-3], "digamma": [-0.5, 2000.0, 1e-3],
+    x = np.array({"lgamma": [-11.3, 2000.0, 1e-3, -3.004], "digamma": [-11.3, 2000.0, 1e-3, -3.004],
                   "i1e": [100.0, -100.0, np.inf]}[name])
     y, bound = TABLE[FN[name]].narrow([x], F32)
     assert np.isnan(y).all() and np.isinf(bound).all()
@@ -193,7 +199,7 @@ def test_every_decision_of_the_cells_and_scipys_route_is_arbs(fmt, name):
     x = x[(x != 0) & np.isfinite(x)]
     y, bound = TABLE[FN[name]].narrow([x], fmt)
     first, _ = fast.decide(y, fmt, [x], bound)
-    assert first.mean() > 0.99, (fmt.name, name, first.mean())
+    assert first.mean() > 0.95, (fmt.name, name, first.mean())   # lgamma, digamma: the poles' zero cells left
     pick = np.concatenate([np.flatnonzero(~first)[:40], np.flatnonzero(first)[:80]])
     args = x[pick]
     ok, r = fast.evaluate(FN[name], [args], fmt)
