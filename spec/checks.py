@@ -441,8 +441,8 @@ def _all_specs() -> dict:
 def run_ops(ops: list[str] | None = None, jobs: int | None = None) -> list[OpResult]:
     """Every proof above for every op (or `ops`) — the seed's 95 and v1.20's
     additions — one OpResult each, in name order.  With `jobs` (check-spec
-    passes one) each op is proved in a process of its own, forked from
-    this one, `jobs` at a time, slowest first so that the last op does not
+    passes one) each op is proved in a process of its own, forked from a
+    fork server holding the spec, `jobs` at a time, slowest first so that the last op does not
     run alone (about ten CPU-minutes in all): z3's models depend on what
     its context met before, so a fresh process per op is what makes the
     witnesses the same whatever the number of processes.  Without, here."""
@@ -455,7 +455,11 @@ def run_ops(ops: list[str] | None = None, jobs: int | None = None) -> list[OpRes
         return [_proved(specs[name]) for name in names]
     import multiprocessing
     order = sorted(names, key=lambda n: (n not in SLOWEST, n))
-    with multiprocessing.get_context("fork").Pool(jobs, maxtasksperchild=1) as pool:
+    # forked from a fork server that has imported the spec and nothing else: the caller may hold threads
+    # (JAX's, in a test process) that a plain fork would copy mid-lock
+    ctx = multiprocessing.get_context("forkserver")
+    ctx.set_forkserver_preload(["shlo_conform.spec.checks", "shlo_conform.spec.ops", "shlo_conform.spec.added"])
+    with ctx.Pool(jobs, maxtasksperchild=1) as pool:
         done = dict(zip(order, pool.map(_proved_by_name, order, chunksize=1)))
     return [done[name] for name in names]
 
