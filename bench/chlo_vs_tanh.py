@@ -14,8 +14,9 @@ negative x, polygamma at n = 1..4); the time is the best of 3 runs of
 build once a process (its time is printed as "first"), or the first run
 alone where that takes over 20 s.  A CHLO op declared
 in spec/chlo runs the same element-wise route as tanh: the whole-array
-pass of fast.py on its vectorised evaluation, and MPFR or arb for the
-elements it leaves (for f64 results of CHLO's functions a double-word
+pass of fast.py on its vectorised evaluation (for f32, f16 and bf16 first
+the compiled Taylor cells of oracle/chlo_compiled.py where the function
+has them, then scipy's), and MPFR or arb for the elements it leaves (for f64 results of CHLO's functions a double-word
 first pass of oracle/chlo_dd/ with a proven bound — Taylor cells for erf,
 erfc, erf_inv, lgamma, digamma, polygamma and i1e, Euler–Maclaurin for
 zeta — then oracle/chlo_long_double/'s long double kernels for what it
