@@ -2,8 +2,11 @@
 result needs: the first stage of those results of chlo.erf and chlo.erfc
 (real_functions `narrow`, fast._staged), ahead of scipy's evaluation with
 the 2^-40 bound, which then sees only the elements this stage leaves.
-lgamma, digamma (x > 0) and i1e get the same from chlo_dd's cells
-(`cells_stage`, at the end).  Arrays under MIN_ELEMENTS skip the stages.
+erf_inv, lgamma and digamma (down to -10.5), polygamma (n <= 4) and i1e
+get the same from chlo_dd's f64 tables rebuilt for a float64 Horner
+(`cells_stage`, `polygamma`, `erf_inv`, at the end; their bound is
+chlo_dd/taylor.py's `_cell_bound` with no coefficient pairs).  Arrays
+under MIN_ELEMENTS skip the stages.
 
 Why compiled.  The oracle's f32 tanh row costs numpy's SIMD tanh (about
 1.5 ms on 2^20 float64) plus the decisions; scipy.special.erf alone costs
@@ -44,7 +47,7 @@ one Horner polynomial an element):
 
 The coefficients come from each function's differential equation in arb
 at 200 bits (chlo_long_double.error_function's, the long double tables'
-source), rounded to float64.  The bound (`_erf_bound`, `_erfcx_bound`) is
+source), rounded to float64.  The bound (`_erf_table`, `_erfcx_table`) is
 proven per cell, in arb, from three parts:
 
 * Horner's rounding with the coefficients' own (Higham, *Accuracy and
@@ -90,7 +93,7 @@ _U = 2.0 ** -53
 
 _ERF_CELLS, _ERF_SCALE, _ERF_CLAMP = 96, 16.0, 5.999
 _ERFCX_FROM, _ERFCX_SCALE, _ERFCX_CELLS = 0.5, 8.0, 216   # [1/2, 27.5)
-_ERFC_ZERO = _ERFCX_FROM + _ERFCX_CELLS / _ERFCX_SCALE
+_ERFC_ZERO = _ERFCX_FROM + _ERFCX_CELLS / _ERFCX_SCALE     # 27.5: erfc is 0 to float64 from here
 
 
 def available() -> bool:
@@ -221,9 +224,10 @@ def _kernels():
 
     @jit(inline="always")
     def erf_abs(a, t, cen):
-        """erf(min(a, 5.999)) for one finite a >= 0."""
-        a = min(a, 5.999)
-        j = np.uint32(a * 16.0)
+        """erf(min(a, 5.999)) for one finite a >= 0 (the constants are the
+        module's, frozen by numba when it compiles)."""
+        a = min(a, _ERF_CLAMP)
+        j = np.uint32(a * _ERF_SCALE)
         return horner(t, j, a - cen[j])
 
     @jit
@@ -237,11 +241,11 @@ def _kernels():
     def erfc_loop(x, out, t, cen, ct, ccen, e):
         for i in range(x.size):
             v = x[i]
-            if v < 0.5:
+            if v < _ERFCX_FROM:
                 s = erf_abs(abs(v), t, cen)
                 out[i] = 1.0 - s if v >= 0 else 1.0 + s
-            elif v < 27.5:
-                j = np.uint32((v - 0.5) * 8.0)
+            elif v < _ERFC_ZERO:
+                j = np.uint32((v - _ERFCX_FROM) * _ERFCX_SCALE)
                 out[i] = exp_negative(-(v * v), e) * horner(ct, j, v - ccen[j])
             else:
                 out[i] = 0.0
