@@ -188,19 +188,25 @@ def _exp_table():
                 np.ldexp(1.0, np.arange(-1100, 1)))
 
 
+def compiler():
+    """numba's njit with the flags every compiled stage takes (this module's
+    and chlo_fast_zeta's): fastmath allows contraction into fused
+    multiply-adds (fewer roundings, inside every bound written for separate
+    roundings); not "no NaN or infinity" (the loops answer NaN and an
+    infinite bound outside their cells: under that flag LLVM had turned the
+    infinite bound into 1.8e308) and no reassociation (the bounds follow
+    the order the loops spell)."""
+    import numba
+    return functools.partial(numba.njit, cache=True, nogil=True, error_model="numpy", fastmath={"nsz", "contract"})
+
+
 @functools.cache
 def _kernels():
     """The compiled loops (numba), built on first use.  A table is passed
     as a tuple of its D + 1 rows (one float64 array each, indexed by cell)
     and Horner's steps are spelt out: measured 3× faster than a 2-D table
-    read in a loop.  fastmath allows contraction into fused multiply-adds
-    (fewer roundings, inside the bound); not "no NaN or infinity" (the
-    loops answer NaN and an infinite bound outside their cells: under
-    that flag LLVM had turned the infinite bound into 1.8e308) and no
-    reassociation."""
-    import numba
-    flags = {"nsz", "contract"}
-    jit = functools.partial(numba.njit, cache=True, nogil=True, error_model="numpy", fastmath=flags)
+    read in a loop.  The flags: `compiler`."""
+    jit = compiler()
 
     @jit(inline="always")
     def horner(t, j, h):
@@ -367,7 +373,7 @@ def erfc_bound() -> float:
     return max(low, high) * (1 + 2.0 ** -20) * _SAFETY
 
 
-def _serves(cols: list, fmt) -> bool:
+def serves(cols: list, fmt) -> bool:
     """Whether the stage takes these arguments: a format whose values
     square exactly (precision <= 24), numba here, and an array of at least
     MIN_ELEMENTS."""
@@ -389,8 +395,8 @@ def _stage(cols: list, fmt, loop, tables, bound):
 
 def erf(cols: list, fmt):
     """(erf values, bound) for real_functions' `narrow` hook, or None
-    where the stage does not serve them (`_serves`)."""
-    if not _serves(cols, fmt):
+    where the stage does not serve them (`serves`)."""
+    if not serves(cols, fmt):
         return None
     tab, cen, _ = _erf_table()
     return _stage(cols, fmt, _kernels()[0], (tuple(tab), cen), erf_bound)
@@ -398,7 +404,7 @@ def erf(cols: list, fmt):
 
 def erfc(cols: list, fmt):
     """(erfc values, bound) for the `narrow` hook, or None (as `erf`)."""
-    if not _serves(cols, fmt):
+    if not serves(cols, fmt):
         return None
     tab, cen, _ = _erf_table()
     ctab, ccen, _ = _erfcx_table()
@@ -459,9 +465,9 @@ def cells_stage(name: str):
     """The `narrow` hook of a function of CELL_FUNCTIONS: (values, relative
     bound per element) — NaN and +inf outside the cells (negative lgamma
     and digamma arguments, |x| past the last binade), which scipy's route
-    then decides — or None where the stage does not serve them (`_serves`)."""
+    then decides — or None where the stage does not serve them (`serves`)."""
     def stage(cols: list, fmt):
-        if not _serves(cols, fmt):
+        if not serves(cols, fmt):
             return None
         if name in POLE_FUNCTIONS:
             return _poles_stage(name, cols)
@@ -496,8 +502,8 @@ def polygamma(cols: list, fmt):
     """The `narrow` hook of polygamma: ψ⁽ⁿ⁾(x) for integer 1 <= n <= 4 and
     x in chlo_dd's cells (2^-7 <= x < 2^10) with a bound per element, NaN
     elsewhere (the next stage's), or None where the stage does not serve
-    them (`_serves`)."""
-    if not _serves(cols, fmt):
+    them (`serves`)."""
+    if not serves(cols, fmt):
         return None
     from .chlo_dd import polygamma_cells
     first, rows, size = _polygamma_tables()
@@ -523,8 +529,8 @@ def _erfinv_tables():
 def erf_inv(cols: list, fmt):
     """The `narrow` hook of erf_inv: erfinv(y) for 0 < |y| < 1 (but
     |y| = 1/2) with a bound per element, NaN elsewhere, or None where the
-    stage does not serve them (`_serves`)."""
-    if not _serves(cols, fmt):
+    stage does not serve them (`serves`)."""
+    if not serves(cols, fmt):
         return None
     ty, tw, rows, first_w = _erfinv_tables()
     [y] = cols

@@ -21,13 +21,20 @@ import numpy as np
 import pytest
 from flint import arb, ctx, fmpq
 
-from shlo_conform.oracle import chlo_fast_zeta as cfz, fast, fastcheck, rigorous
+from shlo_conform.oracle import chlo_compiled as cc, chlo_fast_zeta as cfz, fast, fastcheck, rigorous
 from shlo_conform.oracle.real_functions import TABLE
 from shlo_conform.oracle.rounding import round_bits
 from shlo_conform.spec.types import BF16, F16, F32
 
 FN = {TABLE[f].name: f for f in TABLE}
 PLANNED = (F32, F16, BF16)
+
+
+@pytest.fixture(autouse=True)
+def _every_size(monkeypatch):
+    """The stage's loops are compiled (chlo_compiled.serves: arrays of
+    MIN_ELEMENTS or more); these tests hold it on small samples too."""
+    monkeypatch.setattr(cc, "MIN_ELEMENTS", 0)
 
 
 def _em_sum(s: arb, z: arb, m: int) -> arb:
@@ -145,7 +152,7 @@ def test_every_decision_of_the_two_stages_is_arbs(fmt, name):
         a = np.floor(a)
     f = FN[name]
     y1, bound = getattr(cfz, name)([a, b], fmt)   # polygamma's compiled cells (chlo_compiled) come first in
-    # TABLE[f].narrow; on these small samples (under its MIN_ELEMENTS) the route starts here
+    # TABLE[f].narrow: the elements they leave get here, and fast.evaluate below runs all three stages
     first, _ = fast.decide(y1, fmt, [a, b], bound)
     assert first.mean() > 0.98, (fmt.name, name, first.mean())
     pick = np.concatenate([np.flatnonzero(~first)[:80], np.flatnonzero(first)[:40]])
@@ -156,3 +163,14 @@ def test_every_decision_of_the_two_stages_is_arbs(fmt, name):
         args = (float(a[i]), float(b[i]))
         want = rigorous.evaluate(f, args, fmt)
         assert want is not None and want[2] and round_bits(float(r[i]), fmt) == want[0], (name, fmt.name, args)
+
+
+def test_small_arrays_are_left_to_the_next_stage(monkeypatch):
+    """Below chlo_compiled.MIN_ELEMENTS the stage declines (its loops'
+    first use in a process costs more than _hurwitz_em on a few elements);
+    from there on it serves."""
+    monkeypatch.setattr(cc, "MIN_ELEMENTS", 1 << 14)
+    for n, served in ((100, False), (1 << 14, True)):
+        s, q = np.full(n, 2.5), np.full(n, 0.75)
+        assert (cfz.zeta([s, q], F32) is not None) == served
+        assert (cfz.polygamma([np.full(n, 2.0), q], F32) is not None) == served
