@@ -14,7 +14,7 @@ a float64 +, -, *, / rounded to nearest (the caller checks
 ddfast.rounds_to_nearest), exact where said (error-free transformations,
 dd.py; "head" = a float64 with its low 27 bits cleared, 26 significant
 bits, so that head × head and head × (the 27-bit rest) are exact).  Tables
-come from mpmath at 300 bits, read as exact rationals (`_tables`: the
+come from mpmath at 300 bits, read as exact rationals (`tables`: the
 2^-300 they carry is far below every term here).
 
 log b = e·ln2 - log c + log1p(z) + log1p(bl/bh), bh = 2^e·m, m in
@@ -45,7 +45,7 @@ y = -s·log b by DWTimesFP1 (dd.mul_fp, 1.5u² + 4u³ relative, |y| <= 624):
 * k = rint(yh·INV), INV ≈ 256/ln2; r = y - k·C, C = ln2/256 = C1 + C2 +
   C3 (C1, C2 of 35 bits: k·C1, k·C2 exact for |k| < 2^18), by two
   TwoSums and three roundings of parts below 2^-43.6 (2^-95.1) and k's
-  share of C's truncation (checked in `_tables`), then TwoSum: r = rh + rl
+  share of C's truncation (checked in `tables`), then TwoSum: r = rh + rl
   normalised, |r| <= ln2/512 + 2^-40 <= 2^-9.52.
 * exp(y) = 2^m·T_j·exp(r), k = 256m + j, T_j = 2^(j/256) as the nearest
   pair (u²).  exp(r) - 1 = p: rh + rh²/2 + rh³·Q'(rh) + rl·(1 + rh + rh²/2),
@@ -115,7 +115,7 @@ def _pair(x: Fraction) -> tuple:
 
 
 @functools.cache
-def _tables() -> dict:
+def tables() -> dict:
     """Log's cells (c_i, -log c_i as pairs), exp's 2^(j/256) pairs and the
     reduction constants, with the checks the module docstring cites, in
     exact rationals of mpmath's 300-bit values."""
@@ -153,7 +153,7 @@ def _tables() -> dict:
 def log_pair(bh, bl):
     """log(bh + bl) as a normalised pair, within LOG_ABS absolutely, for bh
     in [B_LO, B_HI] and |bl| <= 2^-53·bh (module docstring)."""
-    T = _tables()
+    T = tables()
     b = bh.view(np.uint64)
     e = (b >> np.uint64(52)).astype(np.int64) - 1023
     m = ((b & _MANT) | _ONE).view(np.float64)            # [1, 2)
@@ -186,7 +186,7 @@ def _pow2(m):
 def exp_pair(yh, yl):
     """exp(yh + yl) as a pair, within EXP_REL relatively, for a normalised
     pair with |yh| <= Y_MAX (module docstring)."""
-    T = _tables()
+    T = tables()
     k = np.rint(yh * T["inv"])
     a, ea = two_sum(yh, -k * T["c1"])                     # k·c1 exact
     rh, t = two_sum(a, -k * T["c2"])                      # k·c2 exact

@@ -19,7 +19,7 @@ to ζ(s, q) it is at most 2ρ_m, ρ_j(s, z) = (s-1)·|γ_j|·(s)_(2j-1)·z^-2j
 z, so on a cell s in (s_lo, s_hi] with one Z the worst case is (s_hi, Z):
 the cells are quarters of s, each with the least Z (a quarter) whose
 remainder and float64 errors pass the checks below, and every bound is
-computed per cell in exact rationals when the table is built (`_cells`),
+computed per cell in exact rationals when the table is built (`cells`),
 at z = Z - 2^-40 (N's float64 ceil can land that far below Z).
 
 Error (OP = 16u², u = 2^-53: one double-word operation, dd.py; powers
@@ -45,7 +45,7 @@ between 2^-604 and 2^321; the pair terms t_j (j <= JD) above 2^-400,
 their products above 2^-969 (Dekker's product exact).
 
 Two plans (`Plan`).  Nothing above fixes J, JD or the cells' thresholds:
-`_cell_error` computes the total for any of them and `_cells(plan)` checks
+`_cell_error` computes the total for any of them and `cells(plan)` checks
 every cell of a plan in exact rationals before its table is used (the
 constants 3.1, 7.1, 8.1 and 4.1 OP/u are per operation, not per plan;
 z/(s-1) <= V·(1 + 2ρ_(J+1)) is inside the 1.001 factors for both plans).
@@ -83,13 +83,13 @@ from fractions import Fraction
 import numpy as np
 
 from .. import ddfast
-from . import ddpow
+from . import ddpow, zeta_compiled
 from .dd import OP, add, div, mul, mul_fp, two_sum
 from .series import bernoulli
 
 S_MAX = 16.0
 Q_LO, Q_HI = 2.0 ** -20, 2.0 ** 40
-_CELLS = 4                # cells of s per unit
+CELLS = 4                # cells of s per unit
 _Z_FLOOR = 4.0
 _U = Fraction(1, 2 ** 53)
 _OP = Fraction(OP)
@@ -174,14 +174,14 @@ def _least_z(s_hi: float, plan: Plan = PRECISE) -> float:
 
 
 @functools.cache
-def _cells(plan: Plan = PRECISE) -> tuple:
+def cells(plan: Plan = PRECISE) -> tuple:
     """(Z per cell, β_j pairs for j < jd, β_j floats, 1/12 as a pair),
     after each cell's checks in exact rationals (module docstring)."""
     if plan.bound != 16 * plan.analysed or plan.j > J or not 1 <= plan.jd < plan.j:
         raise AssertionError(f"zeta: plan {plan}")
     zs = []
-    for i in range(int((S_MAX - 1) * _CELLS)):
-        s_hi = Fraction(_CELLS + i + 1, _CELLS)
+    for i in range(int((S_MAX - 1) * CELLS)):
+        s_hi = Fraction(CELLS + i + 1, CELLS)
         z = _least_z(float(s_hi), plan)
         zlow = Fraction(z) - Fraction(1, 2 ** 40)
         total, trunc, f64 = _cell_error(s_hi, zlow, math.ceil(z) + 1, plan)
@@ -198,10 +198,10 @@ def _cells(plan: Plan = PRECISE) -> tuple:
 
 def cell_bounds(plan: Plan = PRECISE) -> list:
     """Each cell's (s_hi, Z, total bound) as floats: for tests and reports."""
-    zs = _cells(plan)[0]
+    zs = cells(plan)[0]
     out = []
     for i, z in enumerate(zs.tolist()):
-        s_hi = Fraction(_CELLS + i + 1, _CELLS)
+        s_hi = Fraction(CELLS + i + 1, CELLS)
         total = _cell_error(s_hi, Fraction(z) - Fraction(1, 2 ** 40), math.ceil(z) + 1, plan)[0]
         out.append((float(s_hi), z, float(total)))
     return out
@@ -209,7 +209,7 @@ def cell_bounds(plan: Plan = PRECISE) -> list:
 
 def _bracket(s, zh, zl, plan: Plan = PRECISE):
     """V = z/(s-1) + 1/2 + Σ_j t_j as a pair (module docstring)."""
-    _, bh, bl, bf, g1 = _cells(plan)
+    _, bh, bl, bf, g1 = cells(plan)
     one = np.ones_like(s)
     d1h, d1l = div(zh, zl, s - 1, 0.0)                   # s - 1 exact
     wh, wl = div(one, 0.0, zh, zl)
@@ -254,8 +254,8 @@ def _zeta(s, q, plan: Plan = PRECISE):
     added to the tail z^-s·V, as pairs (TwoSum of the heads, the low parts
     and the TwoSum errors summed in float64: positive terms, so within
     4(N + 1)u² of the sum, far below one OP)."""
-    zs = _cells(plan)[0]
-    cell = (np.ceil((s - 1) * _CELLS) - 1).astype(np.int64)      # (s - 1)·4 exact
+    zs = cells(plan)[0]
+    cell = (np.ceil((s - 1) * CELLS) - 1).astype(np.int64)      # (s - 1)·4 exact
     zc = zs[cell]
     n = np.where(q < zc, np.ceil(zc - q), 0.0)
     order = np.argsort(-n.astype(np.int16), kind="stable")
@@ -288,6 +288,14 @@ def _zeta(s, q, plan: Plan = PRECISE):
     return acc_h[back], acc_l[back]
 
 
+def _values(s, q, plan: Plan) -> tuple:
+    """_zeta's pair, from the compiled loop where it serves (the same bits:
+    zeta_compiled.py), else _zeta."""
+    if zeta_compiled.serves(len(s)):
+        return zeta_compiled.values(s, q, plan, cells(plan), CELLS)
+    return _zeta(s, q, plan)
+
+
 def _columns(args: list) -> tuple:
     """(s, q, domain mask) as flat float64 arrays."""
     s, q = (np.asarray(a, dtype=np.float64).reshape(-1) for a in np.broadcast_arrays(*args))
@@ -300,7 +308,7 @@ def _pair(args: list, plan: Plan) -> tuple:
     i = np.flatnonzero(inside)
     if len(i):
         with np.errstate(all="ignore"):
-            h[i], lo[i] = _zeta(s[i], q[i], plan)
+            h[i], lo[i] = _values(s[i], q[i], plan)
     return h, lo, plan.bound, inside
 
 
@@ -332,10 +340,10 @@ def decided(cols: list) -> tuple:
     with np.errstate(all="ignore"):
         for a in range(0, len(i), _SUB):
             c = i[a:a + _SUB]
-            h, lo = _zeta(s[c], q[c], FAST)
+            h, lo = _values(s[c], q[c], FAST)
             ok[c], r[c] = ddfast.decide(h, lo, FAST.bound)
         rest = i[~ok[i]]
         if len(rest):
-            h, lo = _zeta(s[rest], q[rest], PRECISE)
+            h, lo = _values(s[rest], q[rest], PRECISE)
             ok[rest], r[rest] = ddfast.decide(h, lo, PRECISE.bound)
     return ok, r

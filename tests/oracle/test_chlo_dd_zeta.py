@@ -21,7 +21,7 @@ import pytest
 from flint import arb, ctx
 
 from shlo_conform.oracle import chlo_dd, ddfast, fast, rigorous
-from shlo_conform.oracle.chlo_dd import ddpow, zeta
+from shlo_conform.oracle.chlo_dd import ddpow, zeta, zeta_compiled
 from shlo_conform.oracle.chlo_dd.dd import two_sum
 from shlo_conform.oracle.real_functions import TABLE
 from shlo_conform.oracle.rounding import round_bits
@@ -124,8 +124,8 @@ def test_euler_maclaurin_remainder_is_within_twice_the_next_term(cell, plan):
     built to, and (the claim not vacuous) above a thousandth of it.  (Not
     mpmath's ζ(s, q): at 40 digits it is off by 1.7e-14 at (11.37…, 6133.17).)"""
     p = PLANS[plan]
-    z_cell = float(zeta._cells(p)[0][cell])
-    s = Fraction(zeta._CELLS + cell + 1, zeta._CELLS)
+    z_cell = float(zeta.cells(p)[0][cell])
+    s = Fraction(zeta.CELLS + cell + 1, zeta.CELLS)
     z = Fraction(z_cell)
     g = zeta._gammas()
     total, rising = z / (s - 1) + Fraction(1, 2), s
@@ -154,10 +154,10 @@ def test_cells_bound_and_decision_bound(plan):
     16 times it; FAST's cells start at smaller Z than PRECISE's."""
     p = PLANS[plan]
     bounds = zeta.cell_bounds(p)
-    assert len(bounds) == (zeta.S_MAX - 1) * zeta._CELLS
+    assert len(bounds) == (zeta.S_MAX - 1) * zeta.CELLS
     assert max(b for _, _, b in bounds) <= p.analysed
     assert p.bound == 16 * p.analysed
-    assert (zeta._cells(zeta.FAST)[0] <= zeta._cells(zeta.PRECISE)[0]).all()
+    assert (zeta.cells(zeta.FAST)[0] <= zeta.cells(zeta.PRECISE)[0]).all()
     assert zeta.BOUND == zeta.PRECISE.bound and zeta.ANALYSED == zeta.PRECISE.analysed
 
 
@@ -166,7 +166,7 @@ def test_a_plan_whose_cells_miss_their_bound_is_refused():
     bound four times tighter fail the check (and are not used)."""
     tight = dataclasses.replace(zeta.FAST, analysed=zeta.FAST.analysed / 4, bound=zeta.FAST.bound / 4)
     with pytest.raises(AssertionError):
-        zeta._cells(tight)
+        zeta.cells(tight)
 
 
 def _zeta_points(rng) -> tuple:
@@ -174,7 +174,7 @@ def _zeta_points(rng) -> tuple:
     over the bench's (0.01, 30); adversarial: s = 1 + 2^-k and at the
     cells' edges, q at the steps of N (Z - k and neighbours), q tiny and
     huge, integers and halves."""
-    zs = zeta._cells()[0]
+    zs = zeta.cells()[0]
     s = list(rng.uniform(1, 16, 1200)) + list(rng.uniform(1, 10, 800))
     q = list(np.exp2(rng.uniform(-20, 40, 1200))) + list(rng.uniform(0.01, 30, 800))
     for k in (52, 40, 20, 8, 2):
@@ -287,14 +287,17 @@ def test_lead_decisions_carry_rigorous_bits():
         assert round_bits(float(r[i]), F64) == z[0], (s[i], q[i], r[i])
 
 
-def test_decided_takes_the_precise_plan_for_what_fast_leaves(monkeypatch):
+@pytest.mark.parametrize("compiled", [True, False], ids=["compiled", "numpy"])
+def test_decided_takes_the_precise_plan_for_what_fast_leaves(monkeypatch, compiled):
     """zeta.decided on elements near rounding boundaries: FAST runs on all
     of them, PRECISE once, on a few of them (those FAST's 2^-62.5 leaves),
     and every decision carries rigorous.evaluate's bits — so the fallback
-    is exercised, not only present."""
+    is exercised, not only present; through the compiled loop and numpy's."""
+    if not compiled:
+        monkeypatch.setattr(zeta_compiled, "MIN_ELEMENTS", 1 << 40)
     calls = []
-    real = zeta._zeta
-    monkeypatch.setattr(zeta, "_zeta", lambda s, q, plan=zeta.PRECISE: calls.append((plan, len(s))) or real(s, q, plan))
+    real = zeta._values
+    monkeypatch.setattr(zeta, "_values", lambda s, q, plan: calls.append((plan, len(s))) or real(s, q, plan))
     s, q = _near_boundaries(np.random.default_rng(10), 40000)
     ok, r = zeta.decided([s, q])
     fast_n = sum(n for p, n in calls if p == zeta.FAST)
@@ -359,3 +362,33 @@ def test_fast_evaluate_states_the_same_bits_with_and_without_the_pass(monkeypatc
     assert both.mean() > 0.99
     assert np.array_equal(r0[both].view(np.uint64), r1[both].view(np.uint64))
     assert not (ok0 & ~ok1).any()
+
+
+@pytest.mark.parametrize("plan", [zeta.FAST, zeta.PRECISE], ids=["FAST", "PRECISE"])
+def test_the_compiled_loop_states_numpys_bits(plan):
+    """zeta_compiled.values (oracle/kernels/zeta_dd.py: dd.py, ddpow.py and
+    _bracket spelt again as scalar code) against zeta._zeta, the statement:
+    the same bit patterns, head and tail, on the adversarial points and on
+    random ones over the domain and the bench's ranges — one rule in two
+    spellings, held here."""
+    rng = np.random.default_rng(21)
+    s0, q0 = _zeta_points(rng)
+    s = np.concatenate([s0, rng.uniform(1, 16, 20000), rng.uniform(1, 10, 20000), 1 + np.exp2(-rng.uniform(1, 52, 2000))])
+    q = np.concatenate([q0, np.exp2(rng.uniform(-20, 40, 20000)), rng.uniform(0.01, 30, 20000),
+                        np.exp2(rng.uniform(-20, 40, 2000))])
+    with np.errstate(all="ignore"):
+        h0, l0 = zeta._zeta(s, q, plan)
+    h, lo = zeta_compiled.values(s, q, plan, zeta.cells(plan), zeta.CELLS)
+    assert np.array_equal(h.view(np.uint64), h0.view(np.uint64))
+    assert np.array_equal(lo.view(np.uint64), l0.view(np.uint64))
+
+
+def test_the_compiled_loop_serves_large_arrays_only(monkeypatch):
+    """zeta._values takes the compiled loop from zeta_compiled.MIN_ELEMENTS
+    on (its first load in a process costs more than numpy on a few
+    elements), numpy's _zeta below."""
+    used = []
+    monkeypatch.setattr(zeta, "_zeta", lambda s, q, plan: used.append(len(s)) or (s, q))
+    for n in (zeta_compiled.MIN_ELEMENTS - 1, zeta_compiled.MIN_ELEMENTS):
+        zeta._values(np.full(n, 2.0), np.full(n, 1.0), zeta.FAST)
+    assert used == [zeta_compiled.MIN_ELEMENTS - 1]

@@ -1,0 +1,177 @@
+"""chlo_compiled.py's loops (numba): erf and erfc from their own cells,
+the cells of chlo_dd's tables (lgamma, digamma, i1e, polygamma, erf_inv)
+in float64 Horner.  What each computes and why its bound holds is
+chlo_compiled.py's docstring; here is only the code numba compiles.
+
+At module level, taking every constant as an argument, so that numba's
+cache (keyed on this file and the function's own code) serves every
+process after the first on a machine (oracle/kernels/__init__.py)."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from . import jit, jit_inline
+
+
+@jit_inline
+def horner(t, j, h):
+    s = t[11][j]
+    s = s * h + t[10][j]
+    s = s * h + t[9][j]
+    s = s * h + t[8][j]
+    s = s * h + t[7][j]
+    s = s * h + t[6][j]
+    s = s * h + t[5][j]
+    s = s * h + t[4][j]
+    s = s * h + t[3][j]
+    s = s * h + t[2][j]
+    s = s * h + t[1][j]
+    return s * h + t[0][j]
+
+
+@jit_inline
+def exp_negative(y, e):
+    """e^y for -757 < y <= -1/4 (`_exp_table`'s reduction)."""
+    table, hi, lo, scale, pow2 = e
+    k = (y * scale + 6755399441055744.0) - 6755399441055744.0   # round to nearest: 1.5·2^52
+    r = (y - k * hi) - k * lo
+    p = r * (1.0 + r * (0.5 + r * (1 / 6 + r * (1 / 24 + r * (1 / 120)))))
+    ki = np.int64(k)
+    t = table[ki & 127]
+    return (t + t * p) * pow2[(ki >> 7) + 1100]
+
+
+@jit_inline
+def erf_abs(a, t, cen, clamp, scale):
+    """erf(min(a, clamp)) for one finite a >= 0 (clamp 5.999, scale 16:
+    chlo_compiled's cells)."""
+    a = min(a, clamp)
+    j = np.uint32(a * scale)
+    return horner(t, j, a - cen[j])
+
+
+@jit
+def erf_loop(x, out, t, cen, clamp, scale):
+    for i in range(x.size):
+        v = x[i]
+        s = erf_abs(abs(v), t, cen, clamp, scale)
+        out[i] = s if v >= 0 else -s
+
+
+@jit
+def erfc_loop(x, out, t, cen, ct, ccen, e, clamp, scale, cx_from, cx_scale, zero):
+    """erfc: 1 ∓ erf below cx_from (1/2), e^(-x²)·erfcx from cells of
+    1/cx_scale up to `zero` (27.5), 0 beyond (chlo_compiled's docstring)."""
+    for i in range(x.size):
+        v = x[i]
+        if v < cx_from:
+            s = erf_abs(abs(v), t, cen, clamp, scale)
+            out[i] = 1.0 - s if v >= 0 else 1.0 + s
+        elif v < zero:
+            j = np.uint32((v - cx_from) * cx_scale)
+            out[i] = exp_negative(-(v * v), e) * horner(ct, j, v - ccen[j])
+        else:
+            out[i] = 0.0
+
+
+@jit_inline
+def cell_value(v, b, rows, key_first, key_shift, n, odd, base):
+    """(value, relative bound) from the cell of v (bits b) in the table
+    starting at row `base`; (NaN, inf) where v lies outside that cell."""
+    a = abs(v)
+    key = np.int64(b >> np.uint64(52))
+    idx = base + key_first[key] + np.int64((b & np.uint64(0xFFFFFFFFFFFFF)) >> key_shift[key])
+    t = (a if odd else v) - rows[idx, 0]
+    if not abs(t) <= rows[idx, 1]:
+        return np.nan, np.inf
+    q = rows[idx, 5 + n - 1]
+    for k in range(n - 2, -1, -1):
+        q = q * t + rows[idx, 5 + k]
+    if rows[idx, 4] != 0.0:        # vanishing cell: Q·t, one more rounding
+        y = q * t
+        r = rows[idx, 2] + 2.0 ** -52 if a >= 2.0 ** -500 else np.inf
+    else:
+        y = q
+        r = rows[idx, 3] / abs(y) * (1 + 2.0 ** -50) if y != 0.0 else np.inf
+    return (-y if odd and v < 0 else y), r
+
+
+@jit
+def cells_loop(x, xb, out, bound, rows, key_first, key_shift, n, odd, lo_bound, hi_bound, neg_hi_bound, safety):
+    """chlo_dd's cells in float64 Horner (`_cells_table`): the value and
+    its relative bound per element, NaN and +inf outside the cells."""
+    for i in range(x.size):
+        v = x[i]
+        a = abs(v)
+        if lo_bound <= a < hi_bound and a > 0 and (v >= 0 or a < neg_hi_bound):
+            val, r = cell_value(v, xb[i], rows, key_first, key_shift, n, odd, 0)
+            out[i], bound[i] = val, r * safety
+        else:
+            out[i], bound[i] = np.nan, np.inf
+
+
+@jit
+def orders_loop(order, x, xb, out, bound, rows, key_first, key_shift, n, size, orders, safety):
+    """polygamma(order, x) from one table per order 1 … `orders`, each
+    `size` rows (chlo_dd/polygamma_cells.py's layout), x > 0."""
+    for i in range(x.size):
+        v = x[i]
+        k = order[i]
+        if 1.0 <= k <= orders and k == math.floor(k) and v > 0.0:
+            val, r = cell_value(v, xb[i], rows, key_first, key_shift, n, False, (np.int64(k) - 1) * size)
+            out[i], bound[i] = val, r * safety
+        else:
+            out[i], bound[i] = np.nan, np.inf
+
+
+@jit_inline
+def bits_of(v):
+    """The binary64 bits of a positive normal v, from frexp (a scalar has
+    no view in numba): exponent field and the 52 fraction bits, exact."""
+    m, e = math.frexp(v)
+    return (np.uint64(e + 1022) << np.uint64(52)) | np.uint64((m * 2.0 - 1.0) * 4503599627370496.0)
+
+
+@jit
+def inverse_loop(y, out, bound, rows, kf_y, ks_y, kf_w, ks_w, n, first_w, safety):
+    """erf_inv from chlo_dd/erfinv.py's two tables: erfinv over |y| < 1/2,
+    erfinv(1 - w) over w = 1 - |y| above (exact: Sterbenz)."""
+    for i in range(y.size):
+        a = abs(y[i])
+        if not 2.0 ** -1000 < a < 1.0:
+            out[i], bound[i] = np.nan, np.inf
+            continue
+        low = a < 0.5     # one cell_value call on the chosen table: two inlined calls under a random
+        # branch measured 5x slower on mixed arguments
+        v = a if low else 1.0 - a
+        val, r = cell_value(v, bits_of(v), rows, kf_y if low else kf_w, ks_y if low else ks_w, n, False,
+                            0 if low else first_w)
+        out[i], bound[i] = (-val if y[i] < 0 else val), r * safety
+
+
+@jit
+def poles_loop(x, xb, out, bound, rows, kf_pos, ks_pos, kf_pole, ks_pole, n, first, size, poles, lo_bound,
+               hi_bound, safety):
+    """lgamma or digamma over the line: x >= 1/2 from the positive cells,
+    below from the table of the nearest pole -m (m = rint(-x) <= poles)
+    at r = x + m (exact), but its zero cell |r| < 2^-6 (the singular
+    part's, left to the next stage) — chlo_dd/poles.py's layout."""
+    for i in range(x.size):
+        v = x[i]
+        if v >= 0.5:
+            if lo_bound <= v < hi_bound:
+                val, r = cell_value(v, xb[i], rows, kf_pos, ks_pos, n, False, 0)
+                out[i], bound[i] = val, r * safety
+            else:
+                out[i], bound[i] = np.nan, np.inf
+            continue
+        m = math.floor(-v + 0.5)
+        t = v + m
+        if not (v > -(poles + 0.5) and m >= 0 and abs(t) >= 2.0 ** -6):
+            out[i], bound[i] = np.nan, np.inf
+            continue
+        b = bits_of(abs(t)) | (np.uint64(1) << np.uint64(63) if t < 0 else np.uint64(0))
+        val, r = cell_value(t, b, rows, kf_pole, ks_pole, n, False, first + np.int64(m) * size)
+        out[i], bound[i] = val, r * safety
