@@ -51,7 +51,14 @@ BITCAST_C64_SEGV = ('func.func @main(%arg0: tensor<196xcomplex<f32>>) -> (tensor
 
 @pytest.fixture(scope="module")
 def iree():
-    b = load_backend("iree")
+    """One backend for the module, made with the cache off too: a module
+    fixture is set up before the function fixture above, so without this it
+    read the cache setting of the environment (a warm cache served ADD_F32
+    and no compile server started: test_a_refused_program_leaves_the_session_usable
+    failed when another test on the worker had compiled it)."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv(iree_backend.CACHE_ENV, "off")
+        b = load_backend("iree")
     yield b
     b.close()
 
