@@ -115,9 +115,9 @@ from dataclasses import dataclass
 import numpy as np
 
 try:
-    import scipy.special as _erf
-except ImportError:   # no scipy: chlo.erf and chlo.erfc get no rule (their results start from their ranges)
-    _erf = None
+    import scipy.special as _sp
+except ImportError:   # no scipy: the chlo functions below get no rule (their results start from their ranges)
+    _sp = None
 
 from ..spec.expectation import Expectation
 from ..spec.kinds import kind_of
@@ -663,15 +663,27 @@ _UNARY = {   # name: (f, f′, bound of |f″| over [lo, hi] or None where the r
 # chlo.erf and chlo.erfc (the exact GELU lowers to erfc): |erf″| = |erfc″| = (4/√π)·|x|·e^(−x²), at most
 # (4/√π)·e^(−1/2)/√2 = 0.9678829 (at |x| = 1/√2); scipy.special's float64 functions, the evaluation the fast
 # route already relies on within LIBM (oracle/real_functions.py, tests/oracle/test_chlo_fast.py).
-if _erf is not None:
-    _UNARY["chlo.erf"] = (_erf.erf, lambda x: 2 / np.sqrt(np.pi) * np.exp(-x * x),
+# chlo.lgamma and chlo.digamma on positive ranges (the ranges a model's lgamma of a softplus or a
+# positive parameter sees): lgamma″ = ψ′ (trigamma) and digamma″ = ψ″, both monotone in |·| for x > 0
+# (ψ⁽ⁿ⁾(x) = (−1)^(n+1)·n!·Σ_k 1/(x+k)^(n+1), DLMF 5.15.1), so |f″| on [lo, hi] is at its value at lo;
+# ranges reaching 0 or below (the poles) get no rule.  Their zeros (lgamma at 1 and 2, digamma at
+# 1.4616…) make a relative LIBM meaningless there, so these two carry an absolute 2^-52 on f and f′ as well
+# (`ABSOLUTE`): scipy's gammaln and psi are within a few float64 ulp of values of order 1 around them.
+if _sp is not None:
+    _UNARY["chlo.erf"] = (_sp.erf, lambda x: 2 / np.sqrt(np.pi) * np.exp(-x * x),
                           lambda lo, hi: np.full_like(lo, 0.9679))
-    _UNARY["chlo.erfc"] = (_erf.erfc, lambda x: -2 / np.sqrt(np.pi) * np.exp(-x * x),
+    _UNARY["chlo.erfc"] = (_sp.erfc, lambda x: -2 / np.sqrt(np.pi) * np.exp(-x * x),
                            lambda lo, hi: np.full_like(lo, 0.9679))
+    _UNARY["chlo.lgamma"] = (_sp.gammaln, _sp.psi,
+                             lambda lo, hi: np.where(lo > 0, _sp.polygamma(1, np.where(lo > 0, lo, 1.0)), np.nan))
+    _UNARY["chlo.digamma"] = (_sp.psi, lambda x: _sp.polygamma(1, x),
+                              lambda lo, hi: np.where(lo > 0, np.abs(_sp.polygamma(2, np.where(lo > 0, lo, 1.0))),
+                                                      np.nan))
 LIBM = 2.0 ** -40   # numpy's float64 functions: relative error assumed (oracle/fast.py)
+ABSOLUTE = {"chlo.lgamma": 2.0 ** -52, "chlo.digamma": 2.0 ** -52}   # and absolute, where a function has zeros
 
 
-def _unary(x: Form, f, df, d2) -> Form | None:
+def _unary(x: Form, f, df, d2, absolute: float = 0.0) -> Form | None:
     rad = x.rad()
     lo, hi = x.c - rad, x.c + rad
     with np.errstate(all="ignore"):
@@ -680,7 +692,7 @@ def _unary(x: Form, f, df, d2) -> Form | None:
     if not (np.all(np.isfinite(m2)) and np.all(np.isfinite(fc)) and np.all(np.isfinite(dfc))):
         return None
     A = dfc.reshape(-1, 1) * x.A
-    err = LIBM * (np.abs(fc) + np.abs(dfc) * rad)
+    err = LIBM * (np.abs(fc) + np.abs(dfc) * rad) + absolute * (1 + rad)   # f(c) and f′(c)·(x − c) as evaluated
     r = np.abs(dfc) * x.r + 0.5 * m2 * rad * rad + err + _slop(_abs_rows(A))
     return Form(fc, x.ids, A, _up(r), x.shape)
 
@@ -690,7 +702,7 @@ def _rule_unary(name):
 
     def apply(inst, forms, outs):
         [x] = forms
-        return _unary(x, f, df, d2), outs[0].tolerance_ulp
+        return _unary(x, f, df, d2, ABSOLUTE.get(name, 0.0)), outs[0].tolerance_ulp
     return apply
 
 
