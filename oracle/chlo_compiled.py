@@ -194,8 +194,8 @@ def _kernels():
     and its cache), imported on first use.  A table is passed as a tuple of
     its D + 1 rows (one float64 array each, indexed by cell) and Horner's
     steps are spelt out: measured 3× faster than a 2-D table read in a loop."""
-    from .kernels import chlo_cells as k
-    return k.erf_loop, k.erfc_loop, k.cells_loop, k.orders_loop, k.inverse_loop, k.poles_loop
+    from .kernels import chlo_cells
+    return chlo_cells
 
 
 def erf_bound() -> float:
@@ -237,7 +237,7 @@ def erf(cols: list, fmt):
     if not serves(cols, fmt):
         return None
     tab, cen, _ = _erf_table()
-    return _stage(cols, fmt, _kernels()[0], (tuple(tab), cen, _ERF_CLAMP, _ERF_SCALE), erf_bound)
+    return _stage(cols, fmt, _kernels().erf_loop, (tuple(tab), cen, _ERF_CLAMP, _ERF_SCALE), erf_bound)
 
 
 def erfc(cols: list, fmt):
@@ -246,8 +246,8 @@ def erfc(cols: list, fmt):
         return None
     tab, cen, _ = _erf_table()
     ctab, ccen, _ = _erfcx_table()
-    return _stage(cols, fmt, _kernels()[1], (tuple(tab), cen, tuple(ctab), ccen, _exp_table(), _ERF_CLAMP, _ERF_SCALE,
-                                                _ERFCX_FROM, _ERFCX_SCALE, _ERFC_ZERO), erfc_bound)
+    return _stage(cols, fmt, _kernels().erfc_loop, (tuple(tab), cen, tuple(ctab), ccen, _exp_table(), _ERF_CLAMP,
+                                                    _ERF_SCALE, _ERFCX_FROM, _ERFCX_SCALE, _ERFC_ZERO), erfc_bound)
 
 
 # --------------------------------------------------------------------------
@@ -265,39 +265,16 @@ def _poles_stage(name: str, cols: list) -> tuple:
     poles' tables (`poles_loop`): down to -10.5, NaN in each pole's zero
     cell and outside (scipy's route decides those)."""
     from .chlo_dd import poles
-    pos, pole0, rows, first, size = _poles_tables(name)
+    pos, tabs, rows, first, size = poles.tables(name, k=0)
+    pole0 = tabs[0]
     [x] = cols
     x = np.asarray(x, dtype=np.float64)
     flat = np.ascontiguousarray(x.reshape(-1))
     out, bound = np.empty_like(flat), np.empty_like(flat)
-    _kernels()[5](flat, flat.view(np.uint64), out, bound, rows, pos.key_first, pos.key_shift, pole0.key_first,
-                  pole0.key_shift, pos.spec.n, first, size, float(poles.P), pos.spec.lo_bound, pos.spec.hi_bound,
-                  _SAFETY)
+    _kernels().poles_loop(flat, flat.view(np.uint64), out, bound, rows, pos.key_first, pos.key_shift,
+                          pole0.key_first, pole0.key_shift, pos.spec.n, first, size, float(poles.P),
+                          pos.spec.lo_bound, pos.spec.hi_bound, _SAFETY)
     return out.reshape(x.shape), bound.reshape(x.shape)
-
-
-@functools.cache
-def _cells_table(name: str):
-    """chlo_dd's table for `name` rebuilt with k = 0 (taylor.build: every
-    cell's bound in arb, for a float64 Horner of all n coefficients:
-    γ_2(n-1)·Σ|a_k|h^k, the stored coefficients' distance from arb's,
-    the truncation; module docstring of chlo_dd/taylor.py)."""
-    import dataclasses
-    from .chlo_dd import cells, taylor
-    return taylor.build(dataclasses.replace(cells.SPECS[name], k=0))
-
-
-@functools.cache
-def _poles_tables(name: str):
-    """chlo_dd/poles.py's tables (the positive cells, then one table per pole
-    0 … P) rebuilt with k = 0 and stacked: (positive table, pole 0's table,
-    rows, first row of pole 0, rows a pole)."""
-    import dataclasses
-    from .chlo_dd import poles, taylor
-    pos = _cells_table(name)
-    tabs = [taylor.build(dataclasses.replace(poles.pole_spec(name, m), k=0)) for m in range(poles.P + 1)]
-    rows, firsts = taylor.stack([pos] + tabs)
-    return pos, tabs[0], rows, int(firsts[1]), len(tabs[0].rows)
 
 
 def cells_stage(name: str):
@@ -310,7 +287,8 @@ def cells_stage(name: str):
             return None
         if name in POLE_FUNCTIONS:
             return _poles_stage(name, cols)
-        tab = _cells_table(name)
+        from .chlo_dd import cells
+        tab = cells.table(name, k=0)
         spec = tab.spec
         if spec.symmetry not in ("odd", "none"):
             raise AssertionError(f"{name}: an even function's sign rule is not written here")
@@ -318,23 +296,12 @@ def cells_stage(name: str):
         x = np.asarray(x, dtype=np.float64)
         flat = np.ascontiguousarray(x.reshape(-1))
         out, bound = np.empty_like(flat), np.empty_like(flat)
-        _kernels()[2](flat, flat.view(np.uint64), out, bound, tab.rows, tab.key_first, tab.key_shift, spec.n,
-                      spec.symmetry == "odd", spec.lo_bound, spec.hi_bound, spec.neg_hi_bound, _SAFETY)
+        _kernels().cells_loop(flat, flat.view(np.uint64), out, bound, tab.rows, tab.key_first, tab.key_shift,
+                              spec.n, spec.symmetry == "odd", spec.lo_bound, spec.hi_bound, spec.neg_hi_bound,
+                              _SAFETY)
         return out.reshape(x.shape), bound.reshape(x.shape)
     stage.__name__ = f"{name}_cells"
     return stage
-
-
-@functools.cache
-def _polygamma_tables():
-    """chlo_dd/polygamma_cells.py's tables (one per order 1 … NMAX, the same
-    cells) rebuilt with k = 0 and stacked: (first table, rows, rows a table)."""
-    import dataclasses
-    from .chlo_dd import polygamma_cells, taylor
-    tabs = [taylor.build(dataclasses.replace(polygamma_cells.order_spec(order), k=0))
-            for order in range(1, polygamma_cells.NMAX + 1)]
-    rows, firsts = taylor.stack(tabs)
-    return tabs[0], rows, int(firsts[1]) if len(firsts) > 1 else len(rows)
 
 
 def polygamma(cols: list, fmt):
@@ -345,24 +312,13 @@ def polygamma(cols: list, fmt):
     if not serves(cols, fmt):
         return None
     from .chlo_dd import polygamma_cells
-    first, rows, size = _polygamma_tables()
+    first, rows, size = polygamma_cells.tables(k=0)
     order, x = (np.ascontiguousarray(np.asarray(c, dtype=np.float64).reshape(-1)) for c in np.broadcast_arrays(*cols))
     shape = np.broadcast(*cols).shape
     out, bound = np.empty_like(x), np.empty_like(x)
-    _kernels()[3](order, x, x.view(np.uint64), out, bound, rows, first.key_first, first.key_shift, first.spec.n,
-                  size, float(polygamma_cells.NMAX), _SAFETY)
+    _kernels().orders_loop(order, x, x.view(np.uint64), out, bound, rows, first.key_first, first.key_shift,
+                           first.spec.n, size, float(polygamma_cells.NMAX), _SAFETY)
     return out.reshape(shape), bound.reshape(shape)
-
-
-@functools.cache
-def _erfinv_tables():
-    """chlo_dd/erfinv.py's two tables rebuilt with k = 0 and stacked:
-    (y table, w table, rows, the w table's first row)."""
-    import dataclasses
-    from .chlo_dd import erfinv, taylor
-    ty, tw = (taylor.build(dataclasses.replace(erfinv.SPECS[v], k=0)) for v in ("y", "w"))
-    rows, firsts = taylor.stack([ty, tw])
-    return ty, tw, rows, int(firsts[1])
 
 
 def erf_inv(cols: list, fmt):
@@ -371,11 +327,12 @@ def erf_inv(cols: list, fmt):
     stage does not serve them (`serves`)."""
     if not serves(cols, fmt):
         return None
-    ty, tw, rows, first_w = _erfinv_tables()
+    from .chlo_dd import erfinv
+    ty, tw, rows, first_w = erfinv.tables(k=0)
     [y] = cols
     y = np.asarray(y, dtype=np.float64)
     flat = np.ascontiguousarray(y.reshape(-1))
     out, bound = np.empty_like(flat), np.empty_like(flat)
-    _kernels()[4](flat, out, bound, rows, ty.key_first, ty.key_shift, tw.key_first, tw.key_shift, ty.spec.n,
-                  first_w, _SAFETY)
+    _kernels().inverse_loop(flat, out, bound, rows, ty.key_first, ty.key_shift, tw.key_first, tw.key_shift,
+                            ty.spec.n, first_w, _SAFETY)
     return out.reshape(y.shape), bound.reshape(y.shape)

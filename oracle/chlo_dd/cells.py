@@ -133,10 +133,11 @@ SPECS = {
 
 
 @functools.cache
-def table(name: str) -> taylor.Table:
+def table(name: str, k: int | None = None) -> taylor.Table:
+    """`name`'s table (`k`: taylor.build's override of the coefficient pairs)."""
     if name in ("erf", "erfc"):
         _check_saturation()
-    return taylor.build(SPECS[name])
+    return taylor.build(SPECS[name], k)
 
 
 @functools.cache

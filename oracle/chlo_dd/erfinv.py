@@ -66,9 +66,10 @@ SPECS = {
 
 
 @functools.cache
-def tables() -> tuple:
-    """(y table, w table, their stacked rows, the w table's first row)."""
-    ty, tw = taylor.build(SPECS["y"]), taylor.build(SPECS["w"])
+def tables(k: int | None = None) -> tuple:
+    """(y table, w table, their stacked rows, the w table's first row);
+    `k`: taylor.build's override of the coefficient pairs."""
+    ty, tw = taylor.build(SPECS["y"], k), taylor.build(SPECS["w"], k)
     rows, firsts = taylor.stack([ty, tw])
     return ty, tw, rows, int(firsts[1])
 

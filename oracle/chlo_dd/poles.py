@@ -165,11 +165,11 @@ def pole_spec(name: str, m: int) -> taylor.Spec:
 
 
 @functools.cache
-def tables(name: str) -> tuple:
+def tables(name: str, k: int | None = None) -> tuple:
     """(positive table, pole tables, stacked rows, first row of pole 0,
-    rows a pole)."""
-    pos = cells.table(name)
-    poles = [taylor.build(pole_spec(name, m)) for m in range(P + 1)]
+    rows a pole); `k`: taylor.build's override of the coefficient pairs."""
+    pos = cells.table(name, k)
+    poles = [taylor.build(pole_spec(name, m), k) for m in range(P + 1)]
     rows, firsts = taylor.stack([pos] + poles)
     return pos, poles, rows, int(firsts[1]), len(poles[0].rows)
 

@@ -77,9 +77,10 @@ def order_spec(order: int) -> taylor.Spec:
 
 
 @functools.cache
-def tables() -> tuple:
-    """(the n = 1 table, stacked rows of n = 1 … NMAX, rows a table)."""
-    tabs = [taylor.build(order_spec(order)) for order in range(1, NMAX + 1)]
+def tables(k: int | None = None) -> tuple:
+    """(the n = 1 table, stacked rows of n = 1 … NMAX, rows a table); `k`:
+    taylor.build's override of the coefficient pairs."""
+    tabs = [taylor.build(order_spec(order), k) for order in range(1, NMAX + 1)]
     rows, firsts = taylor.stack(tabs)
     return tabs[0], rows, int(firsts[1])
 

@@ -83,6 +83,7 @@ double-word refinement or arb, then MPFR.
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass, field
 
@@ -267,10 +268,15 @@ def _cell_bound(spec: Spec, c: float, h: float, vanish: bool) -> tuple:
     return hi, lo, 0.0, E, None
 
 
-def build(spec: Spec) -> Table:
+def build(spec: Spec, k: int | None = None) -> Table:
     """The cells' tables and bounds, at PREC bits and with arb's series
     length cap raised above the degree (flint's ctx.cap, 10 by default,
-    silently truncates every series to that many coefficients)."""
+    silently truncates every series to that many coefficients).  `k`: the
+    spec's coefficient pairs replaced (0: every coefficient one float64,
+    the tables chlo_compiled.py evaluates by a float64 Horner; the bound
+    is then that Horner's)."""
+    if k is not None:
+        spec = dataclasses.replace(spec, k=k)
     old, ctx.prec = ctx.prec, PREC
     old_cap, ctx.cap = ctx.cap, max(ctx.cap, spec.n + 8)
     try:

@@ -20,14 +20,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import chlo_compiled
 from . import ddpow
 
 MIN_ELEMENTS = 1 << 12   # below this the numpy route (the kernel's first load in a process costs ~0.1 s)
-
-
-def available() -> bool:
-    from ..chlo_compiled import available as numba_here
-    return numba_here()
 
 
 def _kernel():
@@ -37,7 +33,7 @@ def _kernel():
 
 def serves(n: int) -> bool:
     """Whether the compiled kernel takes n elements (numba here, n >= MIN_ELEMENTS)."""
-    return n >= MIN_ELEMENTS and available()
+    return n >= MIN_ELEMENTS and chlo_compiled.available()
 
 
 def values(s: np.ndarray, q: np.ndarray, plan, cells: tuple, per_unit: int) -> tuple:

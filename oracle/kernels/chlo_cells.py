@@ -100,7 +100,7 @@ def cell_value(v, b, rows, key_first, key_shift, n, odd, base):
 
 @jit
 def cells_loop(x, xb, out, bound, rows, key_first, key_shift, n, odd, lo_bound, hi_bound, neg_hi_bound, safety):
-    """chlo_dd's cells in float64 Horner (`_cells_table`): the value and
+    """chlo_dd's cells in float64 Horner (chlo_dd.cells.table(name, k=0)): the value and
     its relative bound per element, NaN and +inf outside the cells."""
     for i in range(x.size):
         v = x[i]

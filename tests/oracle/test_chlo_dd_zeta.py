@@ -373,7 +373,8 @@ def test_the_compiled_loop_states_numpys_bits(plan):
     spellings, held here."""
     rng = np.random.default_rng(21)
     s0, q0 = _zeta_points(rng)
-    s = np.concatenate([s0, rng.uniform(1, 16, 20000), rng.uniform(1, 10, 20000), 1 + np.exp2(-rng.uniform(1, 52, 2000))])
+    s = np.concatenate([s0, rng.uniform(1, 16, 20000), rng.uniform(1, 10, 20000),
+                        1 + np.exp2(-rng.uniform(1, 52, 2000))])
     q = np.concatenate([q0, np.exp2(rng.uniform(-20, 40, 20000)), rng.uniform(0.01, 30, 20000),
                         np.exp2(rng.uniform(-20, 40, 2000))])
     with np.errstate(all="ignore"):
