@@ -30,6 +30,11 @@ own schedule allowance over the whole box included.  Element-wise
 multiply needs no such route: each of its elements is a·b of one element
 of each range, whose extremes over a rectangle are its vertices — the
 four corner runs.
+One value passed as two operands moves as one where the op declares
+fn(x, x) monotone or constant (`Elementwise.same_operand`: compare, add,
+subtract, maximum, minimum; `_moved_together`): JAX's NaN test x != x is
+then exact on a NaN-free range instead of "true or false", which had made
+every softplus (logaddexp selects on it) as wide as both its branches.
 Where the corners disagree on NaN-ness (a range that crosses a pole), the
 element may be anything and says so: an "any value" alternative, labelled.
 A tuple operand is one operand here, all its members at the same end; a
@@ -236,15 +241,34 @@ def _carry(run_op, inst, inputs: list, outs: list, arrays: list | None = None) -
     if stated is not None:
         return stated
     corners = []
-    for which in itertools.product((0, 1), repeat=len(ranged)):
+    groups = _moved_together(inst, inputs, ranged)
+    for which in itertools.product((0, 1), repeat=len(groups)):
         corner = list(primary)
-        for i, w in zip(ranged, which):
-            corner[i] = ends[i][w]
+        for group, w in zip(groups, which):
+            for i in group:
+                corner[i] = ends[i][w]
         try:
             corners.append(run_op(inst, corner))
         except Exception:  # the spec states no result at this corner: it does not narrow anything
             continue
     return [_widen(o, [c[j] for c in corners]) for j, o in enumerate(outs)]
+
+
+def _moved_together(inst, inputs: list, ranged: list) -> list:
+    """The ranged operands as groups that go to the same end in each corner
+    run: one value passed as several operands of an op whose semantics
+    declare fn(x, x) monotone or constant (`Elementwise.same_operand`:
+    compare's x != x, JAX's NaN test, is false on every NaN-free range, not
+    "true or false"), each operand alone otherwise."""
+    tie = getattr(getattr(inst.spec, "semantics", None), "same_operand", False)
+    groups: list = []
+    for i in ranged:
+        same = next((g for g in groups if tie and inputs[g[0]] is inputs[i]), None)
+        if same is None:
+            groups.append([i])
+        else:
+            same.append(i)
+    return groups
 
 
 def _all_leaves(v) -> list:

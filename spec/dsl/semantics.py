@@ -40,6 +40,10 @@ class Elementwise:
     generic: "Generic | None" = None  # where fn is one Approx: lets the oracle work on whole arrays
     tolerance: Any = None    # {format name: ULPs}: this op's own tolerance of "approx" results, where the
                              # format's default (FloatFormat.tolerance, spec/accuracy.py) is not the right one
+    same_operand: bool = False   # fn(x, x) is monotone or constant in x (compare: x != x is false on any
+    # NaN-free range; add, subtract, maximum, minimum): where one value is both operands, the oracle's
+    # ranged evaluation moves the two together (oracle/propagation.py).  Not multiply: x·x has its
+    # minimum 0 inside a range that straddles 0, which the ends alone would miss.
 
     def accuracy_for(self, op: "Instance") -> str:
         """The accuracy class ("exact" | "approx") of this op instance: ops

@@ -75,7 +75,8 @@ SPEC = OpSpec(
     results=(Result("result", ANY),),
     constraints=(add_c1,),
     infer=infer,
-    semantics=Elementwise(element, generic=Generic(None, finite, ieee=np.add, integer=checked(np.add))),
+    semantics=Elementwise(element, generic=Generic(None, finite, ieee=np.add, integer=checked(np.add)),
+                          same_operand=True),
     # v1.20: "tensor or quantized tensor" (per-axis too), dequantize_op_quantize; C2–C7 on quantized instances
     quantization=Quantization(per_axis=True, constraints=(add_c2, add_c3, add_c4, add_c5, add_c6, add_c7)),
 )

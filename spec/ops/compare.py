@@ -210,6 +210,6 @@ SPEC = OpSpec(
     results=(Result("result", BOOLEAN),),
     constraints=(compare_c1, compare_c2, compare_c3),
     infer=infer,
-    semantics=Elementwise(element, generic=Generic(None, whole=arrays)),
+    semantics=Elementwise(element, generic=Generic(None, whole=arrays), same_operand=True),
     quantization=PER_TENSOR,   # v1.20: "or per-tensor quantized tensor"; dequantize_op_quantize (compare: dequantize_compare, select: dequantize_select_quantize, is_finite: always true)
 )

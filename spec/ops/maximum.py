@@ -86,6 +86,6 @@ SPEC = OpSpec(
     constraints=(maximum_c1,),
     infer=infer,
     semantics=Elementwise(element, generic=Generic(None, finite_no_opposite_zeros, ieee=np.maximum, exact=True,
-                                                   integer=np.maximum)),
+                                                   integer=np.maximum), same_operand=True),
     quantization=PER_TENSOR,   # v1.20: "or per-tensor quantized tensor"; dequantize_op_quantize
 )

@@ -48,6 +48,6 @@ SPEC = OpSpec(
     constraints=(minimum_c1,),
     infer=infer,
     semantics=Elementwise(element, generic=Generic(None, finite_no_opposite_zeros, ieee=np.minimum, exact=True,
-                                                   integer=np.minimum)),
+                                                   integer=np.minimum), same_operand=True),
     quantization=PER_TENSOR,   # v1.20: "or per-tensor quantized tensor"; dequantize_op_quantize
 )

@@ -39,6 +39,7 @@ SPEC = OpSpec(
     results=(Result("result", TYPES),),
     constraints=(subtract_c1,),
     infer=infer,
-    semantics=Elementwise(element, generic=Generic(None, finite, ieee=np.subtract, integer=checked(np.subtract))),
+    semantics=Elementwise(element, generic=Generic(None, finite, ieee=np.subtract, integer=checked(np.subtract)),
+                          same_operand=True),
     quantization=PER_TENSOR,   # v1.20: "or per-tensor quantized tensor"; dequantize_op_quantize
 )

@@ -100,3 +100,31 @@ def test_a_computed_nan_moved_is_any_nan_but_an_input_nan_keeps_its_payload():
     assert compare(m, moved).ok
     moved[2] = other.view(np.float32)
     assert not compare(m, moved).ok
+
+
+SAME_OPERAND = """func.func @main(%x: tensor<3xf32>) -> (tensor<3xi1>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) {
+  %s = stablehlo.sine %x : tensor<3xf32>
+  %nan = stablehlo.compare NE, %s, %s, FLOAT : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xi1>
+  %d = stablehlo.subtract %s, %s : tensor<3xf32>
+  %sq = stablehlo.multiply %s, %s : tensor<3xf32>
+  %twice = stablehlo.add %s, %s : tensor<3xf32>
+  return %nan, %d, %sq, %twice : tensor<3xi1>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>
+}
+"""
+
+
+def test_one_value_as_both_operands_moves_as_one_where_the_op_says_so():
+    """JAX's NaN test `x != x` (logaddexp, softplus) on an approximate
+    value: false on every NaN-free range, so exact — moving the two operands
+    to opposite ends had made it "true or false" and a softplus ±50 % wide.
+    subtract(s, s) is exactly 0 and add(s, s) twice s's range; multiply
+    declares no such thing: s·s on a range straddling 0 keeps 0 in its
+    enclosure (the ends alone, both squared, would have left it out)."""
+    x = np.array([1.0, 0.5, 3e-45], np.float32)   # sin of the subnormal 2 ulp is itself: 4 ulp either side straddle 0
+    nan, d, sq, twice = expected_outputs(SAME_OPERAND, [x])
+    assert nan.kind == "exact" and not nan.array().any()
+    assert d.kind == "exact" and not d.array().any()
+    s_lo, s_hi = (np.sin(x.astype(np.float64)).astype(np.float32) for _ in range(2))
+    assert twice.kind == "bounded" and np.all(twice.lo.view(np.float32) <= 2 * s_lo)
+    lo = sq.lo.view(np.float32)
+    assert sq.kind == "bounded" and lo[2] <= 0 < lo[0], lo   # 0 = sin(x)² somewhere in the third's range
