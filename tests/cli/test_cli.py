@@ -179,7 +179,7 @@ def test_ctrl_c_keeps_the_journal_and_the_same_command_resumes(tmp_path):
     out = tmp_path / "r.json"
     journals = lambda: list(tmp_path.glob("r.json.*.journal"))  # noqa: E731
     # the hang must still be in flight when SIGINT comes, on a loaded machine too; the resumed run waits it out
-    argv = [str(SCRIPT), "--backend", BACKEND, "--suite", str(d), "--json", str(out), "--timeout", "12"]
+    argv = [str(SCRIPT), "--backend", BACKEND, "--suite", str(d), "--json", str(out), "--timeout", "6"]
     p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                          preexec_fn=_default_sigint)
     deadline = time.monotonic() + 30
@@ -298,15 +298,16 @@ def test_generate_never_deletes_what_it_did_not_write(capsys, tmp_path):
 
 
 def test_generate_into_a_suite_of_ours_replaces_only_the_ops_generated(capsys, tmp_path):
+    # two ops of few cases (after_all, partition_id: a second each; tuple and iota took 15 s)
     d = tmp_path / "core-copy"
-    assert run_main(capsys, "generate", "--out", str(d), "--seed", "0", "--ops", "tuple,iota")[0] == 0
-    iota = (d / "iota.jsonl").read_bytes()
-    assert run_main(capsys, "generate", "--out", str(d), "--seed", "0", "--ops", "tuple")[0] == 0
-    assert (d / "iota.jsonl").read_bytes() == iota
-    assert json.loads((d / "manifest.json").read_text())["counts"].keys() == {"iota", "tuple"}
-    code, _, err = run_main(capsys, "generate", "--out", str(d), "--seed", "1", "--ops", "tuple")
+    assert run_main(capsys, "generate", "--out", str(d), "--seed", "0", "--ops", "after_all,partition_id")[0] == 0
+    kept = (d / "partition_id.jsonl").read_bytes()
+    assert run_main(capsys, "generate", "--out", str(d), "--seed", "0", "--ops", "after_all")[0] == 0
+    assert (d / "partition_id.jsonl").read_bytes() == kept
+    assert json.loads((d / "manifest.json").read_text())["counts"].keys() == {"after_all", "partition_id"}
+    code, _, err = run_main(capsys, "generate", "--out", str(d), "--seed", "1", "--ops", "after_all")
     assert_one_line_usage_error(code, err, "--out", "seed 0", "seed 1")
-    assert (d / "iota.jsonl").read_bytes() == iota
+    assert (d / "partition_id.jsonl").read_bytes() == kept
 
 
 def test_a_core_folder_does_not_hide_the_bundled_suite(capsys, tmp_path, monkeypatch):

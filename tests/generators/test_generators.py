@@ -37,10 +37,10 @@ def test_same_seed_same_bytes(tmp_path, small_suite, expect_fn):
 
 
 def test_other_seed_other_cases(tmp_path, expect_fn):
-    a, b = tmp_path / "a", tmp_path / "b"
-    suite.build(a, 1, ["add"], expect_fn=expect_fn)
-    suite.build(b, 2, ["add"], expect_fn=expect_fn)
-    assert (a / "add.jsonl").read_bytes() != (b / "add.jsonl").read_bytes()
+    a, b = tmp_path / "a", tmp_path / "b"   # sine: random values in a second (add's skeletons: 7 s)
+    suite.build(a, 1, ["sine"], expect_fn=expect_fn)
+    suite.build(b, 2, ["sine"], expect_fn=expect_fn)
+    assert (a / "sine.jsonl").read_bytes() != (b / "sine.jsonl").read_bytes()
 
 
 def test_subset_of_ops_gives_same_cases(tmp_path, small_suite, expect_fn):
