@@ -102,7 +102,8 @@ def _timing(doc: dict) -> str:
 _CSS = """body{font:14px system-ui,sans-serif;margin:24px;color:#222;max-width:1300px}
 table{border-collapse:collapse;margin:8px 0 20px}td,th{border:1px solid #ccc;padding:3px 8px;text-align:left;
 vertical-align:top}th{background:#f3f3f3}td.n{text-align:right;font-variant-numeric:tabular-nums}
-.bad{color:#a00}.note{color:#555}code{font-size:12px}img{max-width:100%}"""
+.bad{color:#a00}.note{color:#555}code{font-size:12px}img{max-width:100%}
+td.impl{font-size:12px;color:#444;max-width:360px}td.wide{min-width:170px}"""
 
 
 def render(docs: dict[str, dict], failed: dict[str, str], suite: str, selection: str) -> str:
@@ -120,11 +121,12 @@ def render(docs: dict[str, dict], failed: dict[str, str], suite: str, selection:
            "<th>wall</th></tr>"]
     for name, d in docs.items():
         c = d["counts"]
-        out.append(f"<tr><td>{e(name)}</td><td>{e(d.get('describe', ''))}</td>"
+        out.append(f"<tr><td>{e(name)}</td><td class=impl>{e(d.get('describe', ''))}</td>"
                    f"<td class=n>{c['conformant']} / {c['counted']} ({conformance_percent(c)})</td>"
                    f"<td class=n>{c.get('unsupported', 0)}</td><td class=n>{c.get('rejected', 0)}</td>"
                    f"<td class=n>{c.get('crash', 0)}</td><td class=n>{c.get('timeout', 0)}</td>"
-                   f"<td>{e(format_causes(c.get('causes', {}), 3))}</td><td>{e(_timing(d))}</td></tr>")
+                   f"<td class=wide>{e(format_causes(c.get('causes', {}), 3))}</td>"
+                   f"<td class=wide>{e(_timing(d))}</td></tr>")
     for name, why in failed.items():
         out.append(f"<tr><td>{e(name)}</td><td colspan=8 class=bad>not scored: {e(why)}</td></tr>")
     out.append("</table>")
