@@ -54,6 +54,26 @@ def test_rank_zero_and_empty():
     assert wire.encode(np.zeros((0, 3), np.int8), wire.parse_tensor_type("tensor<0x3xi8>"))["hex"] == ""
 
 
+def test_an_output_keeps_the_element_type_the_runtime_returned():
+    """jaxlib's rng_bit_generator hands back uint8 where the program
+    declares i8 (docs/findings.md): the reply says ui8, so the judge fails
+    it as it does on the project's own XLA adapter — a cast to i8 would
+    have relabelled the bits as conformant.  A bool or 0/1 integer array
+    for an i1 result is still i1; a dtype the protocol does not carry is
+    cast to the declared one."""
+    i8 = wire.parse_tensor_type("tensor<2xi8>")
+    assert wire.encode(np.array([200, 1], np.uint8), i8) == {"type": "tensor<2xui8>", "hex": "c801"}
+    assert wire.encode(np.array([-56, 1], np.int8), i8) == {"type": "tensor<2xi8>", "hex": "c801"}
+    f32 = wire.parse_tensor_type("tensor<f32>")
+    assert wire.encode(np.array(1065353216, np.uint32), f32)["type"] == "tensor<ui32>"
+    assert wire.encode(np.array(1.0, np.float64), f32)["type"] == "tensor<f64>"
+    i1 = wire.parse_tensor_type("tensor<3xi1>")
+    assert wire.encode(np.array([True, False, True]), i1) == {"type": "tensor<3xi1>", "hex": "010001"}
+    assert wire.encode(np.array([1, 0, 1], np.int32), i1) == {"type": "tensor<3xi1>", "hex": "010001"}
+    assert wire.encode(np.array([1.5, 2.0], object), wire.parse_tensor_type("tensor<2xf32>"))["type"] == \
+        "tensor<2xf32>"
+
+
 def _suite_programs():
     """The first program of every op's file of suites/core."""
     for path in sorted((ROOT / "suites" / "core").glob("*.jsonl")):

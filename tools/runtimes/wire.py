@@ -141,14 +141,38 @@ def decode(tensor: dict) -> np.ndarray:
     return np.array(flat.reshape(t.shape), copy=True)
 
 
+def element_of(dtype: np.dtype) -> str | None:
+    """The MLIR element type whose numpy / ml_dtypes dtype is `dtype`, or
+    None (object arrays, a dtype the protocol does not carry)."""
+    for name in _ELEMENTS:
+        try:
+            if element_dtype(name) == dtype:
+                return name
+        except (AttributeError, ImportError):   # an ml_dtypes without the format
+            continue
+    return None
+
+
 def encode(array: np.ndarray, t: TensorType) -> dict:
-    """An array as the protocol tensor of type `t` (values cast to `t`'s
-    dtype first only when the runtime handed back another dtype of the
-    same element type, e.g. a bool array for i1)."""
+    """An array as a protocol tensor: of type `t` where the runtime handed
+    back `t`'s dtype (or a bool array for i1, an integer array of one bit
+    per element); of the element type the runtime did hand back, `t`'s
+    shape, where that is another one the protocol carries — the project's
+    judge then says "element type ui8 where i8 was declared", as it does for
+    the project's own XLA adapter (docs/command-protocol.md: an output
+    labelled with another type fails even where its bits would match).
+    Casting it to `t` instead relabelled jaxlib's rng_bit_generator outputs
+    (uint where the program declares i8 or f32) as conformant.  A dtype the
+    protocol does not carry is cast to `t`'s (the server's own conversions)."""
     a = np.asarray(array)
     dtype = t.dtype
     if a.dtype != dtype:
-        a = a.astype(dtype)
+        got = element_of(a.dtype)
+        if got is not None and got != t.element and not (t.element == "i1" and a.dtype.kind in "bui"):
+            t = TensorType(t.shape, got)
+            dtype = a.dtype
+        else:
+            a = a.astype(dtype)
     a = np.ascontiguousarray(a.reshape(t.shape))
     bits = element_bits(t.element)
     if t.element == "i1":
