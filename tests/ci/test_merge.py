@@ -9,7 +9,8 @@ import pytest
 
 from shlo_conform.cli import main
 from shlo_conform.suites.results import check_results, load_results
-OPS = "sine,dynamic_iota"   # dynamic_iota: a program run on several input sets, invalid cases, a survey (reduce has them too, at twice the time)
+# dynamic_iota: a program run on several input sets, invalid cases, a survey (reduce has them too, at twice the time)
+OPS = "sine,dynamic_iota"
 
 
 def run(capsys, *argv):
