@@ -26,9 +26,14 @@ dialect's printer or verifier in between.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from ..oracle.reading import unregistered_context
+
+# An MLIR diagnostic's location, `FILE:LINE:COLUMN: error` (MLIR's own
+# printing: "<stdin>:27:8: error: failed to legalize operation …").
+_ERROR_AT = re.compile(r'(?:"[^"]*"|[^\s"|:]+):(\d+):\d+: error')
 
 
 @dataclass(frozen=True)
@@ -37,10 +42,25 @@ class Batch:
     mlir: str
     n_inputs: tuple[int, ...]
     n_outputs: tuple[int, ...]
+    # the line (1-based) of `mlir` where each case's functions begin, and last where merged @main does
+    first_lines: tuple[int, ...] = ()
 
     def join_inputs(self, per_case: list[list]) -> list:
         """Every case's inputs, in the merged @main's order."""
         return [x for inputs in per_case for x in inputs]
+
+    def culprits(self, message: str) -> set[int]:
+        """The cases (indices) whose functions hold the lines a compiler's
+        refusal names as errors (`FILE:LINE:COL: error`, MLIR's diagnostics:
+        what IREE says).  Empty where the message names no line of a case's
+        functions — merged @main's, another file's numbering, no location.
+        A wrong attribution costs compiles, never a verdict: the runner takes
+        a refusal only from a case compiled alone."""
+        found, starts = set(), self.first_lines
+        for m in _ERROR_AT.finditer(message or ""):
+            line = int(m.group(1))
+            found |= {k for k in range(len(starts) - 1) if starts[k] <= line < starts[k + 1]}
+        return found
 
     def split(self, outputs: list) -> list[list] | None:
         """The merged @main's outputs cut back per case (None: not as many as declared)."""
@@ -98,6 +118,7 @@ def merge(programs: list[str]) -> Batch | None:
     None if one of them is not."""
     from jaxlib.mlir import ir
     funcs, calls, args, results, n_in, n_out = [], [], [], [], [], []
+    first_lines = []
     with unregistered_context():
         for k, text in enumerate(programs):
             module = _parse(text)
@@ -113,6 +134,7 @@ def merge(programs: list[str]) -> Batch | None:
                 ir.SymbolTable.set_symbol_name(f, new)
                 f.attributes["sym_visibility"] = ir.StringAttr.get("private")
             del table
+            first_lines.append(2 + sum(f.count("\n") + 1 for f in funcs))   # line 1: "module {"
             funcs += [str(f.operation) for f in module.body.operations]
             ins = [str(t) for t in ftype.inputs]
             outs = [str(t) for t in ftype.results]
@@ -131,4 +153,6 @@ def merge(programs: list[str]) -> Batch | None:
     rtypes = ", ".join(t for _, t in results)
     main = (f"func.func @main({', '.join(args)}) -> ({rtypes}) {{\n  " + "\n  ".join(calls)
             + f'\n  "func.return"({", ".join(v for v, _ in results)}) : ({rtypes}) -> ()\n}}')
-    return Batch("module {\n" + "\n".join(funcs) + "\n" + main + "\n}\n", tuple(n_in), tuple(n_out))
+    first_lines.append(2 + sum(f.count("\n") + 1 for f in funcs))
+    return Batch("module {\n" + "\n".join(funcs) + "\n" + main + "\n}\n", tuple(n_in), tuple(n_out),
+                 tuple(first_lines))

@@ -15,6 +15,10 @@ from .modes import mode_of
 from ..suites.records import Case, Verdict
 
 DEFAULT_BATCH = 16  # cases per merged module (shlo_conform/pipeline/batching.py): 3x fewer compile seconds on XLA:CPU
+# batches per series (`plan`): what a batch learns serves an op's next ones, and no unit is so long that the other
+# workers wait for it at the end (suites/core's convert is 1,798 cases, a fifth of what batches: on XLA whole
+# series left a worker idle 26 s of 70)
+SERIES_BATCHES = 8
 
 
 # Program structure a merged module does not carry faithfully (module
@@ -61,7 +65,8 @@ class Learned:
     refuses 500 valid cases, mostly whole kinds), and halving every batch
     that holds one costs more compiles than running the kind alone; one
     refused case is taken for the case's own (a constant, a shape).  Kept
-    per unit, not per run: a unit runs in one worker from start to end, so
+    per unit (a series of one op's batches: `plan`), not per run: a unit
+    runs in one worker from start to end, so
     which cases share a module is the plan's and this unit's own doing,
     never the other workers' timing — and the verdicts with it, where an
     implementation answers differently merged and alone
@@ -79,28 +84,47 @@ class Learned:
             self.unbatched.add(kind)
 
 
-def plan(groups: list[list[Case]], batch: int) -> list[tuple[str, list[Case]]]:
+def plan(groups: list[list[Case]], batch: int) -> list[tuple[str, list]]:
     """Units of work, in a fixed order (the same whatever the number of
-    workers): ("group", cases of one program) or ("batch", up to `batch`
-    single-case programs of one op that may be merged), in the suite's
-    order, so a batch's element types come in runs.  A batch holds one op
-    because what an implementation refuses or dies of goes by op and type:
-    a refused batch is halved (`Runner._do_batch`), and the halves part
-    the types.  Not one (op, type) per batch: suites/core has about five
-    cases per op and type, and a module's fixed cost (0.35 s an IREE
-    compile, 20 ms an XLA one) would then be paid for every five cases."""
-    units, pending = [], {}
+    workers): ("group", cases of one program) or ("series", batches: lists
+    of up to `batch` single-case programs of one op that may be merged), in
+    the suite's order, so a batch's element types come in runs; a series
+    stands where its op's first case stands.  A batch holds one op because
+    what an implementation refuses or dies of goes by op and type: a
+    refused batch is halved (`Runner._do_batch`), and the halves part the
+    types.  Not one (op, type) per batch: suites/core has about five cases
+    per op and type, and a module's fixed cost (0.35 s an IREE compile,
+    20 ms an XLA one) would then be paid for every five cases.
+
+    Why a series, not a batch, is the unit: what one batch of an op shows
+    run alone (`Learned`: IREE refuses whole kinds, f8 or complex of an op)
+    is worth most to the op's next batches.  Learned per batch, every one
+    of an op's batches holding a refused kind was refused and halved anew:
+    on IREE 2,803 of 3,589 batches of suites/core fell back, 9,702
+    compiles for 8,310 compiled cases.  A series runs in one worker from
+    start to end, so what it learns is the plan's and its own doing, never
+    the other workers' timing (`Learned`).  A series holds SERIES_BATCHES
+    batches at most; the op's next case starts another."""
+    units, series = [], {}
     for g in groups:
         if batch > 1 and len(g) == 1 and _may_batch(g[0]):
-            key = g[0].op
-            pending.setdefault(key, []).append(g[0])
-            if len(pending[key]) == batch:
-                units.append(("batch", pending.pop(key)))
+            batches = series.get(g[0].op)
+            if batches is None or (len(batches) == SERIES_BATCHES and len(batches[-1]) == batch):
+                batches = series[g[0].op] = []
+                units.append(("series", batches))
+            if not batches or len(batches[-1]) == batch:
+                batches.append([])
+            batches[-1].append(g[0])
         else:
             units.append(("group", g))
-    for rest in pending.values():
-        units.append(("batch", rest) if len(rest) > 1 else ("group", rest))
-    return units
+    return [("group", u[0]) if kind == "series" and len(u) == 1 and len(u[0]) == 1 else (kind, u)
+            for kind, u in units]
+
+
+def cases_of(unit: tuple[str, list]) -> list[Case]:
+    """A unit's cases, in order (a series' batches one after another)."""
+    kind, u = unit
+    return [c for b in u for c in b] if kind == "series" else list(u)
 
 
 def group_by_program(cases: Iterable[Case]) -> list[list[Case]]:

@@ -215,8 +215,10 @@ class Runner:
                         if unit is None:
                             return
                         kind, g = unit
-                        if kind == "batch":
-                            self._do_batch(w, g, emit)
+                        if kind == "series":
+                            learned = Learned()
+                            for b in g:
+                                self._do_batch(w, b, emit, learned)
                         else:
                             self._do_group(w, g, emit)
                 except _Stopped:
@@ -439,11 +441,15 @@ class Runner:
         batch; every case whose outputs do not pass is done again alone
         (`_do_group`), and so is every case of a batch that cannot be
         merged, crashes or times out (a fresh worker after a crash).  A
+        batch whose refusal names the lines it refuses (`Batch.culprits`:
+        IREE's MLIR diagnostics) runs the kinds of the cases holding them
+        alone (an implementation refuses an op on a type as a whole) and
+        the rest as a batch again.  A
         batch refused otherwise (rejected, unsupported, an error) is split
         in halves, each tried as a batch, so that one refused case costs a
         few compiles, not one per case; batches of fewer than SPLIT_MIN go
         case by case (`_alone`, which learns which kinds the rest of this
-        unit's halves run alone: `Learned`)."""
+        unit run alone — its halves and the series' later batches: `Learned`)."""
         learned = learned if learned is not None else Learned()
         self._ensure_started(w)
         todo = self._claimed(cases, emit)
@@ -475,6 +481,14 @@ class Runner:
         if outputs is None:
             with self._lock:
                 self.batches["fallbacks"] += 1
+            culprits = merged.culprits(str(payload)) if status == "rejected" else set()
+            if culprits and len(culprits) < len(todo):
+                # the refusal names its cases' lines (MLIR's diagnostics): their kinds alone, the rest merged
+                kinds = {(todo[k].op, todo[k].dtype) for k in culprits}
+                self._alone(w, [c for c in todo if (c.op, c.dtype) in kinds], emit, learned)
+                self._ensure_started(w)
+                self._do_batch(w, [c for c in todo if (c.op, c.dtype) not in kinds], emit, learned)
+                return
             if status not in ("crash", "timeout") and len(todo) >= SPLIT_MIN:
                 half = len(todo) // 2
                 self._do_batch(w, todo[:half], emit, learned)

@@ -7,8 +7,8 @@ so a program is compiled on one machine only — the runner's "compile once,
 run many" holds across the whole split.
 
 What is dealt out is the runner's own unit of work (`runner.plan`): the
-cases of one program, or up to `--batch` single-case programs of one (op,
-element type) that the runner compiles as one merged module.  Dealing out
+cases of one program, or an op's single-case programs in batches of up to
+`--batch` that the runner compiles as merged modules, one after another.  Dealing out
 programs one by one would scatter those batches over the machines and
 multiply compiles (on XLA, 313 cases: 129 compiles unsharded, 206 over
 three shards split program by program); dealt out whole, each shard
@@ -32,7 +32,7 @@ from __future__ import annotations
 import hashlib
 import re
 
-from .planning import group_by_program, plan
+from .planning import cases_of, group_by_program, plan
 from ..suites.records import Case
 
 _FORM = re.compile(r"\s*(\d+)\s*/\s*(\d+)\s*")
@@ -53,8 +53,8 @@ def parse(text: str) -> tuple[int, int]:
 
 
 def units(cases: list[Case], batch: int = 1) -> list[list[Case]]:
-    """The runner's units of work: whole programs, whole batches."""
-    return [unit for _, unit in plan(group_by_program(cases), batch)]
+    """The runner's units of work: whole programs, whole series of batches."""
+    return [cases_of(unit) for unit in plan(group_by_program(cases), batch)]
 
 
 def _digest(unit: list[Case]) -> str:

@@ -13,7 +13,7 @@ import pytest
 
 from shlo_conform.pipeline import shard
 from shlo_conform.cli import main
-from shlo_conform.pipeline.planning import DEFAULT_BATCH, group_by_program, plan
+from shlo_conform.pipeline.planning import DEFAULT_BATCH, cases_of, group_by_program, plan
 from shlo_conform.suites.io import CORE, load_cases
 from shlo_conform.suites.records import Case
 
@@ -35,8 +35,8 @@ def test_shards_partition_the_selection_and_never_split_a_program(core, n):
         by_program.setdefault(c.mlir, set()).add(where[c.id])
     assert all(len(s) == 1 for s in by_program.values())       # a program is compiled on one machine
     # the shards compile the very modules the unsharded run compiles
-    whole = {frozenset(c.id for c in u) for _, u in plan(group_by_program(core), DEFAULT_BATCH)}
-    split = {frozenset(c.id for c in u) for p in parts for _, u in plan(group_by_program(p), DEFAULT_BATCH)}
+    whole = {frozenset(c.id for c in cases_of(u)) for u in plan(group_by_program(core), DEFAULT_BATCH)}
+    split = {frozenset(c.id for c in cases_of(u)) for p in parts for u in plan(group_by_program(p), DEFAULT_BATCH)}
     assert split == whole
     sizes = [len(p) for p in parts]
     assert max(sizes) - min(sizes) <= max(len(u) for u in whole)   # greedy largest-first: within one unit
@@ -53,8 +53,8 @@ def test_with_batch_1_the_unit_is_the_program(core, n):
     assert max(sizes) - min(sizes) <= max(Counter(c.mlir for c in core).values())
 
 
-def _case(cid: str, mlir: str) -> Case:
-    return Case(id=cid, op="add", dtype="f32", kind="value", mlir=mlir, inputs=[], expected=[])
+def _case(cid: str, mlir: str, op: str = "add") -> Case:
+    return Case(id=cid, op=op, dtype="f32", kind="value", mlir=mlir, inputs=[], expected=[])
 
 
 def test_assignment_by_hand():
@@ -73,14 +73,14 @@ def test_split_by_program_does_not_depend_on_the_order_cases_arrive_in(core):
     assert shard.assign(shuffled, 5, batch=1) == shard.assign(core, 5, batch=1)
 
 
-def test_batches_go_whole_to_one_shard():
-    """Five single-case programs of one (op, type) with --batch 2 make the
-    runner's units {a,b}, {c,d}, {e} (runner.plan); over two shards the
-    units of 2 go one each, then {e} to the lighter-by-index shard 1."""
-    cases = [_case(x, f"program {x}") for x in "abcde"]
+def test_an_ops_batches_go_whole_to_one_shard():
+    """Five single-case programs of `add` and three of `negate` with --batch
+    2 make the runner's units: add's series {a,b} {c,d} {e} and negate's
+    {f,g} {h} (runner.plan: a series shares what its batches learn); over
+    two shards add's five go to shard 1, negate's three to shard 2."""
+    cases = [_case(x, f"program {x}") for x in "abcde"] + [_case(x, f"program {x}", "negate") for x in "fgh"]
     where = shard.assign(cases, 2, batch=2)
-    assert where["a"] == where["b"] and where["c"] == where["d"] and where["a"] != where["c"]
-    assert where["e"] == 1 and sorted(where.values()) == [1, 1, 1, 2, 2]
+    assert {where[x] for x in "abcde"} == {1} and {where[x] for x in "fgh"} == {2}
 
 
 _CHILD = """

@@ -13,7 +13,7 @@ from shlo_conform.spec.quantized import is_family_name
 
 from shlo_conform.pipeline.batching import merge
 from shlo_conform.pipeline.runner import Runner
-from shlo_conform.pipeline.planning import plan
+from shlo_conform.pipeline.planning import cases_of, plan
 from shlo_conform.spec.expectation import Expectation
 from shlo_conform.spec.types import parse_type
 from shlo_conform.suites.io import load_cases, suite_path
@@ -73,8 +73,8 @@ def _subset() -> list[Case]:
     return cases[:40] + extra + rest
 
 
-def _verdicts(cases, **kw):
-    r = Runner(BACKEND, **kw)
+def _verdicts(cases, backend=BACKEND, **kw):
+    r = Runner(backend, **kw)
     return r, [(v.id, v.verdict, v.detail.split(" (")[0]) for v in r.run(cases)]
 
 
@@ -95,10 +95,10 @@ def test_invalid_cases_are_never_batched():
     cases = _subset()
     units = plan([[c] for c in cases], 8)
     for kind, group in units:
-        if kind == "batch":
-            assert all(c.kind != "invalid" for c in group) and 1 < len(group) <= 8
-            assert len({c.op for c in group}) == 1
-    assert sorted(c.id for _, g in units for c in g) == sorted(c.id for c in cases)   # each once
+        if kind == "series":
+            assert all(c.kind != "invalid" for b in group for c in b) and all(1 <= len(b) <= 8 for b in group)
+            assert len({c.op for b in group for c in b}) == 1
+    assert sorted(c.id for u in units for c in cases_of(u)) == sorted(c.id for c in cases)   # each once
 
 
 def test_merge_renames_helpers_and_splits_outputs():
@@ -153,6 +153,67 @@ def test_a_kind_with_two_cases_refused_alone_is_batched_no_more():
     assert many == one
     assert [v for _, v, _ in one] == ["pass"] * 5 + ["rejected"] * 2 + ["pass"] * 5
     assert batched.compiles == 1 + 1 + 1 + 1 + 3 + 1 + 1 + 3 + 3
+
+
+def _refused(i: int) -> Case:
+    """An si64 case the fixture refuses (its REFUSE constant), a program of its own (argument renamed)."""
+    c = _const_case(i, 32430)
+    mlir = c.mlir.replace("%a", f"%r{i}")
+    return Case(id=case_id("add", "si64", mlir, c.inputs), op="add", dtype="si64", kind="value", mlir=mlir,
+                inputs=c.inputs, expected=c.expected)
+
+
+def test_what_an_ops_first_batch_learns_its_next_batches_keep():
+    # One op's series of three batches of 4, each [R R s s]: si64 refused as a whole kind (as IREE
+    # refuses f8 of an op), si32 passing.  Batch 1: merged, refused -> [R R] merged, refused ->
+    # alone, both rejected (si64 learned) -> [s s] merged.  Batches 2 and 3: the two R alone,
+    # the two s merged.  With what batch 1 learned forgotten (a batch per unit), each batch
+    # would cost batch 1's five compiles.  a + b by hand.
+    s32 = [_add_case([i, 2], [3, 4], [i + 3, 6]) for i in range(10, 16)]
+    cases = [x for k in range(3) for x in (_refused(2 * k), _refused(2 * k + 1), s32[2 * k], s32[2 * k + 1])]
+    assert len({c.mlir for c in cases}) == 12
+    single, one = _verdicts(cases, batch=1)
+    batched, many = _verdicts(cases, batch=4, jobs=1)
+    assert many == one
+    assert [v for _, v, _ in one] == ["rejected", "rejected", "pass", "pass"] * 3
+    assert single.compiles == 12
+    assert batched.compiles == (1 + 1 + 2 + 1) + (2 + 1) * 2
+    assert batched.batches["batches"] == 3 + 2
+
+
+def test_a_refusal_that_names_its_lines_sends_only_its_kinds_alone():
+    # [R a R b c d e f]: the two si64 R refused.  Told where (LocatingXla, as IREE's MLIR
+    # diagnostics tell): the batch, both R alone, [a b c d e f] merged — 4 compiles.  Not told
+    # (CrashyXla): halves of halves — 9.  The same verdicts either way, and alone.  a + b by hand.
+    s32 = [_add_case([i, 2], [3, 4], [i + 3, 6]) for i in range(20, 26)]
+    cases = [_refused(0), s32[0], _refused(1)] + s32[1:]
+    located = f"{FIXTURE}:LocatingXla"
+    told, located_many = _verdicts(cases, batch=8, jobs=1, backend=located)
+    _, located_one = _verdicts(cases, batch=1, backend=located)
+    halved, many = _verdicts(cases, batch=8, jobs=1)
+    _, one = _verdicts(cases, batch=1)
+    assert located_many == located_one and many == one
+    assert [v for _, v, _ in one] == [v for _, v, _ in located_one] == ["rejected", "pass", "rejected"] + ["pass"] * 5
+    assert (told.compiles, halved.compiles) == (1 + 2 + 1, 1 + 1 + (1 + 2) + (1 + 2) + 1)
+
+
+def test_culprits_are_the_cases_whose_functions_hold_the_named_lines():
+    prog = lambda k: (  # noqa: E731  (a helper and @main per case: both lines belong to the case)
+        "func.func private @h(%x: tensor<i32>) -> tensor<i32> {\n"
+        f'  %c = "stablehlo.constant"() {{value = dense<{k}> : tensor<i32>}} : () -> tensor<i32>\n'
+        '  %0 = "stablehlo.add"(%x, %c) : (tensor<i32>, tensor<i32>) -> tensor<i32>\n'
+        '  "func.return"(%0) : (tensor<i32>) -> ()\n}\n'
+        "func.func @main(%a: tensor<i32>) -> tensor<i32> {\n"
+        '  %0 = "func.call"(%a) {callee = @h} : (tensor<i32>) -> tensor<i32>\n'
+        '  "func.return"(%0) : (tensor<i32>) -> ()\n}\n')
+    b = merge([prog(1), prog(2), prog(3)])
+    lines = b.mlir.splitlines()
+    at = {k: next(i for i, line in enumerate(lines, 1) if f"dense<{k}>" in line) for k in (1, 2, 3)}
+    assert b.culprits(f"<stdin>:{at[2]}:8: error: nope") == {1}
+    assert b.culprits(f'x | "<stdin>":{at[3]}:1: error: a | <stdin>:{at[1]}:2: error: b') == {0, 2}
+    main = next(i for i, line in enumerate(lines, 1) if line.startswith("func.func @main"))
+    assert b.culprits(f"<stdin>:{main + 1}:3: error: in merged @main") == set()
+    assert b.culprits(f"<stdin>:{at[2]}:8: note: not an error") == b.culprits("no location") == set()
 
 
 def test_rng_draws_do_not_depend_on_what_the_worker_compiled_before():
