@@ -33,7 +33,7 @@ from launch import CONFIGS, HERE, envs_root  # noqa: E402
 
 # What each environment must import once installed (the smoke check before the stamp is written).
 IMPORTS = {"jaxlib-0.9.2": "import jax, jaxlib, jaxlib.mlir.dialects.stablehlo",
-           "tf-2.21.0": "import tensorflow, ai_edge_litert.interpreter",
+           "tf-2.21.0": "import tensorflow, ai_edge_litert.interpreter, jaxlib.mlir.dialects.chlo",
            "torch-xla-2.9.0": "import torch, torch_xla, jaxlib.mlir.dialects.stablehlo",
            "pjrt-plugin": "import jax, xla_plugins.xla_cpu_pjrt"}
 PYTHON = (3, 11)

@@ -58,6 +58,25 @@ class _Program:
 _PASSES_REGISTERED: list = []   # jaxlib's StableHLO passes, registered once per process
 
 
+def jaxlib_context():
+    """An MLIR context as jax's make_ir_context builds it (func and the
+    upstream dialects jaxlib registers, then StableHLO and CHLO), without
+    importing jax: for the servers whose environment has jaxlib's bindings
+    but not jax (torch-xla's, TensorFlow's)."""
+    from jaxlib.mlir import ir
+    from jaxlib.mlir._mlir_libs import _jax_mlir_ext
+    from jaxlib.mlir.dialects import chlo, stablehlo
+
+    ctx = ir.Context()
+    registry = ir.DialectRegistry()
+    _jax_mlir_ext.register_dialects(registry)
+    ctx.append_dialect_registry(registry)
+    ctx.load_all_available_dialects()
+    stablehlo.register_dialect(ctx)
+    chlo.register_dialect(ctx)
+    return ctx
+
+
 def legalize_chlo(module, ir) -> None:
     """CHLO in `module` decomposed in place by jaxlib's own
     chlo-legalize-to-stablehlo (what the interpreter, and torch-xla's

@@ -46,7 +46,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from wire import (Rejected, RunFailed, Server, Unsupported, claim_stdout, has_quantized, one_line,  # noqa: E402
                   parse_tensor_type, serve)
-from jaxlib_server import legalize_chlo  # noqa: E402  (the same jaxlib 0.9.2 in this environment)
+from jaxlib_server import jaxlib_context, legalize_chlo  # noqa: E402  (the same jaxlib 0.9.2 in this environment)
 
 import numpy as np  # noqa: E402
 
@@ -97,7 +97,7 @@ class TorchXlaServer(Server):
     def __init__(self):
         os.environ.setdefault("PJRT_DEVICE", "CPU")
         from jaxlib.mlir import ir
-        from jaxlib.mlir.dialects import chlo, stablehlo
+        from jaxlib.mlir.dialects import stablehlo
         import torch
         import torch_xla
         import torch_xla.runtime as xr
@@ -106,7 +106,7 @@ class TorchXlaServer(Server):
             import _XLAC
         except ImportError:   # the extension's place in later releases
             from torch_xla import _XLAC
-        self._ir, self._stablehlo, self._chlo = ir, stablehlo, chlo
+        self._ir, self._stablehlo = ir, stablehlo
         self._torch, self._xla, self._run = torch, torch_xla, _XLAC._run_stablehlo
         self._device_type = xr.device_type()
 
@@ -123,26 +123,12 @@ class TorchXlaServer(Server):
         out += [{"op": "*", "dtype": d, "reason": r} for d, r in _NOT_TRANSFERRED.items()]
         return out
 
-    def _context(self):
-        """A context as jax's make_ir_context builds it (func and the upstream dialects jaxlib
-        registers, then StableHLO and CHLO), without importing jax."""
-        from jaxlib.mlir._mlir_libs import _jax_mlir_ext
-
-        ctx = self._ir.Context()
-        registry = self._ir.DialectRegistry()
-        _jax_mlir_ext.register_dialects(registry)
-        ctx.append_dialect_registry(registry)
-        ctx.load_all_available_dialects()
-        self._stablehlo.register_dialect(ctx)
-        self._chlo.register_dialect(ctx)
-        return ctx
-
     def compile(self, mlir: str):
         if has_quantized(mlir):
             raise Unsupported("quantized types: jaxlib's Python bindings, which write the artifact, register "
                               "no quant dialect")
         ir = self._ir
-        with self._context(), ir.Location.unknown():
+        with jaxlib_context(), ir.Location.unknown():
             try:
                 module = ir.Module.parse(mlir)
                 module.operation.verify()
@@ -171,6 +157,8 @@ class TorchXlaServer(Server):
             raise Unsupported(f"@main {what} of type {t}: {e}") from None
         if tt.element not in _TORCH:
             raise Unsupported(f"@main {what} of type {t}: torch has no dtype for {tt.element}")
+        if tt.element in _NOT_TRANSFERRED:   # claimed by the case's type only: a convert's result is another's
+            raise Unsupported(f"@main {what} of type {t}: {_NOT_TRANSFERRED[tt.element]}")
         return tt
 
     def _to_torch(self, a: np.ndarray, t):

@@ -1,7 +1,8 @@
 """Run under .envs/tf-2.21.0/bin/python (tests/runtimes/test_runtimes_long.py):
 the programs of jax_programs.py (JSON on stdin) run through TensorFlow's own
 Python API directly — not through the servers' code: the artifact written by
-`serialize_portable_artifact_str`, `xla.call_module` inside
+`serialize_portable_artifact_str` (for a program with CHLO, jax.export's
+own artifact, jax_programs.py's "export"), `xla.call_module` inside
 `tf.function(jit_compile=True)` with Tout/Sout taken from the results JAX
 computed (not from the text), and LiteRT: the TFLite converter on that
 function's concrete function and `ai_edge_litert`'s Interpreter, inputs set
@@ -27,7 +28,10 @@ import wire  # noqa: E402   (the codec only: hex <-> arrays)
 def function(case, jit_compile):
     xs = [wire.decode(t) for t in case["inputs"]]
     outs = [wire.parse_tensor_type(t["type"]) for t in case["jit"]]
-    module = shlo.serialize_portable_artifact_str(case["mlir"], shlo.get_current_version())
+    if "export" in case:   # a program with CHLO: jax.export's artifact, as jax2tf passes it
+        module = bytes.fromhex(case["export"])
+    else:
+        module = shlo.serialize_portable_artifact_str(case["mlir"], shlo.get_current_version())
 
     @tf.function(jit_compile=jit_compile, autograph=False,
                  input_signature=[tf.TensorSpec(x.shape, tf.dtypes.as_dtype(x.dtype)) for x in xs])
