@@ -20,7 +20,8 @@ def score(cases: list[Case], backend: str, *, suite: str, manifest: dict, json_p
           compile_timeout: float = DEFAULT_COMPILE_TIMEOUT, run_timeout: float = DEFAULT_RUN_TIMEOUT,
           jobs: int = 1, on_verdict: Callable[[Verdict], None] | None = None,
           suite_digest: str | None = None, startup_timeout: float | None = None, batch: int = 1,
-          shard: dict | None = None, engine=None) -> dict:
+          shard: dict | None = None, engine=None,
+          on_resumed: Callable[[list[Verdict]], None] | None = None) -> dict:
     """Run `cases` on `backend` and write the results document to `json_path`
     (atomically, holding its lock: ResultsBusy if another run holds it).
     Verdicts are journaled next to it under the run's key (`run_key`: the
@@ -29,7 +30,9 @@ def score(cases: list[Case], backend: str, *, suite: str, manifest: dict, json_p
     the journal is removed once the results are written.  On
     KeyboardInterrupt (or a failed write) the journal stays.  With an
     `engine` (`--cluster`, shlo_conform/pipeline/distributed.py) the cases run as
-    parcels on its workers (`EngineRunner`); verdicts are the same."""
+    parcels on its workers (`EngineRunner`); verdicts are the same.
+    `on_resumed` is told the journal's verdicts once, before any case runs
+    (`on_verdict` hears only the cases run now)."""
     started = time.strftime("%Y-%m-%dT%H:%M:%S%z")
     t0 = time.monotonic()
     if suite_digest is None:
@@ -43,6 +46,8 @@ def score(cases: list[Case], backend: str, *, suite: str, manifest: dict, json_p
             wanted = {c.id for c in cases}
             done = {k: v for k, v in journal.done.items() if k in wanted}
             todo = [c for c in cases if c.id not in done]
+            if on_resumed and done:
+                on_resumed(list(done.values()))
 
             def record(v: Verdict) -> None:
                 journal.add(v)

@@ -52,3 +52,18 @@ def test_a_terminal_line_is_rewritten_in_place_and_cleared():
     assert out.count("\r[") == 2          # at 0.2 s (0.1 s since the last) and the last case
     assert "[3/3] crash 1 pass 2" in out
     assert out.endswith("\r")             # cleared for the table that follows
+
+
+def test_a_resumed_run_counts_the_journals_verdicts_as_done_but_not_in_its_rate():
+    # 90 verdicts resumed (80 pass, 10 unsupported), then 10 cases over 10 s: the line at
+    # t=10 says 100 of 110 done, 1 case a second (this run's), 10 left -> ~10 s.
+    s = _Stream(False)
+    p = Progress(110, every=10.0, stream=s)
+    now = [0.0]
+    p._clock = lambda: now[0]
+    p.resumed([_v("pass")] * 80 + [_v("unsupported")] * 10)
+    p._last = 0.0
+    for t in range(1, 11):
+        now[0] = float(t)
+        p(_v("pass"))
+    assert s.getvalue().splitlines() == ["[100/110] pass 90 unsupported 10 (10 s, 1 cases/s, ~10 s left)"]
