@@ -41,7 +41,7 @@ import numpy as np
 import pytest
 
 from tests.runtimes import built
-from shlo_conform.backends.base import Crashed, load_backend
+from shlo_conform.backends.base import Crashed, Unsupported, load_backend
 from shlo_conform.spec.types import parse_type, tensor_from_hex, tensor_to_hex
 from shlo_conform.suites.records import tensor_type_of
 
@@ -172,6 +172,23 @@ def test_torch_xla_server_is_run_stablehlo(programs):
         assert "torch 2.9.0" in text and "torch-xla 2.9.0" in text and "PJRT CPU" in text, text
         for case in programs:
             assert _through(case, b) == direct["cases"][case["name"]], case["name"]
+    finally:
+        b.close()
+
+
+def test_torch_xla_declares_a_result_type_it_cannot_transfer():
+    """A case of type si8 whose result is f8E5M2FNUZ (bitcast_convert's):
+    claims go by the case's type, so the server itself says at compile that
+    torch-xla refuses the result's dtype — unsupported, with the reason —
+    where its run had raised "XLA type not supported: 25" and scored a fail
+    (bitcast_convert/si8/745fff57e304 in the scoreboard of stop 42)."""
+    b = _served("torch-xla-2.9.0")
+    mlir = ("func.func @main(%a: tensor<4xi8>) -> tensor<4xf8E5M2FNUZ> {\n"
+            '  %0 = "stablehlo.bitcast_convert"(%a) : (tensor<4xi8>) -> tensor<4xf8E5M2FNUZ>\n'
+            '  "func.return"(%0) : (tensor<4xf8E5M2FNUZ>) -> ()\n}\n')
+    try:
+        with pytest.raises(Unsupported, match="result of type tensor<4xf8E5M2FNUZ>: torch-xla 2.9.0 refuses"):
+            b.compile(mlir)
     finally:
         b.close()
 
