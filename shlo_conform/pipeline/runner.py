@@ -442,9 +442,9 @@ class Runner:
         (`_do_group`), and so is every case of a batch that cannot be
         merged, crashes or times out (a fresh worker after a crash).  A
         batch whose refusal names the lines it refuses (`Batch.culprits`:
-        IREE's MLIR diagnostics) runs the kinds of the cases holding them
-        alone (an implementation refuses an op on a type as a whole) and
-        the rest as a batch again.  A
+        IREE's MLIR diagnostics) runs the cases holding them alone and the
+        rest as a batch again (a refused compile fails early: another round
+        costs less than compiling the kind's passing cases one by one).  A
         batch refused otherwise (rejected, unsupported, an error) is split
         in halves, each tried as a batch, so that one refused case costs a
         few compiles, not one per case; batches of fewer than SPLIT_MIN go
@@ -483,11 +483,10 @@ class Runner:
                 self.batches["fallbacks"] += 1
             culprits = merged.culprits(str(payload)) if status == "rejected" else set()
             if culprits and len(culprits) < len(todo):
-                # the refusal names its cases' lines (MLIR's diagnostics): their kinds alone, the rest merged
-                kinds = {(todo[k].op, todo[k].dtype) for k in culprits}
-                self._alone(w, [c for c in todo if (c.op, c.dtype) in kinds], emit, learned)
+                # the refusal names its cases' lines (MLIR's diagnostics): those cases alone, the rest merged
+                self._alone(w, [todo[k] for k in sorted(culprits)], emit, learned, located=True)
                 self._ensure_started(w)
-                self._do_batch(w, [c for c in todo if (c.op, c.dtype) not in kinds], emit, learned)
+                self._do_batch(w, [c for k, c in enumerate(todo) if k not in culprits], emit, learned)
                 return
             if status not in ("crash", "timeout") and len(todo) >= SPLIT_MIN:
                 half = len(todo) // 2
@@ -511,10 +510,10 @@ class Runner:
             emit(self._verdict(c, "pass", detail, seconds, max_ulp=max_ulp, impl_defined=labels,
                                meaningful_ulp=max_ulp))   # a pass: every element's ULP means something
 
-    def _alone(self, w: Worker, cases: list[Case], emit, learned: "Learned") -> None:
-        """Each case compiled and run by itself, what it shows kept in `learned`."""
+    def _alone(self, w: Worker, cases: list[Case], emit, learned: "Learned", located: bool = False) -> None:
+        """Each case compiled and run by itself, what it shows kept in `learned` (`Learned.saw`)."""
         def watch(v: Verdict):
-            learned.saw(v)
+            learned.saw(v, located)
             emit(v)
         for c in cases:
             self._do_group(w, [c], watch)
