@@ -77,6 +77,17 @@ def jaxlib_context():
     return ctx
 
 
+def parse_verified(mlir: str, ir):
+    """`mlir` parsed and verified in the current context (`jaxlib_context`);
+    Rejected with MLIR's diagnostic on one line."""
+    try:
+        module = ir.Module.parse(mlir)
+        module.operation.verify()
+    except Exception as e:
+        raise Rejected(one_line(str(e))) from None
+    return module
+
+
 def legalize_chlo(module, ir) -> None:
     """CHLO in `module` decomposed in place by jaxlib's own
     chlo-legalize-to-stablehlo (what the interpreter, and torch-xla's

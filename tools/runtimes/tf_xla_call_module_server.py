@@ -134,14 +134,10 @@ def without_chlo(mlir: str) -> str:
     if "chlo." not in mlir:
         return mlir
     from jaxlib.mlir import ir
-    from jaxlib_server import jaxlib_context, legalize_chlo   # the pass as the jaxlib server runs it
+    from jaxlib_server import jaxlib_context, legalize_chlo, parse_verified   # as the jaxlib server runs it
 
     with jaxlib_context(), ir.Location.unknown():
-        try:
-            module = ir.Module.parse(mlir)
-            module.operation.verify()
-        except Exception as e:
-            raise Rejected(one_line(str(e))) from None
+        module = parse_verified(mlir, ir)
         legalize_chlo(module, ir)
         return module.operation.get_asm()
 

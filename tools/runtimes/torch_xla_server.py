@@ -46,7 +46,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from wire import (Rejected, RunFailed, Server, Unsupported, claim_stdout, has_quantized, one_line,  # noqa: E402
                   parse_tensor_type, serve)
-from jaxlib_server import jaxlib_context, legalize_chlo  # noqa: E402  (the same jaxlib 0.9.2 in this environment)
+from jaxlib_server import jaxlib_context, legalize_chlo, parse_verified  # noqa: E402  (the same jaxlib 0.9.2 in this environment)
 
 import numpy as np  # noqa: E402
 
@@ -129,11 +129,7 @@ class TorchXlaServer(Server):
                               "no quant dialect")
         ir = self._ir
         with jaxlib_context(), ir.Location.unknown():
-            try:
-                module = ir.Module.parse(mlir)
-                module.operation.verify()
-            except Exception as e:
-                raise Rejected(one_line(str(e))) from None
+            module = parse_verified(mlir, ir)
             main = next((op for op in module.body.operations if op.operation.name == "func.func"
                          and ir.StringAttr(op.attributes["sym_name"]).value == "main"), None)
             if main is None:
