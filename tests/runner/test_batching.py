@@ -181,7 +181,7 @@ def test_what_an_ops_first_batch_learns_its_next_batches_keep():
     assert batched.batches["batches"] == 3 + 2
 
 
-def test_a_refusal_that_names_its_lines_sends_only_its_kinds_alone():
+def test_a_refusal_that_names_its_lines_sends_only_those_cases_alone():
     # [R a R b c d e f]: the two si64 R refused.  Told where (LocatingXla, as IREE's MLIR
     # diagnostics tell): the batch, both R alone, [a b c d e f] merged — 4 compiles.  Not told
     # (CrashyXla): halves of halves — 9.  The same verdicts either way, and alone.  a + b by hand.
