@@ -482,7 +482,7 @@ class Runner:
             with self._lock:
                 self.batches["fallbacks"] += 1
             culprits = merged.culprits(str(payload)) if status == "rejected" else set()
-            if culprits and len(culprits) < len(todo):
+            if culprits:
                 # the refusal names its cases' lines (MLIR's diagnostics): those cases alone, the rest merged
                 self._alone(w, [todo[k] for k in sorted(culprits)], emit, learned, located=True)
                 self._ensure_started(w)
