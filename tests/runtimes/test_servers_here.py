@@ -118,3 +118,21 @@ def test_options_after_the_name_reach_the_server(tmp_path, monkeypatch):
         launch.command("pjrt-xla-cpu-0.0.1:plugin")
     with pytest.raises(ValueError, match="unknown runtime configuration 'nosuch'"):
         launch.command("nosuch:a=1")
+
+
+def test_the_tf_server_decomposes_chlo_and_says_when_it_cannot(monkeypatch):
+    """tf_xla_call_module_server.without_chlo under .venv's jaxlib (it needs
+    jaxlib, not TensorFlow): a program with chlo.erf comes back as StableHLO
+    alone; one with quantized types as well is unsupported, with the reason
+    (jaxlib's bindings read no quant dialect), not rejected as invalid."""
+    monkeypatch.syspath_prepend(str(ROOT / "tools" / "runtimes"))
+    import tf_xla_call_module_server as tf_server
+    from wire import Unsupported as ServerUnsupported
+
+    erf = ("func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {\n"
+           "  %0 = chlo.erf %a : tensor<4xf32> -> tensor<4xf32>\n  return %0 : tensor<4xf32>\n}\n")
+    out = tf_server.without_chlo(erf)
+    assert "chlo." not in out and "stablehlo." in out and "@main" in out
+    quantized = erf.replace("func.func @main", "// !quant.uniform<i8:f32, 0.5>\nfunc.func @main")
+    with pytest.raises(ServerUnsupported, match="quant dialect"):
+        tf_server.without_chlo(quantized)
