@@ -9,6 +9,7 @@ compiled alone.
 """
 from __future__ import annotations
 
+import re
 from typing import Iterable
 
 from .modes import mode_of
@@ -58,8 +59,9 @@ def needs_fresh_worker(c: Case) -> bool:
 
 class Learned:
     """What the cases of one batch unit run alone showed, for the rest of
-    that unit's halves.  The kind (op, type) of a case that crashes or times
-    out alone is batched no more (its batches would die again, each costing
+    that unit's halves.  The kind (`kind_of`: op, type and the element
+    types of its signature) of a case that crashes or times out alone is
+    batched no more (its batches would die again, each costing
     a worker and a case-by-case rerun), nor is a kind with two cases refused
     alone: an implementation refuses an op on a type as a whole (IREE
     refuses 500 valid cases, mostly whole kinds), and halving every batch
@@ -73,23 +75,53 @@ class Learned:
     (docs/scoring-speed.md, "What batching cannot promise")."""
 
     def __init__(self):
-        self.unbatched: set[tuple[str, str]] = set()
-        self.refused: dict[tuple[str, str], int] = {}
+        self.unbatched: set[tuple] = set()
+        self.refused: dict[tuple, int] = {}
 
-    def saw(self, v: Verdict, located: bool = False) -> None:
-        """`v` of a case run alone; `located`: it ran alone because the
-        batch's refusal named its lines (`Batch.culprits`).  Such a refusal
-        teaches nothing about the kind's other cases: a refused compile
-        fails early and costs little, a passing one compiled alone costs a
-        whole compile, and a kind of convert or bitcast_convert holds many
-        result types, of which IREE refuses some (with those kinds
-        unbatched after two located refusals, IREE spent 1,716 compile
-        worker-s on suites/core, 1,601 without)."""
-        kind = (v.op, v.dtype)
-        if v.verdict in ("rejected", "unsupported") and not located:
+    def alone(self, c: Case) -> bool:
+        """Whether `c`'s kind runs alone for the rest of this unit."""
+        return kind_of(c) in self.unbatched
+
+    def saw(self, c: Case, v: Verdict) -> None:
+        """`v` of case `c` run alone, whether a refusal named its lines
+        (`Batch.culprits`) or not.  A located refusal counts too since the
+        kind holds the result type (`kind_of`): IREE refuses some of its
+        late, after code generation (an undefined __truncsfbf2 at link
+        time, 0.4 s a batch), and each later batch holding one paid that
+        again (on convert, bitcast_convert and compare: 365 compile
+        worker-s, 321 counting them).  While a kind was (op, type), counting
+        them had cost more than it saved (1,716 compile worker-s on
+        suites/core, 1,601 without): a kind of convert then held every
+        result type, of which IREE refuses some."""
+        kind = kind_of(c)
+        if v.verdict in ("rejected", "unsupported"):
             self.refused[kind] = self.refused.get(kind, 0) + 1
         if v.verdict in ("crash", "timeout") or self.refused.get(kind, 0) >= 2:
             self.unbatched.add(kind)
+
+
+_DIMS = re.compile(r"^(?:(?:[0-9]+|\?)x)*")
+
+
+def kind_of(c: Case) -> tuple:
+    """What an implementation refuses or dies of as a whole: the op, the
+    case's type and every element type its signature holds (inputs and
+    results).  The result type belongs to it: a convert from si32 is
+    refused by IREE when it converts to f8E4M3 and compiled when it
+    converts to f32, and taking the two for one kind sent every si32
+    convert alone after two refused ones (on IREE 438 of convert's,
+    compare's and bitcast_convert's passing cases compiled alone, 161 of
+    their 548 compile worker-s)."""
+    types = {v.type for v in c.inputs} | {e.type for e in c.expected}
+    return (c.op, c.dtype, tuple(sorted({_element(str(t)) for t in types})))
+
+
+def _element(t: str) -> str:
+    """The element type of a tensor type's text (`tensor<2x3xf32>` -> f32,
+    `tensor<complex<f32>>` -> complex<f32>); other texts as they are."""
+    if t.startswith("tensor<") and t.endswith(">"):
+        return _DIMS.sub("", t[len("tensor<"):-1], count=1)
+    return t
 
 
 def plan(groups: list[list[Case]], batch: int) -> list[tuple[str, list]]:

@@ -441,8 +441,9 @@ class Runner:
         batch; every case whose outputs do not pass is done again alone
         (`_do_group`), and so is every case of a batch that cannot be
         merged, crashes or times out (a fresh worker after a crash).  A
-        batch whose refusal names the lines it refuses (`Batch.culprits`:
-        IREE's MLIR diagnostics) runs the cases holding them alone and the
+        batch whose refusal (rejected or unsupported) names the lines it
+        refuses (`Batch.culprits`: IREE's MLIR diagnostics, and its
+        adapter's of types that cannot cross @main's boundary) runs the cases holding them alone and the
         rest as a batch again (a refused compile fails early: another round
         costs less than compiling the kind's passing cases one by one).  A
         batch refused otherwise (rejected, unsupported, an error) is split
@@ -454,9 +455,9 @@ class Runner:
         self._ensure_started(w)
         todo = self._claimed(cases, emit)
         supported = self._batches_supported(w)
-        if any((c.op, c.dtype) in learned.unbatched for c in todo):
-            self._alone(w, [c for c in todo if (c.op, c.dtype) in learned.unbatched], emit, learned)
-            todo = [c for c in todo if (c.op, c.dtype) not in learned.unbatched]
+        if any(learned.alone(c) for c in todo):
+            self._alone(w, [c for c in todo if learned.alone(c)], emit, learned)
+            todo = [c for c in todo if not learned.alone(c)]
             self._ensure_started(w)   # one of them may have ended the worker
         merged = None
         if len(todo) > 1 and supported:
@@ -481,10 +482,10 @@ class Runner:
         if outputs is None:
             with self._lock:
                 self.batches["fallbacks"] += 1
-            culprits = merged.culprits(str(payload)) if status == "rejected" else set()
+            culprits = merged.culprits(str(payload)) if status in ("rejected", "unsupported") else set()
             if culprits:
                 # the refusal names its cases' lines (MLIR's diagnostics): those cases alone, the rest merged
-                self._alone(w, [todo[k] for k in sorted(culprits)], emit, learned, located=True)
+                self._alone(w, [todo[k] for k in sorted(culprits)], emit, learned)
                 self._ensure_started(w)
                 self._do_batch(w, [c for k, c in enumerate(todo) if k not in culprits], emit, learned)
                 return
@@ -510,12 +511,12 @@ class Runner:
             emit(self._verdict(c, "pass", detail, seconds, max_ulp=max_ulp, impl_defined=labels,
                                meaningful_ulp=max_ulp))   # a pass: every element's ULP means something
 
-    def _alone(self, w: Worker, cases: list[Case], emit, learned: "Learned", located: bool = False) -> None:
+    def _alone(self, w: Worker, cases: list[Case], emit, learned: "Learned") -> None:
         """Each case compiled and run by itself, what it shows kept in `learned` (`Learned.saw`)."""
-        def watch(v: Verdict):
-            learned.saw(v, located)
-            emit(v)
         for c in cases:
+            def watch(v: Verdict, c=c):
+                learned.saw(c, v)
+                emit(v)
             self._do_group(w, [c], watch)
 
     def _batches_supported(self, w: Worker) -> bool:

@@ -13,11 +13,11 @@ from shlo_conform.spec.quantized import is_family_name
 
 from shlo_conform.pipeline.batching import merge
 from shlo_conform.pipeline.runner import Runner
-from shlo_conform.pipeline.planning import cases_of, plan
+from shlo_conform.pipeline.planning import Learned, cases_of, kind_of, plan
 from shlo_conform.spec.expectation import Expectation
 from shlo_conform.spec.types import parse_type
 from shlo_conform.suites.io import load_cases, suite_path
-from shlo_conform.suites.records import Case, TensorValue, case_id
+from shlo_conform.suites.records import Case, TensorValue, Verdict, case_id
 
 
 FIXTURE = Path(__file__).parent / "fixtures" / "crashy_xla.py"
@@ -195,6 +195,33 @@ def test_a_refusal_that_names_its_lines_sends_only_those_cases_alone():
     assert located_many == located_one and many == one
     assert [v for _, v, _ in one] == [v for _, v, _ in located_one] == ["rejected", "pass", "rejected"] + ["pass"] * 5
     assert (told.compiles, halved.compiles) == (1 + 2 + 1, 1 + 1 + (1 + 2) + (1 + 2) + 1)
+
+
+def test_an_unsupported_refusal_that_names_its_lines_sends_only_those_cases_alone():
+    # As above, the refusal Unsupported (IREE's adapter: types that cannot cross @main's
+    # boundary, named per function): the batch, both R alone, the rest merged — 4 compiles.
+    s32 = [_add_case([i, 2], [3, 4], [i + 3, 6]) for i in range(30, 36)]
+    cases = [_refused(0), s32[0], _refused(1)] + s32[1:]
+    backend = f"{FIXTURE}:LocatingUnsupportedXla"
+    told, many = _verdicts(cases, batch=8, jobs=1, backend=backend)
+    _, one = _verdicts(cases, batch=1, backend=backend)
+    assert many == one
+    assert [v for _, v, _ in one] == ["unsupported", "pass", "unsupported"] + ["pass"] * 5
+    assert told.compiles == 1 + 2 + 1
+
+
+def test_a_kind_is_the_op_its_type_and_every_element_type_of_its_signature():
+    # suites/core's converts from si32: two refused alone teach that their result type is
+    # refused, not the op on si32 (IREE returns no f8E4M3 and converts si32 to f32).
+    cases = [c for c in load_cases(suite_path("core"), {"convert"}) if c.dtype == "si32"]
+    by = lambda t: [c for c in cases if c.expected and c.expected[0].type.element_type.name == t]  # noqa: E731
+    f8, f32 = by("f8E4M3"), by("f32")
+    assert len(f8) >= 2 and f32
+    assert kind_of(f8[0]) == ("convert", "si32", ("f8E4M3", "i32")) == kind_of(f8[1]) != kind_of(f32[0])
+    learned = Learned()
+    for c in f8[:2]:
+        learned.saw(c, Verdict(c.id, c.op, c.dtype, c.kind, "unsupported", "no"))
+    assert learned.alone(f8[-1]) and not learned.alone(f32[0])
 
 
 def test_culprits_are_the_cases_whose_functions_hold_the_named_lines():
