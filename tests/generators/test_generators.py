@@ -148,7 +148,7 @@ def test_zero_sized_dimensions_occur():
     assert any(0 in i.lhs.shape for i in insts)
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=25, deadline=None)   # a fresh draw every run; check-spec solves every op
 @given(st.data())
 def test_any_skeleton_solves_to_a_valid_instance(data):
     # The token ops list their instances (spec.dsl.SideEffect.cases): no skeletons to solve.

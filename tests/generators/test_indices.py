@@ -2,6 +2,8 @@
 checked by recomputing every index with the op's own formula."""
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import pytest
 
@@ -95,13 +97,15 @@ def scatter_instances():
     return out
 
 
-GATHERS = gather_instances()
-SCATTERS = scatter_instances()
+# solved when a test first asks (functools.cache), not at import: every xdist worker imports this module to
+# collect it, and solving took 3.9 s of each worker's collection
+GATHERS = functools.cache(gather_instances)
+SCATTERS = functools.cache(scatter_instances)
 
 
 def test_the_instances_vary():
-    assert len(GATHERS) > 60 and len(SCATTERS) > 60
-    assert len({(i.index_vector_dim, len(i.offset_dims), i.start_indices.element_type) for i in GATHERS}) > 10
+    assert len(GATHERS()) > 60 and len(SCATTERS()) > 60
+    assert len({(i.index_vector_dim, len(i.offset_dims), i.start_indices.element_type) for i in GATHERS()}) > 10
 
 
 # --------------------------------------------------------------------------
@@ -121,25 +125,25 @@ def made(spec, insts, mode: str, key: str) -> list:
 
 
 def test_gather_in_bounds():
-    got = made(GATHER, GATHERS, "in_bounds", "start_indices")
+    got = made(GATHER, GATHERS(), "in_bounds", "start_indices")
     for inst, idx in got:
         assert fits(idx, inst.start_indices.element_type) and idx.shape == tuple(inst.start_indices.shape)
         reads, starts = gather_reads(inst, idx)
         assert all(inside(i, inst.operand.shape) for i in reads), inst
         if inst.indices_are_sorted:
             assert components_sorted(starts), (inst, idx)
-    assert len(got) > 0.8 * len(GATHERS)
+    assert len(got) > 0.8 * len(GATHERS())
 
 
 def test_gather_out_of_bounds():
-    got = made(GATHER, GATHERS, "out_of_bounds", "start_indices")
+    got = made(GATHER, GATHERS(), "out_of_bounds", "start_indices")
     for inst, idx in got:
         assert fits(idx, inst.start_indices.element_type)
         reads, starts = gather_reads(inst, idx)
         assert not all(inside(i, inst.operand.shape) for i in reads), (inst, idx)
         if inst.indices_are_sorted:
             assert components_sorted(starts), (inst, idx)
-    assert len(got) > 0.5 * len(GATHERS)
+    assert len(got) > 0.5 * len(GATHERS())
 
 
 def test_gather_hand_case_and_type_limits():
@@ -167,7 +171,7 @@ def test_gather_hand_case_and_type_limits():
 # --------------------------------------------------------------------------
 
 def test_scatter_in_bounds_and_promises():
-    got = made(SCATTER, SCATTERS, "in_bounds", "scatter_indices")
+    got = made(SCATTER, SCATTERS(), "in_bounds", "scatter_indices")
     dup_cases = 0
     for inst, idx in got:
         assert fits(idx, inst.scatter_indices.element_type) and idx.shape == tuple(inst.scatter_indices.shape)
@@ -179,12 +183,12 @@ def test_scatter_in_bounds_and_promises():
             dup_cases += 1
         if inst.indices_are_sorted:
             assert components_sorted(starts), (inst, idx)
-    assert len(got) > 0.7 * len(SCATTERS)
+    assert len(got) > 0.7 * len(SCATTERS())
     assert dup_cases > 0.2 * len(got)
 
 
 def test_scatter_out_of_bounds():
-    got = made(SCATTER, SCATTERS, "out_of_bounds", "scatter_indices")
+    got = made(SCATTER, SCATTERS(), "out_of_bounds", "scatter_indices")
     for inst, idx in got:
         assert fits(idx, inst.scatter_indices.element_type)
         targets, starts = scatter_targets(inst, idx)
@@ -193,7 +197,7 @@ def test_scatter_out_of_bounds():
             assert len(set(targets)) == len(targets), (inst, idx)
         if inst.indices_are_sorted:
             assert components_sorted(starts), (inst, idx)
-    assert len(got) > 0.5 * len(SCATTERS)
+    assert len(got) > 0.5 * len(SCATTERS())
 
 
 def test_scatter_duplicates_are_likely_on_a_large_input():
@@ -271,4 +275,4 @@ def test_unknown_op_and_mode():
     with pytest.raises(KeyError):
         index_arrays(OPS["add"], None, np.random.default_rng(0), "in_bounds")
     with pytest.raises(ValueError):
-        index_arrays(GATHER, GATHERS[0], np.random.default_rng(0), "sideways")
+        index_arrays(GATHER, GATHERS()[0], np.random.default_rng(0), "sideways")

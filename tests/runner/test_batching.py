@@ -8,6 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from shlo_conform.spec.quantized import is_family_name
 
@@ -181,33 +182,25 @@ def test_what_an_ops_first_batch_learns_its_next_batches_keep():
     assert batched.batches["batches"] == 3 + 2
 
 
-def test_a_refusal_that_names_its_lines_sends_only_those_cases_alone():
+@pytest.mark.parametrize("located, refused", [("LocatingXla", "rejected"), ("LocatingUnsupportedXla", "unsupported")])
+def test_a_refusal_that_names_its_lines_sends_only_those_cases_alone(located, refused):
     # [R a R b c d e f]: the two si64 R refused.  Told where (LocatingXla, as IREE's MLIR
-    # diagnostics tell): the batch, both R alone, [a b c d e f] merged — 4 compiles.  Not told
-    # (CrashyXla): halves of halves — 9.  The same verdicts either way, and alone.  a + b by hand.
+    # diagnostics tell; LocatingUnsupportedXla, as IREE's adapter names the functions whose
+    # types cannot cross @main's boundary): the batch, both R alone, [a b c d e f] merged —
+    # 4 compiles.  Not told (CrashyXla): halves of halves — 9.  The same verdicts either way,
+    # and alone.  a + b by hand.
     s32 = [_add_case([i, 2], [3, 4], [i + 3, 6]) for i in range(20, 26)]
     cases = [_refused(0), s32[0], _refused(1)] + s32[1:]
-    located = f"{FIXTURE}:LocatingXla"
-    told, located_many = _verdicts(cases, batch=8, jobs=1, backend=located)
-    _, located_one = _verdicts(cases, batch=1, backend=located)
-    halved, many = _verdicts(cases, batch=8, jobs=1)
-    _, one = _verdicts(cases, batch=1)
-    assert located_many == located_one and many == one
-    assert [v for _, v, _ in one] == [v for _, v, _ in located_one] == ["rejected", "pass", "rejected"] + ["pass"] * 5
-    assert (told.compiles, halved.compiles) == (1 + 2 + 1, 1 + 1 + (1 + 2) + (1 + 2) + 1)
-
-
-def test_an_unsupported_refusal_that_names_its_lines_sends_only_those_cases_alone():
-    # As above, the refusal Unsupported (IREE's adapter: types that cannot cross @main's
-    # boundary, named per function): the batch, both R alone, the rest merged — 4 compiles.
-    s32 = [_add_case([i, 2], [3, 4], [i + 3, 6]) for i in range(30, 36)]
-    cases = [_refused(0), s32[0], _refused(1)] + s32[1:]
-    backend = f"{FIXTURE}:LocatingUnsupportedXla"
-    told, many = _verdicts(cases, batch=8, jobs=1, backend=backend)
-    _, one = _verdicts(cases, batch=1, backend=backend)
-    assert many == one
-    assert [v for _, v, _ in one] == ["unsupported", "pass", "unsupported"] + ["pass"] * 5
+    told, located_many = _verdicts(cases, batch=8, jobs=1, backend=f"{FIXTURE}:{located}")
+    _, located_one = _verdicts(cases, batch=1, backend=f"{FIXTURE}:{located}")
+    assert located_many == located_one
+    assert [v for _, v, _ in located_one] == [refused, "pass", refused] + ["pass"] * 5
     assert told.compiles == 1 + 2 + 1
+    if refused == "rejected":
+        halved, many = _verdicts(cases, batch=8, jobs=1)
+        _, one = _verdicts(cases, batch=1)
+        assert many == one and [v for _, v, _ in one] == [v for _, v, _ in located_one]
+        assert halved.compiles == 1 + 1 + (1 + 2) + (1 + 2) + 1
 
 
 def test_a_kind_is_the_op_its_type_and_every_element_type_of_its_signature():
