@@ -9,7 +9,6 @@ compiled alone.
 """
 from __future__ import annotations
 
-import re
 from typing import Iterable
 
 from .modes import mode_of
@@ -100,28 +99,18 @@ class Learned:
             self.unbatched.add(kind)
 
 
-_DIMS = re.compile(r"^(?:(?:[0-9]+|\?)x)*")
-
-
 def kind_of(c: Case) -> tuple:
     """What an implementation refuses or dies of as a whole: the op, the
     case's type and every element type its signature holds (inputs and
-    results).  The result type belongs to it: a convert from si32 is
-    refused by IREE when it converts to f8E4M3 and compiled when it
-    converts to f32, and taking the two for one kind sent every si32
-    convert alone after two refused ones (on IREE 438 of convert's,
-    compare's and bitcast_convert's passing cases compiled alone, 161 of
-    their 548 compile worker-s)."""
-    types = {v.type for v in c.inputs} | {e.type for e in c.expected}
-    return (c.op, c.dtype, tuple(sorted({_element(str(t)) for t in types})))
-
-
-def _element(t: str) -> str:
-    """The element type of a tensor type's text (`tensor<2x3xf32>` -> f32,
-    `tensor<complex<f32>>` -> complex<f32>); other texts as they are."""
-    if t.startswith("tensor<") and t.endswith(">"):
-        return _DIMS.sub("", t[len("tensor<"):-1], count=1)
-    return t
+    results, as MLIR writes them).  The result type belongs to it: a
+    convert from si32 is refused by IREE when it converts to f8E4M3 and
+    compiled when it converts to f32, and taking the two for one kind sent
+    every si32 convert alone after two refused ones (on IREE 438 of
+    convert's, compare's and bitcast_convert's passing cases compiled
+    alone, 161 of their 548 compile worker-s)."""
+    types = [v.tensor_type for v in c.inputs] + [e.type for e in c.expected]
+    return (c.op, c.dtype, tuple(sorted({t.element_type.mlir if hasattr(t, "element_type") else str(t)
+                                         for t in types})))
 
 
 def plan(groups: list[list[Case]], batch: int) -> list[tuple[str, list]]:

@@ -270,11 +270,7 @@ class InterpreterServer(Server):
             raise Unsupported("quantized types: jaxlib's Python bindings register no quant dialect")
         ir = self._ir
         with self._ctx, ir.Location.unknown():
-            try:
-                module = ir.Module.parse(mlir)
-                module.operation.verify()
-            except Exception as e:
-                raise Rejected(one_line(str(e))) from None
+            module = parse_verified(mlir, ir)
             self._legalize_chlo(module)
             main = _main_func(module, ir)
             args, results = _signature(main, ir)
