@@ -30,13 +30,17 @@ terms per element, the fewest that make z >= Z(s), Z from a table over s
 
 Rounding, as in _hurwitz_em's analysis: each power is numpy's pow (a few
 ulp, 2^-50) of q + k or z, themselves rounded (2^-53, which s <= 12
-turns into 2^-49 on the power); the direct terms and z^(1-s)/(s-1) + z^-s/2
-are positive, and the Bernoulli terms (each within 2j + 3 roundings,
-2^-48 for j <= 8, of its value) alternate with a sum far below the
+turns into 2^-49 on the power); z^-s is z^(1-s)·fl(1/z) (two roundings
+more), the direct terms and z^(1-s)/(s-1) + z^-s/2
+are positive, and the Bernoulli terms (each within 2j + 4 roundings,
+under 2^-48 for j <= 12, of its value) alternate with a sum far below the
 total: the first is s(s-1)/(12 z^2) of z^(1-s)/(s-1), at most 1/8 where
-z >= Z(s) (0.05, 0.07, 0.10 for f32's, f16's, bf16's tables: checked in
+z >= Z(s) (0.11, 0.07, 0.10 for f32's, f16's, bf16's tables: checked in
 tests/oracle/test_chlo_fast_zeta.py, with the values' distance to the
-M-term sum in arb, below 2^-46), and the later ones fall geometrically.  So the rounding is below 2^-47 of the
+M-term sum in arb, below 2^-46), and the later ones fall geometrically
+(each at most 0.89 of the one before at every row's worst point of
+f32's table, 0.36 and 0.51 for f16's and bf16's; all M together at most
+0.067 of the value, measured in mpmath).  So the rounding is below 2^-47 of the
 value, and the stage's bound is TRUNC + 2^-37: the rounding part with
 the same 2^10 safety factor fast.FAST_REL_ERROR takes over the
 libraries' few ulp.  fast.decide then decides with that bound, so the
@@ -67,8 +71,11 @@ _S_MAX = 12.0
 _ROWS = 8     # table rows per unit of s
 
 # format -> (M Bernoulli terms, TRUNC): TRUNC a quarter or less of the
-# format's rounding spacing times 2^-13, so about 2^-11 of the elements are left undecided
-PLANS = {F32: (8, 2.0 ** -37), F16: (6, 2.0 ** -26), BF16: (6, 2.0 ** -23)}
+# format's rounding spacing times 2^-13, so about 2^-11 of the elements are left undecided.
+# f32's 12 terms (8 until stop 45): Z(s) falls from 4.3–14.8 to 3.8–10.2, the direct terms
+# from 1.6 to 0.9 an element over the bench's q in (0, 30), each a numpy pow; 4 Bernoulli
+# terms cost less than one pow (kernels/zeta.py `tail`, vectorised)
+PLANS = {F32: (12, 2.0 ** -37), F16: (6, 2.0 ** -26), BF16: (6, 2.0 ** -23)}
 
 with mpmath.workdps(40):
     _BERN = np.array([float(mpmath.bernoulli(2 * j) / mpmath.factorial(2 * j)) for j in range(1, 21)])
@@ -96,9 +103,9 @@ def _table(m: int, trunc: float) -> np.ndarray:
 
 @functools.cache
 def _kernels():
-    """(counts, bases, sums): oracle/kernels/zeta.py, imported on first use."""
+    """oracle/kernels/zeta.py, imported on first use."""
     from .kernels import zeta as k
-    return k.counts, k.bases, k.sums
+    return k
 
 
 class _Work:
@@ -106,8 +113,8 @@ class _Work:
     largest chunk's ΣN)."""
 
     def __init__(self, size: int):
-        self.n, self.order = np.empty(size, np.int64), np.empty(size, np.int64)
-        self.z, self.qs, self.acc, self.zs, self.w, self.u = (np.empty(size) for _ in range(6))
+        self.sel, self.off = np.empty(size, np.int64), np.empty(size + 1, np.int64)
+        self.z, self.n, self.z1s = np.empty(size), np.empty(size), np.empty(size)
         self.terms = np.empty((2, 0))
 
     def direct(self, total: int):
@@ -120,25 +127,28 @@ def hurwitz(s, q, fmt) -> np.ndarray:
     """ζ(s, q) for 1 < s <= 12, q > 0 (float64 arrays, finite) within
     bound(fmt) relative (module docstring); fmt must have a plan and numba
     must be here (chlo_compiled.serves).  Chunk by chunk: N and z, the
-    direct terms' powers in one numpy call over all of them, z^(1-s) in
-    another, their sums and the tail with M Bernoulli terms (`_kernels`)."""
+    elements with direct terms and their bases, z^(1-s) and the direct
+    terms' powers in one numpy call each, the tail with M Bernoulli terms
+    and the direct sums (oracle/kernels/zeta.py)."""
     m, trunc = PLANS[fmt]
     table = _table(m, trunc)
-    counts, bases, sums = _kernels()
+    bern = tuple(float(b) for b in _BERN[:m])
+    k = _kernels()
     s, q = np.ascontiguousarray(s), np.ascontiguousarray(q)
     out = np.empty_like(q)
     work = _Work(min(len(q), _SUB))
     with np.errstate(all="ignore"):
         for a in range(0, len(q), _SUB):
             sc, qc = s[a:a + _SUB], q[a:a + _SUB]
-            k = len(sc)
-            n, z = work.n[:k], work.z[:k]
-            top, total = counts(sc, qc, table, float(_ROWS), n, z)
-            m_k = np.empty(top, np.int64)
-            base, expo = work.direct(total)
-            above = bases(sc, qc, n, m_k, work.order, work.qs, base, expo)
-            sums(sc, z, np.power(z, -(sc - 1)), work.order[:above], m_k, np.power(base, expo, out=base), _BERN,
-                 m, out[a:a + k], work.acc, work.zs, work.w, work.u)
+            size = len(sc)
+            z, n, sel, off = work.z[:size], work.n[:size], work.sel[:size], work.off[:size + 1]
+            k.counts(sc, qc, table, float(_ROWS), z, n)
+            c = k.compact(n, sel, off)
+            base, expo = work.direct(int(off[c]))
+            k.bases(sc, qc, sel, off, c, base, expo)
+            z1s = np.power(z, np.subtract(1.0, sc, out=work.z1s[:size]), out=work.z1s[:size])
+            k.tail(sc, z, z1s, bern, out[a:a + size])
+            k.direct(sel, off, c, np.power(base, expo, out=base), out[a:a + size])
     return out
 
 

@@ -100,6 +100,27 @@ def test_the_alternating_tail_is_small_beside_the_sum(fmt):
     assert (s * (s - 1) / (12 * table[k] ** 2)).max() <= 1 / 8
 
 
+@pytest.mark.parametrize("fmt", PLANNED, ids=lambda f: f.name)
+def test_the_bernoulli_terms_fall_at_each_rows_worst_point(fmt):
+    """The rounding analysis's other half: at s = k/8, z = Z[k] the M
+    terms fall, each at most 0.9 of the one before, and together stay
+    under 1/8 of ζ (in arb).  More terms than the series converges for
+    at the table's smallest z (M = 20 at f32's) would fail here."""
+    m, trunc = cfz.PLANS[fmt]
+    table = cfz._table(m, trunc)
+    old = ctx.prec
+    ctx.prec = 100
+    try:
+        for k in range(cfz._ROWS + 1, len(table) - 1):
+            s, z = arb(k) / cfz._ROWS, arb(float(table[k]))
+            terms = [abs(arb(fmpq.bernoulli(2 * j)) / arb(2 * j).fac() * s.rising(2 * j - 1) * z ** (1 - s - 2 * j))
+                     for j in range(1, m + 1)]
+            assert all(float((b / a).upper()) <= 0.9 for a, b in zip(terms, terms[1:])), (fmt.name, k)
+            assert float((sum(terms) / s.zeta(z)).upper()) < 1 / 8, (fmt.name, k)
+    finally:
+        ctx.prec = old
+
+
 def _zeta_points(rng) -> tuple:
     ss = [1 + 2.0 ** -40, 1 + 2.0 ** -10, 1.0009765625, 1.125, 1.5, 2.0, 3.25, 7.0, 10.0, 11.875, 12.0]
     qs = [2.0 ** -30, 1e-5, 0.01, 0.3, 1.0, 2.5, 7.5, 23.9, 40.0, 1e6, 1e20, 1e300]
