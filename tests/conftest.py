@@ -10,7 +10,10 @@ from __future__ import annotations
 
 import pytest
 
-GROUPED_FIXTURES = ("small_suite", "runs")   # runs: tests/ci/test_merge.py's sharded runs
+# runs: tests/ci/test_merge.py's sharded runs; exported: tests/export's written suite (7 s); core:
+# tests/ci/test_shard.py's suites/core read (3 s); toy_run: tests/ci/test_junit.py's run; quantized_cases:
+# tests/generators/test_quantized_cases.py's (2 s) — each was built by both workers before stop 45
+GROUPED_FIXTURES = ("small_suite", "runs", "exported", "core", "toy_run", "quantized_cases")
 
 
 @pytest.hookimpl(tryfirst=True)   # before xdist's own hook reads the groups into the node ids

@@ -120,6 +120,7 @@ def test_a_wrong_backend_disagrees_on_the_refined_program(programs, capsys):
     assert verdicts[f"{WRONG}:Scaled"] == ["DISAGREES"] and verdicts[f"{WRONG}:Zeroed"] == ["DISAGREES"], out
 
 
+@pytest.mark.long   # ~9 s: make test-long (CI); make test keeps one symbolic dim through refine
 def test_two_symbolic_dims_through_dynamic_reshape_iota_and_broadcast(programs, capsys):
     """`symbolic_shape("b, t")`: the export holds dynamic_reshape,
     dynamic_iota and dynamic_broadcast_in_dim on values of the dims; all of
@@ -173,6 +174,7 @@ def test_a_dimension_given_as_an_expression_is_solved_by_the_export(programs, ca
     assert "Division had remainder 1" in err, err
 
 
+@pytest.mark.long   # ~9 s, three backends twice: make test-long (CI); make test refines from --inputs in the others
 def test_random_inputs_take_their_sizes_from_dims(programs, capsys):
     """--random has no arrays to read shapes from: --dims b=5 names the size
     (or arg0=5x3, the argument's whole shape); both refine to 5×3."""

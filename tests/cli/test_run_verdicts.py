@@ -103,6 +103,7 @@ def test_an_output_the_oracle_states_no_value_for_is_unchecked_not_exact(tmp_pat
     assert "exact (" not in out and "unchecked: any value" in out and rc == 3
 
 
+@pytest.mark.long   # ~6 s: make test-long (CI); make test keeps the real determinant (same route, getrf)
 def test_a_complex_determinant_is_judged_and_a_wrong_one_caught(tmp_path, capsys):
     """jnp.linalg.det of a complex 8×8 complex<f32> matrix: U's complex
     diagonal in boxes (oracle/lu_diagonal.py), the product carried as discs

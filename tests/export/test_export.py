@@ -147,6 +147,8 @@ def test_a_bad_chunk_does_not_parse(exported, jaxlib_ctx):
         ir.Module.parse(export.generic_checks(damaged)).operation.verify()
 
 
+@pytest.mark.long   # ~12 s: make test-long (CI); make test replays through the same path in
+# test_damaged_exports_fail_the_replay
 def test_replay_through_the_interpreter(exported):
     """Each exported function, run by jaxlib's interpreter: its literals are
     the suite's bits and its checks agree with the suite's own verdict on the

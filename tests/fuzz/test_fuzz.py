@@ -51,6 +51,8 @@ def test_same_seed_same_programs_other_seed_others(tmp_path):
     assert runs[0] != runs[2]
 
 
+@pytest.mark.long   # ~9 s: a fuzz run, its shrinking and three CLI runs: make test-long (CI); make test keeps
+# the oracle agreeing with itself
 def test_flushed_subnormals_are_caught_and_shrunk(tmp_path):
     s = _fresh(f"{FIXTURE}:FlushingOracle", ["add", "negate", "multiply", "reshape"], 2, 30, tmp_path / "out")
     flushed = [f for f in s["found"] if f["label"] == ["fail", "subnormal flushed"]]
@@ -72,6 +74,8 @@ def test_flushed_subnormals_are_caught_and_shrunk(tmp_path):
     assert cli.main(["explain", f["id"], "--suite", str(path)]) == 0
 
 
+@pytest.mark.long   # ~11 s: make test-long (CI); make test holds a crash as one case's verdict in
+# tests/runner/test_command_faults.py
 def test_a_crashing_backend_does_not_end_the_run(tmp_path):
     s = _fresh(f"{FIXTURE}:AbortingNegate", ["negate", "add"], 0, 6, tmp_path)
     crashes = [f for f in s["found"] if f["label"][0] == "crash"]

@@ -59,6 +59,8 @@ def _expectations(text: str, args: list, tmp_path) -> list:
 # The transformer block, end to end
 # --------------------------------------------------------------------------
 
+@pytest.mark.long   # ~14 s at the issue's size: make test-long (CI); make test keeps the 16×32 block (next test) and
+# test_run_verdicts' one-percent error caught through `run`
 def test_the_transformer_block_agrees_for_xla_and_every_wrong_answer_is_caught(tmp_path, capsys):
     """32×64, MLP 128 — the issue's size — through `run`: every stage's
     value (layer norm, projection, softmax, attention + residual, layer

@@ -182,7 +182,9 @@ def test_what_an_ops_first_batch_learns_its_next_batches_keep():
     assert batched.batches["batches"] == 3 + 2
 
 
-@pytest.mark.parametrize("located, refused", [("LocatingXla", "rejected"), ("LocatingUnsupportedXla", "unsupported")])
+# the rejected form (~7 s) in make test-long (CI); make test keeps the unsupported one, the same runner path
+@pytest.mark.parametrize("located, refused", [pytest.param("LocatingXla", "rejected", marks=pytest.mark.long),
+                                              ("LocatingUnsupportedXla", "unsupported")])
 def test_a_refusal_that_names_its_lines_sends_only_those_cases_alone(located, refused):
     # [R a R b c d e f]: the two si64 R refused.  Told where (LocatingXla, as IREE's MLIR
     # diagnostics tell; LocatingUnsupportedXla, as IREE's adapter names the functions whose

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import dataclasses
 
+import pytest
+
 from shlo_conform.spec import quantized_checks as qc
 from shlo_conform.spec.added import ADDED
 from shlo_conform.spec.ops import OPS
@@ -11,6 +13,7 @@ from shlo_conform.spec.quantized import is_quantized
 SPECS = {**OPS, **ADDED}
 
 
+@pytest.mark.long   # ~12 s of z3: make test-long and make check-spec (both in CI) hold it
 def test_every_quantization_clause_is_independent_with_a_concrete_witness():
     """Each clause has a structure where z3 finds ¬Ci ∧ the others ∧ the type
     clauses, and that model, made concrete, breaks Ci alone (OpSpec.violated)."""
