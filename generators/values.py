@@ -182,11 +182,42 @@ def random_values(et: ElementType, rng, n: int) -> np.ndarray:
     return random_floats(et, rng, n)
 
 
+def typical_values(et: ElementType, rng, n: int) -> np.ndarray:
+    """Values a model's inputs have: floats from the standard normal
+    distribution rounded to the format (by magnitude in a format without a
+    sign; clipped to its largest finite value in one with no infinity, so
+    none is NaN), integers and quantized storage in [-16, 16] (within the
+    type), random booleans.  `run --random`'s default: random_values' draw
+    spans the whole exponent range, where a 512-term dot product of f32
+    inputs overflows on most elements and a real program's outputs are
+    infinities and NaNs, not the values it computes."""
+    if et.is_bool:
+        return rng.integers(0, 2, size=n).astype(np.bool_)
+    if et.is_quantized or et.is_integer:
+        it = et.storage_type if et.is_quantized else et
+        return rng.integers(max(it.min_value, -16), min(it.max_value, 16) + 1, size=n).astype(np.int64).astype(it.numpy)
+    if et.is_complex:
+        return _complex(typical_values(et.component, rng, n), typical_values(et.component, rng, n), et)
+    f = et.format
+    x = rng.standard_normal(n)
+    if not f.signed:
+        x = np.abs(x)
+    if not f.has_inf:
+        top = float(f.max_finite)
+        x = np.clip(x, -top, top)
+    return x.astype(et.numpy)
+
+
+# `run --random --values NAME`: how each element's value is drawn (typical the default)
+DRAWS = {"typical": typical_values, "wide": random_values}
+
+
 def fill(et: ElementType, shape, rng, exercise: Exercise = NO_FACTS, operand: int = 0,
-         special_fraction: float = SPECIAL_FRACTION) -> np.ndarray:
-    """An array of `shape`: special values (in random positions) and random ones."""
+         special_fraction: float = SPECIAL_FRACTION, draw=random_values) -> np.ndarray:
+    """An array of `shape`: special values (in random positions) and random
+    ones (`draw`: random_values, the suite's, unless a caller picks one of DRAWS)."""
     n = int(np.prod(shape, dtype=np.int64)) if len(shape) else 1
-    vals = random_values(et, rng, n)
+    vals = draw(et, rng, n)
     if n and special_fraction > 0:
         sp = specials(et, exercise, operand)
         pick = rng.random(n) < special_fraction

@@ -351,19 +351,28 @@ def fallback_signature(data: bytes) -> tuple[list, list] | None:
         return None
 
 
-def random_inputs(types: list[TensorType], seed: int, special_fraction: float) -> list[np.ndarray]:
-    """Inputs drawn from a seed: random values of each type (specials at the given share)."""
+# how `run` says each of generators/values.DRAWS drew its inputs
+DRAW_WORDS = {"typical": "typical values (floats N(0, 1), integers in [-16, 16])",
+              "wide": "values over the whole range"}
+
+
+def random_inputs(types: list[TensorType], seed: int, special_fraction: float,
+                  draw: str = "typical") -> list[np.ndarray]:
+    """Inputs drawn from a seed: values of each type as `draw` names them
+    (generators/values.DRAWS), specials at the given share."""
     rng = np.random.default_rng(seed)
-    return [values.fill(t.element_type, tuple(t.shape), rng, special_fraction=special_fraction) for t in types]
+    return [values.fill(t.element_type, tuple(t.shape), rng, special_fraction=special_fraction,
+                        draw=values.DRAWS[draw]) for t in types]
 
 
-def random_grid_inputs(types: list[TensorType], seed: int, special_fraction: float, grid: Grid) -> list[list]:
+def random_grid_inputs(types: list[TensorType], seed: int, special_fraction: float, grid: Grid,
+                       draw: str = "typical") -> list[list]:
     """Each process's inputs (flattened id order) drawn from (seed, flattened id)."""
     out = []
     for i in range(grid.size):
         rng = np.random.default_rng([seed, i])
-        out.append([values.fill(t.element_type, tuple(t.shape), rng, special_fraction=special_fraction)
-                    for t in types])
+        out.append([values.fill(t.element_type, tuple(t.shape), rng, special_fraction=special_fraction,
+                                draw=values.DRAWS[draw]) for t in types])
     return out
 
 
@@ -581,8 +590,8 @@ class OneProcess:
     def __init__(self, grid: Grid = SINGLE):
         self.grid = grid
 
-    def random_inputs(self, types, seed: int, special_fraction: float) -> list:
-        return random_inputs(types, seed, special_fraction)
+    def random_inputs(self, types, seed: int, special_fraction: float, draw: str) -> list:
+        return random_inputs(types, seed, special_fraction, draw)
 
     def npz_inputs(self, path: str, types) -> list:
         return npz_inputs(path, types)
@@ -619,8 +628,8 @@ class OnGrid(OneProcess):
     def size(self) -> int:
         return self.grid.size
 
-    def random_inputs(self, types, seed: int, special_fraction: float) -> list:
-        return random_grid_inputs(types, seed, special_fraction, self.grid)
+    def random_inputs(self, types, seed: int, special_fraction: float, draw: str) -> list:
+        return random_grid_inputs(types, seed, special_fraction, self.grid, draw)
 
     def npz_inputs(self, path: str, types) -> list:
         return npz_grid_inputs(path, types, self.grid)
@@ -892,7 +901,7 @@ def _failure(f, timeout: float, memory: int, explicit: bool = True) -> str:
 
 
 def run_command(path: str, backends: list[str], *, inputs_npz: str | None = None, seed: int | None = None,
-                special_fraction: float = 0.0, timeout: float | None = None,
+                special_fraction: float = 0.0, draw: str = "typical", timeout: float | None = None,
                 oracle_memory: int | None = None, grid: Grid | None = None,
                 dims: dict | None = None) -> tuple[str, int]:
     """The whole `run` command: (what to print, exit status — `exit_code`:
@@ -919,9 +928,9 @@ def run_command(path: str, backends: list[str], *, inputs_npz: str | None = None
             how[0] = f"from {inputs_npz}" + mode.inputs_words(npz=True)
             return mode.npz_inputs(inputs_npz, types)
         s = 0 if seed is None else seed
-        how[0] = f"random, seed {s}" + (f", {special_fraction:g} special values" if special_fraction else "") + \
-            mode.inputs_words(npz=False)
-        return mode.random_inputs(types, s, special_fraction)
+        how[0] = f"random, seed {s}, {DRAW_WORDS[draw]}" + \
+            (f", {special_fraction:g} special values" if special_fraction else "") + mode.inputs_words(npz=False)
+        return mode.random_inputs(types, s, special_fraction, draw)
 
     memory = oracle_memory or default_oracle_memory()
     from .pipeline.isolation import Failure, Jobs, default_startup_timeout

@@ -38,6 +38,10 @@ def main(argv: list[str]) -> int:
                    help="with --random, for a program with dynamic dimensions (tensor<?x16xf32>, jax.export with "
                         "symbolic shapes): the sizes to refine it to — its dimension variables (b=4,t=3) or an "
                         "argument's whole shape (arg0=4x16); with --inputs the arrays' shapes are the sizes")
+    p.add_argument("--values", choices=("typical", "wide"), default=None,
+                   help="with --random: typical (default) draws floats from N(0, 1) rounded to their format and "
+                        "integers from [-16, 16], as a model's inputs are; wide draws over the whole range, as the "
+                        "suite does (a model program's dot products then overflow)")
     p.add_argument("--specials", type=bounded(float, -1e-300, 1.0, "--specials"), default=0.0, metavar="P",
                    help="with --random: share of special values (±0, ±inf, NaN, subnormals, extremes); default 0")
     from ..differential import TIMEOUT_MAX, TIMEOUT_RULE
@@ -57,13 +61,15 @@ def main(argv: list[str]) -> int:
     from ..differential import InputError, run_command
     from ..pipeline.runner import BackendLoadError
     from ..spec.grid import Grid
+    if a.inputs is not None and a.values is not None:
+        raise UsageError("--values goes with --random: with --inputs the values are the .npz file's")
     if a.dims is not None and a.inputs is not None:
         raise UsageError("--dims goes with --random: with --inputs the arrays' shapes set the dynamic dimensions")
     backends = backend_list(a.backend)
     grid = Grid(a.replicas or 1, a.partitions or 1) if (a.replicas or a.partitions) else None
     try:
         text, rc = run_command(a.program, backends, inputs_npz=a.inputs, seed=a.random,
-                               special_fraction=a.specials, timeout=a.timeout,
+                               special_fraction=a.specials, draw=a.values or "typical", timeout=a.timeout,
                                oracle_memory=a.oracle_memory, grid=grid, dims=a.dims)
     except InputError as e:
         raise UsageError(str(e)) from None

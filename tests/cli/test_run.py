@@ -65,6 +65,9 @@ def test_a_lying_backend_is_named_with_its_special_value_differences(program, ca
     (["run", "{p}/f.mlir", "--backend=xla", "--inputs", "{p}/f.mlir"], "not an .npz file"),
     (["run", "{p}/f.mlir", "--backend=xla", "--inputs", "{p}/bad.npz"], "arr_0 is float64"),
     (["run", "{p}/f.mlir", "--backend=xla", "--inputs", "{p}/short.npz"], "no array arg1"),
+    (["run", "{p}/f.mlir", "--backend=xla", "--inputs", "{p}/short.npz", "--values", "wide"],
+     "--values goes with --random"),
+    (["run", "{p}/f.mlir", "--backend=xla", "--values", "normal"], "--values: invalid choice: 'normal'"),
 ])
 def test_bad_input_is_one_line_and_exit_2(program, capsys, args, message):
     np.savez(program / "bad.npz", np.zeros(6), np.zeros(2, np.int32))
@@ -72,6 +75,27 @@ def test_bad_input_is_one_line_and_exit_2(program, capsys, args, message):
     rc = main([a.format(p=program) for a in args])
     err = capsys.readouterr().err.strip()
     assert rc == 2 and message in err and "\n" not in err
+
+
+def test_random_inputs_are_a_models_values_unless_asked_for_the_whole_range(tmp_path, capsys):
+    """A dense layer with softmax (JAX's lowering, nobody here wrote it) on
+    --random's default draw is judged: XLA agrees within a stated enclosure
+    and outputs scaled by 1.01 disagree (exit 1).  The suite's draw
+    (--values wide: half the elements over the whole exponent range)
+    overflows the dot products, so the oracle states no value and the same
+    run is UNCHECKED (exit 3) — why typical values are the default."""
+    def dense(x, w, b):
+        return jax.nn.softmax(jnp.tanh(x @ w / np.sqrt(32.0) + b), axis=-1)
+    x, w, b = np.zeros((16, 32), np.float32), np.zeros((32, 24), np.float32), np.zeros(24, np.float32)
+    (tmp_path / "dense.mlir").write_text(jax.jit(dense).lower(x, w, b).as_text())
+    wrong = Path(__file__).parent / "fixtures" / "wrong.py"
+    rc = main(["run", str(tmp_path / "dense.mlir"), f"--backend=xla,{wrong}:Scaled", "--random", "1"])
+    out = capsys.readouterr().out
+    assert "random, seed 1, typical values" in out and "enclosure ±" in out, out
+    assert rc == 1 and "agrees" in out.split(f"\n{wrong}")[0].split("\nxla ")[1] and "DISAGREES" in out, out
+    rc = main(["run", str(tmp_path / "dense.mlir"), "--backend=xla", "--random", "1", "--values", "wide"])
+    out = capsys.readouterr().out
+    assert rc == 3 and "values over the whole range" in out and "UNCHECKED" in out, out
 
 
 def test_a_program_the_oracle_cannot_judge_exits_4_after_showing_the_outputs(program, capsys, tmp_path):
