@@ -260,6 +260,25 @@ CELL_FUNCTIONS = ("lgamma", "digamma", "i1e")
 POLE_FUNCTIONS = ("lgamma", "digamma")   # also below 1/2, by chlo_dd/poles.py's tables (`_poles_stage`)
 
 
+_PADDED: dict = {}   # id(table rows) -> (those rows, kept alive so the id stays theirs; the padded copy)
+
+
+def _horner_rows(rows: np.ndarray) -> np.ndarray:
+    """A chlo_dd table's rows (five columns of cell data, then its n
+    coefficients, lowest degree first) with zero coefficients appended up
+    to the kernels' HORNER (kernels/chlo_cells.py, whose Horner is
+    unrolled to that many): each leading 0·t + c is c exactly, so the
+    values are those of a Horner of n, bit for bit.  Copied once a table."""
+    got = _PADDED.get(id(rows))
+    if got is None or got[0] is not rows:
+        horner = _kernels().HORNER
+        n = rows.shape[1] - 5
+        if n > horner:
+            raise AssertionError(f"a table of {n} coefficients; the compiled Horner takes {horner}")
+        got = _PADDED[id(rows)] = (rows, np.ascontiguousarray(np.pad(rows, ((0, 0), (0, horner - n)))))
+    return got[1]
+
+
 def _poles_stage(name: str, cols: list) -> tuple:
     """(values, bounds) of lgamma or digamma from the positive cells and the
     poles' tables (`poles_loop`): down to -10.5, NaN in each pole's zero
@@ -271,8 +290,8 @@ def _poles_stage(name: str, cols: list) -> tuple:
     x = np.asarray(x, dtype=np.float64)
     flat = np.ascontiguousarray(x.reshape(-1))
     out, bound = np.empty_like(flat), np.empty_like(flat)
-    _kernels().poles_loop(flat, flat.view(np.uint64), out, bound, rows, pos.key_first, pos.key_shift,
-                          pole0.key_first, pole0.key_shift, pos.spec.n, first, size, float(poles.P),
+    _kernels().poles_loop(flat, flat.view(np.uint64), out, bound, _horner_rows(rows), pos.key_first, pos.key_shift,
+                          pole0.key_first, pole0.key_shift, first, size, float(poles.P),
                           pos.spec.lo_bound, pos.spec.hi_bound, _SAFETY)
     return out.reshape(x.shape), bound.reshape(x.shape)
 
@@ -296,8 +315,8 @@ def cells_stage(name: str):
         x = np.asarray(x, dtype=np.float64)
         flat = np.ascontiguousarray(x.reshape(-1))
         out, bound = np.empty_like(flat), np.empty_like(flat)
-        _kernels().cells_loop(flat, flat.view(np.uint64), out, bound, tab.rows, tab.key_first, tab.key_shift,
-                              spec.n, spec.symmetry == "odd", spec.lo_bound, spec.hi_bound, spec.neg_hi_bound,
+        _kernels().cells_loop(flat, flat.view(np.uint64), out, bound, _horner_rows(tab.rows), tab.key_first,
+                              tab.key_shift, spec.symmetry == "odd", spec.lo_bound, spec.hi_bound, spec.neg_hi_bound,
                               _SAFETY)
         return out.reshape(x.shape), bound.reshape(x.shape)
     stage.__name__ = f"{name}_cells"
@@ -316,8 +335,8 @@ def polygamma(cols: list, fmt):
     order, x = (np.ascontiguousarray(np.asarray(c, dtype=np.float64).reshape(-1)) for c in np.broadcast_arrays(*cols))
     shape = np.broadcast(*cols).shape
     out, bound = np.empty_like(x), np.empty_like(x)
-    _kernels().orders_loop(order, x, x.view(np.uint64), out, bound, rows, first.key_first, first.key_shift,
-                           first.spec.n, size, float(polygamma_cells.NMAX), _SAFETY)
+    _kernels().orders_loop(order, x, x.view(np.uint64), out, bound, _horner_rows(rows), first.key_first,
+                           first.key_shift, size, float(polygamma_cells.NMAX), _SAFETY)
     return out.reshape(shape), bound.reshape(shape)
 
 
@@ -333,6 +352,6 @@ def erf_inv(cols: list, fmt):
     y = np.asarray(y, dtype=np.float64)
     flat = np.ascontiguousarray(y.reshape(-1))
     out, bound = np.empty_like(flat), np.empty_like(flat)
-    _kernels().inverse_loop(flat, out, bound, rows, ty.key_first, ty.key_shift, tw.key_first, tw.key_shift,
-                            ty.spec.n, first_w, _SAFETY)
+    _kernels().inverse_loop(flat, out, bound, _horner_rows(rows), ty.key_first, ty.key_shift, tw.key_first,
+                            tw.key_shift, first_w, _SAFETY)
     return out.reshape(y.shape), bound.reshape(y.shape)
