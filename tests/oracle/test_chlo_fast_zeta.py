@@ -45,6 +45,20 @@ def _em_sum(s: arb, z: arb, m: int) -> arb:
     return total
 
 
+def _worst_points(fmt, prec: int):
+    """(k, s, z) in arb at `prec` bits for each row k of fmt's plan: s = k/8
+    and z = Z[k], where the row's truncation is largest (q = Z: no direct term)."""
+    m, trunc = cfz.PLANS[fmt]
+    table = cfz._table(m, trunc)
+    old = ctx.prec
+    ctx.prec = prec
+    try:
+        for k in range(cfz._ROWS + 1, len(table) - 1):
+            yield k, arb(k) / cfz._ROWS, arb(float(table[k]))
+    finally:
+        ctx.prec = old
+
+
 @pytest.mark.parametrize("fmt", PLANNED, ids=lambda f: f.name)
 def test_each_row_meets_its_truncation_at_its_worst_point(fmt):
     """At s = k/8 and z = Z[k] (q = Z: no direct term) the truncation of
@@ -52,17 +66,10 @@ def test_each_row_meets_its_truncation_at_its_worst_point(fmt):
     claim, here measured), and above TRUNC/32 (measured: 0.06 to 0.38 of
     it), so a table made looser than its bound by that much would fail."""
     m, trunc = cfz.PLANS[fmt]
-    table = cfz._table(m, trunc)
-    old = ctx.prec
-    ctx.prec = 200
-    try:
-        for k in range(cfz._ROWS + 1, len(table) - 1):
-            s, z = arb(k) / cfz._ROWS, arb(float(table[k]))
-            exact = s.zeta(z)
-            rel = float((abs(_em_sum(s, z, m) - exact) / exact).upper())
-            assert trunc / 32 < rel <= trunc, (fmt.name, k, rel, trunc)
-    finally:
-        ctx.prec = old
+    for k, s, z in _worst_points(fmt, 200):
+        exact = s.zeta(z)
+        rel = float((abs(_em_sum(s, z, m) - exact) / exact).upper())
+        assert trunc / 32 < rel <= trunc, (fmt.name, k, rel, trunc)
 
 
 @pytest.mark.parametrize("fmt", PLANNED, ids=lambda f: f.name)
@@ -106,19 +113,12 @@ def test_the_bernoulli_terms_fall_at_each_rows_worst_point(fmt):
     terms fall, each at most 0.9 of the one before, and together stay
     under 1/8 of ζ (in arb).  More terms than the series converges for
     at the table's smallest z (M = 20 at f32's) would fail here."""
-    m, trunc = cfz.PLANS[fmt]
-    table = cfz._table(m, trunc)
-    old = ctx.prec
-    ctx.prec = 100
-    try:
-        for k in range(cfz._ROWS + 1, len(table) - 1):
-            s, z = arb(k) / cfz._ROWS, arb(float(table[k]))
-            terms = [abs(arb(fmpq.bernoulli(2 * j)) / arb(2 * j).fac() * s.rising(2 * j - 1) * z ** (1 - s - 2 * j))
-                     for j in range(1, m + 1)]
-            assert all(float((b / a).upper()) <= 0.9 for a, b in zip(terms, terms[1:])), (fmt.name, k)
-            assert float((sum(terms) / s.zeta(z)).upper()) < 1 / 8, (fmt.name, k)
-    finally:
-        ctx.prec = old
+    m, _ = cfz.PLANS[fmt]
+    for k, s, z in _worst_points(fmt, 100):
+        terms = [abs(arb(fmpq.bernoulli(2 * j)) / arb(2 * j).fac() * s.rising(2 * j - 1) * z ** (1 - s - 2 * j))
+                 for j in range(1, m + 1)]
+        assert all(float((b / a).upper()) <= 0.9 for a, b in zip(terms, terms[1:])), (fmt.name, k)
+        assert float((sum(terms) / s.zeta(z)).upper()) < 1 / 8, (fmt.name, k)
 
 
 def _zeta_points(rng) -> tuple:
