@@ -182,3 +182,28 @@ def test_the_seeds_cases_come_first_in_every_file():
                  and r["provenance"].get("stream") != "appended_last"]                 # and one after it
         first = next((i for i, n in enumerate(notes) if "v1.20 type:" in n), len(notes))
         assert all("v1.20 type:" in n for n in notes[first:]), f.name
+
+
+@pytest.mark.parametrize("name", sorted(T.ELEMENT_TYPES))
+def test_run_s_typical_draw_gives_every_type_ordinary_values(name):
+    """`run --random`'s default draw (values.typical_values) in every element
+    type: no NaN or infinity, floats of moderate size spread around zero
+    (none negative in a format without a sign), integers in [-16, 16]
+    within the type, and not one value repeated."""
+    from shlo_conform.generators import values
+    et = T.ELEMENT_TYPES[name]
+    v = values.fill(et, (4000,), np.random.default_rng(0), special_fraction=0.0, draw=values.DRAWS["typical"])
+    assert v.dtype == et.numpy and v.shape == (4000,)
+    if et.is_bool:
+        assert set(v.tolist()) == {False, True}
+        return
+    x = v.astype(np.complex128) if et.is_complex else v.astype(np.float64)
+    assert np.isfinite(x).all() and len(np.unique(x)) > 2
+    if et.is_integer:
+        assert x.min() >= max(et.min_value, -16) and x.max() <= min(et.max_value, 16)
+    else:
+        parts = [x.real, x.imag] if et.is_complex else [x]
+        for p in parts:
+            assert np.abs(p).max() < 8 and np.median(np.abs(p)) > 0.25
+            signed = True if et.is_complex else et.format.signed
+            assert (p < 0).any() == signed, name
