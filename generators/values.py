@@ -15,6 +15,8 @@ pattern matters.  Randomness comes only from the numpy Generator passed in.
 """
 from __future__ import annotations
 
+from typing import Callable, NamedTuple
+
 import numpy as np
 
 from ..spec.exercise import Exercise
@@ -208,14 +210,21 @@ def typical_values(et: ElementType, rng, n: int) -> np.ndarray:
     return x.astype(et.numpy)
 
 
-# `run --random --values NAME`: how each element's value is drawn (typical the default)
-DRAWS = {"typical": typical_values, "wide": random_values}
+class Draw(NamedTuple):
+    """One way `run --random --values NAME` draws an element's value."""
+    values: Callable   # (element type, rng, n) -> n values
+    words: str         # how `run`'s inputs line says it drew them
+
+
+DRAWS = {"typical": Draw(typical_values, "typical values (floats N(0, 1), integers in [-16, 16])"),
+         "wide": Draw(random_values, "values over the whole range")}
+RUN_DRAW = "typical"   # run --random's default
 
 
 def fill(et: ElementType, shape, rng, exercise: Exercise = NO_FACTS, operand: int = 0,
          special_fraction: float = SPECIAL_FRACTION, draw=random_values) -> np.ndarray:
     """An array of `shape`: special values (in random positions) and random
-    ones (`draw`: random_values, the suite's, unless a caller picks one of DRAWS)."""
+    ones (`draw`: random_values, the suite's, unless a caller picks one of DRAWS' `values`)."""
     n = int(np.prod(shape, dtype=np.int64)) if len(shape) else 1
     vals = draw(et, rng, n)
     if n and special_fraction > 0:

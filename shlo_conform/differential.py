@@ -351,28 +351,23 @@ def fallback_signature(data: bytes) -> tuple[list, list] | None:
         return None
 
 
-# how `run` says each of generators/values.DRAWS drew its inputs
-DRAW_WORDS = {"typical": "typical values (floats N(0, 1), integers in [-16, 16])",
-              "wide": "values over the whole range"}
-
-
 def random_inputs(types: list[TensorType], seed: int, special_fraction: float,
-                  draw: str = "typical") -> list[np.ndarray]:
+                  draw: str = values.RUN_DRAW) -> list[np.ndarray]:
     """Inputs drawn from a seed: values of each type as `draw` names them
     (generators/values.DRAWS), specials at the given share."""
     rng = np.random.default_rng(seed)
     return [values.fill(t.element_type, tuple(t.shape), rng, special_fraction=special_fraction,
-                        draw=values.DRAWS[draw]) for t in types]
+                        draw=values.DRAWS[draw].values) for t in types]
 
 
 def random_grid_inputs(types: list[TensorType], seed: int, special_fraction: float, grid: Grid,
-                       draw: str = "typical") -> list[list]:
+                       draw: str = values.RUN_DRAW) -> list[list]:
     """Each process's inputs (flattened id order) drawn from (seed, flattened id)."""
     out = []
     for i in range(grid.size):
         rng = np.random.default_rng([seed, i])
         out.append([values.fill(t.element_type, tuple(t.shape), rng, special_fraction=special_fraction,
-                                draw=values.DRAWS[draw]) for t in types])
+                                draw=values.DRAWS[draw].values) for t in types])
     return out
 
 
@@ -901,7 +896,7 @@ def _failure(f, timeout: float, memory: int, explicit: bool = True) -> str:
 
 
 def run_command(path: str, backends: list[str], *, inputs_npz: str | None = None, seed: int | None = None,
-                special_fraction: float = 0.0, draw: str = "typical", timeout: float | None = None,
+                special_fraction: float = 0.0, draw: str = values.RUN_DRAW, timeout: float | None = None,
                 oracle_memory: int | None = None, grid: Grid | None = None,
                 dims: dict | None = None) -> tuple[str, int]:
     """The whole `run` command: (what to print, exit status — `exit_code`:
@@ -928,7 +923,7 @@ def run_command(path: str, backends: list[str], *, inputs_npz: str | None = None
             how[0] = f"from {inputs_npz}" + mode.inputs_words(npz=True)
             return mode.npz_inputs(inputs_npz, types)
         s = 0 if seed is None else seed
-        how[0] = f"random, seed {s}, {DRAW_WORDS[draw]}" + \
+        how[0] = f"random, seed {s}, {values.DRAWS[draw].words}" + \
             (f", {special_fraction:g} special values" if special_fraction else "") + mode.inputs_words(npz=False)
         return mode.random_inputs(types, s, special_fraction, draw)
 

@@ -17,6 +17,7 @@ def _dims(text: str) -> dict:
 
 
 def main(argv: list[str]) -> int:
+    from ..generators.values import DRAWS, RUN_DRAW
     p = Parser(prog=f"{PROG} run",
                description="Run one program (StableHLO text in any syntax, MLIR bytecode or a jax.export "
                            "portable artifact) on several backends and compare each output with the "
@@ -38,7 +39,7 @@ def main(argv: list[str]) -> int:
                    help="with --random, for a program with dynamic dimensions (tensor<?x16xf32>, jax.export with "
                         "symbolic shapes): the sizes to refine it to — its dimension variables (b=4,t=3) or an "
                         "argument's whole shape (arg0=4x16); with --inputs the arrays' shapes are the sizes")
-    p.add_argument("--values", choices=("typical", "wide"), default=None,
+    p.add_argument("--values", choices=tuple(DRAWS), default=None,
                    help="with --random: typical (default) draws floats from N(0, 1) rounded to their format and "
                         "integers from [-16, 16], as a model's inputs are; wide draws over the whole range, as the "
                         "suite does (a model program's dot products then overflow)")
@@ -69,7 +70,7 @@ def main(argv: list[str]) -> int:
     grid = Grid(a.replicas or 1, a.partitions or 1) if (a.replicas or a.partitions) else None
     try:
         text, rc = run_command(a.program, backends, inputs_npz=a.inputs, seed=a.random,
-                               special_fraction=a.specials, draw=a.values or "typical", timeout=a.timeout,
+                               special_fraction=a.specials, draw=a.values or RUN_DRAW, timeout=a.timeout,
                                oracle_memory=a.oracle_memory, grid=grid, dims=a.dims)
     except InputError as e:
         raise UsageError(str(e)) from None

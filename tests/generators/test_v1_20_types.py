@@ -192,7 +192,7 @@ def test_run_s_typical_draw_gives_every_type_ordinary_values(name):
     within the type, and not one value repeated."""
     from shlo_conform.generators import values
     et = T.ELEMENT_TYPES[name]
-    v = values.fill(et, (4000,), np.random.default_rng(0), special_fraction=0.0, draw=values.DRAWS["typical"])
+    v = values.fill(et, (4000,), np.random.default_rng(0), special_fraction=0.0, draw=values.DRAWS["typical"].values)
     assert v.dtype == et.numpy and v.shape == (4000,)
     if et.is_bool:
         assert set(v.tolist()) == {False, True}
