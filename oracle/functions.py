@@ -15,7 +15,8 @@ from ..spec.dsl import Function
 from ..spec.expectation import Expectation
 from ..spec.grid import SINGLE as SINGLE_GRID, Grid
 from ..spec.ops import lookup
-from ..spec.quantized import same_baseline_type
+from ..spec import quantized as quantized_rules
+from ..spec.quantized import is_quantized, quantized_violations, same_baseline_type
 from ..spec.types import FutureType, TensorType, TokenType, TupleType, parse_type, to_bits
 from .attribute_values import attribute_texts, declared_attributes, dense_constant
 from .block import CALL, Program, Step
@@ -134,7 +135,28 @@ def _value_type(t):
         raise ProgramRejected(str(e)) from None
     if not _held(vt):
         raise ProgramRejected(f"type {t} is not supported by the oracle yet")
+    _check_quantized(vt, t)
     return vt
+
+
+def _check_quantized(vt, text) -> None:
+    """Rejects a quantized tensor type that breaks the spec's rules for
+    quantized types (v1.20 "Types", quantized_c1 … c13: storage range,
+    scales, zero points, quantization dimension): the reader takes any
+    scale, zero point and dimension written, and an op's constraints read
+    those types as given, so without this a program whose type no
+    implementation may accept (a quantization dimension of -1, three
+    scales on a dimension of two) was judged as valid."""
+    if isinstance(vt, (TupleType, FutureType)):
+        for m in vt.types:
+            _check_quantized(m, text)
+        return
+    if isinstance(vt, TensorType) and is_quantized(vt):
+        broken = quantized_violations(vt)
+        if broken:
+            doc = " ".join((getattr(quantized_rules, broken[0]).__doc__ or "").strip().split("\n\n")[0].split())
+            also = f" (it also violates {', '.join(broken[1:])})" if len(broken) > 1 else ""
+            raise ProgramRejected(f"type {text} violates {broken[0]}: {doc}{also}", broken[0])
 
 
 def _held(vt) -> bool:

@@ -925,3 +925,29 @@ def test_dequantize_equals_tflite():
         q = quantized_type("si8", "f32", [scale], [zp])
         v = np.arange(-128, 128)
         assert np.array_equal(dequantize(v, q), tflite_dequantize(v, scale, zp))
+
+
+@pytest.mark.parametrize("ty, rule", [
+    ("tensor<2x3x!quant.uniform<i8:f32:-1, {0.5,0.25}>>", "quantized_c11"),
+    ("tensor<2x3x!quant.uniform<i8:f32:2, {0.5,0.25}>>", "quantized_c12"),
+    ("tensor<2x3x!quant.uniform<i8:f32:1, {0.5,0.25}>>", "quantized_c13"),
+    ("tensor<2x3x!quant.uniform<i8:f32, 0.5:200>>", "quantized_c7"),
+    ("tensor<2x3x!quant.uniform<i8:f32:1, {0.5,0.25,0.125}>>", None),
+])
+def test_a_program_whose_quantized_type_breaks_the_types_rules_is_rejected(ty, rule):
+    """The reader took any scale, zero point and quantization dimension
+    written, and transpose's constraints read the types as given: a
+    quantization dimension of -1 on both sides, or two scales on a
+    dimension of three, was judged as a valid program.  Each breaks one of
+    the spec's rules for quantized types, and the rejection names it."""
+    from shlo_conform.oracle.program import parse_program
+    from shlo_conform.oracle.rejection import ProgramRejected
+    text = ('func.func @main(%a: T) -> T {\n'
+            '  %0 = "stablehlo.transpose"(%a) {permutation = array<i64: 0, 1>} : (T) -> T\n'
+            '  "func.return"(%0) : (T) -> ()\n}\n').replace("T", ty)
+    if rule is None:
+        parse_program(text)
+        return
+    with pytest.raises(ProgramRejected, match=f"violates {rule}") as got:
+        parse_program(text)
+    assert got.value.constraint == rule
