@@ -48,7 +48,8 @@ from ..dsl import (ANY, Attribute, Collective, If, Implies, IntAttr, OpSpec, Ope
                    UnitAttr, all_of, groups_entries, groups_shape, in_range, is_symbolic, is_unique, rank)
 from ..dsl.quantization import MOVES_PER_TENSOR
 from ..exercise import Corner, Exercise
-from ..types import TensorType
+from ..symbolic import Skeleton
+from ..types import E_F32, TensorType
 from .send import CHANNEL_HANDLE, ChannelTypeKind
 
 # --------------------------------------------------------------------------
@@ -253,6 +254,20 @@ def gather(op, grid, process, operands_at) -> list:
             for i in range(n)]
 
 
+def gathered_past_256(spec, skels, rng):
+    """A 1×129 operand gathered along 1 by two replicas into 1×258
+    (`Exercise.appended_last`): C6 compares the result's dims with the
+    product `dim(operands..., all_gather_dim) * dim(process_groups, 1)`,
+    a value past the integers CPython keeps one object of (-5..256), so an
+    implementation that compared the dims by identity refuses it."""
+    yield ("a gathered dim of 258 (1x129 from each of two replicas)", None,
+           Skeleton(spec.mnemonic, (E_F32,), attrs=(("use_global_device_ids", None),)),
+           SPEC.instance({"operands": [TensorType((1, 129), E_F32)]},
+                         {"all_gather_dim": 1, "replica_groups": ((0, 1),), "channel_id": 0,
+                          "channel_type": "DEVICE_TO_DEVICE", "use_global_device_ids": None},
+                         {"results": [TensorType((1, 258), E_F32)]}, grid=grids.Grid(2, 1)))
+
+
 SPEC = OpSpec(
     mnemonic="all_gather",
     operands=(Operand("operands", ANY, variadic=True, count=(1, 2)),),
@@ -267,6 +282,6 @@ SPEC = OpSpec(
     semantics=Collective(process_groups, gather),
     exercise=Exercise(corners=grid_corners((2,)) + (
         Corner("two operands gathered together", (2,), lambda op: [],
-               layout={"counts": {"operands": 2}}),)),
+               layout={"counts": {"operands": 2}}),), appended_last=gathered_past_256),
     quantization=MOVES_PER_TENSOR,   # the seed RFC and v1.20: "or per-tensor quantized tensor"; the storage values move between processes
 )

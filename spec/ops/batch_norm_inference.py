@@ -67,6 +67,7 @@ from ..dsl import (FLOAT, Attribute, Decomposition, EnumAttr, IntAttr, OpSpec, O
                    in_range, rank, shape)
 from ..exercise import Corner, Exercise
 from ..ieee import round_to_precision
+from ..symbolic import Skeleton
 from ..types import E_F32, TensorType
 from ..dsl.quantization import Quantization
 from ..quantized import baseline_element_type, same_baseline_type
@@ -385,6 +386,15 @@ def _make(spec, et, shape_, feature_index, epsilon):
     return inst
 
 
+def negative_infinite_epsilon(spec, skels, rng):
+    """epsilon = -inf (no constraint reads epsilon): F32Attr writes it as the
+    bit pattern 0xFF800000, whose sign bit is set — an f32 pattern all the
+    same, below 2^32.  variance + epsilon is -inf, its square root NaN, so
+    is every output.  EPSILON_EDGES' only hex literal is +inf's."""
+    yield ("epsilon = -inf (written 0xFF800000 : f32)", None, Skeleton(spec.mnemonic, (E_F32,) * 5),
+           _make(spec, E_F32, (2, 3, 4), 1, float("-inf")))
+
+
 def quantized_example(types: dict):
     """A valid batch_norm_inference of a 2×3×4 operand over feature
     dimension 1 (three features; epsilon 1, so a variance quantized to 0 does not
@@ -407,7 +417,7 @@ SPEC = OpSpec(
     infer=infer,
     semantics=Decomposition(decomposition, fusable=True),
     exercise=Exercise(operand_values=operand_values, corners=feature_corners(5),
-                      built_corners=built_corners_for(_make)),
+                      built_corners=built_corners_for(_make), appended_last=negative_infinite_epsilon),
     # v1.20: "or per-tensor quantized" for every tensor; dequantize_op_quantize(lambda operand, scale, offset,
     # mean, variance: batch_norm_inference(…), operand, scale, offset, mean, variance, type(result))
     quantization=Quantization(example=quantized_example, skeletons=False),

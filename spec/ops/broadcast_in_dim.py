@@ -14,6 +14,8 @@ import numpy as np
 from ..dsl import (ANY, And, Attribute, DataMovement, I64ArrayAttr, Implies, OpSpec, Operand, Or, Result, all_of, any_of, at, dim,
                    in_range, is_unique, rank, same_element_type, shape, size)
 from ..dsl.quantization import STORAGE, Quantization, is_per_axis_tensor, same_except
+from ..quantized import quantized_type
+from ..symbolic import Skeleton
 from ..types import TensorType
 from ..exercise import Corner, Exercise
 
@@ -99,6 +101,19 @@ def movement(op, operand):
     return [np.broadcast_to(np.asarray(operand[j]), out_shape).copy()]
 
 
+def size_one_axis_zero_point(spec, skels, rng):
+    """A per-axis operand of one slice along its quantization dimension,
+    broadcast to three slices of which one has a zero point above the
+    operand's: C6 asks every zero point of the result to equal the operand's
+    one (`zero_points(result)[i] = zero_points(operand)[0]`), so only C6
+    breaks (a reading of "=" as ">=" would admit it)."""
+    operand = TensorType((1, 2), quantized_type("i8", "f32", (0.25,), (-3,), 0))
+    result = TensorType((3, 2), quantized_type("i8", "f32", (0.25,) * 3, (-3, -2, -3), 0))
+    yield ("size-1 quantization dimension broadcast, one result zero point above the operand's",
+           "broadcast_in_dim_c6", Skeleton(spec.mnemonic, (operand.element_type,)),
+           spec.instance({"operand": operand}, {"broadcast_dimensions": (0, 1)}, {"result": result}))
+
+
 CORNERS = (
     Corner("size-1 dimensions expanded", (2,),
            lambda op: [op.operand.shape[0] == 1, any_of(d >= 2 for d in op.result.shape)],
@@ -119,7 +134,7 @@ SPEC = OpSpec(
     infer=infer,
     semantics=DataMovement(movement),
     shape_from_program=("result",),
-    exercise=Exercise(corners=CORNERS),
+    exercise=Exercise(corners=CORNERS, appended_last=size_one_axis_zero_point),
     # v1.20: "or quantized tensor", per-axis too (C1, C6); the storage values move (a size-1 quantization
     # dimension broadcast takes its one scale to every slice)
     quantization=Quantization(meaning=STORAGE, per_axis=True, constraints=(broadcast_in_dim_c6,),

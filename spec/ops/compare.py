@@ -18,6 +18,8 @@ Findings:
 * Complex: lexicographic on (real, imag) with IEEE quiet comparisons, so a
   NaN component makes every direction but NE false.
 """
+import weakref
+
 import numpy as np
 
 from ..dsl import (ANY, BOOLEAN, Attribute, Elementwise, EnumAttr, Generic, ImplDefined, OpSpec, Operand,
@@ -25,7 +27,9 @@ from ..dsl import (ANY, BOOLEAN, Attribute, Elementwise, EnumAttr, Generic, Impl
 from ..dsl.quantization import PER_TENSOR
 from ..quantized import baseline_element_type
 from .. import ieee
-from ..types import I1, TensorType, element_type_of_dtype, to_bits
+from ..exercise import Exercise
+from ..symbolic import Skeleton
+from ..types import I1, TensorType, element_type, element_type_of_dtype, from_bits, to_bits
 
 DIRECTIONS = ("EQ", "NE", "GE", "GT", "LE", "LT")
 COMPARE_TYPES = ("FLOAT", "TOTALORDER", "SIGNED", "UNSIGNED")
@@ -199,6 +203,37 @@ def arrays(op, lhs, rhs):
     return _ordered_arrays(direction, a, b)
 
 
+# The operand values an `appended_last` builder chose for its instance (`chosen_values`); the others are drawn.
+CHOSEN: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def chosen_values(op, name, k, t, rng):
+    """`Exercise.operand_values`: the values `CHOSEN` holds for this instance, else None (drawn as usual)."""
+    return CHOSEN.get(op, {}).get(name)
+
+
+def fnuz_nan_against_negatives(spec, skels, rng):
+    """TOTALORDER LT in the FNUZ formats with their one NaN (pattern 0x80,
+    the sign bit alone) against the largest negatives (0xFC…0xFF) and back:
+    -NaN sorts below -max (`total_order_keys`), so NaN < x holds and x < NaN
+    does not.  A key that puts the NaN among the negatives' magnitudes
+    (-m + 2 for -m - 2: tied with 0xFC, above 0xFD…0xFF) answers both the
+    other way; the suite's other FNUZ TOTALORDER cases compare NE, which no
+    such key changes."""
+    for name in ("f8E4M3FNUZ", "f8E5M2FNUZ"):
+        et = element_type(name)
+        negatives = [0xFF, 0xFE, 0xFD, 0xFC, 0xC0]
+        lhs = [0x80] * len(negatives) + negatives
+        rhs = negatives + [0x80] * len(negatives)
+        t = TensorType((len(lhs),), et)
+        inst = spec.instance({"lhs": t, "rhs": t}, {"comparison_direction": "LT", "compare_type": "TOTALORDER"},
+                             {"result": TensorType((len(lhs),), I1)})
+        CHOSEN[inst] = {n: from_bits(np.array(v, dtype=np.uint64), et) for n, v in (("lhs", lhs), ("rhs", rhs))}
+        yield (f"TOTALORDER LT: {name}'s NaN (0x80) against its largest negatives, both ways", None,
+               Skeleton(spec.mnemonic, (et, et), (), (("comparison_direction", "LT"), ("compare_type", "TOTALORDER"))),
+               inst)
+
+
 SPEC = OpSpec(
     mnemonic="compare",
     operands=(Operand("lhs", ANY), Operand("rhs", ANY)),
@@ -211,5 +246,6 @@ SPEC = OpSpec(
     constraints=(compare_c1, compare_c2, compare_c3),
     infer=infer,
     semantics=Elementwise(element, generic=Generic(None, whole=arrays), same_operand=True),
+    exercise=Exercise(operand_values=chosen_values, appended_last=fnuz_nan_against_negatives),
     quantization=PER_TENSOR,   # v1.20: "or per-tensor quantized tensor"; dequantize_op_quantize (compare: dequantize_compare, select: dequantize_select_quantize, is_finite: always true)
 )

@@ -27,8 +27,10 @@ quantized tensors.
 """
 from ..dsl import ANY, DataMovement, OpSpec, Operand, Result, same_type
 from ..dsl.quantization import STORAGE, Quantization
-from ..quantized import is_quantized, storage_type
-from ..types import TensorType
+from ..exercise import Exercise
+from ..quantized import is_quantized, quantized_type, storage_type
+from ..symbolic import Skeleton
+from ..types import E_F32, TensorType
 
 
 def literal_type(op):
@@ -57,6 +59,18 @@ def infer(op):
     return {"output": literal_type(op)}
 
 
+def float_literal_of_storage_width(spec, skels, rng):
+    """A quantized output of i32 storage whose literal is written in f32:
+    the storage type's width, but no integer type, so not the storage
+    type's syntax (spec.md "Constants": "elements specified as constants of
+    their storage type") and C1 breaks (a reading that asked the width
+    alone would admit it)."""
+    value = TensorType((4,), E_F32)
+    output = TensorType((4,), quantized_type("i32", "f32", (2.0,), (15,)))
+    yield ("an i32-stored output, the literal written in f32 (its width, not an integer)", "constant_c1",
+           Skeleton(spec.mnemonic, (E_F32,)), spec.instance({"value": value}, {}, {"output": output}))
+
+
 def arrays(op, value):
     """The output is the constant itself (storage values for a quantized output)."""
     return [value]
@@ -69,6 +83,7 @@ SPEC = OpSpec(
     constraints=(constant_c1,),
     infer=infer,
     semantics=DataMovement(arrays),
+    exercise=Exercise(appended_last=float_literal_of_storage_width),
     # v1.20: output "tensor or quantized tensor" (per-axis included); the cases: generators/quantized.py `_constant`
     quantization=Quantization(names=("output",), meaning=STORAGE, per_axis=True, skeletons=False),
 )

@@ -57,7 +57,8 @@ from ..custom_targets import TARGETS, NoExactFactor, potrf_operand, unknown_targ
 from ..dsl import (ANY, Accumulating, ApiVersionAttr, Attribute, BoolAttr, ConfigAttr, Dictionary, ImplDefined, OpSpec,
                    Operand, RawAttr, Result, Scoring, StringAttr, SymbolListAttr)
 from ..exercise import Exercise
-from ..types import TensorType, exact_values
+from ..symbolic import Skeleton
+from ..types import E_F32, TensorType, exact_values
 
 
 def infer(op):
@@ -158,6 +159,31 @@ def operand_values(op, name, k, t, rng):
     return None
 
 
+UNREGISTERED = "shlo_conform.unregistered_target"   # a target name no registry holds (the oracle's nor XLA's)
+
+
+def empty_unregistered(spec, skels, rng):
+    """A call of a target outside the registry whose result holds no
+    element (2×0): nothing of it is implementation-defined, so the oracle
+    states it — the empty tensor of the program's type — where any other
+    unknown call states no result.  Reading the program infers nothing (the
+    results are the program's, `infer`); a survey case (`unregistered`):
+    whether an implementation has the target at all is its own."""
+    t = TensorType((2, 0), E_F32)
+    attrs = {"call_target_name": UNREGISTERED, "has_side_effect": False, "api_version": 1}
+    yield (f"a target outside the registry, an empty {t.mlir} result", None,
+           Skeleton(spec.mnemonic, (E_F32,), (), tuple(attrs.items())),
+           spec.instance({"inputs": [t]}, attrs, {"results": [t]}))
+
+
+def unregistered(op) -> str | None:
+    """`Exercise.survey_when`: a call of a target outside the registry is reported, not scored."""
+    if op.call_target_name in TARGETS:
+        return None
+    return (f"custom_call target {op.call_target_name!r} is no registry's: the seed makes the call "
+            f"implementation-defined, so an implementation may lack it")
+
+
 SPEC = OpSpec(
     mnemonic="custom_call",
     operands=(Operand("inputs", ANY, variadic=True, count=1),),
@@ -175,7 +201,8 @@ SPEC = OpSpec(
         Attribute("result_layouts", RawAttr(), optional=True),
         Attribute("output_operand_aliases", RawAttr(), optional=True),
     ),
-    exercise=Exercise(built_corners=typed_ffi_corners, operand_values=operand_values),
+    exercise=Exercise(built_corners=typed_ffi_corners, operand_values=operand_values, survey_when=unregistered,
+                      appended_last=empty_unregistered),
     results_unconstrained=("the seed's section has no Constraints and no type rule: a call's results are what its "
                            "program states (a registry target's type rule is the target's, not the spec's)"),
     scoring=Scoring(alone="a call's target may keep state between calls of one module"),

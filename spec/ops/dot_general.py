@@ -749,6 +749,24 @@ def algorithm_cases(spec, skels, rng):
     return out
 
 
+def complex_promotion(spec, skels, rng):
+    """A complex<f32> × complex<f32> → complex<f64> matmul (`Exercise.appended_last`,
+    after `algorithm_cases`): v1.20's `is_promotable` takes two complex types
+    by their components (f32 to f64), so C13 accepts it and the products are
+    summed in complex<f64> (module docstring); `mixed_precision` promotes no
+    complex type."""
+    by_type = {s.operand_types[0].name: s for s in skels
+               if s.operand_types[0] == s.operand_types[1] and dict(s.attrs).get("precision_config") == ("DEFAULT",
+                                                                                                        "DEFAULT")}
+    if "complex<f32>" not in by_type:
+        return
+    lhs, rhs, res, dims = _MATMUL
+    a, r = by_type["complex<f32>"].operand_types[0], element_type_named("complex<f64>")
+    yield ("mixed precision complex<f32> x complex<f32> -> complex<f64>: matmul", None, by_type["complex<f32>"],
+           spec.instance({"lhs": TensorType(lhs, a), "rhs": TensorType(rhs, a)},
+                         dict(dims, precision_config=("DEFAULT", "DEFAULT")), {"result": TensorType(res, r)}))
+
+
 SPEC = OpSpec(
     mnemonic="dot_general",
     operands=(Operand("lhs", ANY), Operand("rhs", ANY)),
@@ -783,7 +801,7 @@ SPEC = OpSpec(
                                              "lhs_contracting_dimensions", "rhs_contracting_dimensions")),
             Group(dot_algorithm.GROUP, dot_algorithm.DIALECT_ATTR, dot_algorithm.FIELDS)),
     exercise=Exercise(corners=CORNERS, built_corners=_built_corners, appended=mixed_precision,
-                      appended_last=algorithm_cases),
+                      appended_last=(algorithm_cases, complex_promotion)),
     later=(("dot_general_c21", "v1.20 C21"), ("dot_general_c22", "v1.20 C22"), ("dot_general_c23", "v1.20 C23"),
            ("dot_general_c24", "v1.20 C24")),
 )

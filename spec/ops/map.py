@@ -155,6 +155,19 @@ def quantized_example(types: dict, body: str = "map_add"):
                          {"result": TensorType((2, 3), t_res)}, {"computation": fn})
 
 
+def repeated_dimension(spec, skels, rng):
+    """`dimensions = [0, 0]` on rank-2 inputs: one entry per axis, but not
+    `[0, 1]`, so C3 alone breaks (a reading that asked each entry to be at
+    most its position, or in range, would admit it; the seed's C3 cases
+    break the length or put an entry past its position)."""
+    t = TensorType((2, 3), E_F32)
+    scalar = TensorType((), E_F32)
+    fn = Function((scalar, scalar), (scalar,), body="map_add")
+    yield ("dimensions [0, 0] on rank 2", "map_c3",
+           Skeleton(spec.mnemonic, (E_F32,), regions=(("computation", "map_add"),)),
+           spec.instance({"inputs": [t, t]}, {"dimensions": (0, 0)}, {"result": t}, {"computation": fn}))
+
+
 SPEC = OpSpec(
     mnemonic="map",
     operands=(Operand("inputs", ANY, variadic=True, count=(2, 1)),),
@@ -164,7 +177,8 @@ SPEC = OpSpec(
     constraints=(map_c1, map_c2, map_c3, map_c4),
     infer=infer,
     semantics=DataMovement(arrays, bit_exact=False),
-    exercise=Exercise(corners=CORNERS, built_corners=built_corners, survey_when=survey_reason),
+    exercise=Exercise(corners=CORNERS, built_corners=built_corners, survey_when=survey_reason,
+                      appended_last=repeated_dimension),
     implied=('map_c2',),
     # v1.20: inputs and result "or per-tensor quantized tensors"; the computation computes on them
     quantization=Quantization(meaning=REGIONS, example=quantized_example,

@@ -396,6 +396,22 @@ def promoted_cases(spec, skels, rng):
             for note, label, s, e, inst in plan]
 
 
+def promoted_pair(spec, skels, rng):
+    """Two inputs of different types (bf16, f32) reduced together by an add
+    body promoted pairwise (f32, f64), after `promoted_cases`: C6 pairs
+    input k with block arguments k and N + k (`body_types`), so a reading
+    that paired other arguments would refuse this valid program."""
+    bf16, f32, f64 = (element_type_named(n) for n in ("bf16", "f32", "f64"))
+    s32, s64 = TensorType((), f32), TensorType((), f64)
+    fn = Function((s32, s64, s32, s64), (s32, s64), body="add")
+    inst = SPEC.instance({"inputs": [TensorType((2, 6), bf16), TensorType((2, 6), f32)],
+                          "init_values": [TensorType((), bf16), TensorType((), f32)]},
+                         {"dimensions": (1,)}, {"results": [TensorType((2,), f32), TensorType((2,), f64)]},
+                         {"body": fn})
+    yield ("v1.20 is_promotable per input: bf16 and f32 inputs, an add body in f32 and f64", None,
+           Skeleton(spec.mnemonic, (bf16, bf16), regions=(("body", "add"),)), inst)
+
+
 SPEC = OpSpec(
     mnemonic="reduce",
     operands=(Operand("inputs", ANY, variadic=True, count=(1, 2)),
@@ -407,7 +423,7 @@ SPEC = OpSpec(
     infer=infer,
     semantics=Accumulating(arrays),
     exercise=Exercise(corners=CORNERS, operand_values=init_values, survey_when=survey_reason,
-                      appended_last=promoted_cases),
+                      appended_last=(promoted_cases, promoted_pair)),
     # v1.20: inputs, init_values, results "or per-tensor quantized tensors"; the body computes on them
     quantization=Quantization(meaning=REGIONS, example=quantized_example, bodies=("add", "maximum", "minimum")),
 )

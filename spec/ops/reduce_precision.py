@@ -27,9 +27,14 @@ ambiguous (both neighbours have an odd one-bit significand); see `element`.  The
 infinity, so an overflow there is implementation-defined (declared below).
 """
 import math
+import weakref
 from fractions import Fraction
 
+import numpy as np
+
 from ..exercise import Exercise
+from ..symbolic import Skeleton
+from ..types import E_F32, TensorType
 from ..dsl import FLOAT, Elementwise, ImplDefined, IntAttr, OpSpec, Operand, Attribute, Result
 from ..dsl.quantization import PER_TENSOR
 from ..quantized import same_baseline_type
@@ -152,6 +157,49 @@ def _underflow(x: float, fmt):
                        why=f"reduce_precision: the result underflows to zero, which {fmt.name} cannot hold")
 
 
+# The operand values an `appended_last` builder chose for its instance (`chosen_values`); the others are drawn.
+CHOSEN: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def chosen_values(op, name, k, t, rng):
+    """`Exercise.operand_values`: the values `CHOSEN` holds for this instance, else None (drawn as usual)."""
+    return CHOSEN.get(op)
+
+
+def _chosen_case(spec, note, values, exponent_bits, mantissa_bits):
+    """A value case on an f32 vector of the chosen `values` (`CHOSEN`)."""
+    t = TensorType((len(values),), E_F32)
+    inst = spec.instance({"operand": t}, {"exponent_bits": exponent_bits, "mantissa_bits": mantissa_bits},
+                         {"output": t})
+    CHOSEN[inst] = np.array(values, dtype=np.float32)
+    return note, None, Skeleton(spec.mnemonic, (E_F32,)), inst
+
+
+def one_bit_ties(spec, skels, rng):
+    """mantissa_bits = 0 on ties 1.5·2^e whose biased f32 exponent e + 127 is
+    even, and nothing else implementation-defined: the tie has two readings
+    (`element`), the seed's 2^(e+1) and XLA's even bit pattern 2^e, so the
+    case's last alternative is XLA's (the exhaustive f8E4M3FN case of
+    mantissa_bits 0 ends on its saturation alternative).  An implementation
+    that rounds such a tie to 2^e + 1 (or offers the seed's reading alone)
+    meets neither."""
+    yield _chosen_case(spec, "mantissa_bits = 0: ties 1.5·2^e of even biased exponent (two readings)",
+                       [3.0, -3.0, 12.0, -0.75, 48.0, 2.0, 5.0], 8, 0)
+
+
+def operand_subnormals(spec, skels, rng):
+    """f32 subnormals under an odd mantissa_bits (3) below f32's: "the
+    mantissa bits … are updated" read on the stored field rounds them at
+    f32's subnormal spacing, to mantissa_bits + 1 = 4 bits counted from the
+    smallest normal binade (quantum 2^-129); with exponent_bits 8 (f32's own)
+    the value's reading is the same, so each element has one answer.  An
+    implementation that counts m − 1 bits there (quantum 2^-127) moves every
+    one: (1/3)·2^-126 becomes 0.5·2^-126, not 0.375·2^-126."""
+    bits = [0x002AAAAA, 0x00355555, 0x80299999, 0x00480001, 0x00600000, 0x00700000]
+    values = np.array(bits, dtype=np.uint32).view(np.float32).tolist()
+    yield _chosen_case(spec, "operand subnormals, mantissa_bits 3 (odd), exponent_bits 8", values, 8, 3)
+
+
 SPEC = OpSpec(
     mnemonic="reduce_precision",
     operands=(Operand("operand", FLOAT),),
@@ -160,6 +208,7 @@ SPEC = OpSpec(
     constraints=(reduce_precision_c1, reduce_precision_c2, reduce_precision_c3),
     infer=infer,
     semantics=Elementwise(element),
-    exercise=Exercise(hard_floats=samples.reduced_range_edges),
+    exercise=Exercise(hard_floats=samples.reduced_range_edges, operand_values=chosen_values,
+                      appended_last=(one_bit_ties, operand_subnormals)),
     quantization=PER_TENSOR,   # v1.20: "or per-tensor quantized tensor"; dequantize_op_quantize (compare: dequantize_compare, select: dequantize_select_quantize, is_finite: always true)
 )

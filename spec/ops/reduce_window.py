@@ -548,6 +548,26 @@ def promoted_cases(spec, skels, rng):
             for note, label, s, e, inst in promotion_plan(make, "reduce_window_c13", "reduce_window_c16")]
 
 
+def short_attributes(spec, skels, rng):
+    """`quantized_example`'s reduce_window (f32, windows 1×3) with one entry
+    of `window_dilations` (C10 alone: the missing entry counts as 1, so
+    C15's shape holds; the seed's C10 case has one too many), and one of
+    `window_strides` with a 2×5 result (C6 alone: the seed's C6 case has
+    one too many), after `promoted_cases`."""
+    f32 = TensorType((), E_F32)
+    skel = Skeleton(spec.mnemonic, (E_F32, E_F32), regions=(("body", "add"),))
+    for note, label, attrs, result in (
+            ("window_dilations [1] on rank 2 (a window of 3 on the missing axis)", "reduce_window_c10",
+             {"window_strides": (1, 2), "window_dilations": (1,)}, (2, 3)),
+            ("window_strides [1] on rank 2 (a 2x5 result: stride 1 on the missing axis)", "reduce_window_c6",
+             {"window_strides": (1,), "window_dilations": (1, 1)}, (2, 5))):
+        yield (note, label, skel,
+               SPEC.instance({"inputs": [TensorType((2, 5), E_F32)], "init_values": [f32]},
+                             {"window_dimensions": (1, 3), "base_dilations": (1, 1), "padding": ((0, 0), (1, 1)),
+                              **attrs},
+                             {"results": [TensorType(result, E_F32)]}, {"body": Function((f32, f32), (f32,), "add")}))
+
+
 SPEC = OpSpec(
     mnemonic="reduce_window",
     operands=(Operand("inputs", ANY, variadic=True, count=(1, 2)),
@@ -566,7 +586,8 @@ SPEC = OpSpec(
     infer=infer,
     semantics=Accumulating(arrays, working=working_bytes),
     exercise=Exercise(corners=CORNERS, built_corners=built_corners, operand_values=init_values,
-                      survey_when=survey_reason, elided=ELIDED, appended_last=promoted_cases),
+                      survey_when=survey_reason, elided=ELIDED,
+                      appended_last=(promoted_cases, short_attributes)),
     # v1.20: inputs, init_values, results "or per-tensor quantized tensors"; the body computes on them
     quantization=Quantization(meaning=REGIONS, example=quantized_example, bodies=("add", "maximum", "minimum")),
 )

@@ -471,6 +471,22 @@ def promoted_cases(spec, skels, rng):
             for note, label, s, e, inst in plan]
 
 
+def source_past_windows(spec, skels, rng):
+    """The spec's example (`quantized_example`, f32) with a 3×2 source where
+    the windows are 2×2, after `promoted_cases`: a source dim above its
+    number of windows breaks C3 alone (the seed's C3 cases have fewer:
+    a reading of `=` as `>=` would admit this one)."""
+    scalar = TensorType((), E_F32)
+    inst = SPEC.instance({"operand": TensorType((4, 2), E_F32), "source": TensorType((3, 2), E_F32),
+                          "init_value": scalar},
+                         {"window_dimensions": (3, 1), "window_strides": (2, 1), "padding": ((0, 1), (0, 0))},
+                         {"result": TensorType((4, 2), E_F32)},
+                         {"select": Function((scalar, scalar), (TensorType((), I1),), body="ge"),
+                          "scatter": Function((scalar, scalar), (scalar,), body="add")})
+    yield ("source 3x2 where the windows are 2x2 (the spec's example otherwise)", "select_and_scatter_c3",
+           Skeleton(spec.mnemonic, (E_F32,) * 3, regions=(("select", "ge"), ("scatter", "add"))), inst)
+
+
 SPEC = OpSpec(
     mnemonic="select_and_scatter",
     operands=(Operand("operand", ANY), Operand("source", ANY), Operand("init_value", ANY, rank=0)),
@@ -486,7 +502,8 @@ SPEC = OpSpec(
     infer=infer,
     semantics=Accumulating(arrays),
     exercise=Exercise(corners=CORNERS, built_corners=built_corners, operand_values=identity_init,
-                      survey_when=survey_reason, elided=ELIDED, appended_last=promoted_cases),
+                      survey_when=survey_reason, elided=ELIDED,
+                      appended_last=(promoted_cases, source_past_windows)),
     implied=('select_and_scatter_c1', 'select_and_scatter_c5'),
     # v1.20: operand, source, init_value, result "or per-tensor quantized tensor"; select compares them
     # (dequantize_compare), scatter computes on them

@@ -64,6 +64,7 @@ generated `lt_totalorder` keys hold one of the zeros only.
 from __future__ import annotations
 
 import functools
+import weakref
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -72,7 +73,7 @@ from ..dsl import (ANY, ANY_VALUE, And, Attribute, BoolAttr, Choices, DataMoveme
                    Operand, Region, Result, all_of, at, rank, same_shape, same_type, shape, size)
 from ..exercise import Corner, Exercise
 from ..symbolic import Skeleton
-from ..types import I1, SI32, E_F32, TensorType, from_bits
+from ..types import C64, I1, SI32, E_F32, TensorType, from_bits
 from .compare import arrays as compare_arrays, legal_compare_types, total_order_keys
 from .select import arrays as select_arrays
 from ..dsl.quantization import REGIONS, Quantization
@@ -562,11 +563,17 @@ def _payload(et, shape, rng) -> np.ndarray:
     return vals.astype(et.numpy).reshape(shape)
 
 
+# The inputs an `appended_last` builder chose for its instance (`input_values` reads them first).
+CHOSEN: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
 def input_values(op, name, k, t, rng):
     """Keys (input 0, and input 1 under `lexicographic_lt`) from a few values, so ties occur;
-    the other inputs are payloads of distinct values."""
+    the other inputs are payloads of distinct values (an `appended_last` builder's: its `CHOSEN`)."""
     if name != "inputs":
         return None
+    if op in CHOSEN:
+        return CHOSEN[op][k]
     body = op.comparator.body or "lt"
     if k == 0 or (k == 1 and body == "lexicographic_lt"):
         pool = _key_pool(t.element_type, body, rng)
@@ -622,6 +629,25 @@ def built_corners(spec, skeletons, rng):
     return out
 
 
+def complex_key_ties(spec, skels, rng):
+    """An unstable sort by complex keys (lexicographic LT) with exact ties and
+    no NaN, so every row is sorted by its keys (`_keyed_rows`) and the ties
+    are offered reordered — the case's last alternative; an si32 payload
+    shows which tied element went where.  A key 1+2j shares 1+1j's real
+    part only: not a tie (a tie reading the real parts alone, or no ties at
+    all, offers other orders).  The suite's other unstable complex sorts
+    hold no exact tie in a row without NaN keys (those rows the formal
+    condition orders pair by pair)."""
+    types = (C64, SI32)
+    keys = np.array([1 + 1j, 0j, 1 + 1j, -1 + 0j, 1 + 2j, 1 + 1j, 0j], dtype=np.complex64)
+    inputs = [TensorType(keys.shape, t) for t in types]
+    inst = spec.instance({"inputs": inputs}, {"dimension": 0, "is_stable": False}, {"results": list(inputs)},
+                         {"comparator": _function(types, "lt")})
+    CHOSEN[inst] = [keys, np.arange(len(keys), dtype=np.int32)]
+    yield ("complex keys with exact ties (no NaN), si32 payload, is_stable=false, lt", None,
+           Skeleton("sort", (C64,), (), (("is_stable", False),), (("comparator", "lt"),)), inst)
+
+
 def quantized_example(types: dict, body: str = "lt"):
     """A valid sort of a 3×6 input along dimension 1 with the comparator
     `body`, its input and result of the element types `types` names
@@ -646,6 +672,7 @@ SPEC = OpSpec(
     infer=infer,
     semantics=DataMovement(arrays, bit_exact=True),
     exercise=Exercise(corners=CORNERS, built_corners=built_corners, operand_values=input_values,
+                      appended_last=complex_key_ties,
                       survey_when=survey_reason),
     implied=('sort_c1',),
     # v1.20: inputs and results "or per-tensor quantized tensors"; the comparator compares them (compare on

@@ -43,6 +43,8 @@ import numpy as np
 
 from ..dsl import ANY, And, ControlFlow, LoopLimit, OpSpec, Operand, Region, Result, same_types
 from ..exercise import Exercise
+from ..quantized import per_axis_tensor
+from ..symbolic import Skeleton
 from ..types import I1, SI64, TensorType
 from ..dsl.quantization import STORAGE, Quantization
 
@@ -120,6 +122,17 @@ def quantized_example(types: dict, body: str = "count_up"):
                           "body": Function(vals, vals, body=body)})
 
 
+def per_axis_value(spec, skels, rng):
+    """`quantized_example` with its data value per-axis quantized (v1.20:
+    `operand` and `results` are "values", per-axis quantized tensors
+    among them): the cases of the example are per-tensor only, so a
+    reading of the tables with no per-axis type passed the suite."""
+    t = per_axis_tensor()
+    inst = quantized_example({"body": t.element_type})
+    yield ("region count_up on a per-axis quantized value (along 0, two scales)", None,
+           Skeleton(spec.mnemonic, (t.element_type,), regions=(("cond", "count_lt"), ("body", "count_up"))), inst)
+
+
 SPEC = OpSpec(
     mnemonic="while",
     operands=(Operand("operand", ANY, variadic=True, count=(3, 2, 4)),),
@@ -129,7 +142,7 @@ SPEC = OpSpec(
     constraints=(while_c1, while_c2, while_c3),
     infer=infer,
     semantics=ControlFlow(run),
-    exercise=Exercise(operand_values=counter_values),
+    exercise=Exercise(operand_values=counter_values, appended_last=per_axis_value),
     # v1.20: "values" (a quantized tensor is a value: spec.md "Types", ValueType): they pass unchanged
     # (its cases: the example's alone — the seed's skeletons would make the counter quantized, and count_up
     # writes a constant 1 of the counter's type, which no quantized constant can be written as here)

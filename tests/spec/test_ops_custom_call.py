@@ -14,6 +14,7 @@ import pytest
 from shlo_conform.backends.base import Rejected, Unsupported, load_backend
 from shlo_conform.spec import traceability as tr
 from shlo_conform.spec.custom_targets import TARGETS
+from shlo_conform.spec.ops.custom_call import UNREGISTERED
 from shlo_conform.spec.dsl import ApiVersionAttr, ConfigAttr, Dictionary, StringAttr, SymbolListAttr
 from shlo_conform.spec.ops import OPS
 from shlo_conform.spec.types import parse_type, tensor_from_hex
@@ -149,12 +150,19 @@ def test_unknown_target_is_a_clear_verdict(oracle):
 
 
 def test_generated_cases_call_registry_targets_with_their_types():
-    """Every case of suites/core calls a registry target, and its expectation
-    agrees with a computation that does not use the oracle: the operand for
-    Sharding, numpy's Cholesky (and the input in the triangle never read)
-    for the LAPACK targets."""
+    """Every value case of suites/core calls a registry target, and its
+    expectation agrees with a computation that does not use the oracle: the
+    operand for Sharding, numpy's Cholesky (and the input in the triangle
+    never read) for the LAPACK targets.  The one survey case calls a target
+    outside the registry with an empty result (`empty_unregistered`): the
+    empty tensor of the program's type is expected."""
     path = Path(__file__).resolve().parents[2] / "suites" / "core" / "custom_call.jsonl"
     cases = [json.loads(line) for line in path.read_text().splitlines()]
+    surveys = [c for c in cases if c["kind"] == "survey"]
+    assert len(surveys) == 1 and UNREGISTERED in surveys[0]["mlir"] and UNREGISTERED not in TARGETS
+    (out,) = surveys[0]["expected"]
+    assert out["hex"] == "" and out["type"] == surveys[0]["inputs"][0]["type"] and not out["impl_defined"]
+    cases = [c for c in cases if c["kind"] != "survey"]
     assert cases and {c["kind"] for c in cases} == {"value"}
     names = set()
     for c in cases:
