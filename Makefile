@@ -63,12 +63,22 @@ accuracy: $(STAMP)
 # a deterministic sample per module (SEED, SAMPLE), each mutant scored as a backend on SUITE; long
 # (hours on two cores), not part of `make test`.  While writing an op:
 #   .venv/bin/python tools/mutation/mutation.py --ops sine,add
+# One shard a core (SHARDS, each its own journal, resumable); their journals joined, a last run restores them all
+# and writes the whole report to $(OUTDIR)/mutation.json.
 SEED   ?= 0
 SAMPLE ?= 12
 SUITE  ?= core
+SHARDS ?= 2
+MUTATION = $(BIN)/python tools/mutation/mutation.py --all --suite $(SUITE) --seed $(SEED) --sample $(SAMPLE)
 .PHONY: mutation
 mutation: $(STAMP)
-	$(BIN)/python tools/mutation/mutation.py --all --suite $(SUITE) --seed $(SEED) --sample $(SAMPLE) --json $(OUTDIR)/mutation.json
+	mkdir -p $(OUTDIR)
+	pids=""; for i in $$(seq 0 $$(($(SHARDS) - 1))); do \
+	  $(MUTATION) --shard $$i/$(SHARDS) --json $(OUTDIR)/mutation-$$i.json > $(OUTDIR)/mutation-$$i.txt 2>&1 & pids="$$pids $$!"; \
+	done; for p in $$pids; do wait $$p || exit 1; done
+	head -n 1 $(OUTDIR)/mutation-0.json.journal > $(OUTDIR)/mutation.json.journal
+	for i in $$(seq 0 $$(($(SHARDS) - 1))); do tail -n +2 $(OUTDIR)/mutation-$$i.json.journal; done >> $(OUTDIR)/mutation.json.journal
+	$(MUTATION) --json $(OUTDIR)/mutation.json
 
 clean:
 	rm -rf $(VENV) $(OUTDIR)

@@ -5,6 +5,7 @@ calls make no mutants, and the command refuses bad input with one line."""
 from __future__ import annotations
 
 import importlib.util
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -261,3 +262,30 @@ def test_the_test_stage_runs_pytest_in_a_child_and_reads_its_verdict(tmp_path):
     assert mutation._in_child(mutation._tests_runner(None, None, [str(f)], "sine"), 120) == ("ok", (0, ""))
     kind, (rc, line) = mutation._in_child(mutation._tests_runner(None, None, [str(f)], ""), 120)
     assert kind == "ok" and rc == 1 and line.startswith("FAILED") and "test_tan_fails" in line
+
+
+def test_shards_split_the_plan_and_their_joined_journals_report_the_whole_run(tmp_path, monkeypatch, capsys):
+    """`--shard I/N` scores the plan's mutants k with k % N = I (make
+    mutation runs one a core); the shards' journals joined under one head
+    line are the whole run's: a run without --shard restores every mutant,
+    takes no baseline (scoring here would fail the test) and reports all."""
+    args = ["--ops", "abs,negate", "--sample", "3", "--tests", "", "--no-later"]
+    listed = {}
+    for shard in ("0/1", "0/2", "1/2"):
+        assert mutation.main(args + ["--shard", shard, "--list"]) == 0
+        listed[shard] = [ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("spec/")]
+    assert len(listed["0/1"]) == 6 and listed["0/2"] and listed["1/2"]
+    assert sorted(listed["0/2"] + listed["1/2"]) == sorted(listed["0/1"])
+    assert not set(listed["0/2"]) & set(listed["1/2"])
+
+    head = {"suite": "core", "seed": 0, "sample": 3, "tests": "", "grep": None, "only": None, "later": False}
+    plan = [m for op in ("abs", "negate") for m in mutation.sample(mutation.enumerate_mutants(mutation.op_module(op)), 3, 0)]
+    recs = [dict(mutation.asdict(m), status="killed", by="x: pass -> fail", seconds=1.0) for m in plan]
+    journal = tmp_path / "m.json.journal"
+    journal.write_text("\n".join(json.dumps(r) for r in [head, *recs]) + "\n")
+    monkeypatch.setattr(mutation, "_score", lambda *a, **k: pytest.fail("a baseline was taken"))
+    assert mutation.main(args + ["--json", str(tmp_path / "m.json")]) == 0
+    out = capsys.readouterr().out
+    assert "6 mutants" in out and "by verdicts alone 6/6" in out
+    assert len(json.loads((tmp_path / "m.json").read_text())["mutants"]) == 6
+    assert mutation.main(args + ["--shard", "2/2"]) == 2

@@ -6,8 +6,12 @@
     options: --suite core|PATH  --seed 0  --sample N (per module; 0: all)  --modules a.py,b.py
              --tests FILES|''  --grep REGEX  --timeout S  --json out.json  --list (the sample only)
              --only REPORT|JSON|JOURNAL (rescore the mutants listed there)  --no-later
+             --shard I/N (one process a core: a shard scores mutants k with k % N = I)
     With --json, each finished mutant is appended to out.json.journal: an interrupted
-    run given the same arguments resumes from it.
+    run given the same arguments resumes from it.  Two cores, two shards (`make mutation`
+    runs them): each shard its own --json; their journals joined under one head line are
+    the whole run's, and a run without --shard on them restores every mutant (no baselines,
+    no scoring) and writes the whole report.
 
 A suite is as good as the wrong implementations it catches.  A *mutant*
 is the oracle with one small break in its semantics code — an operator
@@ -764,7 +768,17 @@ def main(argv=None) -> int:
                     help="stop at the suite and the tests: no check-spec, no regeneration stage")
     ap.add_argument("--json", help="write every mutant's record here")
     ap.add_argument("--list", action="store_true", help="list the sample and stop")
+    ap.add_argument("--shard", default="0/1", help="I/N: score the plan's mutants k with k %% N = I (one process "
+                    "a core, each with its own --json); the shards' journals, joined under one head line, are the "
+                    "whole run's journal: a run without --shard restores them all and reports the whole")
     a = ap.parse_args(argv)
+    try:
+        shard, shards = (int(x) for x in a.shard.split("/"))
+        if not 0 <= shard < shards:
+            raise ValueError
+    except ValueError:
+        print(f"mutation: --shard {a.shard}: want I/N with 0 <= I < N", file=sys.stderr)
+        return 2
 
     # The project is never imported here: each scorer imports it afresh, the mutated module from memory.
     spath = Path(a.suite).expanduser() if ("/" in a.suite or a.suite.startswith((".", "~"))) else ROOT / "suites" / a.suite
@@ -813,16 +827,21 @@ def main(argv=None) -> int:
             m.ops = [o]
             plan.append(m)
     extra_mutants = [m for x in extra for m in sample([m for m in enumerate_mutants(x) if keep(m)], n, a.seed)]
-    if a.list:
-        for m in plan + extra_mutants:
+    if a.list:   # the shard's part: the plan below is these, in this order, before its ops are known
+        listed = [m for k, m in enumerate(plan + extra_mutants) if k % shards == shard]
+        for m in listed:
             print(f"{m.path}:{m.line} {m.operator} [{m.function}] {m.source}")
-        print(f"{len(plan) + len(extra_mutants)} mutants")
+        print(f"{len(listed)} mutants")
         return 0
+
+    journal = _Journal(a) if a.json else None
+    # every mutant restores (the shards' journals joined): nothing to score, so no baselines and no unmutated tests
+    whole = journal is not None and all(journal.has(m) for m in plan + extra_mutants)
 
     # Baselines: the unmutated oracle per op, with the lines its cases execute.
     traced = sorted(set(own.values()) | set(extra))
     base: dict[str, dict] = {}
-    for o in ops:
+    for o in ([] if whole else ops):
         t0 = time.monotonic()
         res = _in_child(lambda o=o: _score(a.suite, [o], None, traced), 3600)
         if res[0] != "ok":
@@ -840,11 +859,12 @@ def main(argv=None) -> int:
             base[o][key] = {"verdicts": res[1]["verdicts"], "lines": res[1]["lines"], "seconds": time.monotonic() - t0}
     shared = {id(m) for m in extra_mutants}
     for m in extra_mutants:   # the ops whose cases reach the line, cheapest first
-        m.ops = sorted((o for o in ops if _reached(m, base[o]["lines"])), key=lambda o: base[o]["seconds"])
+        m.ops = sorted((o for o in base if _reached(m, base[o]["lines"])), key=lambda o: base[o]["seconds"])
         plan.append(m)
+    plan = [m for k, m in enumerate(plan) if k % shards == shard]
 
     equivalent = _equivalents()
-    tests = [t for t in a.tests.split(",") if t.strip() and (ROOT / t.strip()).is_file()]
+    tests = [] if whole else [t for t in a.tests.split(",") if t.strip() and (ROOT / t.strip()).is_file()]
     if tests:   # the unmutated tests must pass, or a failing one kills nothing (one run for every op)
         kind, got = _in_child(_tests_runner(None, None, tests, " or ".join(ops)), 1800)
         if kind != "ok" or got[0] not in (0, 5):
@@ -857,8 +877,7 @@ def main(argv=None) -> int:
         if kind != "ok" or got[0] not in (0, 5):
             print(f"mutation: the shared modules' tests fail on the unmutated code: {got}", file=sys.stderr)
             return 2
-    journal = _Journal(a) if a.json else None
-    regen = _Regeneration(a.suite, spath, manifest) if a.later else None
+    regen = _Regeneration(a.suite, spath, manifest) if a.later and not whole else None
     for i, m in enumerate(plan, 1):
         if journal and journal.restore(m):
             if m.status in ("gap", "not reached") and m.key in equivalent:   # declared since it was scored
@@ -1097,6 +1116,9 @@ class _Journal:
         else:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self.path.write_text(json.dumps(head) + "\n")
+
+    def has(self, m: Mutant) -> bool:
+        return m.key + "\0" + m.source in self.done
 
     def restore(self, m: Mutant) -> bool:
         r = self.done.get(m.key + "\0" + m.source)
