@@ -1,0 +1,41 @@
+"""Stop 46's figures (docs/mutation.md §13.3) from the shards' journals of a `make mutation` that had not
+finished (the shared modules' part): every mutant scored so far, the declarations of equivalent.toml applied
+as a restore applies them, `mutation.figures` for the two figures, and the op-module mutants that neither a
+verdict kills nor a declaration explains.
+
+    .venv/bin/python tools/mutation/runs/stop46_figures.py tools/mutation/runs/stop46.json.journal
+"""
+import collections
+import json
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+import mutation as mt  # noqa: E402
+
+declared = mt._equivalents()
+records = {}
+for path in sys.argv[1:]:
+    for line in Path(path).read_text().splitlines()[1:]:
+        try:
+            r = json.loads(line)
+        except ValueError:   # a line cut by an interruption
+            continue
+        records[r["key"] + "\0" + r["source"]] = r
+fields = set(mt.Mutant.__dataclass_fields__)
+plan = []
+for r in records.values():
+    m = mt.Mutant(**{k: v for k, v in r.items() if k in fields})
+    if m.status in ("gap", "not reached") and m.key in declared:
+        m.status, m.by = "equivalent", declared[m.key]
+    plan.append(m)
+print(f"{len(plan)} mutants scored: {dict(collections.Counter(m.status for m in plan))}; "
+      f"op modules {sum(mt.is_op_module(m.path) for m in plan)}, shared {sum(not mt.is_op_module(m.path) for m in plan)}")
+for line in mt.figures(plan):
+    print(line)
+left = [m for m in plan if mt.is_op_module(m.path) and m.key not in declared
+        and (m.status in ("gap", "not reached") or (m.status == "killed" and m.by.startswith("by ")))]
+print(f"{len(left)} op-module mutants no verdict kills and no declaration explains:")
+for m in sorted(left, key=lambda m: (m.path, m.line)):
+    print(f"  {m.status:<11} {m.path}:{m.line} [{m.function}] {m.operator}\n      {m.source}\n   -> {m.mutated.strip()}\n"
+          f"      {m.by[:160]}")
