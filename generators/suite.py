@@ -366,7 +366,8 @@ def _declared_case(spec: OpSpec, note: str, kind: str, inst, violates, rng, seed
 # here changes no other op's cases.
 ADDED_STREAMS = (quantized.cases, v1_20_collectives.cases, v1_20_ops.cases,
                  quantized.added_cases,   # issue 34: quantized cases on a declared example, after the rest
-                 v1_20_ops.late_cases)    # issue 35: invalid cases for the clauses the first pass missed
+                 v1_20_ops.late_cases,    # issue 35: invalid cases for the clauses the first pass missed
+                 v1_20_collectives.late_cases)   # async_start's/async_done's cases after the quantized ones
 
 
 def op_cases(spec: OpSpec, seed: int, expect_fn=None) -> tuple[list[Case], list[str]]:

@@ -29,6 +29,11 @@ program per constraint.
 Hooked into `suite.op_cases` for the ops v1.20 added: `cases(spec, seed,
 expect_fn)` is [] for any other op, and draws from a generator seeded by
 (seed, op, "v1.20 collectives"), so no other stream changes.
+`late_cases(spec, seed, expect_fn)`, the last of `suite.ADDED_STREAMS`,
+holds async_start's and async_done's cases written after the quantized
+stream's (a future of two tensors, a block argument of another element
+type): on a generator of its own, (seed, op, "v1.20 collectives late"),
+so every earlier line keeps its bytes.
 """
 from __future__ import annotations
 
@@ -50,6 +55,7 @@ INVALID_PER_CONSTRAINT = 2
 F32 = element_type("f32")
 SI32 = element_type("si32")
 SI64 = element_type("si64")
+F64 = element_type("f64")
 
 
 def cases(spec: OpSpec, seed: int, expect_fn=None) -> list[Case]:
@@ -313,7 +319,7 @@ def operations(et) -> list[Operation]:
 
 
 def async_program(operation: Operation, form: str = "arguments", future=None, done=None, body=None,
-                  operands=None) -> str:
+                  operands=None, block_types=None) -> str:
     """@main running `operation` through async_start and async_done.
 
     `form`: "arguments" (the block takes the operands: jaxlib's spelling) or
@@ -321,7 +327,9 @@ def async_program(operation: Operation, form: str = "arguments", future=None, do
     `future` / `done`: the future's and async_done's types where a case
     states others than the operation's; `body(uses) -> lines`: other block
     contents (invalid programs); `operands`: which @main arguments
-    async_start takes (default: all, in order)."""
+    async_start takes (default: all, in order); `block_types`: the block
+    arguments' types where a case states others than the operands' (by
+    the operand's index)."""
     ins, out = operation.operand_types, operation.result_type
     future = future or f"!stablehlo.future<{out.mlir}>"
     done = done or out
@@ -329,7 +337,8 @@ def async_program(operation: Operation, form: str = "arguments", future=None, do
     taken = list(range(len(ins))) if operands is None else list(operands)
     if form == "arguments":
         uses = [f"%b{i}" for i in taken]
-        label = "    ^bb0(" + ", ".join(f"%b{i}: {ins[i].mlir}" for i in taken) + "):\n"
+        block = ins if block_types is None else block_types
+        label = "    ^bb0(" + ", ".join(f"%b{i}: {block[i].mlir}" for i in taken) + "):\n"
     else:
         uses = [f"%arg{i}" for i in range(len(ins))]
         label = ""
@@ -456,3 +465,53 @@ def _async_done_cases(spec: OpSpec, seed: int, rng, expect_fn) -> list:
                            "violates async_done_c1 (a result of another shape than the future's)",
                            expect_fn, "invalid", "async_done_c1"))
     return out
+
+
+# ---------------------------------------------------------------- late: after the quantized stream's cases
+def late_cases(spec: OpSpec, seed: int, expect_fn=None) -> list[Case]:
+    """async_start's and async_done's cases added after the quantized stream
+    had written theirs (module docstring): the last stream of
+    `suite.ADDED_STREAMS`, so the committed lines keep their bytes; [] for
+    other ops."""
+    if spec.mnemonic not in ASYNC:
+        return []
+    rng = np.random.default_rng([seed, zlib.crc32(spec.mnemonic.encode()), zlib.crc32(b"v1.20 collectives late")])
+    made = (_async_start_late(spec, seed, rng, expect_fn) if spec.mnemonic == "async_start"
+            else _async_done_late(spec, seed, rng, expect_fn))
+    return [c for c in made if c is not None]
+
+
+def _async_start_late(spec: OpSpec, seed: int, rng, expect_fn) -> list:
+    """C3 by a block argument of another element type (f64) than the f32
+    operand it receives, the operation taking it in order: the type half of
+    C3 broken alone (the other C3 cases break the order half, so an
+    implementation that never compared the types passed them all).  The
+    f64 all_gather is valid, the future is of its result (C4)."""
+    gather, wide = operations(F32)[0], operations(F64)[0]
+    r = wide.result_type
+    mlir = async_program(gather, future=f"!stablehlo.future<{r.mlir}>", done=r, block_types=wide.operand_types,
+                         body=lambda uses: [f"    %1 = {wide.text(uses)}",
+                                            f'    "stablehlo.return"(%1) : ({r.mlir}) -> ()'])
+    return [_async_case(spec, seed, rng, gather, mlir,
+                        "violates async_start_c3 (a block argument of f64 for an f32 operand)",
+                        expect_fn, "invalid", "async_start_c3")]
+
+
+def _async_done_late(spec: OpSpec, seed: int, rng, expect_fn) -> list:
+    """C1 by a future of two tensors (a two-operand all_gather's results,
+    async_start's C4 `future<T>` with T both types: spec.md's FutureType
+    holds one or more tensors), async_done returning the first: async_done
+    has one result, so no T is returned (the other C1 cases state another
+    type than a one-tensor future's, so an implementation that took the
+    first of any future's types passed them all)."""
+    two = Operation("all_gather", Grid(2, 1), [_t((2, 3)), _t((2, 3))], _t((2, 6)), None)
+    ins, r = _sig(two.operand_types), two.result_type.mlir
+
+    def both(uses):
+        return [f'    %1:2 = "stablehlo.all_gather"({", ".join(uses)}) {{all_gather_dim = 1 : i64, '
+                f"replica_groups = dense<[[0, 1]]> : tensor<1x2xi64>}} : ({ins}) -> ({r}, {r})",
+                f'    "stablehlo.return"(%1#0, %1#1) : ({r}, {r}) -> ()']
+    mlir = async_program(two, future=f"!stablehlo.future<{r}, {r}>", body=both)
+    return [_async_case(spec, seed, rng, two, mlir,
+                        "violates async_done_c1 (a future of two tensors, the result its first)",
+                        expect_fn, "invalid", "async_done_c1")]

@@ -304,10 +304,22 @@ def _composites():
     )
 
 
+def _quoted_composite():
+    """`_composites`' row for a decomposition whose name MLIR quotes (`@"my-negate"`: a hyphen is outside
+    MLIR's bare identifiers), written after every other composite case: the reader finds the function only
+    with the quotes stripped from the symbol reference, and a reader keeping them looks for `"my-negate"`,
+    which the module does not define, and refuses a valid program (C2)."""
+    f3 = TensorType((3,), element_type("f32"))
+    negate = _fn_text('"my-negate"', [f3], [f3], [f'%r = "stablehlo.negate"(%a0) : ({f3.mlir}) -> {f3.mlir}'],
+                      ["%r"])
+    return ('a decomposition whose name MLIR quotes (@"my-negate")', "my.negate", None, None, [f3], [f3],
+            [negate])
+
+
 def _composite_drawn(spec, note, name, attrs_text, version, ins, outs, fns, rng) -> tuple[Drawn, list, str]:
     """The instance (its decomposition's types as the reader finds them), the @main arguments and the
     module text."""
-    fn_name = fns[0].split("@", 1)[1].split("(", 1)[0]
+    fn_name = fns[0].split("@", 1)[1].split("(", 1)[0].strip('"')
     attrs = {"name": name, DECOMPOSITION: fn_name,
              "composite_attributes": Dictionary(attrs_text) if attrs_text else Dictionary("{}"),
              "version": version or 0}
@@ -565,7 +577,12 @@ def late_cases(spec: OpSpec, seed: int, expect_fn=None) -> list:
     draw, types = DRAW[spec.mnemonic]
     drawn = [(draw(spec, et, rng, k), et) for et in types for k in range(CASES_PER_TYPE)]
     valid = [(d, et) for d, et in drawn if d is not None and not spec.violated(d.inst)]
-    return _late_invalid(spec, valid, seed, expect_fn or oracle_expectations)
+    out = _late_invalid(spec, valid, seed, expect_fn or oracle_expectations)
+    if spec.mnemonic == "dynamic_conv":
+        out += _ranged_lhs(spec, seed, rng, expect_fn or oracle_expectations)
+    if spec.mnemonic == "dynamic_gather":
+        out += _implicit_index_vector(spec, seed, rng, expect_fn or oracle_expectations)
+    return out
 
 
 # Constraints check-spec proves independent for which the first pass (`_invalid`, MUTATIONS) had no case when
@@ -613,6 +630,51 @@ def _conv_late(spec, d: Drawn):
 
 
 LATE_MUTATIONS = {"dynamic_gather": _gather_late, "dynamic_conv": _conv_late}
+
+
+def _ranged_lhs(spec, seed: int, rng, expect_fn) -> list:
+    """convolution's quantized example in f32 (1x5x2 by 3x2x4, stride 2, padding [[1, 1]] a constant) with
+    its lhs the sine of @main's argument, after every other case of the op: a sine's result carries its
+    4-ULP tolerance, so the oracle bounds the conv's error through its bilinear form on the padding it ran
+    with (`bilinear_form`: convolution's form on the static instance) — no other case feeds dynamic_conv a
+    ranged operand."""
+    inst = spec.quantization.example({})
+    text = emit.program(spec, inst, None, inst.known_values)
+    lhs = inst.operands["lhs"].mlir
+    sine = f'  %s = "stablehlo.sine"(%arg0) : ({lhs}) -> {lhs}\n'
+    head, conv = text.split('  %0 = "stablehlo.dynamic_conv"(%arg0,', 1)
+    mlir = head + sine + '  %0 = "stablehlo.dynamic_conv"(%s,' + conv
+    arrays = [rng.uniform(-4, 4, size=t.shape).astype(t.element_type.numpy) for t in (inst.lhs, inst.rhs)]
+    c = _case(spec, inst, arrays, {}, "value", seed, "lhs from a sine: its 4-ULP range carried by the bilinear form",
+              "f32", expect_fn, mlir=mlir)
+    return [] if c is None else [c]
+
+
+def _implicit_index_vector(spec, seed: int, rng, expect_fn) -> list:
+    """Rows of a 4x5 operand gathered by a rank-1 `start_indices` whose
+    `index_vector_dim` is its rank (each start one implicit component),
+    `slice_sizes` an @main argument: C13 is then read on types before the
+    values are known, where `index_vector_dim` may equal the rank of
+    `start_indices` (v1.20 C2: `0 <= index_vector_dim <= rank`).  Every
+    other case with `slice_sizes` unknown has its index vector inside the
+    start indices, so a reading that took the rank itself as out of range
+    would refuse this valid program alone.  After every other case of the
+    op (`late_cases`' own generator, after its draws)."""
+    f32, si32, si64 = element_type("f32"), element_type("si32"), element_type("si64")
+    sizes = TensorType((2,), si64)
+    inst = spec.instance({"operand": TensorType((4, 5), f32), "start_indices": TensorType((2,), si32),
+                          "slice_sizes": sizes},
+                         {"offset_dims": (1,), "collapsed_slice_dims": (0,), "start_index_map": (0,),
+                          "index_vector_dim": 1, "indices_are_sorted": False},
+                         {"result": TensorType((2, 3), f32)})
+    inst.known_values = {}
+    fits = np.array([1, 3], dtype=np.int64)
+    mlir = _as_argument(emit.program(spec, inst, None, {"slice_sizes": fits}), "slice_sizes", sizes)
+    arrays = [rng.uniform(-4, 4, size=(4, 5)).astype(np.float32), rng.integers(0, 4, size=(2,)).astype(np.int32), fits]
+    c = quantized.stream_case(spec, inst, arrays, "value", seed,
+                              "index_vector_dim = rank(start_indices) = 1, slice_sizes [1, 3] an @main argument",
+                              "f32", expect_fn, mlir=mlir, more_arguments=(sizes,))
+    return [] if c is None else [c]
 
 
 # ---------------------------------------------------------------- shape operands known only at run time
@@ -744,4 +806,10 @@ def _composite_cases(spec, seed: int, rng, expect_fn) -> list:
                   violates=label, mlir=_module(spec, m, present, text))
         if c is not None:
             out.append(c)
+    note, name, attrs_text, version, ins, outs, fns = _quoted_composite()
+    d, present, functions = _composite_drawn(spec, note, name, attrs_text, version, ins, outs, fns, rng)
+    c = _case(spec, d.inst, d.args, {}, "value", seed, note, ins[0].element_type.name, expect_fn,
+              mlir=_module(spec, d, present, functions))
+    if c is not None:
+        out.append(c)
     return out

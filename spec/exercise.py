@@ -67,6 +67,7 @@ an op can declare, and what each declaration feeds:
 """
 from __future__ import annotations
 
+import weakref
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -164,3 +165,27 @@ class Exercise:
         "appended_last"), in order: a tuple's members, one builder, or none."""
         b = getattr(self, stream)
         return () if b is None else b if isinstance(b, tuple) else (b,)
+
+
+class Chosen:
+    """The operand values hand-built instances carry (`Exercise.operand_values`).
+
+    An `appended_last` builder that needs particular values — a shape operand
+    equal to its result's shape, indices that break a promise, the ties a
+    case is about — chooses them for the instance it yields
+    (`CHOSEN.choose(inst, name=array)`); the generator then asks for each
+    operand and gets those, or None for every operand of every other
+    instance, which is drawn as usual (so the op's other streams draw as
+    they did).  Keyed weakly by the instance: a table of instances that
+    outlives the generator run would keep them alive."""
+
+    def __init__(self):
+        self._by = weakref.WeakKeyDictionary()
+
+    def choose(self, inst, **arrays):
+        """`inst`, its operands `arrays` chosen (by operand name)."""
+        self._by[inst] = arrays
+        return inst
+
+    def __call__(self, op, name, k, t, rng):
+        return self._by.get(op, {}).get(name)

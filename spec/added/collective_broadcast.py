@@ -62,7 +62,7 @@ from .. import grid as grids
 from ..dsl import (ANY, Attribute, BoolAttr, Collective, OpSpec, Operand, Result, all_of, element_type,
                    groups_entries, in_range, rank, same_type)
 from ..dsl.quantization import STORAGE, Quantization
-from ..exercise import Corner, Exercise
+from ..exercise import PAST_SMALL_INTEGERS, Corner, Exercise
 from ..ops.all_gather import channel_attributes, members, replica_groups_attribute, unique_rule
 from ..ops.collective_permute import ids_bound
 from ..ops.send import CHANNEL_HANDLE
@@ -273,6 +273,21 @@ def quantized_example(types: dict):
                          {"results": [TensorType((2, 3), types.get("results", f32))]}, grid=Grid(4, 1))
 
 
+def operands_past_256(spec, skels, rng):
+    """PAST_SMALL_INTEGERS operands and results, each a `tensor<f32>`
+    (`Exercise.appended_last`): C5 compares `size(results)` with
+    `size(operands) - 0`, a count past the integers CPython keeps one object
+    of (-5..256), so an implementation that compared the counts by identity
+    refuses a valid program (all_gather's `gathered_past_256`)."""
+    from ..symbolic import Skeleton
+    from ..types import TensorType
+    t = TensorType((), named_type("f32"))
+    yield (f"{PAST_SMALL_INTEGERS} operands (past CPython's shared small integers)", None,
+           Skeleton(spec.mnemonic, (t.element_type,), attrs=(("has_dynamic_root", None),)),
+           spec.instance({"operands": [t] * PAST_SMALL_INTEGERS}, {"replica_groups": ((0, 1),), "channel_id": 0},
+                         {"results": [t] * PAST_SMALL_INTEGERS}, grid=grids.Grid(2, 1)))
+
+
 SPEC = OpSpec(
     mnemonic="collective_broadcast",
     operands=(Operand("operands", ANY, variadic=True, count=(1, 2)),),
@@ -290,7 +305,7 @@ SPEC = OpSpec(
         Corner("two groups of two", (2,),
                lambda op: [op.channel_id <= 0, op.grid.num_replicas == 4, op.grid.num_partitions == 1],
                layout=ONE | {"group_shapes": {"replica_groups": (2, 2)}}),
-    )),
+    ), appended_last=operands_past_256),
     notes="v1.20 numbering (not in the seed)",
     # C6 states the roots' values, not a type: no program's types break it (`sources` checks it on every
     # process's roots when the program runs), so check-spec finds it implied, and no invalid case names it

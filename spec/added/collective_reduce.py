@@ -200,6 +200,22 @@ def promoted_cases(spec, skels, rng):
             if label != ""]
 
 
+def result_rank_above(spec, skels, rng):
+    """A result one rank above its operand, its leading dims the operand's
+    (`Exercise.appended_last`, after `promoted_cases`): only C3's comparison
+    of ranks breaks (negative.violations changes a dim; a rank test that let
+    the longer result through would compare the common leading dims alone
+    and accept it)."""
+    f32 = element_type("f32")
+    e = TensorType((), f32)
+    yield ("a result one rank above its operand (2x3 -> 2x3x1)", "collective_reduce_c3",
+           Skeleton(spec.mnemonic, (f32,), regions=(("computation", "add"),)),
+           SPEC.instance({"operands": [TensorType((2, 3), f32)]},
+                         {"replica_groups": ((0, 1),), "channel_id": 0, "has_dynamic_root": None},
+                         {"results": [TensorType((2, 3, 1), f32)]},
+                         {"computation": Function((e, e), (e,), "add")}, grid=Grid(2, 1)))
+
+
 # The corners' layouts: one operand (jaxlib 0.10.2's collective_broadcast takes one, so the corners stay
 # programs a backend can read; the random cases vary the count).
 ONE = {"counts": {"operands": 1}}
@@ -221,7 +237,7 @@ SPEC = OpSpec(
         Corner("a group of four", (2,),
                lambda op: [op.channel_id <= 0, op.grid.num_replicas == 4, op.grid.num_partitions == 1],
                layout=ONE | {"group_shapes": {"replica_groups": (1, 4)}}),
-    ), survey_when=survey_reason, appended_last=promoted_cases),
+    ), survey_when=survey_reason, appended_last=(promoted_cases, result_rank_above)),
     # v1.20: operands and results "or per-tensor quantized tensors"; the computation combines them by its own
     # quantized ops, as all_reduce's (module docstring)
     quantization=Quantization(meaning=REGIONS, example=quantized_example, type_clauses=("collective_reduce_c4",)),

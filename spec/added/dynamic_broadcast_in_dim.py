@@ -35,6 +35,7 @@ import numpy as np
 from ..dsl.quantization import STORAGE, Quantization
 from ..dsl import (ANY, INTEGER, Attribute, DataMovement, I64ArrayAttr, OpSpec, Operand, Result, all_of, dim,
                    in_range, is_unique, rank)
+from ..exercise import Chosen, Exercise
 from ..ops.broadcast_in_dim import SPEC as BROADCAST
 from ..ops.broadcast_in_dim import (broadcast_in_dim_c1, broadcast_in_dim_c2, broadcast_in_dim_c3, broadcast_in_dim_c4,
                                     broadcast_in_dim_c5, broadcast_in_dim_c6)
@@ -184,6 +185,27 @@ def quantized_example(types: dict):
     return _known(inst, output_dimensions=(2, 3, 2))
 
 
+CHOSEN = Chosen()   # the output_dimensions of `knowledge_broken`'s instance
+
+
+def knowledge_broken(spec, skels, rng):
+    """The spec's example shapes (1x3 to 2x3x2 along [0, 1]) stating
+    dimension 0 non-expanding, which its size 1 broadcast to 2 breaks
+    (`Exercise.appended_last`): every element any value beside
+    broadcast_in_dim's (`broken_knowledge`) — the generator draws only
+    knowledge the shapes keep, so no other case has a result the spec
+    leaves open this way."""
+    from ..symbolic import Skeleton
+    from ..types import element_type
+    f32, si64 = element_type("f32"), element_type("si64")
+    inst = spec.instance({"operand": TensorType((1, 3), f32), "output_dimensions": TensorType((3,), si64)},
+                         {"broadcast_dimensions": (0, 1), "known_expanding_dimensions": (),
+                          "known_nonexpanding_dimensions": (0,)}, {"result": TensorType((2, 3, 2), f32)})
+    yield ("known_nonexpanding_dimensions [0]: its size 1 broadcast to 2 (the knowledge broken)", None,
+           Skeleton(spec.mnemonic, (f32, si64)),
+           CHOSEN.choose(inst, output_dimensions=np.array([2, 3, 2], dtype=np.int64)))
+
+
 _OPTIONAL_DIMS = dict(optional=True, default=(), length=0)
 
 SPEC = OpSpec(
@@ -200,6 +222,7 @@ SPEC = OpSpec(
     infer=infer,
     semantics=DataMovement(movement),
     shape_from_program=("result",),
+    exercise=Exercise(operand_values=CHOSEN, appended_last=knowledge_broken),
     notes="v1.20 numbering (not in the seed); dynamic_broadcast_in_dim_dynamism is spec.md's Dynamism section",
     # v1.20: "tensor or quantized tensor", per-axis too (C1, C6: the op's own); the storage values move
     quantization=Quantization(meaning=STORAGE, per_axis=True, example=quantized_example,

@@ -20,6 +20,7 @@ import numpy as np
 
 from ..dsl import COMPLEX, FLOAT, INTEGER, Attribute, DataMovement, IntAttr, OpSpec, Operand, Result, in_range, rank
 from ..dsl.quantization import Quantization
+from ..exercise import Chosen, Exercise
 from ..ops.iota import SPEC as IOTA
 from ..types import TensorType
 from .shape_operands import deferred, operand_size, shape_operand_matches, undefined, values
@@ -79,6 +80,25 @@ def quantized_example(types: dict):
     return _known(inst, output_shape=(3, 4))
 
 
+CHOSEN = Chosen()   # the output_shape of `shape_operand_shorter`'s instance
+
+
+def shape_operand_shorter(spec, skels, rng):
+    """A 2x3 result from an `output_shape` of one entry, [2]
+    (`Exercise.appended_last`): C2 broken with the rank above the operand's
+    size — the generator's own C2 cases lengthen `output_shape`, so a rank
+    test that let the longer result through (`>=`) would pass them all.
+    The Dynamism rule compares values only where the lengths agree, and C1
+    holds (dimension 0 < 1): C2 is the one rule broken."""
+    from ..symbolic import Skeleton
+    from ..types import element_type
+    f32, si64 = element_type("f32"), element_type("si64")
+    inst = spec.instance({"output_shape": TensorType((1,), si64)}, {"iota_dimension": 0},
+                         {"result": TensorType((2, 3), f32)})
+    yield ("output_shape [2] for a 2x3 result (one entry short of the rank)", "dynamic_iota_c2",
+           Skeleton(spec.mnemonic, (f32, si64)), CHOSEN.choose(inst, output_shape=np.array([2], dtype=np.int64)))
+
+
 SPEC = OpSpec(
     mnemonic="dynamic_iota",
     operands=(Operand("output_shape", INTEGER, rank=1, literal=True),),
@@ -89,6 +109,7 @@ SPEC = OpSpec(
     semantics=DataMovement(movement),
     result_from_program=("result",),
     shape_from_program=("result",),
+    exercise=Exercise(operand_values=CHOSEN, appended_last=shape_operand_shorter),
     notes="v1.20 numbering (not in the seed); dynamic_iota_dynamism is spec.md's Dynamism section",
     # v1.20: result "or per-tensor quantized tensor" (iota's: the index quantized, dequantize_op_quantize)
     quantization=Quantization(example=quantized_example, skeletons=False),

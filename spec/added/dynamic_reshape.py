@@ -19,6 +19,7 @@ import numpy as np
 
 from ..dsl import ANY, INTEGER, DataMovement, OpSpec, Operand, Result, rank
 from ..dsl.quantization import STORAGE, Quantization
+from ..exercise import Chosen, Exercise
 from ..ops.reshape import SPEC as RESHAPE
 from ..ops.reshape import num_elements, reshape_c1, reshape_c3
 from ..quantized import is_per_axis_quantized
@@ -104,6 +105,25 @@ def quantized_example(types: dict):
     return _known(inst, output_shape=(2, 6))
 
 
+CHOSEN = Chosen()   # the output_shape of `counts_past_256`'s instance
+
+
+def counts_past_256(spec, skels, rng):
+    """17x17 reshaped to one axis of 289 (`Exercise.appended_last`): C2
+    compares two element counts past the integers CPython keeps one object
+    of (-5..256), so an implementation comparing them by identity refuses a
+    valid program (all_gather's `gathered_past_256`); every other case
+    holds fewer elements."""
+    from ..symbolic import Skeleton
+    from ..types import element_type
+    f32, si64 = element_type("f32"), element_type("si64")
+    n = 17 * 17
+    inst = spec.instance({"operand": TensorType((17, 17), f32), "output_shape": TensorType((1,), si64)}, {},
+                         {"result": TensorType((n,), f32)})
+    yield (f"17x17 to {n}: element counts past CPython's shared small integers", None,
+           Skeleton(spec.mnemonic, (f32, si64)), CHOSEN.choose(inst, output_shape=np.array([n], dtype=np.int64)))
+
+
 SPEC = OpSpec(
     mnemonic="dynamic_reshape",
     operands=(Operand("operand", ANY), Operand("output_shape", INTEGER, rank=1, literal=True)),
@@ -113,6 +133,7 @@ SPEC = OpSpec(
     infer=infer,
     semantics=DataMovement(movement),
     shape_from_program=("result",),
+    exercise=Exercise(operand_values=CHOSEN, appended_last=counts_past_256),
     notes="v1.20 numbering (not in the seed); dynamic_reshape_dynamism is spec.md's Dynamism section",
     # v1.20: "tensor or quantized tensor", per-axis too (C1, C3: the op's own); the storage values move
     quantization=Quantization(meaning=STORAGE, per_axis=True, example=quantized_example,

@@ -253,6 +253,25 @@ def shape_breaks(spec, skels, rng):
         yield note, "all_reduce_c6", skel, make(ops, res)
 
 
+def leaves_past_enumeration(spec, skels, rng):
+    """A subtract `computation` over one group of thirteen replicas
+    (`Exercise.appended_last`): past `MAX_ENUMERATED_LEAVES` (12) the
+    schedules of a body that is no monoid are not enumerated, and each
+    element is any value beside the left fold — the only route to that
+    statement (`reduce_without_init`), which no smaller group reaches.  A
+    survey case (the body is not associative): reported, never scored."""
+    e = TensorType((), E_F32)
+    n = MAX_ENUMERATED_LEAVES + 1
+    yield (f"a subtract computation over {n} replicas: schedules past enumeration", None,
+           Skeleton(spec.mnemonic, (E_F32,), attrs=(("use_global_device_ids", None),),
+                    regions=(("computation", "subtract"),)),
+           SPEC.instance({"operands": [TensorType((2,), E_F32)]},
+                         {"replica_groups": (tuple(range(n)),), "channel_id": 0, "channel_type": "DEVICE_TO_DEVICE",
+                          "use_global_device_ids": None},
+                         {"results": [TensorType((2,), E_F32)]}, {"computation": Function((e, e), (e,), "subtract")},
+                         grid=Grid(n, 1)))
+
+
 SPEC = OpSpec(
     mnemonic="all_reduce",
     operands=(Operand("operands", ANY, variadic=True, count=(1, 2)),),
@@ -268,7 +287,7 @@ SPEC = OpSpec(
     semantics=Collective(process_groups, reduce_group, accumulating=True),
     exercise=Exercise(corners=grid_corners((1,)) + (
         Corner("two operands reduced together", (1,), lambda op: [], layout={"counts": {"operands": 2}}),),
-        survey_when=survey_reason, appended_last=(promoted_cases, shape_breaks)),
+        survey_when=survey_reason, appended_last=(promoted_cases, shape_breaks, leaves_past_enumeration)),
     # the seed RFC and v1.20: operands and results "or per-tensor quantized tensors"; the computation combines
     # them by its own quantized ops (is_promotable: a quantized type only to itself, module docstring)
     quantization=Quantization(meaning=REGIONS),

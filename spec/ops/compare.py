@@ -18,7 +18,6 @@ Findings:
 * Complex: lexicographic on (real, imag) with IEEE quiet comparisons, so a
   NaN component makes every direction but NE false.
 """
-import weakref
 
 import numpy as np
 
@@ -27,7 +26,7 @@ from ..dsl import (ANY, BOOLEAN, Attribute, Elementwise, EnumAttr, Generic, Impl
 from ..dsl.quantization import PER_TENSOR
 from ..quantized import baseline_element_type
 from .. import ieee
-from ..exercise import Exercise
+from ..exercise import Chosen, Exercise
 from ..symbolic import Skeleton
 from ..types import I1, TensorType, element_type, element_type_of_dtype, from_bits, to_bits
 
@@ -203,13 +202,7 @@ def arrays(op, lhs, rhs):
     return _ordered_arrays(direction, a, b)
 
 
-# The operand values an `appended_last` builder chose for its instance (`chosen_values`); the others are drawn.
-CHOSEN: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
-
-
-def chosen_values(op, name, k, t, rng):
-    """`Exercise.operand_values`: the values `CHOSEN` holds for this instance, else None (drawn as usual)."""
-    return CHOSEN.get(op, {}).get(name)
+CHOSEN = Chosen()   # the operand values an `appended_last` builder chose for its instance; the others are drawn
 
 
 def fnuz_nan_against_negatives(spec, skels, rng):
@@ -228,7 +221,7 @@ def fnuz_nan_against_negatives(spec, skels, rng):
         t = TensorType((len(lhs),), et)
         inst = spec.instance({"lhs": t, "rhs": t}, {"comparison_direction": "LT", "compare_type": "TOTALORDER"},
                              {"result": TensorType((len(lhs),), I1)})
-        CHOSEN[inst] = {n: from_bits(np.array(v, dtype=np.uint64), et) for n, v in (("lhs", lhs), ("rhs", rhs))}
+        CHOSEN.choose(inst, **{n: from_bits(np.array(v, dtype=np.uint64), et) for n, v in (("lhs", lhs), ("rhs", rhs))})
         yield (f"TOTALORDER LT: {name}'s NaN (0x80) against its largest negatives, both ways", None,
                Skeleton(spec.mnemonic, (et, et), (), (("comparison_direction", "LT"), ("compare_type", "TOTALORDER"))),
                inst)
@@ -246,6 +239,6 @@ SPEC = OpSpec(
     constraints=(compare_c1, compare_c2, compare_c3),
     infer=infer,
     semantics=Elementwise(element, generic=Generic(None, whole=arrays), same_operand=True),
-    exercise=Exercise(operand_values=chosen_values, appended_last=fnuz_nan_against_negatives),
+    exercise=Exercise(operand_values=CHOSEN, appended_last=fnuz_nan_against_negatives),
     quantization=PER_TENSOR,   # v1.20: "or per-tensor quantized tensor"; dequantize_op_quantize (compare: dequantize_compare, select: dequantize_select_quantize, is_finite: always true)
 )

@@ -27,12 +27,11 @@ ambiguous (both neighbours have an odd one-bit significand); see `element`.  The
 infinity, so an overflow there is implementation-defined (declared below).
 """
 import math
-import weakref
 from fractions import Fraction
 
 import numpy as np
 
-from ..exercise import Exercise
+from ..exercise import Chosen, Exercise
 from ..symbolic import Skeleton
 from ..types import E_F32, TensorType
 from ..dsl import FLOAT, Elementwise, ImplDefined, IntAttr, OpSpec, Operand, Attribute, Result
@@ -157,13 +156,7 @@ def _underflow(x: float, fmt):
                        why=f"reduce_precision: the result underflows to zero, which {fmt.name} cannot hold")
 
 
-# The operand values an `appended_last` builder chose for its instance (`chosen_values`); the others are drawn.
-CHOSEN: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
-
-
-def chosen_values(op, name, k, t, rng):
-    """`Exercise.operand_values`: the values `CHOSEN` holds for this instance, else None (drawn as usual)."""
-    return CHOSEN.get(op)
+CHOSEN = Chosen()   # the operand values an `appended_last` builder chose for its instance; the others are drawn
 
 
 def _chosen_case(spec, note, values, exponent_bits, mantissa_bits):
@@ -171,7 +164,7 @@ def _chosen_case(spec, note, values, exponent_bits, mantissa_bits):
     t = TensorType((len(values),), E_F32)
     inst = spec.instance({"operand": t}, {"exponent_bits": exponent_bits, "mantissa_bits": mantissa_bits},
                          {"output": t})
-    CHOSEN[inst] = np.array(values, dtype=np.float32)
+    CHOSEN.choose(inst, operand=np.array(values, dtype=np.float32))
     return note, None, Skeleton(spec.mnemonic, (E_F32,)), inst
 
 
@@ -208,7 +201,7 @@ SPEC = OpSpec(
     constraints=(reduce_precision_c1, reduce_precision_c2, reduce_precision_c3),
     infer=infer,
     semantics=Elementwise(element),
-    exercise=Exercise(hard_floats=samples.reduced_range_edges, operand_values=chosen_values,
+    exercise=Exercise(hard_floats=samples.reduced_range_edges, operand_values=CHOSEN,
                       appended_last=(one_bit_ties, operand_subnormals)),
     quantization=PER_TENSOR,   # v1.20: "or per-tensor quantized tensor"; dequantize_op_quantize (compare: dequantize_compare, select: dequantize_select_quantize, is_finite: always true)
 )

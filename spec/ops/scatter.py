@@ -75,7 +75,7 @@ import numpy as np
 from ..dsl import (ANY, ANY_VALUE, INTEGER, And, Attribute, BoolAttr, Choices, DataMovement, Group,
                    I64ArrayAttr, If, IntAttr, Not, OpSpec, Operand, Region, Result, all_of, any_of, at, contains,
                    in_range, is_sorted, is_unique, rank, same_shape, same_type, shape, size)
-from ..exercise import IMPLEMENTATION_DEFINED, Corner, Exercise, Indices, StartVectors
+from ..exercise import IMPLEMENTATION_DEFINED, Chosen, Corner, Exercise, Indices, StartVectors
 from ..types import TensorType
 from .gather import (batch_dim_options, batches_sorted, combine_holds, disjoint, full_batching_index,
                      full_start_index, full_window_index, in_bounds, kept, start_index, undefined, unique_and_sorted)
@@ -546,6 +546,28 @@ def promoted_cases(spec, skels, rng):
             for note, label, s, e, inst in promotion_plan(make, "scatter_c15", "scatter_c16")]
 
 
+CHOSEN = Chosen()   # the scatter_indices of `unique_promise_broken`'s instance
+
+
+def unique_promise_broken(spec, skels, rng):
+    """`quantized_example`'s scatter in f32 promising `unique_indices` while
+    two of its three updates land on element 1 (indices [1, 4, 1];
+    `Exercise.appended_last`): the result is undefined (any value, labelled
+    with the one promise broken).  The generator's index draw keeps every
+    promise a program makes, so no other case breaks one; this one breaks
+    the unique promise alone, with its indices unsorted and sorted not
+    promised."""
+    from ..types import SI32
+    from ..types import element_type as _named
+    inst = quantized_example({})
+    inst.attributes["unique_indices"] = True
+    f32 = _named("f32")
+    yield ("unique_indices promised, indices [1, 4, 1] repeat: undefined", None,
+           Skeleton(spec.mnemonic, (f32, SI32, f32), attrs=(("indices_are_sorted", False), ("unique_indices", True)),
+                    regions=(("update_computation", "add"),)),
+           CHOSEN.choose(inst, scatter_indices=np.array([[1], [4], [1]], dtype=np.int32)))
+
+
 SPEC = OpSpec(
     mnemonic="scatter",
     operands=(Operand("inputs", ANY, variadic=True, count=(1, 2)),
@@ -576,7 +598,8 @@ SPEC = OpSpec(
     infer=infer,
     semantics=DataMovement(arrays, bit_exact=False),
     exercise=Exercise(corners=CORNERS, indices=Indices(start_placement, IMPLEMENTATION_DEFINED),
-                      later=LATER_CORNERS, appended_last=promoted_cases),
+                      later=LATER_CORNERS, operand_values=CHOSEN,
+                      appended_last=(promoted_cases, unique_promise_broken)),
     implied=('scatter_c2', 'scatter_c8', 'scatter_c10', 'scatter_c17', 'scatter_c19'),
     later=LATER,
     # v1.20: inputs, updates and results "or per-tensor quantized tensors"; update_computation computes on them

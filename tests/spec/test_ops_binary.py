@@ -715,3 +715,21 @@ def test_ieee_helpers():
 def test_registry_file_names_are_mnemonics():
     for name in ALL_OPS:
         assert SPEC(name).mnemonic == name
+
+
+def test_subtract_of_one_approximate_value_from_itself_is_exactly_zero():
+    """subtract declares `same_operand` (fn(x, x) monotone or constant): one
+    ranged value on both sides moves as one, so sin(x) - sin(x) is exactly
+    0 — moved to opposite ends it would be "anywhere within twice sine's
+    4 ULP of 0", a bound a backend answering 1e-7 passes.  (Truth by hand:
+    x - x = 0 for every finite x; tests/oracle/test_propagation.py holds
+    the other ops that declare it.)"""
+    from shlo_conform.generators.expect import expected_outputs
+    program = """func.func @main(%x: tensor<3xf32>) -> tensor<3xf32> {
+  %s = stablehlo.sine %x : tensor<3xf32>
+  %d = stablehlo.subtract %s, %s : tensor<3xf32>
+  return %d : tensor<3xf32>
+}
+"""
+    [d] = expected_outputs(program, [np.array([1.0, 0.5, 3e-45], np.float32)])
+    assert d.kind == "exact" and not d.array().any(), (d.kind, d.array())

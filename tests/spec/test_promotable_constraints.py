@@ -156,9 +156,13 @@ def test_quantized_bodies_stay_equal_to_their_inputs_type():
 def test_collective_reduce_declares_its_promotion_cases():
     """Its `appended_last` plan (not yet read for the ops v1.20 added): the
     widenings valid, the narrowing and other-kind computations breaking C4
-    alone."""
+    alone; then (a builder of its own, after them) C3's result one rank above
+    its operand."""
     spec = ADDED["collective_reduce"]
-    plan = spec.exercise.appended_last(spec, [], None)
+    promoted, rank_above = spec.exercise.builders("appended_last")
+    plan = promoted(spec, [], None)
     assert [label for _, label, _, _ in plan] == [None] * 5 + ["collective_reduce_c4"] * 2
     for _, label, _, inst in plan:
         assert spec.violated(inst) == ([label] if label else [])
+    ((_, label, _, inst),) = rank_above(spec, [], None)
+    assert label == "collective_reduce_c3" and spec.violated(inst) == [label]

@@ -15,7 +15,7 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from shlo_conform.generators import expect, quantized, v1_20_ops
+from shlo_conform.generators import expect, quantized, v1_20_collectives, v1_20_ops
 from shlo_conform.generators.suite import ADDED_STREAMS, with_grid
 from shlo_conform.generators.v1_20_collectives import async_program, operations
 from shlo_conform.oracle.execution import execute
@@ -216,11 +216,13 @@ def test_async_clauses_read_quantized_types_whole():
 
 # ---------------------------------------------------------------- the stream
 def test_the_stream_runs_last_and_only_for_ops_v1_20_added():
-    # after every stream but the late invalid cases of dynamic_gather/dynamic_conv (issue 35, stop 38), which
-    # came later still and make no quantized case
-    assert ADDED_STREAMS[-2:] == (quantized.added_cases, v1_20_ops.late_cases)
+    # after every stream but the late invalid cases of dynamic_gather/dynamic_conv (issue 35, stop 38) and
+    # async_start's/async_done's late cases (stop 46's triage), which came later still and make no quantized case
+    assert ADDED_STREAMS[-3:] == (quantized.added_cases, v1_20_ops.late_cases, v1_20_collectives.late_cases)
     assert all(not c.dtype.startswith("quant_") for name in ("dynamic_gather", "dynamic_conv")
                for c in v1_20_ops.late_cases(ADDED[name], 0))
+    assert all(not c.dtype.startswith("quant_") for name in ("async_start", "async_done")
+               for c in v1_20_collectives.late_cases(ADDED[name], 0))
     from shlo_conform.spec.ops import OPS
     assert quantized.added_cases(OPS["reshape"], 0) == []
     for name in MINE:   # the first stream (`cases`) answers none of them: their earlier cases keep their order
