@@ -183,9 +183,11 @@ class Chosen:
         self._by = weakref.WeakKeyDictionary()
 
     def choose(self, inst, **arrays):
-        """`inst`, its operands `arrays` chosen (by operand name)."""
+        """`inst`, its operands `arrays` chosen (by operand name; a list
+        chooses each member of a variadic operand, in order)."""
         self._by[inst] = arrays
         return inst
 
     def __call__(self, op, name, k, t, rng):
-        return self._by.get(op, {}).get(name)
+        got = self._by.get(op, {}).get(name)
+        return got[k] if isinstance(got, list) else got

@@ -42,7 +42,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..dsl import ANY, And, ControlFlow, LoopLimit, OpSpec, Operand, Region, Result, same_types
-from ..exercise import Exercise
+from ..exercise import Chosen, Exercise
 from ..quantized import per_axis_tensor
 from ..symbolic import Skeleton
 from ..types import I1, SI64, TensorType
@@ -95,9 +95,16 @@ def run(op, values, read):
                     "behaviour of an infinite loop TBD, and the oracle states no result past that many")
 
 
+CHOSEN = Chosen()   # the counter and limit of `max_iterations`' instance
+
+
 def counter_values(op, name, k, t, rng):
     """Value 0 counts from 0; value 1 is the limit its first element is compared with: 0…5, or
-    100…300 on si64 counters (many iterations).  Further values: random (None)."""
+    100…300 on si64 counters (many iterations).  Further values: random (None).  An instance an
+    `appended_last` builder made carries its own (`CHOSEN`)."""
+    chosen = CHOSEN(op, name, k, t, rng)
+    if chosen is not None:
+        return chosen
     if name != "operand" or k > 1:
         return None
     et = t.element_type
@@ -133,6 +140,22 @@ def per_axis_value(spec, skels, rng):
            Skeleton(spec.mnemonic, (t.element_type,), regions=(("cond", "count_lt"), ("body", "count_up"))), inst)
 
 
+def max_iterations(spec, skels, rng):
+    """A si64 counter from 0 to a limit of `MAX_ITERATIONS` (10,000): the
+    longest loop the oracle states a result for (`run`: past it, LoopLimit
+    — the seed leaves an infinite loop TBD).  Every other case stops within
+    300 iterations, so a budget one iteration short passed them all
+    (`Exercise.appended_last`)."""
+    from ..dsl import Function
+    vals = (TensorType((), SI64), TensorType((), SI64))
+    inst = SPEC.instance({"operand": list(vals)}, {}, {"results": list(vals)},
+                         {"cond": Function(vals, (TensorType((), I1),), body="count_lt"),
+                          "body": Function(vals, vals, body="count_up")})
+    yield (f"a counter from 0 to {MAX_ITERATIONS}: the oracle's whole loop budget", None,
+           Skeleton(spec.mnemonic, (SI64,), regions=(("cond", "count_lt"), ("body", "count_up"))),
+           CHOSEN.choose(inst, operand=[np.zeros((), np.int64), np.array(MAX_ITERATIONS, np.int64)]))
+
+
 SPEC = OpSpec(
     mnemonic="while",
     operands=(Operand("operand", ANY, variadic=True, count=(3, 2, 4)),),
@@ -142,7 +165,7 @@ SPEC = OpSpec(
     constraints=(while_c1, while_c2, while_c3),
     infer=infer,
     semantics=ControlFlow(run),
-    exercise=Exercise(operand_values=counter_values, appended_last=per_axis_value),
+    exercise=Exercise(operand_values=counter_values, appended_last=(per_axis_value, max_iterations)),
     # v1.20: "values" (a quantized tensor is a value: spec.md "Types", ValueType): they pass unchanged
     # (its cases: the example's alone — the seed's skeletons would make the counter quantized, and count_up
     # writes a constant 1 of the counter's type, which no quantized constant can be written as here)
