@@ -27,7 +27,7 @@ back a `!stablehlo.token`): a token operand is a fresh
 """
 from __future__ import annotations
 
-from ..spec.dsl import Instance, OpSpec
+from ..spec.dsl import Instance, OpSpec, Spelled
 from ..spec.types import TensorType, TokenType, TupleType, dense_literal
 from . import regions
 
@@ -100,7 +100,7 @@ def attribute_text(spec: OpSpec, inst: Instance, present: set[str] | None = None
             kinds = {b.name: b.kind for b in spec.attributes if b.group == a.group}
             parts.append(f"{g.mlir_name} = {g.to_mlir(dict(inst.attributes), kinds)}")
             continue
-        parts.append(f"{a.name} = {a.kind.to_mlir(v)}")
+        parts.append(f"{a.name} = {v.text if isinstance(v, Spelled) else a.kind.to_mlir(v)}")
     return " {" + ", ".join(parts) + "}" if parts else ""
 
 

@@ -13,9 +13,10 @@ import numpy as np
 
 from ..oracle.elementwise import Unspecified
 from ..oracle.program import ProgramRejected, execute, parse_program
+from ..spec.dsl import unnumbered
 from ..spec.expectation import Expectation
 
-__all__ = ["expected_outputs", "expected_grid_outputs", "rejection", "ProgramRejected", "Unspecified"]
+__all__ = ["expected_outputs", "expected_grid_outputs", "rejection", "rejects_for", "ProgramRejected", "Unspecified"]
 
 
 def expected_outputs(mlir: str, inputs: Sequence[np.ndarray]) -> list[Expectation]:
@@ -43,3 +44,13 @@ def rejection(mlir: str) -> str | None:
     except ProgramRejected as e:
         return e.constraint or ""
     return None
+
+
+def rejects_for(mlir: str, violates: str) -> bool:
+    """Does the encoded spec reject the program for the rule `violates`: the
+    numbered constraint its rejection names, or — for an unnumbered rule
+    (`spec.dsl.unnumbered`: a table, type inference), which the oracle
+    checks before any constraint — a rejection naming none?  Where it
+    rejects for another rule, the text cannot say what the instance meant:
+    a case would not test its rule."""
+    return rejection(mlir) == ("" if unnumbered(violates) else violates)

@@ -812,4 +812,14 @@ def _composite_cases(spec, seed: int, rng, expect_fn) -> list:
               mlir=_module(spec, d, present, functions))
     if c is not None:
         out.append(c)
+    # The Inputs table's (I3) "dictionary", broken: an integer for composite_attributes (no constraint
+    # names it; a verifier refuses it) — the last composite case.
+    note, name, _, version, ins, outs, fns = _composites()[0]
+    d, present, functions = _composite_drawn(spec, note, name, "5 : i64", version, ins, outs, fns, rng)
+    if spec.breaks_only(d.inst, "composite_inputs"):
+        c = _case(spec, d.inst, d.args, {}, "invalid", seed, "violates composite_inputs (composite_attributes "
+                  "an integer, 5 : i64, where the Inputs table asks for a dictionary)", ins[0].element_type.name,
+                  expect_fn, violates="composite_inputs", mlir=_module(spec, d, present, functions))
+        if c is not None:
+            out.append(c)
     return out

@@ -40,6 +40,18 @@ def _hint(h, op):
     return tuple(v) if isinstance(v, (list, tuple, range)) else (v,)
 
 
+# Rules of an op the spec states outside its numbered constraints, which an invalid case may name as
+# `<op>_inputs` (an operand's type or an attribute's kind outside the Inputs table), `<op>_outputs` (a result
+# outside the Outputs table) and `<op>_infer` (a result type other than the one type inference gives): a
+# verifier refuses such programs as it refuses a broken constraint, and a backend that accepts one is as wrong.
+UNNUMBERED_RULES = ("inputs", "outputs", "infer")
+
+
+def unnumbered(label: str) -> bool:
+    """Is `label` one of an op's unnumbered rules (`UNNUMBERED_RULES`)?"""
+    return label.rsplit("_", 1)[-1] in UNNUMBERED_RULES
+
+
 @dataclass(frozen=True)
 class Operand:
     """An input value of the op (the Inputs table's (I<n>) rows that are values).
@@ -98,6 +110,16 @@ class Attribute:
 
     def lengths(self, op) -> tuple:
         return _hint(self.length, op) or (1,)
+
+
+@dataclass(frozen=True)
+class Spelled:
+    """An attribute value written as this text, whatever the attribute's
+    kind: an invalid case's attribute of another kind than its Inputs row
+    names (`<op>_inputs`: a symbol reference where the row asks for a
+    string).  The generators write it; no reader makes one."""
+
+    text: str
 
 
 @dataclass(frozen=True)
@@ -295,6 +317,15 @@ class OpSpec:
     @property
     def labels(self) -> list[str]:
         return [c.__name__ for c in self.constraints]
+
+    def breaks_only(self, inst: Instance, label: str | None) -> bool:
+        """Does the instance break the rule `label` and no other numbered
+        constraint (None: none at all)?  An unnumbered rule
+        (`unnumbered`: the Inputs or Outputs table, type inference) is no
+        function here: the instance breaks no numbered constraint, and the
+        oracle's rejection of its program, naming none, says the rest
+        (generators/expect.py `rejects_for`)."""
+        return self.violated(inst) == ([] if label is None or unnumbered(label) else [label])
 
     def constraint(self, label: str) -> Callable:
         extra = self.quantization.constraints if self.quantization is not None else ()

@@ -22,8 +22,9 @@ the queues, the log and the tokens.
 from __future__ import annotations
 
 from ..dsl import OpSpec, Operand, Result, SideEffect
+from ..exercise import Exercise
 from ..tokens import TOKEN
-from ..types import TokenType
+from ..types import E_F32, TensorType, TokenType
 
 def infer(op):
     return {"result": TokenType()}
@@ -43,6 +44,19 @@ def cases(spec, rng):
     return out
 
 
+def outside_the_tables(spec, skels, rng):
+    """`Exercise.appended_last`: the only rules, the tables, broken — a
+    tensor among `inputs` (I1: "variadic number of `token`") and a tensor
+    result (the Outputs table's `token`).  No constraint names either; a
+    verifier refuses both, and an implementation that takes one has read a
+    tensor as a token."""
+    t = TensorType((2,), E_F32)
+    yield "a tensor<2xf32> among inputs", "after_all_inputs", None, spec.instance(
+        {"inputs": [TokenType(), t]}, {}, {"result": TokenType()})
+    yield "a tensor<2xf32> result", "after_all_outputs", None, spec.instance(
+        {"inputs": [TokenType()]}, {}, {"result": t})
+
+
 SPEC = OpSpec(
     mnemonic="after_all",
     operands=(Operand("inputs", TOKEN, variadic=True, count=(2, 0, 1)),),
@@ -50,4 +64,5 @@ SPEC = OpSpec(
     constraints=(),
     infer=infer,
     semantics=SideEffect(nothing, cases),
+    exercise=Exercise(appended_last=outside_the_tables),
 )

@@ -176,6 +176,19 @@ def empty_unregistered(spec, skels, rng):
            spec.instance({"inputs": [t]}, attrs, {"results": [t]}))
 
 
+def sharding_of_another_type(spec, skels, rng):
+    """`Exercise.appended_last`: a registry target's type rule broken — a
+    Sharding whose result (3×2) is not its operand's type (2×3).  The
+    seed's custom_call has no constraint to name; Sharding's definition
+    types its result as its operand (`infer`), and XLA's HLO verifier
+    refuses the call too."""
+    t, wrong = TensorType((2, 3), E_F32), TensorType((3, 2), E_F32)
+    attrs = {"call_target_name": "Sharding", "has_side_effect": False, "api_version": 1}
+    yield (f"a Sharding whose result is {wrong.mlir} for a {t.mlir} operand", "custom_call_infer",
+           Skeleton(spec.mnemonic, (E_F32,), (), tuple(attrs.items())),
+           spec.instance({"inputs": [t]}, attrs, {"results": [wrong]}))
+
+
 def unregistered(op) -> str | None:
     """`Exercise.survey_when`: a call of a target outside the registry is reported, not scored."""
     if op.call_target_name in TARGETS:
@@ -202,7 +215,7 @@ SPEC = OpSpec(
         Attribute("output_operand_aliases", RawAttr(), optional=True),
     ),
     exercise=Exercise(built_corners=typed_ffi_corners, operand_values=operand_values, survey_when=unregistered,
-                      appended_last=empty_unregistered),
+                      appended_last=(empty_unregistered, sharding_of_another_type)),
     results_unconstrained=("the seed's section has no Constraints and no type rule: a call's results are what its "
                            "program states (a registry target's type rule is the target's, not the spec's)"),
     scoring=Scoring(alone="a call's target may keep state between calls of one module"),

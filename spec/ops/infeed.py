@@ -37,7 +37,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..dsl import ANY, Attribute, OpSpec, Operand, Result, SideEffect, all_of, size
+from ..dsl import ANY, Attribute, OpSpec, Operand, Result, SideEffect, Spelled, all_of, size
+from ..exercise import Exercise
 from ..types import SI32, TensorType, TokenType
 from .send import QUANTIZED_PAYLOAD
 from ..tokens import TOKEN, last_is_token, payload_types, results_of
@@ -118,6 +119,20 @@ def cases(spec, rng, types=ANY):
     return out
 
 
+# A symbol reference whose name MLIR quotes (a hyphen is outside its bare identifiers): its text ends in
+# a quote, as a string literal's does, and starts with '@'.
+NOT_A_STRING = Spelled('@"my-config"')
+
+
+def config_of_another_kind(spec, skels, rng):
+    """`Exercise.appended_last`: `infeed_config` a symbol reference where
+    the Inputs table asks for a "constant of type string" (no constraint
+    names it; a verifier refuses it).  Its text ends in a quote, so a
+    reader that looks at one end of the text alone takes it for a string."""
+    yield "infeed_config a symbol reference (@\"my-config\")", "infeed_inputs", None, spec.instance(
+        {"token": TokenType()}, {"infeed_config": NOT_A_STRING}, {"results": [TensorType((2,), SI32), TokenType()]})
+
+
 SPEC = OpSpec(
     mnemonic="infeed",
     operands=(Operand("token", TOKEN),),
@@ -126,6 +141,7 @@ SPEC = OpSpec(
     later=(("infeed_c3", "v1.20 C2"),),
     infer=infer,
     semantics=SideEffect(read, cases),
+    exercise=Exercise(appended_last=config_of_another_kind),
     attributes=(Attribute("infeed_config", StrAttr(), default=""),),
     quantization=QUANTIZED_PAYLOAD,
 )

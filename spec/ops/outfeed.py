@@ -17,9 +17,10 @@ Readings:
 from __future__ import annotations
 
 from ..dsl import ANY, Attribute, OpSpec, Operand, Result, SideEffect
-from ..types import TensorType, TokenType
+from ..exercise import Exercise
+from ..types import E_F32, TensorType, TokenType
 from ..tokens import TOKEN
-from .infeed import StrAttr
+from .infeed import NOT_A_STRING, StrAttr
 from .send import QUANTIZED_PAYLOAD
 
 
@@ -50,6 +51,20 @@ def cases(spec, rng, types=ANY, stream_attrs=None):
     return out
 
 
+def outside_the_tables(spec, skels, rng):
+    """`Exercise.appended_last`: the tables broken, the only rules the
+    section has — a tensor for `token` (I2), a tensor result (the Outputs
+    table's `token`), and `outfeed_config` a symbol reference where (I3)
+    asks for a "constant of type string".  A verifier refuses each."""
+    t = TensorType((2,), E_F32)
+    yield "a tensor<2xf32> for token", "outfeed_inputs", None, spec.instance(
+        {"inputs": [t], "token": t}, {"outfeed_config": ""}, {"result": TokenType()})
+    yield "a tensor<2xf32> result", "outfeed_outputs", None, spec.instance(
+        {"inputs": [t], "token": TokenType()}, {"outfeed_config": ""}, {"result": t})
+    yield "outfeed_config a symbol reference (@\"my-config\")", "outfeed_inputs", None, spec.instance(
+        {"inputs": [t], "token": TokenType()}, {"outfeed_config": NOT_A_STRING}, {"result": TokenType()})
+
+
 SPEC = OpSpec(
     mnemonic="outfeed",
     operands=(Operand("inputs", ANY, variadic=True, count=(1, 2, 0)), Operand("token", TOKEN)),
@@ -57,6 +72,7 @@ SPEC = OpSpec(
     constraints=(),
     infer=infer,
     semantics=SideEffect(write, cases),
+    exercise=Exercise(appended_last=outside_the_tables),
     attributes=(Attribute("outfeed_config", StrAttr(), default=""),),
     quantization=QUANTIZED_PAYLOAD,
 )
