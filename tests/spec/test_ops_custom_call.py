@@ -155,14 +155,17 @@ def test_generated_cases_call_registry_targets_with_their_types():
     operand for Sharding, numpy's Cholesky (and the input in the triangle
     never read) for the LAPACK targets.  The one survey case calls a target
     outside the registry with an empty result (`empty_unregistered`): the
-    empty tensor of the program's type is expected."""
+    empty tensor of the program's type is expected.  The one invalid case
+    breaks Sharding's type rule (`sharding_of_another_type`)."""
     path = Path(__file__).resolve().parents[2] / "suites" / "core" / "custom_call.jsonl"
     cases = [json.loads(line) for line in path.read_text().splitlines()]
     surveys = [c for c in cases if c["kind"] == "survey"]
     assert len(surveys) == 1 and UNREGISTERED in surveys[0]["mlir"] and UNREGISTERED not in TARGETS
     (out,) = surveys[0]["expected"]
     assert out["hex"] == "" and out["type"] == surveys[0]["inputs"][0]["type"] and not out["impl_defined"]
-    cases = [c for c in cases if c["kind"] != "survey"]
+    invalid = [c for c in cases if c["kind"] == "invalid"]   # the one: a Sharding's type rule broken
+    assert [c["violates"] for c in invalid] == ["custom_call_infer"] and "tensor<3x2xf32>" in invalid[0]["mlir"]
+    cases = [c for c in cases if c["kind"] not in ("survey", "invalid")]
     assert cases and {c["kind"] for c in cases} == {"value"}
     names = set()
     for c in cases:
