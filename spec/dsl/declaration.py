@@ -320,12 +320,12 @@ class OpSpec:
 
     def breaks_only(self, inst: Instance, label: str | None) -> bool:
         """Does the instance break the rule `label` and no other numbered
-        constraint (None: none at all)?  An unnumbered rule
+        constraint (None or "": none at all)?  An unnumbered rule
         (`unnumbered`: the Inputs or Outputs table, type inference) is no
         function here: the instance breaks no numbered constraint, and the
         oracle's rejection of its program, naming none, says the rest
         (generators/expect.py `rejects_for`)."""
-        return self.violated(inst) == ([] if label is None or unnumbered(label) else [label])
+        return self.violated(inst) == ([] if not label or unnumbered(label) else [label])
 
     def constraint(self, label: str) -> Callable:
         extra = self.quantization.constraints if self.quantization is not None else ()
