@@ -53,6 +53,22 @@ def test_both_reject_and_both_accept_agree():
     assert ag.verdicts[0].spec_constraint == "add_c1" and not ag.verdicts[0].verifier_ok
 
 
+AFTER_ALL_TENSOR = ('func.func @main(%a: tensor<2xf32>) -> () {\n'
+                    '  %0 = "stablehlo.after_all"(%a) : (tensor<2xf32>) -> !stablehlo.token\n'
+                    '  "func.return"() : () -> ()\n}\n')
+
+
+def test_a_rule_outside_the_numbering_is_consistent_with_a_rejection_naming_none():
+    """after_all's Inputs table broken: both refuse it; the record's
+    after_all_inputs matches the spec's rejection, which names no
+    constraint — and a numbered label on the same program does not."""
+    ag = verifier.compare([_case("after_all/f32/hand", "after_all", "invalid", AFTER_ALL_TENSOR, "after_all_inputs")], [])
+    (v,) = ag.verdicts
+    assert v.agreement == "agree" and v.spec_constraint is None and v.record_consistent and ag.ok
+    ag = verifier.compare([_case("after_all/f32/hand", "after_all", "invalid", AFTER_ALL_TENSOR, "after_all_c1")], [])
+    assert ag.inconsistent and not ag.ok
+
+
 def test_a_case_whose_record_contradicts_the_spec_fails():
     c = _case("compare/f32/mislabelled", "compare", "value", _compare("f32", "SIGNED"))
     ag = verifier.compare([c], verifier.load_findings())

@@ -1,5 +1,6 @@
-"""Stop 46's figures (docs/mutation.md §13.3) from the shards' journals of a `make mutation` that had not
-finished (the shared modules' part): every mutant scored so far, the declarations of equivalent.toml applied
+"""Stop 46's figures (docs/mutation.md §13.3; stops 47 and 48 use it too) from the shards' journals of a
+`make mutation` that had not finished (the shared modules' part), a later journal's record of a mutant
+replacing an earlier one's (how many records each journal gave is printed first): every mutant scored so far, the declarations of equivalent.toml applied
 as a restore applies them, `mutation.figures` for the two figures, and the op-module mutants that neither a
 verdict kills nor a declaration explains.
 
@@ -14,14 +15,18 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import mutation as mt  # noqa: E402
 
 declared = mt._equivalents()
-records = {}
-for path in sys.argv[1:]:
+records, origin = {}, {}
+for path in sys.argv[1:]:   # a later journal's record of a mutant replaces an earlier one's
     for line in Path(path).read_text().splitlines()[1:]:
         try:
             r = json.loads(line)
         except ValueError:   # a line cut by an interruption
             continue
         records[r["key"] + "\0" + r["source"]] = r
+        origin[r["key"] + "\0" + r["source"]] = path
+for path in sys.argv[1:]:
+    mine = [k for k, p in origin.items() if p == path]
+    print(f"{path}: {len(mine)} records kept ({sum(mt.is_op_module(records[k]['path']) for k in mine)} op-module)")
 fields = set(mt.Mutant.__dataclass_fields__)
 plan = []
 for r in records.values():
