@@ -13,7 +13,7 @@ import numpy as np
 
 from ..oracle.elementwise import Unspecified
 from ..oracle.program import ProgramRejected, execute, parse_program
-from ..spec.dsl import unnumbered
+from ..spec.dsl import constraint_named
 from ..spec.expectation import Expectation
 
 __all__ = ["expected_outputs", "expected_grid_outputs", "rejection", "rejects_for", "ProgramRejected", "Unspecified"]
@@ -53,4 +53,5 @@ def rejects_for(mlir: str, violates: str) -> bool:
     checks before any constraint — a rejection naming none?  Where it
     rejects for another rule, the text cannot say what the instance meant:
     a case would not test its rule."""
-    return rejection(mlir) == ("" if unnumbered(violates) else violates)
+    got = rejection(mlir)
+    return got is not None and (got or None) == constraint_named(violates)

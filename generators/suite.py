@@ -555,17 +555,27 @@ def build(out_dir: Path, seed: int, ops: list[str] | None = None, expect_fn=None
     return {**manifest, "total": len(cases)}
 
 
+def _stream_rng(spec: OpSpec, seed: int, stream: str) -> np.random.Generator:
+    """The generator of a hand-built stream of the op: its own, so the op's other streams draw as before."""
+    return np.random.default_rng([seed, zlib.crc32(spec.mnemonic.encode()), zlib.crc32(stream.encode())])
+
+
+def _marked(cases: list, stream: str) -> list:
+    """`appended_last`'s cases say which stream they are, so readers can tell them from the seed's."""
+    if stream != "appended_last":
+        return cases
+    return [dataclasses.replace(c, provenance={**c.provenance, "stream": stream}) if c is not None else c
+            for c in cases]
+
+
 def _declared_last(spec: OpSpec, seed: int) -> list:
     """A token op's hand-built programs (`Exercise.appended_last`), after
     every other stream of its cases: each made as its declared cases are
-    (`_declared_case`), an invalid one kept where it breaks its one rule,
-    from a generator of its own (`_appended_cases`' seeding)."""
-    builds = spec.exercise.builders("appended_last")
-    rng = np.random.default_rng([seed, zlib.crc32(spec.mnemonic.encode()), zlib.crc32(b"appended_last")])
-    made = [_declared_case(spec, note, "invalid" if label else "value", inst, label, rng, seed)
-            for b in builds for note, label, _skel, inst in b(spec, [], rng) if spec.breaks_only(inst, label)]
-    return [dataclasses.replace(c, provenance={**c.provenance, "stream": "appended_last"}) if c is not None else c
-            for c in made]
+    (`_declared_case`), an invalid one kept where it breaks its one rule."""
+    rng = _stream_rng(spec, seed, "appended_last")
+    return _marked([_declared_case(spec, note, "invalid" if label else "value", inst, label, rng, seed)
+                    for b in spec.exercise.builders("appended_last") for note, label, _skel, inst in b(spec, [], rng)
+                    if spec.breaks_only(inst, label)], "appended_last")
 
 
 def _appended_cases(spec: OpSpec, skels: list[Skeleton], seed: int, expect_fn, stream: str = "appended") -> list:
@@ -578,7 +588,7 @@ def _appended_cases(spec: OpSpec, skels: list[Skeleton], seed: int, expect_fn, s
     builds = spec.exercise.builders(stream)
     if not builds or (not skels and stream == "appended"):   # appended_last's builds state their structure
         return []
-    rng = np.random.default_rng([seed, zlib.crc32(spec.mnemonic.encode()), zlib.crc32(stream.encode())])
+    rng = _stream_rng(spec, seed, stream)
     out = []
     # lazily, one builder after another: a builder's draws interleave with the values drawn for its cases
     built = itertools.chain.from_iterable(b(spec, skels, rng) for b in builds)
@@ -594,7 +604,4 @@ def _appended_cases(spec: OpSpec, skels: list[Skeleton], seed: int, expect_fn, s
             if got is not None:
                 args, consts = got
                 out.append(_case(spec, skel, inst, args, "value", seed, note, expect_fn, constants=consts))
-    if stream == "appended_last":   # the record says which stream it is, so readers can tell it from the seed's
-        out = [dataclasses.replace(c, provenance={**c.provenance, "stream": stream}) if c is not None else c
-               for c in out]
-    return out
+    return _marked(out, stream)

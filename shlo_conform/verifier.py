@@ -29,7 +29,7 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .spec.dsl import unnumbered
+from .spec.dsl import constraint_named
 
 # Package data beside suites/core (pyproject.toml), so an installed wheel finds it too.
 FINDINGS = Path(__file__).resolve().parent / "suites" / "verifier-findings.json"
@@ -64,8 +64,7 @@ class Verdict:
             return False
         if self.record_violates is None:
             return True
-        # a rule outside the numbering (a table, type inference): the spec's rejection names no constraint
-        return self.spec_constraint == (None if unnumbered(self.record_violates) else self.record_violates)
+        return self.spec_constraint == constraint_named(self.record_violates)
 
 
 @dataclass

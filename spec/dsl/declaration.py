@@ -52,6 +52,13 @@ def unnumbered(label: str) -> bool:
     return label.rsplit("_", 1)[-1] in UNNUMBERED_RULES
 
 
+def constraint_named(label: str) -> str | None:
+    """The constraint the oracle's rejection names for a program breaking
+    `label`: the label itself, or none for an unnumbered rule (the oracle
+    checks the tables and inference before any constraint, naming none)."""
+    return None if unnumbered(label) else label
+
+
 @dataclass(frozen=True)
 class Operand:
     """An input value of the op (the Inputs table's (I<n>) rows that are values).

@@ -180,8 +180,8 @@ def sharding_of_another_type(spec, skels, rng):
     """`Exercise.appended_last`: a registry target's type rule broken — a
     Sharding whose result (3×2) is not its operand's type (2×3).  The
     seed's custom_call has no constraint to name; Sharding's definition
-    types its result as its operand (`infer`), and XLA's HLO verifier
-    refuses the call too."""
+    types its result as its operand (`infer`), and XLA refuses the call
+    in its HLO translation (StableHLO's verifier takes it: a finding)."""
     t, wrong = TensorType((2, 3), E_F32), TensorType((3, 2), E_F32)
     attrs = {"call_target_name": "Sharding", "has_side_effect": False, "api_version": 1}
     yield (f"a Sharding whose result is {wrong.mlir} for a {t.mlir} operand", "custom_call_infer",
