@@ -46,7 +46,7 @@ from ..oracle.host import Host, session
 from ..spec.types import TensorType
 from ..spec.grid import Grid
 from ..suites.records import Case, GridData, HostData, TensorValue, case_id, tensor_type_of
-from . import (corners, emit, expect, host_pairs, indices, negative, quantized, quantized_host, solve, v1_20_collectives,
+from . import (attribute_widths, corners, emit, expect, host_pairs, indices, negative, quantized, quantized_host, solve, v1_20_collectives,
                v1_20_ops, v1_20_types, values)
 from .skeleton import Skeleton, draw_ranks, enumerate_skeletons
 
@@ -373,15 +373,16 @@ ADDED_STREAMS = (quantized.cases, v1_20_collectives.cases, v1_20_ops.cases,
 def op_cases(spec: OpSpec, seed: int, expect_fn=None) -> tuple[list[Case], list[str]]:
     """All cases of one op, and the constraints no kept invalid case names."""
     if spec.mnemonic in ADDED:   # not in the seed: no skeletons, its cases are its streams' (ADDED_STREAMS)
-        return _unique([c for stream in ADDED_STREAMS for c in stream(spec, seed, expect_fn)]
-                       + _appended_cases(spec, [], seed, expect_fn or _oracle_expectations, "appended_last")), []
+        return _with_widths(spec, [c for stream in ADDED_STREAMS for c in stream(spec, seed, expect_fn)]
+                            + _appended_cases(spec, [], seed, expect_fn or _oracle_expectations, "appended_last"),
+                            seed), []
     declared = getattr(spec.semantics, "cases", None)
     if declared is not None:   # ops that list their instances (the token ops: spec.dsl.SideEffect)
         rng = op_rng(seed, spec.mnemonic)
-        unique = _unique([_declared_case(spec, *c, rng, seed) for c in declared(spec, rng)]
-                         + quantized_host.cases(spec, seed, _declared_case)    # v1.20's quantized payloads
-                         + host_pairs.cases(spec, seed)   # v1.20's source_target_pairs on a grid
-                         + _declared_last(spec, seed))   # `Exercise.appended_last`: last
+        unique = _with_widths(spec, [_declared_case(spec, *c, rng, seed) for c in declared(spec, rng)]
+                              + quantized_host.cases(spec, seed, _declared_case)    # v1.20's quantized payloads
+                              + host_pairs.cases(spec, seed)   # v1.20's source_target_pairs on a grid
+                              + _declared_last(spec, seed), seed)   # `Exercise.appended_last`: last
         named = {c.violates for c in unique if c.kind == "invalid"}
         return unique, [label for label in spec.labels if label not in named]
     expect_fn = expect_fn or _oracle_expectations
@@ -410,12 +411,21 @@ def op_cases(spec: OpSpec, seed: int, expect_fn=None) -> tuple[list[Case], list[
             args, consts = _values(spec, v.inst, rng, None)
         cases.append(_case(spec, v.skeleton, v.inst, args, "invalid", seed,
                            f"violates {v.label} ({v.strategy})", expect_fn, violates=v.label, constants=consts))
-    unique = _unique(cases + _elided_cases(spec, skels, seed, expect_fn) + _appended_cases(spec, skels, seed, expect_fn)
-                     + _later_cases(spec, skels, seed, expect_fn) + _v1_20_type_cases(spec, skels, seed, expect_fn)
-                     + _quantized_cases(spec, skels, seed, expect_fn)
-                     + _appended_cases(spec, skels, seed, expect_fn, "appended_last"))
+    unique = _with_widths(spec, cases + _elided_cases(spec, skels, seed, expect_fn)
+                          + _appended_cases(spec, skels, seed, expect_fn)
+                          + _later_cases(spec, skels, seed, expect_fn) + _v1_20_type_cases(spec, skels, seed, expect_fn)
+                          + _quantized_cases(spec, skels, seed, expect_fn)
+                          + _appended_cases(spec, skels, seed, expect_fn, "appended_last"), seed)
     named = {c.violates for c in unique if c.kind == "invalid"}
     return unique, [label for label in spec.labels if label not in named]
+
+
+def _with_widths(spec: OpSpec, cases: list, seed: int) -> list:
+    """The op's cases, unique, then its attribute-width cases
+    (generators/attribute_widths.py), made from its kept value cases: the
+    last stream of every op."""
+    unique = _unique(cases)
+    return _unique(unique + attribute_widths.cases(spec, unique, seed))
 
 
 def _elided_cases(spec: OpSpec, skels: list[Skeleton], seed: int, expect_fn) -> list:

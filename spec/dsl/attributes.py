@@ -45,7 +45,15 @@ class IntAttr:
         return str(v)
 
     def from_mlir(self, text: str) -> int:
-        return int(text.split(":")[0].strip())
+        """The integer; where the text writes its type (`N : i32`), that type
+        must be this attribute's (`i{width}`): the Inputs table's "constant
+        of type si64" is an i64 attribute to StableHLO's verifier, which
+        refuses `feature_index = 1 : i32`.  A bare `N` (inside a grouped
+        attribute) has no type of its own."""
+        value, colon, typ = text.partition(":")
+        if colon and typ.strip() != f"i{self.width}":
+            raise ValueError(f"{text.strip()!r} is of type {typ.strip()}, not i{self.width}")
+        return int(value.strip())
 
 
 @dataclass(frozen=True)
