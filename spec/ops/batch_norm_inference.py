@@ -130,9 +130,12 @@ class F32Attr(EnumAttr):
                 raise ValueError(f"{lit} is not an f32 bit pattern")
             return float(np.array(bits, dtype=np.uint32).view(np.float32))
         try:
-            return f32(Fraction(Decimal(lit)))
+            v = f32(Fraction(Decimal(lit)))
         except ArithmeticError:
             raise ValueError(f"{lit!r} is not a float literal") from None
+        # a Fraction has one zero: `-0.0` (or a negative literal below half the least subnormal) is -0,
+        # which decides the sign of an infinity where the variance is -0 too
+        return -0.0 if v == 0 and lit.startswith("-") else v
 
 
 # --------------------------------------------------------------------------

@@ -164,6 +164,26 @@ def test_epsilon_spelling_round_trips_and_refuses_other_types():
     assert a.to_mlir(1e20) == "1.0000000200408773e+20 : f32" and a.to_mlir(4e-45) == "4.203895392974451e-45 : f32"
     with pytest.raises(ValueError):
         a.from_mlir("1.0 : f64")
+    assert math.copysign(1, a.from_mlir("-0.0 : f32")) == -1 and math.copysign(1, a.from_mlir("0.0 : f32")) == 1
+    assert math.copysign(1, a.from_mlir(a.to_mlir(-0.0))) == -1
+
+
+def test_a_negative_zero_epsilon_keeps_its_sign_in_the_result():
+    """variance -0 and epsilon -0: -0 + -0 = -0 (IEEE 754 §6.3), sqrt(-0) =
+    -0, so (1 - 0)·1/-0 + 0 = -inf and (-1)/-0 = +inf; with epsilon +0 the
+    sum is +0 and the signs turn.  Read as +0, the epsilon had given the
+    second answer for both programs."""
+    from shlo_conform.oracle.program import execute, parse_program
+    prog = ('func.func @main(%x: tensor<2x1xf32>, %s: tensor<1xf32>, %o: tensor<1xf32>, %m: tensor<1xf32>, '
+            '%v: tensor<1xf32>) -> (tensor<2x1xf32>) {\n'
+            '  %0 = "stablehlo.batch_norm_inference"(%x, %s, %o, %m, %v) {epsilon = EPS : f32, feature_index = 1 : i64}'
+            ' : (tensor<2x1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>) -> tensor<2x1xf32>\n'
+            '  "func.return"(%0) : (tensor<2x1xf32>) -> ()\n}\n')
+    args = [np.array([[1.0], [-1.0]], np.float32), np.ones(1, np.float32), np.zeros(1, np.float32),
+            np.zeros(1, np.float32), np.array([-0.0], np.float32)]
+    for eps, want in (("-0.0", [-np.inf, np.inf]), ("0.0", [np.inf, -np.inf])):
+        got = execute(parse_program(prog.replace("EPS", eps)), args)[0].bits.view(np.float32).ravel()
+        assert got.tolist() == want, eps
 
 
 # --------------------------------------------------------------------------
