@@ -289,3 +289,29 @@ def test_shards_split_the_plan_and_their_joined_journals_report_the_whole_run(tm
     assert "6 mutants" in out and "by verdicts alone 6/6" in out
     assert len(json.loads((tmp_path / "m.json").read_text())["mutants"]) == 6
     assert mutation.main(args + ["--shard", "2/2"]) == 2
+
+
+def test_baselines_are_kept_under_a_key_of_what_they_depend_on(tmp_path, monkeypatch):
+    """A second run of the same op on the same tree reads the kept record
+    (its child never runs); another suite file, route or traced list is
+    another key; a failed child keeps nothing."""
+    monkeypatch.setattr(mutation._Baselines, "DIR", tmp_path / "kept")
+    suite = tmp_path / "suite"
+    suite.mkdir()
+    (suite / "add.jsonl").write_text('{"id": "add/f32/1"}\n')
+    cache = mutation._Baselines(suite)
+    got = cache.run("add", ["oracle/fast.py"], (False, "primary"), lambda: {"verdicts": {"add/f32/1": "pass"}})
+    assert got["verdicts"] == {"add/f32/1": "pass"} and got["seconds"] > 0
+
+    def never():
+        raise AssertionError("the kept record was not read")
+    assert mutation._Baselines(suite).run("add", ["oracle/fast.py"], (False, "primary"), never) == got
+    assert cache.run("add", ["oracle/fast.py"], (True, "primary"), lambda: {"verdicts": {}})["verdicts"] == {}
+    assert cache.run("add", ["oracle/rounding.py"], (False, "primary"), lambda: {"verdicts": {}})["verdicts"] == {}
+    (suite / "add.jsonl").write_text('{"id": "add/f32/2"}\n')
+    assert cache.run("add", ["oracle/fast.py"], (False, "primary"), lambda: {"verdicts": {"x": "fail"}})["verdicts"] \
+        == {"x": "fail"}
+    kept = len(list((tmp_path / "kept").iterdir()))
+    assert kept == 4
+    assert "ValueError" in cache.run("sub", [], (False, "primary"), lambda: int("x"))
+    assert len(list((tmp_path / "kept").iterdir())) == kept

@@ -88,6 +88,11 @@ until a verdict changes; a survivor of those meets the module's own tests
 (every tests/spec, tests/oracle file importing it) and the reached ops'
 tests, then their regeneration (no check-spec for oracle/: spec/ imports
 nothing of it).
+
+The unmutated baselines (every op's verdicts and the lines each case runs)
+are kept in out/mutation-baselines/ under a digest of the package's code
+and the op's suite file (`_Baselines`): a second shard, a rescore or an
+`--only` run on the same tree reads them.
 """
 from __future__ import annotations
 
@@ -513,6 +518,54 @@ def _score(suite: str, ops: list[str], baseline: dict | None, trace: list[str] |
             "case_seconds": seconds}
 
 
+class _Baselines:
+    """The unmutated oracle's runs (verdicts, the lines each case executes,
+    seconds), kept in out/mutation-baselines/ under a key of everything they
+    depend on: the bytes of every Python file of the package (spec/,
+    oracle/, suites/, generators/, backends/ …, through shlo_conform's
+    links), the op's suite file, the traced modules, the route, and the
+    Python and numpy versions.  A second run on the same tree — another
+    shard, a rescore, `--only` — reads them instead of taking every op's
+    baseline again (22 minutes a shard for --all on two cores, stop 48); a
+    changed byte anywhere in the code makes a new key."""
+
+    DIR = ROOT / "out" / "mutation-baselines"
+
+    def __init__(self, spath: Path) -> None:
+        import numpy
+        h = hashlib.sha256(f"{sys.version}\0{numpy.__version__}\0".encode())
+        files = {os.path.realpath(os.path.join(d, n)) for d, _, names in os.walk(ROOT / "shlo_conform", followlinks=True)
+                 for n in names if n.endswith(".py")}
+        for f in sorted(files):
+            h.update(os.path.relpath(f, ROOT).encode() + b"\0" + Path(f).read_bytes() + b"\0")
+        self.code, self.spath = h.hexdigest(), spath
+
+    def _path(self, op: str, traced: list[str], route) -> Path:
+        suite = self.spath / f"{op}.jsonl"
+        h = hashlib.sha256(json.dumps([self.code, op, sorted(traced), list(route)]).encode())
+        h.update(suite.read_bytes() if suite.is_file() else b"")
+        return self.DIR / f"{op}-{h.hexdigest()[:24]}.pickle"
+
+    def run(self, op: str, traced: list[str], route, fn) -> dict | str:
+        """The run's record (a dict with `seconds`), from the cache or taken
+        now in a child and kept; the child's failure as a string."""
+        path = self._path(op, traced, route)
+        if path.is_file():
+            with path.open("rb") as f:
+                return pickle.load(f)
+        t0 = time.monotonic()
+        res = _in_child(fn, 3600)
+        if res[0] != "ok":
+            return str(res[1])
+        got = dict(res[1], seconds=time.monotonic() - t0)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")   # whole or not at all: another shard may read it
+        with tmp.open("wb") as f:
+            pickle.dump(got, f, protocol=pickle.HIGHEST_PROTOCOL)
+        os.replace(tmp, path)
+        return got
+
+
 def _in_child(fn, timeout: float):
     """fn() in a forked child: ("ok", value) | ("error", text) | ("timeout", seconds)."""
     r, w = os.pipe()
@@ -569,14 +622,28 @@ def _select(expr: str) -> list[str]:
     return [] if not expr or any(w in ("and", "or", "not") for w in words) else ["-k", expr]
 
 
+# Shared modules whose tests reach them through another module: neither named after them nor importing them
+# (oracle/program.py reads a program through partitioned.py; test_grid.py's JAX shard_map programs are its
+# tests).  Until stop 49 such a module's survivors met no test at all: partitioned.py's six were "not reached",
+# and tests/oracle/test_grid.py kills them.
+TESTS_OF = {
+    "oracle/partitioned.py": ("tests/oracle/test_grid.py",),
+    "oracle/data_movement.py": ("tests/spec/test_ops_data_movement.py",),
+    "oracle/functions.py": ("tests/oracle/test_program.py", "tests/oracle/test_reading.py",
+                            "tests/spec/test_ops_control_flow.py"),
+}
+
+
 def _own_tests(path: str) -> list[str]:
-    """A shared module's unit tests, run whole on its survivors: the files of
+    """A shared module's unit tests, run whole on its survivors: its namesake
+    tests/<area>/test_<stem>.py first, then TESTS_OF's, then the files of
     tests/spec and tests/oracle that import it (oracle/accumulate.py:
-    tests/spec/test_bounds.py), its namesake tests/<area>/test_<stem>.py first."""
+    tests/spec/test_bounds.py)."""
     p = Path(path)
     area, stem = p.parent.name, p.stem
     own = Path("tests") / area / f"test_{stem}.py"
     out = [str(own)] if (ROOT / own).is_file() else []
+    out += [t for t in TESTS_OF.get(path, ()) if (ROOT / t).is_file()]
     for d in ("spec", "oracle"):
         for f in sorted((ROOT / "tests" / d).glob("test_*.py")):
             rel = str(f.relative_to(ROOT))
@@ -841,22 +908,22 @@ def main(argv=None) -> int:
     # Baselines: the unmutated oracle per op, with the lines its cases execute.
     traced = sorted(set(own.values()) | set(extra))
     base: dict[str, dict] = {}
+    cache = _Baselines(spath)
     for o in ([] if whole else ops):
-        t0 = time.monotonic()
-        res = _in_child(lambda o=o: _score(a.suite, [o], None, traced), 3600)
-        if res[0] != "ok":
-            print(f"mutation: the unmutated oracle on {o} did not finish: {res[1]}", file=sys.stderr)
+        got = cache.run(o, traced, (False, "primary"), lambda o=o: _score(a.suite, [o], None, traced))
+        if isinstance(got, str):
+            print(f"mutation: the unmutated oracle on {o} did not finish: {got}", file=sys.stderr)
             return 2
-        base[o] = dict(res[1], seconds=time.monotonic() - t0)
+        base[o] = got
         for key, route, _ in ROUTES:   # the same cases as the other implementations a mutant is scored as
             if not (_claims(o) if key == "statement" else _chooses(base[o]["verdicts"])):
                 continue
-            t0 = time.monotonic()
-            res = _in_child(lambda o=o, route=route: _score(a.suite, [o], None, [own[o]], None, *route), 3600)
-            if res[0] != "ok":
-                print(f"mutation: the unmutated oracle's {key} route on {o} did not finish: {res[1]}", file=sys.stderr)
+            got = cache.run(o, [own[o]], route,
+                            lambda o=o, route=route: _score(a.suite, [o], None, [own[o]], None, *route))
+            if isinstance(got, str):
+                print(f"mutation: the unmutated oracle's {key} route on {o} did not finish: {got}", file=sys.stderr)
                 return 2
-            base[o][key] = {"verdicts": res[1]["verdicts"], "lines": res[1]["lines"], "seconds": time.monotonic() - t0}
+            base[o][key] = {"verdicts": got["verdicts"], "lines": got["lines"], "seconds": got["seconds"]}
     shared = {id(m) for m in extra_mutants}
     for m in extra_mutants:   # the ops whose cases reach the line, cheapest first
         m.ops = sorted((o for o in base if _reached(m, base[o]["lines"])), key=lambda o: base[o]["seconds"])
