@@ -168,7 +168,7 @@ def test_epsilon_spelling_round_trips_and_refuses_other_types():
     assert math.copysign(1, a.from_mlir(a.to_mlir(-0.0))) == -1
 
 
-def test_a_negative_zero_epsilon_keeps_its_sign_in_the_result():
+def test_batch_norm_inference_with_a_negative_zero_epsilon_keeps_its_sign():
     """variance -0 and epsilon -0: -0 + -0 = -0 (IEEE 754 §6.3), sqrt(-0) =
     -0, so (1 - 0)·1/-0 + 0 = -inf and (-1)/-0 = +inf; with epsilon +0 the
     sum is +0 and the signs turn.  Read as +0, the epsilon had given the
