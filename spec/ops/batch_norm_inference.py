@@ -65,7 +65,7 @@ import numpy as np
 
 from ..dsl import (FLOAT, Attribute, Decomposition, EnumAttr, IntAttr, OpSpec, Operand, Result, at, element_type,
                    in_range, rank, shape)
-from ..exercise import Corner, Exercise
+from ..exercise import Chosen, Corner, Exercise
 from ..ieee import round_to_precision
 from ..symbolic import Skeleton
 from ..types import E_F32, TensorType
@@ -330,8 +330,15 @@ def per_feature(name: str, t: TensorType, rng) -> np.ndarray:
 ACTIVATIONS = ("operand", "grad_output")
 
 
+CHOSEN = Chosen()   # the values an `appended_last` builder chose for its instance; the others are drawn
+
+
 def operand_values(op, name, k, t, rng):
-    """`Exercise.operand_values` of the three batch norm ops (see `data`, `per_feature`)."""
+    """`Exercise.operand_values` of the three batch norm ops (see `data`,
+    `per_feature`); an instance's CHOSEN values where its builder chose them."""
+    got = CHOSEN(op, name, k, t, rng)
+    if got is not None:
+        return got
     if not isinstance(t, TensorType) or not t.element_type.is_float:
         return None
     if name in ACTIVATIONS:
@@ -398,6 +405,30 @@ def negative_infinite_epsilon(spec, skels, rng):
            _make(spec, E_F32, (2, 3, 4), 1, float("-inf")))
 
 
+# epsilon 2^-1 - 2^-25: an f32 of odd significand whose shortest decimal, 0.4999999701976776, has fewer
+# bits in its numerator than 2^-1 times its denominator's (an exact reading must correct floor(log2) down)
+CANCELLING_EPSILON = 0.5 - 2.0 ** -25
+
+
+def epsilon_cancelled_by_the_variance(spec, skels, rng):
+    """epsilon = 2^-1 - 2^-25 over a variance of -(2^-1 - 3·2^-25) in
+    feature 0: the sum is 2^-24 exactly (Sterbenz), its square root
+    2^-12, so the centred operand is scaled by 4096 exactly, each step
+    exact.  The decimal the case writes (F32Attr's shortest repr) rounds to
+    that epsilon only when read exactly: read one binade too high (a floor
+    of log2 not corrected down) it rounds to 2^-1, the sum is 3·2^-25 and
+    the scale 2^12.5/√3 ≈ 3344 — an epsilon a reader got one ulp wrong,
+    made visible by the cancellation.  Features 1 and 2: variance 1 and
+    1/4 (scales 1/√(1+ε) and 1/√(1/4+ε), approximate)."""
+    inst = _make(spec, E_F32, (2, 3, 4), 1, float(np.float32(CANCELLING_EPSILON)))
+    x = np.array([1.0, -2.0, 0.5, 3.0, -0.25, 8.0, 1.5, -1.0, 2.0, 0.75, -4.0, 0.125] * 2, np.float32).reshape(2, 3, 4)
+    ones, zeros = np.ones(3, np.float32), np.zeros(3, np.float32)
+    variance = np.array([-(0.5 - 3 * 2.0 ** -25), 1.0, 0.25], np.float32)
+    yield ("epsilon 2^-1 - 2^-25 cancelled by a variance of -(2^-1 - 3·2^-25) to 2^-24: scale 4096 exactly", None,
+           Skeleton(spec.mnemonic, (E_F32,) * 5),
+           CHOSEN.choose(inst, operand=x, scale=ones, offset=zeros, mean=zeros, variance=variance))
+
+
 def quantized_example(types: dict):
     """A valid batch_norm_inference of a 2×3×4 operand over feature
     dimension 1 (three features; epsilon 1, so a variance quantized to 0 does not
@@ -420,7 +451,8 @@ SPEC = OpSpec(
     infer=infer,
     semantics=Decomposition(decomposition, fusable=True),
     exercise=Exercise(operand_values=operand_values, corners=feature_corners(5),
-                      built_corners=built_corners_for(_make), appended_last=negative_infinite_epsilon),
+                      built_corners=built_corners_for(_make),
+                      appended_last=(negative_infinite_epsilon, epsilon_cancelled_by_the_variance)),
     # v1.20: "or per-tensor quantized" for every tensor; dequantize_op_quantize(lambda operand, scale, offset,
     # mean, variance: batch_norm_inference(…), operand, scale, offset, mean, variance, type(result))
     quantization=Quantization(example=quantized_example, skeletons=False),

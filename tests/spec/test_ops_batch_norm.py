@@ -792,3 +792,22 @@ def test_overflow_without_infinity_is_open_not_nan():
     go, _, _ = expect(grad((2, 1), fi=1, eps=0.0, et=et), x, *f, gy)
     # i3 = Σ g·c = 48, i4 = 48·±6 = ±288, i5 = ±288 / 0.0625 = ±4608 > 448: NaN as written
     assert go.impl_defined == [0, 1] and any(a.bits is None for a in go.alternatives)
+
+
+def test_batch_norm_inference_epsilon_cancelled_by_the_variance_scales_by_4096():
+    """The appended case: 0.4999999701976776 reads as 2^-1 - 2^-25 exactly
+    (an f32 of odd significand; Decimal → Fraction → nearest f32 by hand),
+    the variance -(2^-1 - 3·2^-25) leaves 2^-24 (Sterbenz), √(2^-24) =
+    2^-12: feature 0's outputs are the operand times 4096, exactly."""
+    a = F32Attr()
+    assert a.from_mlir("0.4999999701976776 : f32") == 0.5 - 2.0 ** -25
+    from shlo_conform.suites.io import load_cases, suite_path
+    (case,) = [c for c in load_cases(suite_path("core"), {"batch_norm_inference"})
+               if c.note.startswith("epsilon 2^-1 - 2^-25 cancelled")]
+    assert "epsilon = 0.4999999701976776 : f32" in case.mlir
+    x, scale, offset, mean, variance = case.input_arrays()
+    assert variance[0] == -(0.5 - 3 * 2.0 ** -25) and mean[0] == offset[0] == 0 and scale[0] == 1
+    want = x[:, 0, :].astype(np.float64) * 4096
+    e = case.expected[0]
+    for ends in (e.bits, e.lo, e.hi):
+        assert (np.asarray(ends).view(np.float32)[:, 0, :] == want).all()
