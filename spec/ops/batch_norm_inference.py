@@ -405,8 +405,8 @@ def negative_infinite_epsilon(spec, skels, rng):
            _make(spec, E_F32, (2, 3, 4), 1, float("-inf")))
 
 
-# epsilon 2^-1 - 2^-25: an f32 of odd significand whose shortest decimal, 0.4999999701976776, has fewer
-# bits in its numerator than 2^-1 times its denominator's (an exact reading must correct floor(log2) down)
+# epsilon 2^-1 - 2^-25: an f32 of odd significand whose shortest decimal, 0.4999999701976776 = n/10^16, has
+# bit_length(n) - bit_length(10^16) = -1, one binade above its own (-2): an exact reading corrects that estimate
 CANCELLING_EPSILON = 0.5 - 2.0 ** -25
 
 
