@@ -105,7 +105,9 @@ class Resolution:
         else:
             parts.append(f"enclosure ±{_pct(self.rel_median)} median ({self.ulp_median:g} ulp), "
                          f"±{_pct(self.rel_max)} widest ({self.ulp_max:g} ulp)")
-        if self.scaling_caught is not None and self.rel_max > 0:
+        if self.scaling_caught == 0 and self.rel_max > 0:   # "a scaling by 0%" read as catching none
+            parts.append("catches any scaling (an element's enclosure ends at its value, each way)")
+        elif self.scaling_caught is not None and self.rel_max > 0:
             parts.append(f"catches a scaling by {_pct(self.scaling_caught)}")
         if self.unresolved:
             parts.append(f"{self.unresolved} of {self.checked} elements wider than ±{_pct(RESOLVED)}")

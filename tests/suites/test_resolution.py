@@ -119,3 +119,12 @@ def test_allowance_used_is_the_farthest_elements_share_of_its_side():
     assert allowance_used(_exp([1.0, -2.0]), np.array([1.0, -2.0], np.float32)) == 0.0
     part = _exp([1.0, 2.0], impl_defined=[1], alternatives=[Alternative("any value", None, [1])])
     assert allowance_used(part, np.array([1.0, 7.0], np.float32)) == 0.0
+
+
+def test_an_exact_element_beside_ranged_ones_catches_any_scaling():
+    """[1, 1] beside [1.5, 2.5] around 2: 1 ± s leaves [1, 1] for every
+    s > 0, so the line says "any scaling" — it had printed "a scaling by
+    0%", which reads as catching none."""
+    r = resolution(_exp([1.0, 2.0], "bounded", lo=_bits([1.0, 1.5]), hi=_bits([1.0, 2.5])))
+    assert r.scaling_caught == 0 and r.rel_max > 0
+    assert "catches any scaling" in r.describe() and "0%" not in r.describe()
