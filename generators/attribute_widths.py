@@ -37,7 +37,7 @@ def cases(spec: OpSpec, kept: list[Case], seed: int) -> list[Case]:
     writes on its own (not inside a grouped attribute), in declaration
     order."""
     rule = f"{spec.mnemonic}_inputs"
-    values = [c for c in kept if c is not None and c.kind == "value"]
+    values = [c for c in kept if c.kind == "value"]   # `kept`: suite._unique's, no None
     out = []
     for a in spec.attributes:
         if type(a.kind) is not IntAttr or a.group is not None:
