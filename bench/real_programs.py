@@ -71,6 +71,13 @@ def _conv_block(x, w):
     return jax.nn.relu(y) + x
 
 
+def _ln_softmax_sort(x, w1, w2):
+    h = jax.nn.relu(x @ w1)
+    h = (h - h.mean(axis=1, keepdims=True)) / jnp.sqrt(h.var(axis=1, keepdims=True) + 1e-5)
+    s = jnp.cumsum(jax.nn.softmax(h @ w2, axis=-1), axis=-1)
+    return jnp.concatenate([s, jnp.sort(h[:, :w2.shape[1] // 2], axis=1)], axis=1)
+
+
 def _spd(n):
     m = _n(n, n)
     return (m @ m.T + n * np.eye(n)).astype(np.float32)
@@ -97,6 +104,8 @@ PROGRAMS = {
     "cholesky-solve": (_chol_solve, lambda: [_spd(16), _n(16, 4)]),
     "fft-conv": (lambda x, k: jnp.fft.irfft(jnp.fft.rfft(x) * jnp.fft.rfft(k), n=x.shape[-1]),
                  lambda: [_n(8, 256), _n(8, 256, scale=0.1)]),
+    "ln-softmax-sort": (_ln_softmax_sort, lambda: [_n(256, 512), _n(512, 512, scale=1 / 22), _n(512, 128, scale=1 / 22)]),
+    "ln-softmax-sort-16x64": (_ln_softmax_sort, lambda: [_n(16, 64), _n(64, 64, scale=1 / 8), _n(64, 32, scale=1 / 8)]),
     "while-ring": (lambda x: jax.lax.fori_loop(0, 200, lambda i, v: jnp.roll(v, 1) * np.float32(0.99) + 0.01, x),
                    lambda: [_n(64)]),
 }

@@ -28,10 +28,11 @@ remainder: f(c + d) = f(c) + f′(c)·d + ½·f″(ξ)·d², |d| ≤ rad = Σ|A|
 |f″(ξ)| bounded over the whole range (`_UNARY`); a product x·y adds the
 bilinear remainder radₓ·rad_y.  Each step then adds its own allowance:
 half an ULP of rounding at the largest magnitude it can produce (the op's
-tolerance in ULPs besides, for transcendentals; γₙ·Σ|x||y| and the final
-directed rounding for a contraction or sum, as spec/schedule.py's
-`dot_range` states it).  Every quantity is a sound upper bound of the set
-the spec allows for the step, given that its operands lie in their forms —
+tolerance in ULPs besides, for transcendentals; for a contraction or sum,
+(n − 1)·u·max(P, N) + u·Σ|x||y| with P and N its terms' sums of each
+sign, `_order_allowance` — at most spec/schedule.py's γₙ·Σ|x||y|).  Every
+quantity is a sound upper bound of the set the spec allows for the step,
+given that its operands lie in their forms —
 so by induction over the program the form of every value holds every
 result a conforming implementation can produce.
 
@@ -516,6 +517,36 @@ def _rounding(f: Form, fmt, tolerance: int = 0) -> Form | None:
     return _fresh(f, _up((2 * tolerance + 1) * _half_ulp(m, fmt)))
 
 
+def _order_allowance(fmt, n: int, most: np.ndarray, mag: np.ndarray, products: bool = True):
+    """What the order of a sum of n terms may add, in any order and any
+    accumulator at least as wide as `fmt` (docs/oracle-evaluation.md,
+    "A sum's order, by the sign of its terms").  Each of the n − 1
+    additions rounds a partial sum — a sum of some of the terms, so at
+    most the larger of the sums of one sign, `most` ≥ max(P, N), grown by
+    the earlier roundings: (n − 1)·u·most/(1 − n·u); each product rounds
+    once more, u·Σ|x||y| (`mag` ≥ Σ|terms|) in all; n half-subnormals for
+    products that underflow.  Never more than γₙ·Σ|terms| (Higham,
+    *Accuracy and Stability of Numerical Algorithms*, 2nd ed., §3.1 and
+    §4.2), which terms of both signs in equal measure halve.  None where
+    n·u ≥ 1."""
+    u = 2.0 ** -fmt.precision
+    if n * u >= 1:
+        return None
+    tiny = n * 2.0 ** (fmt.emin - fmt.precision)
+    signed = (n - 1) * u / (1 - n * u) * most + (u * mag if products else 0)
+    return _up(np.minimum(signed, n * u / (1 - n * u) * mag) + tiny)
+
+
+def _one_sign(c: np.ndarray, central: np.ndarray, mag: np.ndarray, n: int) -> np.ndarray:
+    """max(P, N) = (Σ|t| + |Σt|)/2, bounded from float64 sums at hand:
+    `c` = Σ of the terms' centers, `central` = Σ|centers|, `mag` ≥ Σ|t|
+    over the terms' ranges (so |Σt| ≤ |c| + mag − central), each with
+    float64's own error γ₆₄(n + 2)·(mag + central).  Exact for exact
+    terms; for wide ranges it forgets their signs (`_dot_general` then
+    bounds P and N apart)."""
+    return _up(mag - central / 2 + np.abs(c) / 2 + 2 * _slop(mag, central, terms=n + 2))
+
+
 # --------------------------------------------------------------------------
 # From and to expectations
 # --------------------------------------------------------------------------
@@ -532,6 +563,14 @@ def of(e) -> Form | None:
         if held is not None:
             held.used(e)
         return got
+    f = _stated(e)
+    if f is not None:
+        e.affine = f
+    return f
+
+
+def _stated(e: Expectation) -> Form | None:
+    """The expectation's own statement as a form: a point, or its range as fresh symbols."""
     fmt = _format(e.type)
     if fmt is None:
         return None
@@ -553,8 +592,16 @@ def of(e) -> Form | None:
         f = _fresh(_point(c, e.type.shape), half)
     else:
         return None
-    e.affine = f
     return f
+
+
+def _narrower(f: Form, g: Form | None) -> Form:
+    """Per element, whichever of two forms without symbols is narrower:
+    both hold every allowed result, and their elements share nothing."""
+    if g is None or f.A.shape[1] or g.A.shape[1] or g.n != f.n:
+        return f
+    take = g.r < f.r
+    return Form(np.where(take, g.c, f.c), f.ids, f.A, np.where(take, g.r, f.r), f.shape)
 
 
 def tighten(e: Expectation, f: Form) -> None:
@@ -774,7 +821,7 @@ def _dot_general(inst, forms, outs):
     """Σ over the contracting dims, exact in the symbols: the contraction
     applied to the centers and to every symbol's coefficients (one einsum
     with the symbols as a trailing axis); the allowance of the order of
-    summation, γₙ·Σ|x||y| plus n half-subnormals, as fresh symbols."""
+    summation (`_order_allowance`) as fresh symbols."""
     if any(inst.attributes.get(f) is not None for f in ALGORITHM_FIELDS):
         return None, None   # v1.20's algorithm: its bound is not γₙ of the result (spec/ops/dot_algorithm.py)
     x, y = forms
@@ -822,13 +869,17 @@ def _dot_general(inst, forms, outs):
         spread = spread + con(_abs_rows(ax).reshape(x.shape), ayc)
     if ay is not None:
         spread = spread + con(axc, _abs_rows(ay).reshape(y.shape))
-    slop = _slop(con(axc, ayc), _abs_rows(A) if ids.size else 0, spread, terms=n + 2)
+    central = con(axc, ayc)
+    slop = _slop(central, _abs_rows(A) if ids.size else 0, spread, terms=n + 2)
     exact = Form(c, ids, A, _up(r + slop), shape)
-    u = 2.0 ** -fmt.precision
-    if n * u >= 1:
+    most = _one_sign(c, central, big, n)
+    if np.any(xr) or np.any(yr):   # P and N apart: x·y ≤ x⁺y⁺ + x⁻y⁻ with x⁺ = max(0, x_hi), x⁻ = max(0, −x_lo)
+        xp, xm, yp, ym = (np.maximum(v, 0) for v in (xc + xr, xr - xc, yc + yr, yr - yc))
+        split = np.maximum(con(xp, yp) + con(xm, ym), con(xp, ym) + con(xm, yp))
+        most = np.minimum(most, _up(split + _slop(split, terms=n + 2)))
+    allowance = _order_allowance(fmt, n, most, _up(big + _slop(big, terms=n + 2)))
+    if allowance is None:
         return None, None
-    gamma = n * u / (1 - n * u)
-    allowance = _up(gamma * big + n * 2.0 ** (fmt.emin - fmt.precision))
     return _fresh(exact, allowance), 0
 
 
@@ -868,7 +919,7 @@ def _coefficients(a, shape, other, batch, contract, obatch, ocontract, first: bo
 @rule("reduce")
 def _reduce(inst, forms, outs):
     """A sum over `dimensions` (one input, an add body): exact in the
-    symbols, the allowance γₙ·Σ|x| of its order as fresh symbols; a
+    symbols, the allowance of its order (`_order_allowance`) as fresh symbols; a
     maximum or minimum: the hull of the ends."""
     if len(forms) != 2:
         return None, None
@@ -904,11 +955,14 @@ def _reduce(inst, forms, outs):
     r = grouped(x.r).sum(axis=1) + init.r[0]
     mag = grouped(x.mag()).sum(axis=1) + init.mag()[0]
     exact = Form(c, ids, A, _up(r + _slop(mag, terms=m + 1)), shape)
-    n = m + 1
-    u = 2.0 ** -fmt.precision
-    if n * u >= 1:
+    central = grouped(np.abs(x.c)).sum(axis=1) + abs(init.c[0])
+    rad, irad = x.rad(), init.rad()[0]
+    split = np.maximum(grouped(np.maximum(x.c + rad, 0)).sum(axis=1) + max(init.c[0] + irad, 0),
+                       grouped(np.maximum(rad - x.c, 0)).sum(axis=1) + max(irad - init.c[0], 0))
+    most = np.minimum(_one_sign(c, central, mag, m + 1), _up(split + _slop(split, terms=m + 1)))
+    allowance = _order_allowance(fmt, m + 1, most, mag, products=False)
+    if allowance is None:
         return None, None
-    allowance = _up(n * u / (1 - n * u) * mag + n * 2.0 ** (fmt.emin - fmt.precision))
     return _fresh(exact, allowance), 0
 
 
@@ -1011,12 +1065,15 @@ def _form(inst, inputs: list, outs: list) -> Form | None:
     forms = [of(v) for v in inputs]
     if any(f is None for f in forms):
         return None
-    if not any(f.tracked() for f in forms):
+    exact = not any(f.tracked() for f in forms)
+    if exact and name not in CONTRACTIONS:
         return None   # exact operands: the op's own statement is the whole range (and `of` makes its form)
     forms = _in_blocks(inst, forms)
     form, tolerance = fn(inst, forms, outs)
     if form is None:
         return None
+    if exact:   # a contraction of exact operands: its statement or the sign-split allowance, the narrower
+        form = _narrower(form, _stated(outs[0]))
     if tolerance is not None:
         form = _rounding(form, _format(outs[0].type), tolerance)
     if form is not None and name in CONTRACTIONS:

@@ -52,6 +52,24 @@ def test_a_zeroed_lstm_state_is_caught_and_xla_agrees(tmp_path, capsys):
     assert rc == 1 and "enclosure ±" in out and "FMA contraction" not in out
 
 
+@pytest.mark.long   # ~25 s: a 256×512·512×512·512×128 block on four backends; make test-long (CI)
+def test_a_layer_norm_between_two_matmuls_is_decided(tmp_path, capsys):
+    """relu(x·w1) → row layer norm → softmax(h·w2) → cumsum, beside a sort
+    (bench/real_programs.py ln-softmax-sort).  With the order allowance
+    γₙ·Σ|x||y| the enclosure was ±1.61 % at the median element: INCONCLUSIVE,
+    exit 3.  Bounded by the terms' sums of each sign (oracle/affine.py's
+    `_order_allowance`) it is about half: XLA agrees (exit 0) and zeroed,
+    negated and 1 %-scaled outputs DISAGREE."""
+    f, args = _bench_program("ln-softmax-sort")
+    rc = _run(tmp_path, f, args, "xla")
+    out = capsys.readouterr().out
+    assert rc == 0 and read_verdicts(out)["xla"] == ["agrees"], out
+    rc = _run(tmp_path, f, args, f"{WRONG}:Zeroed,{WRONG}:Negated,{WRONG}:Scaled")
+    out = capsys.readouterr().out
+    verdicts = read_verdicts(out)
+    assert rc == 1 and all(verdicts[f"{WRONG}:{w}"] == ["DISAGREES"] for w in ("Zeroed", "Negated", "Scaled")), out
+
+
 def test_a_tight_program_agrees_with_its_width_stated_and_a_one_percent_error_is_caught(tmp_path, capsys):
     """tanh(x @ w): the enclosure is a few ULPs; XLA agrees (exit 0, the
     width on the verdict's line) and a 1 % scaling disagrees (exit 1)."""

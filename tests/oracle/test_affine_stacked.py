@@ -156,29 +156,38 @@ def _brute(x, w, rng) -> tuple:
 U = 2.0 ** -24   # float32's unit roundoff
 
 
-def _gamma(n: int) -> float:
-    return n * U / (1 - n * U)
+def _signed(a, b, n: int, xp=jnp):
+    """A sum of n products aᵢ·bᵢ in any order, products rounded: each of the
+    n − 1 additions rounds a partial sum no larger than the larger sum of
+    one sign, to first order (n − 1)·u·max(P, N), and each product u·|aᵢbᵢ|
+    (Higham §4.2's per-addition bound, by the terms' signs)."""
+    pos, neg = xp.maximum(a, 0), xp.maximum(-a, 0)
+    bp, bn = xp.maximum(b, 0), xp.maximum(-b, 0)
+    most = xp.maximum(pos @ bp + neg @ bn, pos @ bn + neg @ bp)
+    return 0.999 * ((n - 1) * U * most + U * (xp.abs(a) @ xp.abs(b)))
 
 
 def _model(d: dict, x, w):
     """`_program` in float64 with each step moved by d[step] ∈ [−1, 1]ⁿ
     times an allowance no larger than the oracle's for that step on these
-    operands: a sum or contraction of n terms γ(n−1)·Σ|terms| (Higham §3.1;
-    spec/schedule.py states γ(n) for a dot, and a reduce has its init as
-    one more term), a basic op 0.49 ULP of float32 at its value, a tanh
-    4.49 ULP (4 ULP of tolerance around its correctly rounded value);
+    operands: a contraction of n terms (n − 1)·u·max(P, N) + u·Σ|terms|
+    (`_signed`), a sum of n terms (n − 1)·u·max(P, N) (a reduce has its
+    init as one more term), a basic op 0.49 ULP of float32 at its value, a
+    tanh 4.49 ULP (4 ULP of tolerance around its correctly rounded value);
     nothing rounded in between.  Every such evaluation is a point of the
     set the oracle's forms enclose.  Both outputs, flattened, concatenated."""
     sg = jax.lax.stop_gradient
 
     def ulp(v):
         return jnp.spacing(jnp.abs(sg(v)).astype(jnp.float32)).astype(jnp.float64)
-    h = x @ w + d["h"] * _gamma(x.shape[1] - 1) * (jnp.abs(x) @ jnp.abs(w))
-    s = h.sum(1) + d["s"] * _gamma(h.shape[1] - 1) * sg(jnp.abs(h).sum(1))
+    h = x @ w + d["h"] * _signed(x, w, x.shape[1])
+    hs = sg(h)
+    s = h.sum(1) + d["s"] * 0.999 * h.shape[1] * U * jnp.maximum(jnp.maximum(hs, 0).sum(1),
+                                                                  jnp.maximum(-hs, 0).sum(1))
     m = s / h.shape[1] + d["m"] * 0.49 * ulp(s / h.shape[1])
     c = h - m[:, None]
     c = c + d["c"] * 0.49 * ulp(c)
-    g = c.T @ c + d["g"] * _gamma(c.shape[0] - 1) * sg(jnp.abs(c).T @ jnp.abs(c))
+    g = c.T @ c + d["g"] * sg(_signed(c.T, c, c.shape[0]))
     q = g / 4 + d["q"] * 0.49 * ulp(g / 4)
     t0 = jnp.tanh(q) + d["t0"] * 4.49 * ulp(jnp.tanh(q))
     t1 = jnp.tanh(h) + d["t1"] * 4.49 * ulp(jnp.tanh(h))
@@ -254,7 +263,7 @@ def test_every_sampled_evaluation_lies_inside_the_enclosure(budget, tmp_path, mo
 @pytest.mark.parametrize("budget", ["families spelt out", "families boxed"])
 def test_a_sum_over_the_rows_counts_each_rows_deviation_apart(budget, tmp_path, monkeypatch):
     """v @ (tanh(x) @ w), v alternating ±1: each row of tanh(x) @ w deviates
-    by its own γ(63)·Σ|tanh(x)||w| (64 terms) — the rows' symbols are local
+    by its own allowance (64 terms, `_signed`) — the rows' symbols are local
     families — and the sum over rows adds them with alternating signs.
     Taken as one symbol for every row they would cancel; as the distinct
     deviations they are, the row deviations chosen with v's signs (each
@@ -275,7 +284,7 @@ def test_a_sum_over_the_rows_counts_each_rows_deviation_apart(budget, tmp_path, 
     lo_e, hi_e = (np.asarray(b).view(np.float32).astype(np.float64) for b in (e.lo, e.hi))
     lo_f, hi_f = e.affine.lo_hi()
     for side in (1.0, -1.0):
-        h = exact + side * v[:, None] * _gamma(63) * (np.abs(t64) @ np.abs(w64))
+        h = exact + side * v[:, None] * _signed(t64, w64, 64, np)
         h32 = h.astype(np.float32)
         h32 = np.where(np.abs(h32 - exact) > np.abs(h - exact), np.nextafter(h32, exact.astype(np.float32)), h32)
         out = v.astype(np.float64) @ h32.astype(np.float64)   # exactly: one point of every order's range
