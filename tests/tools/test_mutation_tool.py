@@ -315,3 +315,19 @@ def test_baselines_are_kept_under_a_key_of_what_they_depend_on(tmp_path, monkeyp
     assert kept == 4
     assert "ValueError" in cache.run("sub", [], (False, "primary"), lambda: int("x"))
     assert len(list((tmp_path / "kept").iterdir())) == kept
+
+
+def test_an_oracle_limit_stays_in_the_behaviour_figures_denominator(monkeypatch):
+    """A declaration "an oracle limit" (the oracle's statement there is wider
+    than the spec's: an implementation behaving like the mutant passes)
+    does not leave the denominator as "no implementation can behave like
+    it" does; both are counted by `figures`."""
+    def m(key, status, by):
+        return mutation.Mutant("oracle/x.py", "op", 0, 1, 1, 0, "f", "s", key=key, status=status, by=by)
+    plan = [m("a", "killed", "divide/f32/1: pass -> fail"), m("b", "killed", "by tests: FAILED t"),
+            m("c", "killed", "by tests: FAILED t"), m("d", "killed", "by tests: FAILED t")]
+    monkeypatch.setattr(mutation, "_equivalents", lambda: {"b": "equivalent: …", "c": mutation.LIMIT + ": …"})
+    [shared] = mutation.figures(plan)
+    assert "kill 1/4 (25.0%)" in shared
+    assert "1 that no implementation can behave like" in shared and "kill 1/3 (33.3%) of the rest" in shared
+    assert f"1 declared '{mutation.LIMIT}' left in the denominator" in shared

@@ -1218,7 +1218,9 @@ def figures(plan: list[Mutant]) -> list[str]:
             continue
         verdict = sum(m.status == "killed" and not m.by.startswith("by ") for m in ms)
         killed = sum(m.status == "killed" for m in ms)
-        form = sum(m.status == "killed" and m.by.startswith("by ") and m.key in declared for m in ms)
+        form = sum(m.status == "killed" and m.by.startswith("by ") and m.key in declared
+                   and not declared[m.key].startswith(LIMIT) for m in ms)
+        limits = sum(m.key in declared and declared[m.key].startswith(LIMIT) for m in ms)
         n = len(ms)
         outside = sum(m.key in declared and declared[m.key].startswith(OUTSIDE)
                       for m in plan if mine(m) and not (m.status == "killed" and not m.by.startswith("by ")))
@@ -1229,7 +1231,9 @@ def figures(plan: list[Mutant]) -> list[str]:
                                                     f"regeneration: the verdicts alone kill {verdict}/{n - form} "
                                                     f"({100 * verdict / (n - form):.1f}%) of the rest" if form else "")
                    + (f"; {outside} of the declared read what the spec does not define ('{OUTSIDE}')"
-                      if outside else ""))
+                      if outside else "")
+                   + (f"; {limits} declared '{LIMIT}' left in the denominator (an implementation behaving so "
+                      f"would pass)" if limits else ""))
     return out
 
 
@@ -1237,6 +1241,10 @@ def figures(plan: list[Mutant]) -> list[str]:
 # conventions, func.call, result_accuracy, bytecode): counted apart in `figures`, so that the share of the
 # spec's behaviour the suite catches is not read as covering them.
 OUTSIDE = "outside the spec"
+# The reason that declares a mutant no verdict can see because the oracle's own statement there is wider than the
+# spec's (any value, a range without the sign of zero): an implementation behaving like it would pass, so it is
+# not counted among those no implementation can behave like.
+LIMIT = "an oracle limit"
 
 
 def _report(plan: list[Mutant], ops: list[str], wall: float, a, base) -> None:
