@@ -1072,10 +1072,10 @@ def _form(inst, inputs: list, outs: list) -> Form | None:
     form, tolerance = fn(inst, forms, outs)
     if form is None:
         return None
-    if exact:   # a contraction of exact operands: its statement or the sign-split allowance, the narrower
-        form = _narrower(form, _stated(outs[0]))
     if tolerance is not None:
         form = _rounding(form, _format(outs[0].type), tolerance)
+    if exact and form is not None:   # a contraction of exact operands: its statement or the rule's, the narrower
+        form = _narrower(form, _stated(outs[0]))
     if form is not None and name in CONTRACTIONS:
         form = _symbolize(form)
     return None if form is None else _condense(form)
