@@ -861,19 +861,22 @@ def _dot_general(inst, forms, outs):
     if A is None:
         A = np.zeros((c.size, ids.size))
     axc, ayc = np.abs(xc), np.abs(yc)
-    r = con(x.r.reshape(x.shape), ayc) + con(axc, y.r.reshape(y.shape)) + con(xr, yr)
-    mx, my = axc + xr, ayc + yr   # |x| and |y| at most
-    big = con(mx, my)
+    central = con(axc, ayc)
+    ranged = bool(np.any(xr) or np.any(yr))   # else points (exact operands): no radius to contract
+    if ranged:
+        r = con(x.r.reshape(x.shape), ayc) + con(axc, y.r.reshape(y.shape)) + con(xr, yr)
+        big = con(axc + xr, ayc + yr)   # Σ|x||y| at most
+    else:
+        r, big = np.zeros(c.size), central
     spread = 0
     if ax is not None:
         spread = spread + con(_abs_rows(ax).reshape(x.shape), ayc)
     if ay is not None:
         spread = spread + con(axc, _abs_rows(ay).reshape(y.shape))
-    central = con(axc, ayc)
     slop = _slop(central, _abs_rows(A) if ids.size else 0, spread, terms=n + 2)
     exact = Form(c, ids, A, _up(r + slop), shape)
     most = _one_sign(c, central, big, n)
-    if np.any(xr) or np.any(yr):   # P and N apart: x·y ≤ x⁺y⁺ + x⁻y⁻ with x⁺ = max(0, x_hi), x⁻ = max(0, −x_lo)
+    if ranged:   # P and N apart: x·y ≤ x⁺y⁺ + x⁻y⁻ with x⁺ = max(0, x_hi), x⁻ = max(0, −x_lo)
         xp, xm, yp, ym = (np.maximum(v, 0) for v in (xc + xr, xr - xc, yc + yr, yr - yc))
         split = np.maximum(con(xp, yp) + con(xm, ym), con(xp, ym) + con(xm, yp))
         most = np.minimum(most, _up(split + _slop(split, terms=n + 2)))
