@@ -45,6 +45,23 @@ def test_no_python_for_the_lock_is_one_line(tmp_path, monkeypatch):
     assert not (tmp_path / "tf-2.21.0").exists()
 
 
+def test_a_disk_too_small_is_refused_up_front_with_the_size(tmp_path, monkeypatch):
+    """Where the disk cannot take the environment, the build says how much it
+    needs and how much is free before pip starts (a CI run once lost 16
+    minutes to pip's "No space left on device" half-way through torch-xla)."""
+    monkeypatch.setenv("SHLO_RUNTIME_ENVS", str(tmp_path))
+    monkeypatch.setattr(build_env.shutil, "disk_usage", lambda p: type("U", (), {"free": 3 * 2**30})())
+    ok, line = build_env.build("torch-xla-2.9.0")
+    assert not ok and "\n" not in line
+    assert line == ("build_env: torch-xla-2.9.0: cannot be installed: needs about 10.5 GiB free on the disk of "
+                    f"{tmp_path} (7.0 GiB installed, and its wheels while they unpack); 3.0 GiB is free")
+    assert not (tmp_path / "torch-xla-2.9.0").exists()
+
+
+def test_every_environment_states_its_size_on_disk():
+    assert set(build_env.INSTALLED_GIB) == {cfg.env for cfg in build_env.CONFIGS.values()}
+
+
 def test_unknown_configuration_is_refused():
     r = subprocess.run([sys.executable, str(build_env.HERE / "build_env.py"), "no-such-runtime"],
                        capture_output=True, text=True, timeout=60)

@@ -37,6 +37,11 @@ IMPORTS = {"jaxlib-0.9.2": "import jax, jaxlib, jaxlib.mlir.dialects.stablehlo",
            "torch-xla-2.9.0": "import torch, torch_xla, jaxlib.mlir.dialects.stablehlo",
            "pjrt-plugin": "import jax, xla_plugins.xla_cpu_pjrt"}
 PYTHON = (3, 11)
+# What each environment takes on disk once installed, in GiB (measured with `du -sh .envs/*` on 2026-11-30):
+# the build asks for half as much again while the wheels are downloaded and unpacked, and refuses up front
+# when the disk has less, naming the size, instead of pip's "No space left on device" half-way through
+# (torch-xla's CUDA build of torch, the only torch 2.9.0 on PyPI for x86_64, is 4.3 GiB of nvidia libraries).
+INSTALLED_GIB = {"jaxlib-0.9.2": 0.6, "tf-2.21.0": 2.1, "torch-xla-2.9.0": 7.0, "pjrt-plugin": 0.9}
 
 
 def env_of(name: str) -> str:
@@ -52,6 +57,16 @@ def _python() -> str | None:
     if sys.version_info[:2] == PYTHON:
         return sys.executable
     return shutil.which(f"python{PYTHON[0]}.{PYTHON[1]}")
+
+
+def _disk_short(env: str, where: Path) -> str | None:
+    """Why `where`'s disk cannot take `env`'s install, in words; None when it can."""
+    need = 1.5 * INSTALLED_GIB.get(env, 1.0)
+    free = shutil.disk_usage(where).free / 2**30
+    if free >= need:
+        return None
+    return (f"needs about {need:.1f} GiB free on the disk of {where} ({INSTALLED_GIB.get(env, 1.0):.1f} GiB "
+            f"installed, and its wheels while they unpack); {free:.1f} GiB is free")
 
 
 def _last_error(log: str) -> str:
@@ -91,10 +106,13 @@ def _build_locked(env: str) -> tuple[bool, str]:
         else:
             shutil.rmtree(target)
     target.parent.mkdir(parents=True, exist_ok=True)
+    short = _disk_short(env, target.parent)
+    if short:
+        return False, f"build_env: {env}: cannot be installed: {short}"
     log_path = target.parent / f"{env}.build.log"
     steps = [[python, "-m", "venv", str(target)],
              [str(target / "bin" / "python"), "-m", "pip", "install", "--no-deps", "--only-binary=:all:",
-              "--no-input", "-r", str(lock)],
+              "--no-input", "--no-cache-dir", "-r", str(lock)],
              [str(target / "bin" / "python"), "-c", IMPORTS.get(env, "pass")]]
     with open(log_path, "w") as log:
         for step in steps:
