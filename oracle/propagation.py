@@ -51,6 +51,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import copy
 import itertools
 
 import numpy as np
@@ -59,7 +60,8 @@ from ..spec.expectation import Alternative, Expectation
 from ..spec.kinds import kind_of
 from ..spec.kinds.bounded import BOUNDED
 from ..spec.kinds.residual import RESIDUAL
-from ..spec.types import from_bits, from_ordinals, nan_mask, ordinals
+from ..spec import selection
+from ..spec.types import from_bits, from_ordinals, nan_mask, ordinals, to_bits
 from . import bilinear, characterized, complex_ranges
 
 MAX_RANGED = 4
@@ -251,7 +253,65 @@ def _carry(run_op, inst, inputs: list, outs: list, arrays: list | None = None) -
             corners.append(run_op(inst, corner))
         except Exception:  # the spec states no result at this corner: it does not narrow anything
             continue
-    return [_widen(o, [c[j] for c in corners]) for j, o in enumerate(outs)]
+    widened = [_widen(o, [c[j] for c in corners]) for j, o in enumerate(outs)]
+    return _selected(inst, widened, outs, primary, ends)
+
+
+SELECTED = "the index of a leaf whose range reaches the row's best (spec/selection.py)"
+SELECTED_OPEN = "any value: a leaf's range reaches NaN, or the init value may be as good as the best"
+MAX_CANDIDATES = 16
+
+
+def _selected(inst, widened: list, outs: list, primary: list, ends: dict) -> list:
+    """`widened` (the corner runs' ranges) of a reduce whose body selects the best element (argmax,
+    argmin: spec/selection.py), with the index output stated as every index
+    that some point of the values' ranges makes the winner — the corner runs
+    are right for the best value (monotone in each leaf) but not for where
+    it is — and any value where a range reaches NaN, the init may win, the
+    indices themselves are approximate or more than MAX_CANDIDATES leaves
+    may win; the index is the primary run's `outs[1]` with those
+    alternatives.  Other ops: `widened` unchanged."""
+    body = inst.regions.get("body") if inst.spec.mnemonic == "reduce" else None
+    sel = selection.of(body) if body is not None and len(outs) == 2 else None
+    if sel is None or 0 not in ends:
+        return widened
+    values, index = primary[0], primary[1]
+    dims = sorted(int(d) for d in (inst.attributes.get("dimensions") or []))
+    keep = [d for d in range(np.ndim(values)) if d not in dims]
+    L = int(np.prod([np.shape(values)[d] for d in dims], dtype=np.int64))
+
+    def rows(a):
+        return np.asarray(a).transpose(keep + dims).reshape(-1, L)
+    et = inst.operands["inputs"][0].element_type if isinstance(inst.operands.get("inputs"), list) else None
+    is_float = bool(et is not None and et.is_float)
+    lo, hi = (rows(np.asarray(e, dtype=np.float64 if is_float else np.int64)) for e in ends[0])
+    I = rows(np.asarray(index, dtype=np.int64))
+    init_v = float(np.asarray(primary[2], dtype=np.float64)) if is_float else int(np.asarray(primary[2]))
+    may, open_ = selection.candidates(sel, lo, hi, init_v, is_float)
+    if 1 in ends:   # the indices themselves approximate: nothing is said of them
+        open_ |= True
+    big = np.iinfo(np.int64).max
+    picks = np.sort(np.where(may, I, big), axis=1)
+    counts = np.array([len(np.unique(r[r != big])) for r in picks]) if L else np.zeros(len(I), dtype=np.int64)
+    open_ |= counts > MAX_CANDIDATES
+    if not open_.any() and (counts <= 1).all():
+        return [widened[0], outs[1]]
+    prim = outs[1]
+    mine = np.array(prim.array()).reshape(-1).astype(np.int64)
+    out = copy.copy(prim)
+    out.alternatives = list(prim.alternatives) or [Alternative(PRIMARY, prim.bits)]
+    ranked = [np.unique(r[r != big]) for r in picks]
+    for r in range(int(min(counts.max(initial=0), MAX_CANDIDATES))):
+        pick = np.array([c[r] if r < len(c) else m for c, m in zip(ranked, mine)], dtype=np.int64)
+        if (pick != mine).any():
+            out.alternatives.append(Alternative(f"{SELECTED}, {r + 1} of {int(counts.max())}",
+                                                to_bits(pick.reshape(np.shape(prim.bits)), prim.type.element_type)))
+    wide = [int(i) for i in np.flatnonzero(open_)]
+    if wide:
+        out.alternatives.append(Alternative(SELECTED_OPEN, None, wide))
+    out.impl_defined = sorted(set(prim.impl_defined) | {int(i) for i in np.flatnonzero((counts > 1) | open_)})
+    out.why = "; ".join(w for w in (prim.why, SELECTED) if w)
+    return [widened[0], out]
 
 
 def _moved_together(inst, inputs: list, ranged: list) -> list:

@@ -16,6 +16,8 @@ oracle's vocabulary (`dsl.Accumulating`):
 * an init value that is not the body's identity: the amount inserted is the
   implementation's — the values for one, none and two insertions, labelled,
   and beyond that any value;
+* a body that selects the best element, as JAX's argmax and argmin do:
+  every schedule gives one element, the first of the best (spec/selection.py);
 * any other body: every schedule enumerated (the sets of results over
   contiguous ranges, built bottom-up) for up to `MAX_ENUMERATED_LEAVES`
   leaves; beyond, the left fold and any value.
@@ -48,6 +50,7 @@ from typing import Callable
 
 import numpy as np
 
+from . import selection
 from .dsl import ANY_VALUE, ImplDefined, Range
 from .types import ElementType, FloatFormat, exact_values
 
@@ -369,7 +372,23 @@ def reduce_slice(leaves: list[tuple], inits: tuple, body, types: list[ElementTyp
                 return exact_values(np.asarray(body.call(*args)[k]), et)[0]
             out.append(monoid_reduce(op, exact[k], init_x[k], et, call_one))
         return out
+    sel = selection.of(body) if n == 2 else None
+    if sel is not None and leaves:
+        V, I = (_row(exact[k], types[k]) for k in (0, 1))
+        if V is not None and I is not None:
+            value, index, decided = selection.answers(sel, V, I, None, init_x[0], types[0].is_float)
+            if decided[0]:
+                return [value.tolist()[0], index.tolist()[0]]
     return _general(leaves, inits, body, types)
+
+
+def _row(xs: list, et: ElementType):
+    """One row of exact values as a 1×L float64 or int64 array (None: an integer past int64)."""
+    if et.is_float:
+        return np.array([xs], dtype=np.float64)
+    if all(-(1 << 63) <= x < (1 << 63) for x in xs):
+        return np.array([xs], dtype=np.int64)
+    return None
 
 
 def _general(leaves, inits, body, types) -> list:
@@ -418,6 +437,26 @@ def per_output(groups: list[list[tuple]], types, wildcard: str | None) -> list:
     return out
 
 
+def _selected(sel, rows: list, valid, inits: tuple, body, types: list, leaves_of: Callable):
+    """`reduce_arrays` of a selecting body (spec/selection.py): both outputs'
+    records, VALUE where the closed form decides a row, the per-element route
+    elsewhere; None where the rows are not int64 or float64 arrays."""
+    from . import bounds
+    V, I = rows
+    if I.dtype == object or V.dtype == object or not types[1].is_integer:
+        return None
+    init_v = exact_values(np.asarray(inits[0]), types[0])[0]
+    value, index, decided = selection.answers(sel, V, I.astype(np.int64), valid, init_v, types[0].is_float)
+    kind = np.where(decided, bounds.VALUE, bounds.ELEMENT).astype(np.int8)
+    out = []
+    for k, got in enumerate((value, index)):
+        def element(i, k=k):
+            return reduce_slice(leaves_of(int(i)), inits, body, types)[k]
+        probes = {bounds.VALUE: 0.0 if types[k].is_float else 0}
+        out.append(bounds.Answers((V.shape[0],), kind.copy(), got, (), element, probes))
+    return out
+
+
 # --------------------------------------------------------------------------
 # Whole arrays: many reductions at once (spec/bounds.py)
 # --------------------------------------------------------------------------
@@ -438,6 +477,9 @@ def reduce_arrays(rows: list, valid, inits: tuple, body, types: list[ElementType
     its later stages (reduce_window: windows overlap, their rows are n²)."""
     from . import bounds
     n = len(types)
+    sel = selection.of(body) if n == 2 else None
+    if sel is not None:
+        return _selected(sel, rows, valid, inits, body, types, leaves_of)
     ops = body.pairwise
     if ops is None or len(ops) != n or any(op not in MONOIDS for op in ops):
         return None

@@ -72,6 +72,8 @@ class Resolution:
     unresolved: int = 0                # checked elements wider than RESOLVED
     scaling_caught: float | None = None   # the smallest s for which both 1 + s and 1 − s are ruled out
     property_loose: bool = False       # a property (no range) that the reference scaled by 1 ± RESOLVED still meets
+    offered: int = 0                   # checked elements that named alternatives let take another value
+    choices: int = 1                   # the most values such an element may take
 
     @property
     def checked(self) -> int:
@@ -101,7 +103,8 @@ class Resolution:
             return "judged by its property, not by a range of values"
         parts = []
         if self.rel_max == 0:
-            parts.append("enclosure: one value per element")
+            parts.append("enclosure: one value per element" if not self.offered else
+                         "enclosure: the stated value per element, or an alternative the spec allows")
         else:
             parts.append(f"enclosure ±{_pct(self.rel_median)} median ({self.ulp_median:g} ulp), "
                          f"±{_pct(self.rel_max)} widest ({self.ulp_max:g} ulp)")
@@ -111,6 +114,9 @@ class Resolution:
             parts.append(f"catches a scaling by {_pct(self.scaling_caught)}")
         if self.unresolved:
             parts.append(f"{self.unresolved} of {self.checked} elements wider than ±{_pct(RESOLVED)}")
+        if self.offered:
+            parts.append(f"{self.offered} of {self.elements} elements one of up to {self.choices} values "
+                         f"(implementation-defined alternatives)")
         if self.unchecked:
             parts.append(f"{self.unchecked} of {self.elements} elements unchecked (any value)")
         return "; ".join(parts)
@@ -131,12 +137,34 @@ def _any_value_elements(e: Expectation, n: int) -> np.ndarray:
     return out
 
 
+def _offered(e: Expectation, unchecked: np.ndarray) -> tuple[int, int]:
+    """(checked elements whose named alternatives hold another value than
+    the primary one, the most distinct values one element may take): a
+    choice the spec leaves to the implementation widens what "agrees"
+    admits, so the line says so."""
+    named = [np.reshape(a.bits, -1) for a in e.alternatives if a.bits is not None]
+    if not e.impl_defined or not named:
+        return 0, 1
+    idx = np.asarray(e.impl_defined, dtype=np.int64)
+    idx = idx[~unchecked[idx]]
+    if not len(idx):
+        return 0, 1
+    rows = [np.reshape(e.bits, (len(unchecked), -1))] + [np.reshape(b, (len(unchecked), -1)) for b in named]
+    if rows[0].shape[1] == 1:   # one word an element: sort the candidates of every element at once
+        srt = np.sort(np.stack([r[idx, 0] for r in rows]), axis=0)
+        distinct = 1 + (srt[1:] != srt[:-1]).sum(axis=0)
+    else:                       # complex: element by element
+        distinct = np.array([len({r[i].tobytes() for r in rows}) for i in idx])
+    return int((distinct > 1).sum()), int(distinct.max())
+
+
 def resolution(e: Expectation) -> Resolution:
     """The width of `e` (module docstring)."""
     et = e.type.element_type
     n = int(np.prod(e.type.shape, dtype=np.int64))
     unchecked = _any_value_elements(e, n)
     res = Resolution(n, int(unchecked.sum()))
+    res.offered, res.choices = _offered(e, unchecked)
     kind = kind_of(e)
     ends = kind.enclosure(e)
     if ends is None:

@@ -121,6 +121,25 @@ def test_an_output_the_oracle_states_no_value_for_is_unchecked_not_exact(tmp_pat
     assert "exact (" not in out and "unchecked: any value" in out and rc == 3
 
 
+def test_an_argmax_of_approximate_logits_is_judged(tmp_path, capsys):
+    """argmax over 32 classes of tanh(x·w): a reduce whose body selects
+    (spec/selection.py), over more leaves than the schedules are
+    enumerated for, on values known to within their enclosures — it was
+    "unchecked: any value" (exit 3).  Now every index some point of the
+    logits' ranges makes the winner is stated (here one a row): XLA
+    agrees, and a zeroed or negated answer DISAGREES."""
+    rng = np.random.default_rng(0)
+    args = [rng.standard_normal((64, 128)).astype(np.float32),
+            (rng.standard_normal((128, 32)) * 0.1).astype(np.float32)]
+    rc = _run(tmp_path, lambda x, w: jnp.argmax(jnp.tanh(x @ w), axis=1), args,
+              f"xla,{WRONG}:Zeroed,{WRONG}:Negated")
+    out = capsys.readouterr().out
+    verdicts = read_verdicts(out)
+    assert verdicts["xla"] == ["agrees"], out
+    assert verdicts[f"{WRONG}:Zeroed"] == verdicts[f"{WRONG}:Negated"] == ["DISAGREES"], out
+    assert rc == 1 and "unchecked" not in out
+
+
 @pytest.mark.long   # ~6 s: make test-long (CI); make test keeps the real determinant (same route, getrf)
 def test_a_complex_determinant_is_judged_and_a_wrong_one_caught(tmp_path, capsys):
     """jnp.linalg.det of a complex 8×8 complex<f32> matrix: U's complex

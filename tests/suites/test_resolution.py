@@ -64,6 +64,22 @@ def test_any_value_elements_are_unchecked():
     assert resolution(whole).all_unchecked and not resolution(whole).conclusive
 
 
+def test_named_alternatives_are_counted_as_the_choices_they_offer():
+    """Elements 1 and 2 may also take the values of two named alternatives
+    (an argmax's near-tie, an init inserted or not): element 1 one of 3
+    values, element 2 one of 2 (one alternative repeats the primary value),
+    element 3 is "any value" (unchecked, not offered)."""
+    e = _exp([1.0, 2.0, 3.0, 4.0], impl_defined=[1, 2, 3],
+             alternatives=[Alternative("primary", _bits([1.0, 2.0, 3.0, 4.0])),
+                           Alternative("first", _bits([1.0, 5.0, 3.0, 4.0])),
+                           Alternative("second", _bits([1.0, 6.0, 7.0, 4.0])),
+                           Alternative("any value", None, [3])])
+    r = resolution(e)
+    assert (r.offered, r.choices, r.unchecked) == (2, 3, 1)
+    assert "2 of 4 elements one of up to 3 values" in r.describe()
+    assert r.describe().startswith("enclosure: the stated value per element, or an alternative")
+
+
 def test_a_kind_without_a_range_keeps_its_own_verdict():
     e = _exp([1.0], "statistical", statistical={"tests": []})
     r = resolution(e)
