@@ -42,6 +42,10 @@ complex operand moves both components to the same end — sound for ops that
 act on each component alone; abs, multiply, divide, a product reduction
 and comparisons of complex ranges are carried by interval arithmetic
 instead (complex_ranges.py, which also states a complex LU's diagonal).
+A reduce whose body selects the best element (argmax, argmin:
+spec/selection.py) takes the corners for the best value, which is monotone
+in every leaf, but not for its index, which is not: the index is every
+leaf whose range reaches the best of the row's worst ends (`_selected`).
 Downstream of a result the spec defines by a property (cholesky's factor:
 a residual expectation) no value is stated: characterized.downstream
 keeps the property where an op passes it through unchanged and offers
