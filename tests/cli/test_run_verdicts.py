@@ -140,6 +140,20 @@ def test_an_argmax_of_approximate_logits_is_judged(tmp_path, capsys):
     assert rc == 1 and "unchecked" not in out
 
 
+def test_an_output_mostly_unchecked_is_not_called_agrees(tmp_path, capsys):
+    """The gradient of an embedding lookup is a scatter-add of 200 rows onto
+    20 (jax.grad of e[i]): past MAX_ENUMERATED_UPDATES duplicates an element
+    is "any value", here 272 of 320.  The output was "agrees" (exit 0) on the
+    48 it checked; now INCONCLUSIVE (exit 3), saying how many were unchecked."""
+    rng = np.random.default_rng(0)
+    v, idx = rng.standard_normal((200, 16)).astype(np.float32), rng.integers(0, 20, 200).astype(np.int32)
+    grad = jax.grad(lambda e, i, v: jnp.sum(jnp.tanh(e[i] * v)))
+    rc = _run(tmp_path, lambda i, v: grad(jnp.ones((20, 16), jnp.float32), i, v), [idx, v], "xla")
+    out = capsys.readouterr().out
+    assert read_verdicts(out)["xla"] == ["INCONCLUSIVE"] and rc == 3, out
+    assert "272 of 320 elements unchecked (any value)" in out
+
+
 @pytest.mark.long   # ~6 s: make test-long (CI); make test keeps the real determinant (same route, getrf)
 def test_a_complex_determinant_is_judged_and_a_wrong_one_caught(tmp_path, capsys):
     """jnp.linalg.det of a complex 8×8 complex<f32> matrix: U's complex

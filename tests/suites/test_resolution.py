@@ -62,6 +62,9 @@ def test_any_value_elements_are_unchecked():
     assert r.unchecked == 1 and r.checked == 1 and r.conclusive and "1 of 2 elements unchecked" in r.describe()
     whole = _exp([1.0, 2.0], impl_defined=[0, 1], alternatives=[Alternative("any value", None, [0, 1])])
     assert resolution(whole).all_unchecked and not resolution(whole).conclusive
+    most = _exp([1.0, 2.0, 3.0], impl_defined=[0, 1], alternatives=[Alternative("any value", None, [0, 1])])
+    r = resolution(most)   # one element checked of three: "agrees" would claim more than was checked
+    assert r.mostly_unchecked and not r.all_unchecked and not r.conclusive
 
 
 def test_named_alternatives_are_counted_as_the_choices_they_offer():
