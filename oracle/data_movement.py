@@ -10,8 +10,10 @@ import numpy as np
 
 from ..spec.dsl import ANY_VALUE, Choices, DataMovement
 from ..spec.expectation import Expectation
+from ..spec.kinds.bounded import BOUNDED
 from ..spec.types import ElementType, TensorType, TupleType, to_bits
 from .elementwise import alternative_records
+from .rounding import round_bits, round_directed
 from .semantics import on_arrays
 
 
@@ -61,6 +63,8 @@ def _choices(c: Choices, t: TensorType, bit_exact: bool, who: str) -> Expectatio
     if set(c.options) != set(c.labels) or any(len(c.options[i]) != len(c.labels[i]) for i in c.options):
         raise ValueError(f"{who}: Choices options and labels disagree")
     impl = sorted(int(i) for i in c.options if c.options[i])   # plain ints: they go to JSON
+    if c.ranges:
+        return _ranged(c, t, _choices(Choices(c.primary, c.options, c.labels, c.why), t, bit_exact, who))
     if not impl:
         return Expectation(t, bits, bit_exact=bit_exact)
     per_label: dict = {}  # label -> {flat index: bits or ANY_VALUE}
@@ -87,6 +91,21 @@ def _choices(c: Choices, t: TensorType, bit_exact: bool, who: str) -> Expectatio
         alternatives = {first: alternatives.pop(first), **alternatives}
     return Expectation(t, bits, bit_exact=bit_exact, impl_defined=impl, alternatives=alternative_records(alternatives),
                        why=c.why)
+
+
+def _ranged(c: Choices, t: TensorType, e: Expectation) -> Expectation:
+    """`e` with the elements of `c.ranges` stated as their `Range`: the exact
+    result rounded, and the ends rounded outward (a bounded expectation; the
+    other elements' ends are their own value)."""
+    fmt = t.element_type.format
+    flat = np.reshape(e.bits, -1).copy()
+    lo, hi = flat.copy(), flat.copy()
+    for i, r in c.ranges.items():
+        flat[i] = round_bits(r.nearest, fmt)
+        lo[i], hi[i] = round_directed(r.lo, fmt, up=False), round_directed(r.hi, fmt, up=True)
+    shape = np.shape(e.bits)
+    return Expectation(t, flat.reshape(shape), BOUNDED.name, bit_exact=False, impl_defined=list(e.impl_defined),
+                       alternatives=list(e.alternatives), why=e.why, lo=lo.reshape(shape), hi=hi.reshape(shape))
 
 
 def _scalar_bits(v, et: ElementType) -> np.ndarray:

@@ -100,9 +100,13 @@ class Choices:
     allowed values of that element (each a scalar of the result's dtype, or
     ANY_VALUE), labelled by `labels[flat index]` (same length) — e.g. the
     values every order of duplicate scatter updates gives.  `why` is the
-    spec sentence that opens the choice."""
+    spec sentence that opens the choice.  `ranges[flat index]`: a `Range`
+    the element lies in, every order of a float sum or product of more
+    updates than their orders are enumerated for (the primary value there is
+    the exact result rounded)."""
 
     primary: Any
     options: dict = field(default_factory=dict)
     labels: dict = field(default_factory=dict)
     why: str = ""
+    ranges: dict = field(default_factory=dict)

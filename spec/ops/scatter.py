@@ -35,7 +35,16 @@ Semantics (`exec(schedule, inputs)` with an implementation-defined
   Alternatives are per result: with N > 1, results[0] from one order and
   results[1] from another are both accepted (slightly lenient).  Above
   `MAX_ENUMERATED_UPDATES` updates on one element the orders are not
-  enumerated: any value is accepted there (said in its label).
+  enumerated.  Where `update_computation` is a pairwise monoid
+  (spec/schedule.py: add, multiply, and, or, xor, maximum, minimum; not
+  complex) the order cannot matter beyond what reduce's bounds state: an
+  integer, boolean or max/min fold gives one value in every order (the
+  primary), and a float sum or product lies in schedule.py's `Range` of the
+  operand element and its updates — γ bounds that hold for every tree, so
+  for every order of sequential application too.  Other bodies: any value
+  is accepted there (said in its label).  (Before stop 51 every element
+  past the limit was any value: the gradient of an embedding lookup — a
+  scatter-add of many rows onto few — was 85 % unchecked.)
 * Out of bounds: an update whose `result_index` is out of bounds is skipped
   in the primary value (seed 002: "if `O` is a valid index for `output`").
   XLA skips the whole update *window* (every update with the same
@@ -72,11 +81,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..dsl import (ANY, ANY_VALUE, INTEGER, And, Attribute, BoolAttr, Choices, DataMovement, Group,
+from ..dsl import (ANY, ANY_VALUE, INTEGER, And, Attribute, BoolAttr, Choices, DataMovement, Group, ImplDefined, Range,
                    I64ArrayAttr, If, IntAttr, Not, OpSpec, Operand, Region, Result, all_of, any_of, at, contains,
                    in_range, is_sorted, is_unique, rank, same_shape, same_type, shape, size)
 from ..exercise import IMPLEMENTATION_DEFINED, Chosen, Corner, Exercise, Indices, StartVectors
-from ..types import TensorType
+from ..schedule import MONOIDS, product_range, sum_range
+from ..types import TensorType, exact_values
 from .gather import (batch_dim_options, batches_sorted, combine_holds, disjoint, full_batching_index,
                      full_start_index, full_window_index, in_bounds, kept, start_index, undefined, unique_and_sorted)
 from ..dsl.quantization import REGIONS, Quantization
@@ -374,6 +384,7 @@ def arrays(op, *operands):
             oob_windows.add(usi)
 
     results = [a.copy() for a in inputs]
+    ranges = [dict() for _ in range(n)]
     options = [dict() for _ in range(n)]
     labels = [dict() for _ in range(n)]
     dtypes = [a.dtype for a in inputs]
@@ -391,7 +402,13 @@ def arrays(op, *operands):
             primary = current
             for u in upd_values:
                 primary = tuple(np.asarray(v, dtype=dt).reshape(()) for v, dt in zip(call(*primary, *u), dtypes))
-            alts.append((None, f"any value: {len(ups)} updates land here, their orders are not enumerated"))
+            stated = _monoid(op.update_computation, es, current, upd_values)
+            if stated is None:
+                alts.append((None, f"any value: {len(ups)} updates land here, their orders are not enumerated"))
+            else:
+                for k, r in enumerate(stated):
+                    if isinstance(r, Range):
+                        ranges[k][flat] = r
         if any(window_of[u] in oob_windows for u in ups):
             skipped = current
             for u, vals in zip(ups, upd_values):
@@ -419,7 +436,31 @@ def arrays(op, *operands):
         label, why = broken[0]
         return [undefined(a, label, " ".join(w for _, w in broken)) for a in results]
     why = " ".join(w for w, used in ((SCHEDULE_WHY, True), (OUT_OF_BOUNDS_WHY, bool(oob_windows))) if used)
-    return [Choices(a, o, l, why) if o else a for a, o, l in zip(results, options, labels)]
+    return [Choices(a, o, l, why, g) if o or g else a for a, o, l, g in zip(results, options, labels, ranges)]
+
+
+def _monoid(body, types, current: tuple, updates: list) -> list | None:
+    """Per result, what every order of `updates` applied to `current` gives
+    when `body` is a pairwise monoid (module docstring): None for the
+    primary fold (one value in every order) or a `Range`; None overall where
+    the body is no monoid, a result is complex, or a float sum may overflow
+    (any value, as before)."""
+    ops = getattr(body, "pairwise", None)
+    if ops is None or len(ops) != len(types) or any(op not in MONOIDS for op in ops):
+        return None
+    out = []
+    for k, (op, e) in enumerate(zip(ops, types)):
+        if e.is_complex:
+            return None
+        if not e.is_float or op not in ("add", "multiply"):
+            out.append(None)
+            continue
+        xs = [exact_values(np.asarray(current[k]), e)[0]] + [exact_values(np.asarray(u[k]), e)[0] for u in updates]
+        r = (sum_range if op == "add" else product_range)(xs, e.format)
+        if isinstance(r, ImplDefined):
+            return None
+        out.append(r if isinstance(r, Range) else None)   # a special value: the fold's, in every order
+    return out
 
 
 # --------------------------------------------------------------------------
