@@ -125,3 +125,18 @@ def test_numpys_add_and_multiply_are_the_bodys_own(dtype, body):
         a, b = np.asarray(x, dt).reshape(()), np.asarray(y, dt).reshape(())
         got, want = fast(a, b)[0], region.call(a, b)[0]
         assert np.asarray(got, dt).tobytes() == np.asarray(want, dt).tobytes(), (x, y, got, want)
+
+
+def test_the_fast_call_is_only_for_the_formats_numpy_rounds_once_more_innocuously():
+    """f8 formats (no infinity, NaN at another encoding, another overflow) and
+    integers keep the body's own call: numpy's arithmetic on them is not the
+    spec's (ml_dtypes' f8 overflow is not the format's rule)."""
+    from shlo_conform.spec.ops.scatter import _fast_call
+    from shlo_conform.spec.types import element_type
+    f, idx = _segment(np.float32, "add")
+    p = parse_program(jax.jit(f).lower(np.zeros(4 * N, np.float32), idx).as_text())
+    region = next(s for s in p.steps if s.inst is not None and s.inst.spec.mnemonic == "scatter").inst.regions[
+        "update_computation"]
+    assert _fast_call(region, [element_type("f32")]) is not None
+    for name in ("f8E4M3FN", "f8E5M2FNUZ", "si32"):
+        assert _fast_call(region, [element_type(name)]) is None, name
