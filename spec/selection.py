@@ -52,6 +52,8 @@ operands' order of or/and/EQ/NE and GT(x, y) = LT(y, x), equal to the
 trees above for some D, with or without the NaN term (integers: JAX
 writes it anyway; it is false there), values FLOAT, SIGNED or UNSIGNED,
 indices SIGNED or UNSIGNED (TOTALORDER is another order: not recognised).
+A float body without the NaN term is another function too — a NaN on the
+left loses there — and is not recognised.
 """
 from __future__ import annotations
 
@@ -137,7 +139,8 @@ def recognise(block) -> Selection | None:
         return None
     vtype, itype = legal_compare_types(vt)[0], legal_compare_types(it)[0]
     for better in ("GT", "LT"):
-        for nan_term in (True, False):
+        # without the NaN term a NaN wins only on the right: float bodies must have it (integers have no NaN)
+        for nan_term in (True,) if vt.is_float else (True, False):
             if got == _expected(better, vtype, itype, nan_term):
                 return Selection(better)
     return None

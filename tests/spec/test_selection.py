@@ -47,25 +47,28 @@ def test_jax_argmax_and_argmin_bodies_are_recognised(dtype):
     assert selection.of(_body(lambda v: jnp.argmin(v, axis=1), x)) == selection.Selection("LT")
 
 
-def _hand_body(pick_index: str, direction: str = "GT"):
-    """An argmax-like body written by hand, its index chosen by `pick_index`."""
+def _hand_body(pick_index: str, direction: str = "GT", ctype: str = ", FLOAT", nan: bool = True, et: str = "f32"):
+    """An argmax-like body written by hand, its index chosen by `pick_index`,
+    its value compares of type `ctype` (", TOTALORDER", or "" for the default),
+    with or without the NaN term, on values of type `et`."""
+    pv = "%2" if nan else "%0"   # P with or without the NaN term
     text = f"""
-func.func @main(%x: tensor<4xf32>, %i: tensor<4xi32>) -> tensor<i32> {{
-  %a = stablehlo.constant dense<0xFF800000> : tensor<f32>
+func.func @main(%x: tensor<4x{et}>, %i: tensor<4xi32>) -> tensor<i32> {{
+  %a = stablehlo.constant dense<{"0" if et.startswith("i") else "0.0"}> : tensor<{et}>
   %b = stablehlo.constant dense<0> : tensor<i32>
   %r:2 = stablehlo.reduce(%x init: %a), (%i init: %b) across dimensions = [0]
-      : (tensor<4xf32>, tensor<4xi32>, tensor<f32>, tensor<i32>) -> (tensor<f32>, tensor<i32>)
-    reducer(%p: tensor<f32>, %q: tensor<f32>) (%j: tensor<i32>, %k: tensor<i32>) {{
-      %0 = stablehlo.compare {direction}, %p, %q, FLOAT : (tensor<f32>, tensor<f32>) -> tensor<i1>
-      %1 = stablehlo.compare NE, %p, %p, FLOAT : (tensor<f32>, tensor<f32>) -> tensor<i1>
+      : (tensor<4x{et}>, tensor<4xi32>, tensor<{et}>, tensor<i32>) -> (tensor<{et}>, tensor<i32>)
+    reducer(%p: tensor<{et}>, %q: tensor<{et}>) (%j: tensor<i32>, %k: tensor<i32>) {{
+      %0 = stablehlo.compare {direction}, %p, %q{ctype} : (tensor<{et}>, tensor<{et}>) -> tensor<i1>
+      %1 = stablehlo.compare NE, %p, %p{ctype} : (tensor<{et}>, tensor<{et}>) -> tensor<i1>
       %2 = stablehlo.or %0, %1 : tensor<i1>
-      %3 = stablehlo.compare EQ, %p, %q, FLOAT : (tensor<f32>, tensor<f32>) -> tensor<i1>
+      %3 = stablehlo.compare EQ, %p, %q{ctype} : (tensor<{et}>, tensor<{et}>) -> tensor<i1>
       %4 = stablehlo.compare LT, %j, %k, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
       %5 = stablehlo.and %3, %4 : tensor<i1>
-      %6 = stablehlo.or %2, %5 : tensor<i1>
-      %7 = stablehlo.select %2, %p, %q : tensor<i1>, tensor<f32>
+      %6 = stablehlo.or {pv}, %5 : tensor<i1>
+      %7 = stablehlo.select {pv}, %p, %q : tensor<i1>, tensor<{et}>
       %8 = stablehlo.select {pick_index}, %j, %k : tensor<i1>, tensor<i32>
-      stablehlo.return %7, %8 : tensor<f32>, tensor<i32>
+      stablehlo.return %7, %8 : tensor<{et}>, tensor<i32>
     }}
   return %r#1 : tensor<i32>
 }}"""
@@ -81,6 +84,11 @@ def test_a_body_that_differs_is_not_recognised():
     assert selection.of(_hand_body("%6", "LT")) == selection.Selection("LT")
     assert selection.of(_hand_body("%2")) is None
     assert selection.of(_hand_body("%6", "GE")) is None
+    assert selection.of(_hand_body("%6", ctype="")) == selection.Selection("GT")       # the default compare_type
+    assert selection.of(_hand_body("%6", ctype=", TOTALORDER")) is None               # another order
+    # without the NaN term (P = %0 alone) a NaN on the left loses: another function for floats, none for integers
+    assert selection.of(_hand_body("%6", nan=False)) is None
+    assert selection.of(_hand_body("%6", ctype=", SIGNED", nan=False, et="i32")) == selection.Selection("GT")
     maximum = _body(lambda v: jnp.max(v, axis=1), ROW, inputs=1)
     assert selection.of(maximum) is None and maximum.pairwise == ("maximum",)
 
