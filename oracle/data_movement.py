@@ -6,6 +6,8 @@ duplicate updates) becomes an output with implementation-defined
 elements."""
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
 from ..spec.dsl import ANY_VALUE, Choices, DataMovement
@@ -64,7 +66,7 @@ def _choices(c: Choices, t: TensorType, bit_exact: bool, who: str) -> Expectatio
         raise ValueError(f"{who}: Choices options and labels disagree")
     impl = sorted(int(i) for i in c.options if c.options[i])   # plain ints: they go to JSON
     if c.ranges:
-        return _ranged(c, t, _choices(Choices(c.primary, c.options, c.labels, c.why), t, bit_exact, who))
+        return _ranged(c, t, _choices(dataclasses.replace(c, ranges={}), t, bit_exact, who))
     if not impl:
         return Expectation(t, bits, bit_exact=bit_exact)
     per_label: dict = {}  # label -> {flat index: bits or ANY_VALUE}

@@ -294,9 +294,8 @@ def _selected(inst, widened: list, outs: list, primary: list, ends: dict) -> lis
     may, open_ = selection.candidates(sel, lo, hi, init_v, is_float)
     if 1 in ends:   # the indices themselves approximate: nothing is said of them
         open_ |= True
-    big = np.iinfo(np.int64).max
-    picks = np.sort(np.where(may, I, big), axis=1)
-    counts = np.array([len(np.unique(r[r != big])) for r in picks]) if L else np.zeros(len(I), dtype=np.int64)
+    ranked = [np.unique(row[m]) for row, m in zip(I, may)]   # each row's candidate indices, ascending
+    counts = np.array([len(c) for c in ranked], dtype=np.int64)
     open_ |= counts > MAX_CANDIDATES
     if not open_.any() and (counts <= 1).all():
         return [widened[0], outs[1]]
@@ -304,7 +303,6 @@ def _selected(inst, widened: list, outs: list, primary: list, ends: dict) -> lis
     mine = np.array(prim.array()).reshape(-1).astype(np.int64)
     out = copy.copy(prim)
     out.alternatives = list(prim.alternatives) or [Alternative(PRIMARY, prim.bits)]
-    ranked = [np.unique(r[r != big]) for r in picks]
     for r in range(int(min(counts.max(initial=0), MAX_CANDIDATES))):
         pick = np.array([c[r] if r < len(c) else m for c, m in zip(ranked, mine)], dtype=np.int64)
         if (pick != mine).any():

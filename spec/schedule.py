@@ -68,6 +68,15 @@ MONOIDS = ("add", "multiply", "and", "or", "xor", "maximum", "minimum")
 # Bounds
 # --------------------------------------------------------------------------
 
+def monoid_ops(body, n: int) -> tuple | None:
+    """The body's op on each of its n pairs when every one is a monoid of
+    MONOIDS (`Function.pairwise`), else None: the bodies whose reductions
+    this module bounds, and whose order of application (scatter's updates)
+    matters no more than a reduction's."""
+    ops = getattr(body, "pairwise", None)
+    return ops if ops is not None and len(ops) == n and all(op in MONOIDS for op in ops) else None
+
+
 def gamma(k: int, fmt: FloatFormat) -> Fraction | None:
     """γ(k) = k·u/(1 − k·u), or None when k·u ≥ 1 (no bound)."""
     ku = k * fmt.unit_roundoff
@@ -362,8 +371,8 @@ def reduce_slice(leaves: list[tuple], inits: tuple, body, types: list[ElementTyp
     n = len(types)
     exact = [[exact_values(np.asarray(leaf[k]), types[k])[0] for leaf in leaves] for k in range(n)]
     init_x = [exact_values(np.asarray(inits[k]), types[k])[0] for k in range(n)]
-    ops = body.pairwise
-    if ops is not None and len(ops) == n and all(op in MONOIDS for op in ops):
+    ops = monoid_ops(body, n)
+    if ops is not None:
         out = []
         for k, (op, et) in enumerate(zip(ops, types)):
             def call_one(a, b, k=k, et=et):
@@ -480,8 +489,8 @@ def reduce_arrays(rows: list, valid, inits: tuple, body, types: list[ElementType
     sel = selection.of(body) if n == 2 else None
     if sel is not None:
         return _selected(sel, rows, valid, inits, body, types, leaves_of)
-    ops = body.pairwise
-    if ops is None or len(ops) != n or any(op not in MONOIDS for op in ops):
+    ops = monoid_ops(body, n)
+    if ops is None:
         return None
     init_x = [exact_values(np.asarray(inits[k]), types[k])[0] for k in range(n)]
     if not all(is_identity(op, et, x) for op, et, x in zip(ops, types, init_x)):

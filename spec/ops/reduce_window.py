@@ -72,7 +72,7 @@ from ..dsl import (ANY, Accumulating, Attribute, Function, I64ArrayAttr, I64Matr
                    Or, Region, Result, all_of, at, dim, element_type, is_symbolic, rank, same_shape, size)
 from ..exercise import Corner, Exercise
 from .. import bounds
-from ..schedule import MONOIDS, is_identity, reduce_arrays, reduce_slice
+from ..schedule import is_identity, monoid_ops, reduce_arrays, reduce_slice
 from ..symbolic import Skeleton
 from ..types import E_F32, TensorType, exact_values
 from . import reduce as _reduce
@@ -327,8 +327,8 @@ def padding_is_neutral(op, inits, types) -> bool:
     """Every init value is its (associative) body's identity, so padding
     leaves cannot change the result of any schedule (spec/schedule.py's
     rule for when the amount of inits does not matter)."""
-    ops = op.body.pairwise
-    if ops is None or len(ops) != len(types) or any(o not in MONOIDS for o in ops):
+    ops = monoid_ops(op.body, len(types))
+    if ops is None:
         return False
     return all(is_identity(o, et, exact_values(np.asarray(v), et)[0]) for o, et, v in zip(ops, types, inits))
 

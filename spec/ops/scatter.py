@@ -85,7 +85,7 @@ from ..dsl import (ANY, ANY_VALUE, INTEGER, And, Attribute, BoolAttr, Choices, D
                    I64ArrayAttr, If, IntAttr, Not, OpSpec, Operand, Region, Result, all_of, any_of, at, contains,
                    in_range, is_sorted, is_unique, rank, same_shape, same_type, shape, size)
 from ..exercise import IMPLEMENTATION_DEFINED, Chosen, Corner, Exercise, Indices, StartVectors
-from ..schedule import MONOIDS, product_range, sum_range
+from ..schedule import monoid_ops, product_range, sum_range
 from ..types import TensorType, exact_values
 from .gather import (batch_dim_options, batches_sorted, combine_holds, disjoint, full_batching_index,
                      full_start_index, full_window_index, in_bounds, kept, start_index, undefined, unique_and_sorted)
@@ -479,8 +479,8 @@ def _order_free(body, types) -> bool:
     """Every order of the updates gives one value: a pairwise monoid that is
     exactly associative and commutative on its type — integer and boolean
     ones (modulo 2^n), and maximum / minimum of floats (NaN wins, +0 above −0)."""
-    ops = getattr(body, "pairwise", None)
-    if ops is None or len(ops) != len(types) or any(o not in MONOIDS for o in ops):
+    ops = monoid_ops(body, len(types))
+    if ops is None:
         return False
     return all((e.is_integer or e.is_bool) or (e.is_float and o in ("maximum", "minimum"))
                for o, e in zip(ops, types))
@@ -492,8 +492,8 @@ def _monoid(body, types, current: tuple, updates: list) -> list | None:
     primary fold (one value in every order) or a `Range`; None overall where
     the body is no monoid, a result is complex, or a float sum may overflow
     (any value, as before)."""
-    ops = getattr(body, "pairwise", None)
-    if ops is None or len(ops) != len(types) or any(op not in MONOIDS for op in ops):
+    ops = monoid_ops(body, len(types))
+    if ops is None:
         return None
     out = []
     for k, (op, e) in enumerate(zip(ops, types)):
