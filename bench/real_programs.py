@@ -87,6 +87,12 @@ def _embedding_grad(table, ids, v):
     return jax.grad(lambda e: jnp.sum(jnp.tanh(e[ids] * v)))(table)
 
 
+def _cumulative_logprob(x, w):
+    """Cumulative probability mass in log space (top-p sampling's running
+    total): `lax.cumlogsumexp`, a reduce_window of jnp.logaddexp."""
+    return jax.lax.cumlogsumexp(jax.nn.log_softmax(jnp.tanh(x @ w) * 4, axis=-1), axis=1)
+
+
 def _spd(n):
     m = _n(n, n)
     return (m @ m.T + n * np.eye(n)).astype(np.float32)
@@ -116,6 +122,7 @@ PROGRAMS = {
     "ln-softmax-sort": (_ln_softmax_sort, lambda: [_n(256, 512), _n(512, 512, scale=1 / 22), _n(512, 128, scale=1 / 22)]),
     "ln-softmax-sort-16x64": (_ln_softmax_sort, lambda: [_n(16, 64), _n(64, 64, scale=1 / 8), _n(64, 32, scale=1 / 8)]),
     "classifier-argmax": (_classifier, lambda: [_n(128, 256), _n(256, 512, scale=1 / 16), _n(512, 1000, scale=1 / 22)]),
+    "cumulative-logprob": (_cumulative_logprob, lambda: [_n(32, 64), _n(64, 256, scale=1 / 8)]),
     "embedding-grad": (_embedding_grad, lambda: [_n(50, 32), RNG.integers(0, 50, 512).astype(np.int32), _n(512, 32)]),
     "while-ring": (lambda x: jax.lax.fori_loop(0, 200, lambda i, v: jnp.roll(v, 1) * np.float32(0.99) + 0.01, x),
                    lambda: [_n(64)]),

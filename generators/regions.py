@@ -17,6 +17,10 @@ Pairwise bodies — a block over N current values followed by N others
                                      whose argument 0 is greater, ties to the
                                      smaller argument 1; every other argument
                                      travels with it.  One pair: maximum.
+  logaddexp                          jnp.logaddexp as JAX lowers it (the body
+                                     of lax.cumlogsumexp): max(a, b) +
+                                     log1p(exp(-|a - b|)), a + b where a - b
+                                     is NaN (spec/log_add_exp.py)
 
 Comparators — a block over (a0, b0, a1, b1, …) returning one i1 (sort's
 `comparator`; select_and_scatter's `select` is the one-pair case):
@@ -68,7 +72,7 @@ COMPARATORS = ("lt", "gt", "le", "ge", "lt_totalorder", "lexicographic_lt", "nev
 MAPS = ("map_add", "map_multiply", "map_maximum", "map_minimum", "map_first")
 BRANCHES = ("return_captures", "double_captures")
 LOOPS = ("count_lt", "count_up")
-BODIES = PAIRWISE + ("replace", "keep", "argmax") + COMPARATORS + MAPS + BRANCHES + LOOPS
+BODIES = PAIRWISE + ("replace", "keep", "argmax", "logaddexp") + COMPARATORS + MAPS + BRANCHES + LOOPS
 PREDICATES = COMPARATORS + ("count_lt",)   # bodies that return one i1, whatever their arguments
 
 
@@ -148,6 +152,20 @@ def _argmax(b: _Block) -> list:
     tie = b.op("and", [eq, lt], [i1, i1], i1)
     pick = b.op("or", [gt, tie], [i1, i1], i1)
     return [(b.op("select", [pick, a[k], c[k]], [i1, ta[k], tc[k]], out), out) for k, out in enumerate(b.outs)]
+
+
+def _logaddexp(b: _Block) -> list:
+    """jnp.logaddexp on one pair, op for op as JAX lowers it (jax/_src/lax/other.py)."""
+    (a, c), t, out = b.args[:2], b.ins[0], b.outs[0]
+    i1 = _bool_type(t)
+    m = b.op("maximum", [a, c], [t, t], t)
+    d = b.op("subtract", [a, c], [t, t], t)
+    nan = b.op("compare", [d, d], [t, t], i1, " {comparison_direction = #stablehlo<comparison_direction NE>, "
+                                              "compare_type = #stablehlo<comparison_type FLOAT>}")
+    both = b.op("add", [a, c], [t, t], t)
+    e = b.op("exponential", [b.op("negate", [b.op("abs", [d], [t], t)], [t], t)], [t], t)
+    r = b.op("add", [m, b.op("log_plus_one", [e], [t], t)], [t, t], t)
+    return [(b.op("select", [nan, both, r], [i1, t, t], out), out)]
 
 
 def _bool_type(t):
@@ -246,7 +264,7 @@ def _count_up(b: _Block) -> list:
     return rets
 
 
-TEMPLATES = {"argmax": _argmax, "lt": _comparator("LT"), "gt": _comparator("GT"), "le": _comparator("LE"),
+TEMPLATES = {"argmax": _argmax, "logaddexp": _logaddexp, "lt": _comparator("LT"), "gt": _comparator("GT"), "le": _comparator("LE"),
              "ge": _comparator("GE"), "lt_totalorder": _comparator("LT", total=True),
              "lexicographic_lt": _lexicographic_lt, "never": _never,
              "map_add": _map("add"), "map_multiply": _map("multiply"), "map_maximum": _map("maximum"),

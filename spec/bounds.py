@@ -37,8 +37,8 @@ form):
    products are rounded (and may underflow: ≤ 2^-1075 each), so
    |S − s| ≤ γ₆₄(k)·mag + k·2^-1074 — about the allowance itself: stage 1
    decides few f64 elements (single terms, zeros) but classifies them all;
-   its quantities are taken with every operation rounded outward (`_dn`,
-   `_up`).  Sums of f64 terms are taken in long double (u = 2^-64).
+   its quantities are taken with every operation rounded outward (`below`,
+   `above`).  Sums of f64 terms are taken in long double (u = 2^-64).
 2. *TwoSum cascade* (`cascade`): the terms of each element the first stage
    leaves, listed exactly as floats (narrow formats: the products; f64:
    Dekker's TwoProduct split of each product into two floats, exact when no
@@ -252,7 +252,7 @@ def _widen(dtype):
     return got
 
 
-def _dn(x):
+def below(x):
     """A value ≤ the exact real that x = RN(real) stands for (the result of
     one operation rounded to nearest): x − (|x|·2^(2−p) + the smallest
     subnormal).  For normal x, |x|·2^(2−p) ≥ 2·ulp(x) ≥ 4 × the rounding
@@ -264,19 +264,19 @@ def _dn(x):
     return x - (np.abs(x) * c + t)
 
 
-def _up(x):
+def above(x):
     c, t = _widen(x.dtype)
     return x + (np.abs(x) * c + t)
 
 
 def add_dn(a, b):
     """a + b rounded toward −∞: exact where a term is 0, else a little
-    below the sum rounded to nearest (`_dn`)."""
+    below the sum rounded to nearest (`below`)."""
     if np.ndim(b) == 0 and b == 0:
         return a
     with np.errstate(invalid="ignore", over="ignore"):
         s = a + b
-        return np.where((a == 0) | (b == 0), s, _dn(s))
+        return np.where((a == 0) | (b == 0), s, below(s))
 
 
 def add_up(a, b):
@@ -284,19 +284,19 @@ def add_up(a, b):
         return a
     with np.errstate(invalid="ignore", over="ignore"):
         s = a + b
-        return np.where((a == 0) | (b == 0), s, _up(s))
+        return np.where((a == 0) | (b == 0), s, above(s))
 
 
 def mul_dn(a, c):
     """a·c toward −∞ for a, c ≥ 0 (never below the exact 0 of a zero factor)."""
     with np.errstate(over="ignore", invalid="ignore"):
-        return np.maximum(_dn(a * c), a.dtype.type(0))
+        return np.maximum(below(a * c), a.dtype.type(0))
 
 
 def mul_up(a, c):
     """a·c toward +∞ for a, c ≥ 0 (exactly 0 where a factor is 0)."""
     with np.errstate(over="ignore", invalid="ignore"):
-        return np.where((a == 0) | (c == 0), a.dtype.type(0), _up(a * c))
+        return np.where((a == 0) | (c == 0), a.dtype.type(0), above(a * c))
 
 
 def bracket(q, W) -> tuple:
@@ -314,7 +314,7 @@ def bracket(q, W) -> tuple:
     return (lo, hi) if q > 0 else (-hi, -lo)
 
 
-def _exact(x) -> Fraction:
+def exact_of(x) -> Fraction:
     return Fraction(*x.as_integer_ratio())
 
 
@@ -323,11 +323,11 @@ def _step_until(x, q: Fraction, direction: int):
     direction −1, ≥ q for +1), and then as close as that allows."""
     W = type(x)
     target = W(-np.inf) if direction < 0 else W(np.inf)
-    while np.isfinite(x) and ((_exact(x) > q) if direction < 0 else (_exact(x) < q)):
+    while np.isfinite(x) and ((exact_of(x) > q) if direction < 0 else (exact_of(x) < q)):
         x = np.nextafter(x, target)
     while np.isfinite(x):   # tighten: the neighbour toward q may still be on the right side
         y = np.nextafter(x, -target)
-        if not np.isfinite(y) or ((_exact(y) > q) if direction < 0 else (_exact(y) < q)):
+        if not np.isfinite(y) or ((exact_of(y) > q) if direction < 0 else (exact_of(y) < q)):
             break
         x = y
     return x
@@ -495,7 +495,7 @@ class _Stage1:
         if self.eta is None:
             Mlo = Mhi = M
         else:
-            Mlo, Mhi = np.maximum(_dn(M - self.eta), self.W(0)), _up(M + self.eta)
+            Mlo, Mhi = np.maximum(below(M - self.eta), self.W(0)), above(M + self.eta)
         mag_lo = Mlo if self.m_lo is None else mul_dn(Mlo, self.m_lo)
         mag_hi = Mhi if self.m_hi is None else mul_up(Mhi, self.m_hi)
         return Mhi, mag_lo, mag_hi
@@ -517,7 +517,7 @@ class _Stage1:
         else:
             E = mul_up(mag[0], self.err)
             if self.eta is not None:
-                E = _up(E + self.eta)
+                E = above(E + self.eta)
             s = (add_dn(S, -E), add_up(S, E))
         return _ends(s, self.b(idx, mag))
 

@@ -18,9 +18,14 @@ oracle's vocabulary (`dsl.Accumulating`):
   and beyond that any value;
 * a body that selects the best element, as JAX's argmax and argmin do:
   every schedule gives one element, the first of the best (spec/selection.py);
+* JAX's log-add-exp (`lax.cumlogsumexp`), init −inf: a `Range` about the
+  log of the sum of exponentials, every schedule and every tolerance of its
+  approximate ops (spec/log_add_exp.py);
 * any other body: every schedule enumerated (the sets of results over
   contiguous ranges, built bottom-up) for up to `MAX_ENUMERATED_LEAVES`
-  leaves; beyond, the left fold and any value.
+  leaves; beyond, the left fold and any value.  The enumeration runs the
+  body on the oracle's values: a body with an approximate op (a tolerance)
+  may give others, so its results add "any value", labelled.
 
 Error bounds (Higham, *Accuracy and Stability of Numerical Algorithms*, 2nd
 ed., §3.1 and §4.2), u = 2^-p the unit roundoff of the format (p its
@@ -50,7 +55,7 @@ from typing import Callable
 
 import numpy as np
 
-from . import selection
+from . import log_add_exp, selection
 from .dsl import ANY_VALUE, ImplDefined, Range
 from .types import ElementType, FloatFormat, exact_values
 
@@ -75,6 +80,18 @@ def monoid_ops(body, n: int) -> tuple | None:
     matters no more than a reduction's."""
     ops = getattr(body, "pairwise", None)
     return ops if ops is not None and len(ops) == n and all(op in MONOIDS for op in ops) else None
+
+
+def inits_neutral(body, types: list[ElementType], inits: tuple) -> bool:
+    """Every init value is its body's identity, so the amount inserted (and
+    reduce_window's padding, made of them) cannot change any schedule's
+    result: a monoid's identity, or log-add-exp's −inf."""
+    init_x = [exact_values(np.asarray(v), et)[0] for v, et in zip(inits, types)]
+    lae = log_add_exp.of(body) if len(types) == 1 else None
+    if lae is not None:
+        return log_add_exp.identity(init_x[0])
+    ops = monoid_ops(body, len(types))
+    return ops is not None and all(is_identity(o, et, x) for o, et, x in zip(ops, types, init_x))
 
 
 def gamma(k: int, fmt: FloatFormat) -> Fraction | None:
@@ -236,6 +253,8 @@ def identity(op: str, et: ElementType):
     if et.is_complex:
         return {"add": 0j, "multiply": 1 + 0j}.get(op)
     top = math.inf if et.format.has_inf else float(et.format.max_finite)   # f8E4M3FN: no infinity
+    if op == "logaddexp":   # JAX's log-add-exp body (spec/log_add_exp.py): −inf, where the format has it
+        return -math.inf if et.format.has_inf else None
     return {"add": 0.0, "multiply": 1.0, "maximum": -top, "minimum": top}.get(op)
 
 
@@ -381,6 +400,9 @@ def reduce_slice(leaves: list[tuple], inits: tuple, body, types: list[ElementTyp
                 return exact_values(np.asarray(body.call(*args)[k]), et)[0]
             out.append(monoid_reduce(op, exact[k], init_x[k], et, call_one))
         return out
+    lae = log_add_exp.of(body) if n == 1 else None
+    if lae is not None and log_add_exp.identity(init_x[0]):
+        return [log_add_exp.element(lae, exact[0])]
     sel = selection.of(body) if n == 2 else None
     if sel is not None and leaves:
         V, I = (_row(exact[k], types[k]) for k in (0, 1))
@@ -400,19 +422,38 @@ def _row(xs: list, et: ElementType):
     return None
 
 
+def approximate_ops(body) -> list[str]:
+    """The mnemonics of the body's ops judged within a tolerance (`approx`
+    accuracy, spec/accuracy.py), in order; ops whose accuracy cannot be read
+    (calls, bodies without a reader's block) are not listed."""
+    out = []
+    for step in getattr(getattr(body, "block", None), "steps", ()):
+        sem = getattr(getattr(step.inst, "spec", None), "semantics", None)
+        if sem is not None and hasattr(sem, "accuracy_for") and sem.accuracy_for(step.inst) == "approx":
+            out.append(step.inst.spec.mnemonic)
+    return out
+
+
 def _general(leaves, inits, body, types) -> list:
     """Any other body: enumerated schedules, init values at the front (once)
-    when they are not the body's identity on the leaves."""
+    when they are not the body's identity on the leaves.  The body runs on
+    the oracle's values; one with an approximate op may give others within
+    their tolerances, which no enumeration here states: any value, named."""
     call = body.call
     scalars = [tuple(np.asarray(v).reshape(()) for v in leaf) for leaf in leaves]
     init = tuple(np.asarray(v).reshape(()) for v in inits)
     if not scalars:
         return per_output([[init]], types, None)
+    approx = approximate_ops(body)
+    loose = (f"any value: the body's {', '.join(sorted(set(approx)))} may differ from the oracle's value "
+             "within its tolerance, and the schedules are enumerated on the oracle's values") if approx else None
     neutral = all(_key(tuple(call(*init, *x))) == _key(x) and _key(tuple(call(*x, *init))) == _key(x)
                   for x in scalars)
     if len(scalars) > MAX_ENUMERATED_LEAVES:
         fold = left_fold(([] if neutral else [init]) + scalars, lambda a, b: tuple(call(*a, *b)))
         return per_output([[fold]], types, f"any value: {len(scalars)} leaves, schedules not enumerated")
+    if len(scalars) == 1 and neutral:   # one leaf, no body call: the leaf itself
+        loose = None
     results = schedules(([] if neutral else [init]) + scalars, call)
     if results is None:
         fold = left_fold(([] if neutral else [init]) + scalars, lambda a, b: tuple(call(*a, *b)))
@@ -421,7 +462,7 @@ def _general(leaves, inits, body, types) -> list:
     if not neutral:
         without = schedules(scalars, call) or []
         groups.append([v for v in without if _key(v) not in {_key(r) for r in results}])
-    return per_output(groups, types, None if neutral else "any value: init_values inserted elsewhere")
+    return per_output(groups, types, loose if neutral else (loose or "any value: init_values inserted elsewhere"))
 
 
 def per_output(groups: list[list[tuple]], types, wildcard: str | None) -> list:
@@ -489,10 +530,14 @@ def reduce_arrays(rows: list, valid, inits: tuple, body, types: list[ElementType
     sel = selection.of(body) if n == 2 else None
     if sel is not None:
         return _selected(sel, rows, valid, inits, body, types, leaves_of)
+    init_x = [exact_values(np.asarray(inits[k]), types[k])[0] for k in range(n)]
+    lae = log_add_exp.of(body) if n == 1 else None
+    if lae is not None and log_add_exp.identity(init_x[0]) and rows[0].dtype != object:
+        return [log_add_exp.answers(lae, rows[0], valid,
+                                    lambda i: reduce_slice(leaves_of(int(i)), inits, body, types)[0])]
     ops = monoid_ops(body, n)
     if ops is None:
         return None
-    init_x = [exact_values(np.asarray(inits[k]), types[k])[0] for k in range(n)]
     if not all(is_identity(op, et, x) for op, et, x in zip(ops, types, init_x)):
         return None
     out = []

@@ -47,8 +47,8 @@ than every point, states any value.
 
 Recognised on the reader's block (`Function.block`, as sort.py recognises a
 comparator): the body's two returns as expression trees over its
-arguments through compare, or, and and select, canonical up to the
-operands' order of or/and/EQ/NE and GT(x, y) = LT(y, x), equal to the
+arguments through compare, or, and and select (spec/expression.py: canonical
+up to the operands' order of or/and/EQ/NE and GT(x, y) = LT(y, x)), equal to the
 trees above for some D, with or without the NaN term (integers: JAX
 writes it anyway; it is false there), values FLOAT, SIGNED or UNSIGNED,
 indices SIGNED or UNSIGNED (TOTALORDER is another order: not recognised).
@@ -61,11 +61,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-
-
-def legal_compare_types(et) -> tuple:
-    from .ops.compare import legal_compare_types as legal   # spec/ops imports spec/schedule, which imports this
-    return legal(et)
+from . import expression
 
 
 @dataclass(frozen=True)
@@ -75,69 +71,31 @@ class Selection:
     better: str
 
 
-def _arg(k: int) -> tuple:
-    return ("arg", k)
-
-
-def _cmp(direction: str, ctype: str, x, y) -> tuple:
-    if direction in ("GT", "GE"):
-        direction, x, y = {"GT": "LT", "GE": "LE"}[direction], y, x
-    if direction in ("EQ", "NE"):
-        x, y = sorted((x, y), key=repr)
-    return ("compare", direction, ctype, x, y)
-
-
-def _logic(op: str, x, y) -> tuple:
-    return (op,) + tuple(sorted((x, y), key=repr))
-
-
-def _tree(block, key: str, depth: int = 0):
-    """The canonical expression of value `key` of the block, or None where
-    it is not made of the block's arguments through compare/or/and/select."""
-    if key.startswith("arg") and key[3:].isdigit():
-        return _arg(int(key[3:]))
-    step = next((s for s in block.steps if key in s.results), None)
-    if step is None or step.inst is None or depth > 8:
-        return None
-    mnemonic = step.inst.spec.mnemonic
-    kids = [_tree(block, o, depth + 1) for o in step.operands]
-    if any(k is None for k in kids):
-        return None
-    if mnemonic == "compare" and len(kids) == 2:
-        et = step.inst.lhs.element_type
-        ctype = step.inst.compare_type or legal_compare_types(et)[0]
-        if ctype == "TOTALORDER" or et.is_complex:
-            return None
-        return _cmp(step.inst.comparison_direction, ctype, *kids)
-    if mnemonic in ("or", "and") and len(kids) == 2 and step.inst.lhs.element_type.is_bool:
-        return _logic(mnemonic, *kids)
-    if mnemonic == "select" and len(kids) == 3:
-        return ("select", *kids)
-    return None
+READ = frozenset({"or", "and", "select"})
 
 
 def _expected(better: str, vtype: str, itype: str, nan_term: bool) -> tuple:
     """The two returns of the body above, canonical."""
-    a, i, b, j = _arg(0), _arg(1), _arg(2), _arg(3)
-    p = _cmp(better, vtype, a, b)
+    a, i, b, j = (expression.arg(k) for k in range(4))
+    cmp, op = expression.compare, expression.op
+    p = cmp(better, vtype, a, b)
     if nan_term:
-        p = _logic("or", p, _cmp("NE", vtype, a, a))
-    q = _logic("or", p, _logic("and", _cmp("EQ", vtype, a, b), _cmp("LT", itype, i, j)))
-    return ("select", p, a, b), ("select", q, i, j)
+        p = op("or", p, cmp("NE", vtype, a, a))
+    q = op("or", p, op("and", cmp("EQ", vtype, a, b), cmp("LT", itype, i, j)))
+    return op("select", p, a, b), op("select", q, i, j)
 
 
 def recognise(block) -> Selection | None:
     """The Selection a reduce body computes (module docstring), or None."""
-    if block is None or len(getattr(block, "returns", ())) != 2 or len(block.args) != 4 \
-            or block.constants or block.captures:
+    if block is None or len(getattr(block, "returns", ())) != 2 or len(block.args) != 4:
         return None
     vt, it = block.args[0][1].element_type, block.args[1][1].element_type
     if not (vt.is_float or vt.is_integer) or not it.is_integer or vt.is_bool or it.is_bool:
         return None
-    got = tuple(_tree(block, r) for r in block.returns)
-    if any(g is None for g in got):
+    got = expression.returns(block, READ)
+    if got is None:
         return None
-    vtype, itype = legal_compare_types(vt)[0], legal_compare_types(it)[0]
+    vtype, itype = expression.legal_compare_types(vt)[0], expression.legal_compare_types(it)[0]
     for better in ("GT", "LT"):
         # without the NaN term a NaN wins only on the right: float bodies must have it (integers have no NaN)
         for nan_term in (True,) if vt.is_float else (True, False):
@@ -147,18 +105,8 @@ def recognise(block) -> Selection | None:
 
 
 def of(fn) -> Selection | None:
-    """The Selection of a region's Function (its reader's block), cached on it."""
-    block = getattr(fn, "block", None)
-    if block is None:
-        return None
-    cached = getattr(block, "_selection", False)
-    if cached is False:
-        cached = recognise(block)
-        try:
-            object.__setattr__(block, "_selection", cached)
-        except AttributeError:
-            pass
-    return cached
+    """The Selection of a region's Function, cached on its block."""
+    return expression.cached(fn, "_selection", recognise)
 
 
 def _better(sel: Selection, x, y):

@@ -48,13 +48,15 @@ from ..bounds import values
 from ..dsl import Function
 from ..dsl.quantization import REGIONS, Quantization
 from ..types import element_type as element_type_named
-from ..exercise import Corner, Exercise
+from ..exercise import Chosen, Corner, Exercise
 from ..schedule import identity, reduce_arrays, reduce_slice
 from ..symbolic import Skeleton
 from ..types import TensorType
 
 BODIES = ("add", "multiply", "maximum", "minimum", "argmax", "subtract")
-ASSOCIATIVE = ("add", "multiply", "maximum", "minimum", "argmax")
+# Bodies whose result every schedule bounds (spec/schedule.py): scored, not surveyed.  logaddexp (associative
+# in the reals: spec/log_add_exp.py) is written by `log_add_exp_cases` alone, so BODIES' draws stay as they were.
+ASSOCIATIVE = ("add", "multiply", "maximum", "minimum", "argmax", "logaddexp")
 
 
 def body_signature(op):
@@ -287,10 +289,17 @@ def _dimensions_lengths(op):
     return tuple(k for k in (1, 2, 0, 3) if k <= r) or (0,)
 
 
+CHOSEN = Chosen()   # the inputs a builder chose for its instance (`log_add_exp_cases`); the others are drawn
+
+
 def init_values(op, name, k, t, rng):
     """Init values: the identity of the body's op on that element type (so
     the amount inserted cannot matter); the argmax pattern starts from the
-    lowest value and index 0."""
+    lowest value and index 0.  An instance's CHOSEN values where its
+    builder chose them (reduce_window's delegate here too)."""
+    got = CHOSEN(op, name, k, t, rng)
+    if got is not None:
+        return got
     if name != "init_values":
         return None
     body = op.body.body
@@ -396,6 +405,38 @@ def promoted_cases(spec, skels, rng):
             for note, label, s, e, inst in plan]
 
 
+def log_add_exp_cases(spec, skels, rng):
+    """`lax.reduce(x, -inf, jnp.logaddexp, (1,))` as JAX lowers it
+    (generators/regions.py "logaddexp"): f32 rows of 6 (every schedule was
+    enumerable) and 20 (past MAX_ENUMERATED_LEAVES), and f16, after
+    `promoted_pair`."""
+    out = []
+    for et, (rows, n) in ((element_type_named("f32"), (2, 6)), (element_type_named("f32"), (3, 20)),
+                          (element_type_named("f16"), (3, 20))):
+        scalar = TensorType((), et)
+        inst = spec.instance({"inputs": [TensorType((rows, n), et)], "init_values": [scalar]},
+                             {"dimensions": (1,)}, {"results": [TensorType((rows,), et)]},
+                             {"body": Function((scalar, scalar), (scalar,), body="logaddexp")})
+        out.append((f"jnp.logaddexp reduction as JAX lowers it ({n} leaves a row)", None,
+                    Skeleton(spec.mnemonic, (et, et), regions=(("body", "logaddexp"),)),
+                    CHOSEN.choose(inst, inputs=[log_add_exp_values(rng, (rows, n), et)])))
+    return out
+
+
+def log_add_exp_values(rng, shape: tuple, et):
+    """Inputs of a log-add-exp case (`log_add_exp_cases`, reduce_window's
+    `cumlogsumexp_cases`): logits-like values, N(0, 3), with −inf leaves
+    (the body's identity) in the second row and, in the third, a +inf and
+    then a NaN past the middle (what they decide from there on)."""
+    x = (rng.standard_normal(shape) * 3).astype(et.numpy)
+    if shape[0] > 1:
+        x[1, ::3] = -np.inf
+    if shape[0] > 2:
+        x[2, shape[1] // 2] = np.inf
+        x[2, -2] = np.nan
+    return x
+
+
 def promoted_pair(spec, skels, rng):
     """Two inputs of different types (bf16, f32) reduced together by an add
     body promoted pairwise (f32, f64), after `promoted_cases`: C6 pairs
@@ -423,7 +464,7 @@ SPEC = OpSpec(
     infer=infer,
     semantics=Accumulating(arrays),
     exercise=Exercise(corners=CORNERS, operand_values=init_values, survey_when=survey_reason,
-                      appended_last=(promoted_cases, promoted_pair)),
+                      appended_last=(promoted_cases, promoted_pair, log_add_exp_cases)),
     # v1.20: inputs, init_values, results "or per-tensor quantized tensors"; the body computes on them
     quantization=Quantization(meaning=REGIONS, example=quantized_example, bodies=("add", "maximum", "minimum")),
 )

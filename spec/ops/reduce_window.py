@@ -72,9 +72,9 @@ from ..dsl import (ANY, Accumulating, Attribute, Function, I64ArrayAttr, I64Matr
                    Or, Region, Result, all_of, at, dim, element_type, is_symbolic, rank, same_shape, size)
 from ..exercise import Corner, Exercise
 from .. import bounds
-from ..schedule import is_identity, monoid_ops, reduce_arrays, reduce_slice
+from ..schedule import inits_neutral, reduce_arrays, reduce_slice
 from ..symbolic import Skeleton
-from ..types import E_F32, TensorType, exact_values
+from ..types import E_F32, TensorType, element_type as _named
 from . import reduce as _reduce
 from .reduce import (BODIES, body_signature, body_types, converted, promoted_signature, promotion_plan,
                      survey_reason)
@@ -324,13 +324,9 @@ class _Windows:
 
 
 def padding_is_neutral(op, inits, types) -> bool:
-    """Every init value is its (associative) body's identity, so padding
-    leaves cannot change the result of any schedule (spec/schedule.py's
-    rule for when the amount of inits does not matter)."""
-    ops = monoid_ops(op.body, len(types))
-    if ops is None:
-        return False
-    return all(is_identity(o, et, exact_values(np.asarray(v), et)[0]) for o, et, v in zip(ops, types, inits))
+    """Padding leaves (init values) cannot change the result of any
+    schedule: spec/schedule.py's `inits_neutral`."""
+    return inits_neutral(op.body, types, inits)
 
 
 def arrays(op, *operands):
@@ -526,7 +522,6 @@ def quantized_example(types: dict, body: str = "add"):
     dimension 1 — three windows per row, the outer two holding padding; the
     element types `types` names ("inputs", "init_values", "results",
     "body"; the inputs' type where not named, f32 for them)."""
-    from ..types import element_type as _named
     t_in = types.get("inputs", _named("f32"))
     scalar = TensorType((), types.get("body", t_in))
     fn = Function((scalar, scalar), (scalar,), body=body)
@@ -568,6 +563,26 @@ def short_attributes(spec, skels, rng):
                              {"results": [TensorType(result, E_F32)]}, {"body": Function((f32, f32), (f32,), "add")}))
 
 
+def cumlogsumexp_cases(spec, skels, rng):
+    """`lax.cumlogsumexp` as JAX lowers it: a reduce_window of
+    jnp.logaddexp (generators/regions.py "logaddexp"), init −inf, the
+    window the axis's length padded in front — over rows of 12 f32 and f16
+    values (`reduce.log_add_exp_values`) and one of 40 f32, after
+    `short_attributes`."""
+    out = []
+    for et, shape in ((E_F32, (3, 12)), (_named("f16"), (3, 12)), (E_F32, (1, 40))):
+        scalar, n = TensorType((), et), shape[1]
+        inst = spec.instance({"inputs": [TensorType(shape, et)], "init_values": [scalar]},
+                             {"window_dimensions": (1, n), "window_strides": (1, 1), "base_dilations": (1, 1),
+                              "window_dilations": (1, 1), "padding": ((0, 0), (n - 1, 0))},
+                             {"results": [TensorType(shape, et)]},
+                             {"body": Function((scalar, scalar), (scalar,), body="logaddexp")})
+        out.append((f"lax.cumlogsumexp as JAX lowers it ({n} a row)", None,
+                    Skeleton(spec.mnemonic, (et, et), regions=(("body", "logaddexp"),)),
+                    _reduce.CHOSEN.choose(inst, inputs=[_reduce.log_add_exp_values(rng, shape, et)])))
+    return out
+
+
 SPEC = OpSpec(
     mnemonic="reduce_window",
     operands=(Operand("inputs", ANY, variadic=True, count=(1, 2)),
@@ -587,7 +602,7 @@ SPEC = OpSpec(
     semantics=Accumulating(arrays, working=working_bytes),
     exercise=Exercise(corners=CORNERS, built_corners=built_corners, operand_values=init_values,
                       survey_when=survey_reason, elided=ELIDED,
-                      appended_last=(promoted_cases, short_attributes)),
+                      appended_last=(promoted_cases, short_attributes, cumlogsumexp_cases)),
     # v1.20: inputs, init_values, results "or per-tensor quantized tensors"; the body computes on them
     quantization=Quantization(meaning=REGIONS, example=quantized_example, bodies=("add", "maximum", "minimum")),
 )

@@ -140,6 +140,24 @@ def test_an_argmax_of_approximate_logits_is_judged(tmp_path, capsys):
     assert rc == 1 and "unchecked" not in out
 
 
+def test_a_cumulative_logsumexp_is_judged_within_its_tolerances(tmp_path, capsys):
+    """`lax.cumlogsumexp`: a reduce_window whose body is jnp.logaddexp, with
+    an approximate exp and log1p inside (spec/log_add_exp.py).  On exact
+    inputs XLA's answer was DISAGREES by 1 ulp (the schedules enumerated
+    through the oracle's correctly rounded body) and past 12 leaves
+    unchecked or out of time (exit 4); now a Range every schedule and
+    tolerance lies in: XLA agrees, a zeroed or negated answer DISAGREES."""
+    rng = np.random.default_rng(0)
+    args = [rng.standard_normal((16, 40)).astype(np.float32)]
+    rc = _run(tmp_path, lambda x: jax.lax.cumlogsumexp(jnp.tanh(x) * 3, axis=1), args,
+              f"xla,{WRONG}:Zeroed,{WRONG}:Negated")
+    out = capsys.readouterr().out
+    verdicts = read_verdicts(out)
+    assert verdicts["xla"] == ["agrees"], out
+    assert verdicts[f"{WRONG}:Zeroed"] == verdicts[f"{WRONG}:Negated"] == ["DISAGREES"], out
+    assert rc == 1 and "unchecked" not in out
+
+
 def test_an_output_mostly_unchecked_is_not_called_agrees(tmp_path, capsys):
     """`z.at[i].set(v)` with ten writes to each of 16 of 20 elements: which
     write lands last is the implementation's, past MAX_ENUMERATED_UPDATES
