@@ -28,6 +28,17 @@ def _run(tmp_path, f, args, backends):
     return main(["run", str(tmp_path / "p.mlir"), f"--backend={backends}", "--inputs", str(tmp_path / "in.npz")])
 
 
+def _xla_agrees_and_wrong_ones_disagree(tmp_path, capsys, f, args):
+    """f's program judged on XLA and on zeroed and negated XLA: the first
+    agrees, the others DISAGREE (exit 1), and no output is unchecked."""
+    rc = _run(tmp_path, f, args, f"xla,{WRONG}:Zeroed,{WRONG}:Negated")
+    out = capsys.readouterr().out
+    verdicts = read_verdicts(out)
+    assert verdicts["xla"] == ["agrees"], out
+    assert verdicts[f"{WRONG}:Zeroed"] == verdicts[f"{WRONG}:Negated"] == ["DISAGREES"], out
+    assert rc == 1 and "unchecked" not in out
+
+
 def _bench_program(name: str):
     """A model program of bench/real_programs.py (f, args): the LSTM is the one its table measures."""
     from bench import real_programs
@@ -131,13 +142,7 @@ def test_an_argmax_of_approximate_logits_is_judged(tmp_path, capsys):
     rng = np.random.default_rng(0)
     args = [rng.standard_normal((64, 128)).astype(np.float32),
             (rng.standard_normal((128, 32)) * 0.1).astype(np.float32)]
-    rc = _run(tmp_path, lambda x, w: jnp.argmax(jnp.tanh(x @ w), axis=1), args,
-              f"xla,{WRONG}:Zeroed,{WRONG}:Negated")
-    out = capsys.readouterr().out
-    verdicts = read_verdicts(out)
-    assert verdicts["xla"] == ["agrees"], out
-    assert verdicts[f"{WRONG}:Zeroed"] == verdicts[f"{WRONG}:Negated"] == ["DISAGREES"], out
-    assert rc == 1 and "unchecked" not in out
+    _xla_agrees_and_wrong_ones_disagree(tmp_path, capsys, lambda x, w: jnp.argmax(jnp.tanh(x @ w), axis=1), args)
 
 
 def test_a_cumulative_logsumexp_is_judged_within_its_tolerances(tmp_path, capsys):
@@ -149,13 +154,8 @@ def test_a_cumulative_logsumexp_is_judged_within_its_tolerances(tmp_path, capsys
     tolerance lies in: XLA agrees, a zeroed or negated answer DISAGREES."""
     rng = np.random.default_rng(0)
     args = [rng.standard_normal((16, 40)).astype(np.float32)]
-    rc = _run(tmp_path, lambda x: jax.lax.cumlogsumexp(jnp.tanh(x) * 3, axis=1), args,
-              f"xla,{WRONG}:Zeroed,{WRONG}:Negated")
-    out = capsys.readouterr().out
-    verdicts = read_verdicts(out)
-    assert verdicts["xla"] == ["agrees"], out
-    assert verdicts[f"{WRONG}:Zeroed"] == verdicts[f"{WRONG}:Negated"] == ["DISAGREES"], out
-    assert rc == 1 and "unchecked" not in out
+    _xla_agrees_and_wrong_ones_disagree(tmp_path, capsys, lambda x: jax.lax.cumlogsumexp(jnp.tanh(x) * 3, axis=1),
+                                        args)
 
 
 def test_an_output_mostly_unchecked_is_not_called_agrees(tmp_path, capsys):

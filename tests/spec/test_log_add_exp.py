@@ -11,7 +11,6 @@ tolerance's ulps, adversarially (all up, all down) and at random — and the
 centre against mpmath's log-sum-exp."""
 from __future__ import annotations
 
-import itertools
 import math
 
 import jax
@@ -24,6 +23,7 @@ from jax import lax
 from shlo_conform.oracle.program import parse_program
 from shlo_conform.spec import log_add_exp, schedule
 from shlo_conform.spec.dsl import ANY_VALUE, ImplDefined, Range
+from tests.independent.trees import every_tree
 
 
 def _steps(program):
@@ -127,18 +127,6 @@ def _body(dtype, t: int, pick):
     return f
 
 
-def _trees(xs: list, f) -> set:
-    """The results of every full binary tree over xs in order."""
-    if len(xs) == 1:
-        return {xs[0]}
-    out = set()
-    for k in range(1, len(xs)):
-        for a in _trees(xs[:k], f):
-            for b in _trees(xs[k:], f):
-                out.add(f(a, b))
-    return out
-
-
 def _inside(r, v: float, dtype) -> bool:
     if isinstance(r, float):
         return (math.isnan(r) and math.isnan(v)) or r == v
@@ -165,7 +153,7 @@ def test_every_schedule_with_every_tolerance_lies_in_the_stated_range(dtype, t):
     for xs in rows:
         r = log_add_exp.element(lae, xs)
         for pick in strategies:
-            for v in _trees(xs, _body(dtype, t, pick)):
+            for v in every_tree(xs, _body(dtype, t, pick)):
                 assert _inside(r, v, dtype), (xs, r, v)
                 if isinstance(r, Range) and r.hi > r.lo:
                     used = max(used, abs(v - float(r.nearest)) / float((r.hi - r.lo) / 2))

@@ -27,6 +27,7 @@ from shlo_conform.oracle.program import parse_program
 from shlo_conform.spec.ops import OPS
 from shlo_conform.spec.quantized import parse_quantized_type
 from shlo_conform.spec.types import TensorType, element_type, parse_type
+from tests.independent.trees import every_tree
 
 F32 = np.float32
 
@@ -241,17 +242,6 @@ def test_convolution_accepts_v1_20s_quantized_forms():
 
 
 # ---------------------------------------------------------------- regions on quantized values
-def _trees(values: list, step) -> set:
-    """Every value of every full binary tree over `values` in order (brute force)."""
-    if len(values) == 1:
-        return {values[0]}
-    out = set()
-    for k in range(1, len(values)):
-        for a in _trees(values[:k], step):
-            for b in _trees(values[k:], step):
-                out.add(step(a, b))
-    return out
-
 
 def _step(op, q):
     f = {"add": np.add, "maximum": np.maximum, "minimum": np.minimum}[op]
@@ -277,10 +267,10 @@ def test_reduce_admits_exactly_what_some_schedule_computes(body, q):
     [e] = _run(text, x.astype(st.numpy), np.asarray(init).astype(st.numpy))
     allowed = _allowed(e)
     for row in range(2):
-        want = _trees([int(v) for v in x[row]], step)
+        want = every_tree([int(v) for v in x[row]], step)
         assert allowed[row] == want, (row, allowed[row], want)
     if body == "add" and q == A:
-        assert len(_trees([int(v) for v in x[0]], step)) > 1   # the hand row: the schedule shows
+        assert len(every_tree([int(v) for v in x[0]], step)) > 1   # the hand row: the schedule shows
 
 
 def test_reduce_window_windows_hold_padding_as_the_init():
