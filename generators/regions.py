@@ -17,6 +17,11 @@ Pairwise bodies — a block over N current values followed by N others
                                      whose argument 0 is greater, ties to the
                                      smaller argument 1; every other argument
                                      travels with it.  One pair: maximum.
+  jax_argmax, jax_argmin              (value, index) pairs as JAX's argmax and
+                                     argmin lower them (`_compute_argminmax`):
+                                     the greater (lesser) value or a NaN one,
+                                     ties to the smaller index
+                                     (spec/selection.py)
   logaddexp                          jnp.logaddexp as JAX lowers it (the body
                                      of lax.cumlogsumexp): max(a, b) +
                                      log1p(exp(-|a - b|)), a + b where a - b
@@ -72,7 +77,7 @@ COMPARATORS = ("lt", "gt", "le", "ge", "lt_totalorder", "lexicographic_lt", "nev
 MAPS = ("map_add", "map_multiply", "map_maximum", "map_minimum", "map_first")
 BRANCHES = ("return_captures", "double_captures")
 LOOPS = ("count_lt", "count_up")
-BODIES = PAIRWISE + ("replace", "keep", "argmax", "logaddexp") + COMPARATORS + MAPS + BRANCHES + LOOPS
+BODIES = PAIRWISE + ("replace", "keep", "argmax", "jax_argmax", "jax_argmin", "logaddexp") + COMPARATORS + MAPS + BRANCHES + LOOPS
 PREDICATES = COMPARATORS + ("count_lt",)   # bodies that return one i1, whatever their arguments
 
 
@@ -152,6 +157,23 @@ def _argmax(b: _Block) -> list:
     tie = b.op("and", [eq, lt], [i1, i1], i1)
     pick = b.op("or", [gt, tie], [i1, i1], i1)
     return [(b.op("select", [pick, a[k], c[k]], [i1, ta[k], tc[k]], out), out) for k, out in enumerate(b.outs)]
+
+
+def _jax_argminmax(direction: str):
+    """JAX's argmax (GT) / argmin (LT) body over (a, i, b, j):
+    P = a D b or a ≠ a;  Q = P or (a = b and i < j);  select(P, a, b), select(Q, i, j)."""
+    def render(b: _Block) -> list:
+        a, i, c, j = b.args
+        ta, ti = b.ins[0], b.ins[1]
+        i1 = _bool_type(ta)
+        p = _compare(b, 0, 2, direction)
+        if ta.element_type.is_float:
+            p = b.op("or", [p, _compare(b, 0, 0, "NE")], [i1, i1], i1)
+        tie = b.op("and", [_compare(b, 0, 2, "EQ"), _compare(b, 1, 3, "LT")], [i1, i1], i1)
+        q = b.op("or", [p, tie], [i1, i1], i1)
+        return [(b.op("select", [p, a, c], [i1, ta, ta], b.outs[0]), b.outs[0]),
+                (b.op("select", [q, i, j], [i1, ti, ti], b.outs[1]), b.outs[1])]
+    return render
 
 
 def _logaddexp(b: _Block) -> list:
@@ -264,7 +286,8 @@ def _count_up(b: _Block) -> list:
     return rets
 
 
-TEMPLATES = {"argmax": _argmax, "logaddexp": _logaddexp, "lt": _comparator("LT"), "gt": _comparator("GT"), "le": _comparator("LE"),
+TEMPLATES = {"argmax": _argmax, "jax_argmax": _jax_argminmax("GT"), "jax_argmin": _jax_argminmax("LT"),
+             "logaddexp": _logaddexp, "lt": _comparator("LT"), "gt": _comparator("GT"), "le": _comparator("LE"),
              "ge": _comparator("GE"), "lt_totalorder": _comparator("LT", total=True),
              "lexicographic_lt": _lexicographic_lt, "never": _never,
              "map_add": _map("add"), "map_multiply": _map("multiply"), "map_maximum": _map("maximum"),

@@ -56,7 +56,10 @@ from ..types import TensorType
 BODIES = ("add", "multiply", "maximum", "minimum", "argmax", "subtract")
 # Bodies whose result every schedule bounds (spec/schedule.py): scored, not surveyed.  logaddexp (associative
 # in the reals: spec/log_add_exp.py) is written by `log_add_exp_cases` alone, so BODIES' draws stay as they were.
-ASSOCIATIVE = ("add", "multiply", "maximum", "minimum", "argmax", "logaddexp")
+ASSOCIATIVE = ("add", "multiply", "maximum", "minimum", "argmax", "logaddexp", "jax_argmax", "jax_argmin")
+# The selecting bodies (generators/regions.py): the value's op, whose identity is the value's init; index init 0
+# (jax_argmax, jax_argmin: JAX's own, spec/selection.py; written by `selection_cases` alone, as logaddexp is).
+SELECTS = {"argmax": "maximum", "jax_argmax": "maximum", "jax_argmin": "minimum"}
 
 
 def body_signature(op):
@@ -304,7 +307,7 @@ def init_values(op, name, k, t, rng):
         return None
     body = op.body.body
     et = t.element_type
-    op_name = {"argmax": "maximum" if k == 0 else None}.get(body, body)
+    op_name = (SELECTS[body] if k == 0 else None) if body in SELECTS else body
     value = identity(op_name, et) if op_name else None
     if value is None:
         value = et.min_value if (et.is_integer and k == 1 and body == "argmax") else 0
@@ -318,7 +321,7 @@ def survey_reason(op):
     body = op.body.body
     if body not in ASSOCIATIVE:
         return f"body {body} is not associative: the implementation-defined schedule decides the result"
-    ops = ["maximum", None] if body == "argmax" else [body] * len(op.inputs)
+    ops = [SELECTS[body], None] if body in SELECTS else [body] * len(op.inputs)
     if any(o is not None and identity(o, t.element_type) is None for o, t in zip(ops, op.inputs)):
         return f"body {body} has no identity on these element types: the amount of init_values decides"
     return None
@@ -437,6 +440,37 @@ def log_add_exp_values(rng, shape: tuple, et):
     return x
 
 
+def selection_cases(spec, skels, rng):
+    """`jnp.argmax` / `jnp.argmin` as JAX lowers them: a reduce of (values,
+    iota) by JAX's own selecting body (generators/regions.py "jax_argmax",
+    "jax_argmin"; spec/selection.py) over rows of 20 — past the 12 leaves
+    the schedules were enumerated for — with ties for the best, a ±0 tie,
+    and NaNs (the first wins), in f32, f16 and si32, after
+    `log_add_exp_cases`."""
+    out = []
+    si32 = element_type_named("si32")
+    for body, name in (("jax_argmax", "f32"), ("jax_argmin", "f16"), ("jax_argmax", "si32")):
+        et = element_type_named(name)
+        rows, n = 3, 20
+        scalars = [TensorType((), et), TensorType((), si32)]
+        inst = spec.instance({"inputs": [TensorType((rows, n), et), TensorType((rows, n), si32)],
+                              "init_values": scalars}, {"dimensions": (1,)},
+                             {"results": [TensorType((rows,), et), TensorType((rows,), si32)]},
+                             {"body": Function(tuple(scalars * 2), tuple(scalars), body=body)})
+        v = rng.integers(-3, 4, (rows, n)).astype(np.float64)   # small integers: ties for the best
+        v[0] = rng.standard_normal(n) * 4
+        if et.is_float:
+            v[1, [4, 9]] = (-0.0, 0.0) if body == "jax_argmin" else (0.0, -0.0)
+            v[1] = np.where(np.abs(v[1]) > 0, -np.abs(v[1]) - 1, v[1]) if body == "jax_argmax" else \
+                np.where(np.abs(v[1]) > 0, np.abs(v[1]) + 1, v[1])   # the best of row 1 is the ±0 tie
+            v[2, [7, 12]] = np.nan
+        iota = np.broadcast_to(np.arange(n, dtype=np.int32), (rows, n)).copy()
+        out.append((f"jnp.{body[4:]} as JAX lowers it ({name} rows of {n}: ties, a ±0 tie, NaNs)", None,
+                    Skeleton(spec.mnemonic, (et, et), regions=(("body", body),)),
+                    CHOSEN.choose(inst, inputs=[v.astype(et.numpy), iota])))
+    return out
+
+
 def promoted_pair(spec, skels, rng):
     """Two inputs of different types (bf16, f32) reduced together by an add
     body promoted pairwise (f32, f64), after `promoted_cases`: C6 pairs
@@ -464,7 +498,7 @@ SPEC = OpSpec(
     infer=infer,
     semantics=Accumulating(arrays),
     exercise=Exercise(corners=CORNERS, operand_values=init_values, survey_when=survey_reason,
-                      appended_last=(promoted_cases, promoted_pair, log_add_exp_cases)),
+                      appended_last=(promoted_cases, promoted_pair, log_add_exp_cases, selection_cases)),
     # v1.20: inputs, init_values, results "or per-tensor quantized tensors"; the body computes on them
     quantization=Quantization(meaning=REGIONS, example=quantized_example, bodies=("add", "maximum", "minimum")),
 )

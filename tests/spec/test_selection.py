@@ -200,3 +200,21 @@ def test_candidates_are_the_leaves_that_reach_the_best_worst_end():
     assert open_[0]
     _, open_ = selection.candidates(selection.Selection("GT"), lo, np.array([[1.0, np.nan, 3, 2.5]]), -np.inf, True)
     assert open_[0]
+
+
+def test_the_suites_jax_argmax_cases_expect_numpys_indices():
+    """suites/core's reduce cases of JAX's own argmax and argmin bodies
+    (spec/ops/reduce.py `selection_cases`): the index each expects is
+    numpy's argmax / argmin of the row — the first NaN, else the first
+    best, ±0 equal — a second implementation, not the closed form."""
+    from pathlib import Path
+    from shlo_conform.suites.io import load_cases
+    root = Path(__file__).resolve().parents[2] / "suites" / "core"
+    cases = [c for c in load_cases(root, {"reduce"}) if c.note.startswith(("jnp.argmax as JAX", "jnp.argmin as JAX"))]
+    assert len(cases) == 3
+    for c in cases:
+        values, iota = c.input_arrays()[:2]
+        want = (np.argmax if "argmax" in c.note else np.argmin)(values.astype(np.float64), axis=1)
+        assert np.array_equal(iota[np.arange(len(want)), want], want)
+        got = np.asarray(c.expected[1].bits).view(np.int32).reshape(-1)
+        assert got.tolist() == want.tolist(), (c.id, got, want)
