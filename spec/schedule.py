@@ -407,7 +407,7 @@ def reduce_slice(leaves: list[tuple], inits: tuple, body, types: list[ElementTyp
     if sel is not None and leaves:
         V, I = (_row(exact[k], types[k]) for k in (0, 1))
         if V is not None and I is not None:
-            value, index, decided = selection.answers(sel, V, I, None, init_x[0], types[0].is_float)
+            value, index, decided = selection.answers(sel, V, I, None, init_x[0], types[0].is_float, init_x[1])
             if decided[0]:
                 return [value.tolist()[0], index.tolist()[0]]
     return _general(leaves, inits, body, types)
@@ -495,8 +495,10 @@ def _selected(sel, rows: list, valid, inits: tuple, body, types: list, leaves_of
     V, I = rows
     if I.dtype == object or V.dtype == object or not types[1].is_integer:
         return None
-    init_v = exact_values(np.asarray(inits[0]), types[0])[0]
-    value, index, decided = selection.answers(sel, V, I.astype(np.int64), valid, init_v, types[0].is_float)
+    if V.dtype == bool:   # i1 values (jnp.argmax of a mask: its first True), ordered false < true
+        V = V.astype(np.int64)
+    init_v, init_i = (exact_values(np.asarray(inits[k]), types[k])[0] for k in (0, 1))
+    value, index, decided = selection.answers(sel, V, I.astype(np.int64), valid, init_v, types[0].is_float, init_i)
     kind = np.where(decided, bounds.VALUE, bounds.ELEMENT).astype(np.int8)
     out = []
     for k, got in enumerate((value, index)):

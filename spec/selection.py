@@ -50,7 +50,8 @@ comparator): the body's two returns as expression trees over its
 arguments through compare, or, and and select (spec/expression.py: canonical
 up to the operands' order of or/and/EQ/NE and GT(x, y) = LT(y, x)), equal to the
 trees above for some D, with or without the NaN term (integers: JAX
-writes it anyway; it is false there), values FLOAT, SIGNED or UNSIGNED,
+writes it anyway; it is false there), values FLOAT, SIGNED or UNSIGNED (i1
+included: `jnp.argmax` of a mask, its first True),
 indices SIGNED or UNSIGNED (TOTALORDER is another order: not recognised).
 A float body without the NaN term is another function too — a NaN on the
 left loses there — and is not recognised.
@@ -90,7 +91,7 @@ def recognise(block) -> Selection | None:
     if block is None or len(getattr(block, "returns", ())) != 2 or len(block.args) != 4:
         return None
     vt, it = block.args[0][1].element_type, block.args[1][1].element_type
-    if not (vt.is_float or vt.is_integer) or not it.is_integer or vt.is_bool or it.is_bool:
+    if not (vt.is_float or vt.is_integer or vt.is_bool) or not it.is_integer or it.is_bool:
         return None
     got = expression.returns(block, READ)
     if got is None:
@@ -115,12 +116,17 @@ def _better(sel: Selection, x, y):
         return x > y if sel.better == "GT" else x < y
 
 
-def answers(sel: Selection, V: np.ndarray, I: np.ndarray, valid, init_v, is_float: bool):
+def answers(sel: Selection, V: np.ndarray, I: np.ndarray, valid, init_v, is_float: bool, init_i=None):
     """(value, index, decided) per row of the leaves V (P×L: float64, or
     integers) and their indices I (integers), over the positions where
-    `valid` holds (None: all), with init value `init_v` (module
-    docstring); `decided` False where an init or an empty row leaves it to
-    the schedules' enumeration."""
+    `valid` holds (None: all), with init values (`init_v`, `init_i`)
+    (module docstring); `decided` False where an init or an empty row
+    leaves it to the schedules' enumeration.  An init tying the row's
+    best decides nothing either unless it cannot matter: inserted, it is
+    one more tied leaf, so the index is min(init_i, least) and the value
+    may be its own — the same result as without it where init_i ≥ least
+    and its value is the tied leaves' own, bit for bit (JAX's argmax of
+    an all-False mask: init (false, 0), every leaf tied, least 0)."""
     P, L = V.shape
     ok = np.ones((P, L), dtype=bool) if valid is None else np.asarray(valid, dtype=bool)
     rows = np.arange(P)
@@ -146,7 +152,13 @@ def answers(sel: Selection, V: np.ndarray, I: np.ndarray, valid, init_v, is_floa
     if is_float and np.isnan(init_v):
         decided &= False
     else:
-        decided &= has_nan | np.asarray(_better(sel, best, init_v))
+        absorbed = np.zeros(P, dtype=bool)
+        if init_i is not None:
+            with np.errstate(invalid="ignore"):
+                absorbed = (best == init_v) & (init_i >= least)
+            if is_float:   # a tie of ±0: the value is the last tied leaf's, the init's own where it comes last
+                absorbed &= np.signbit(value) == np.signbit(init_v)
+        decided &= has_nan | np.asarray(_better(sel, best, init_v)) | absorbed
     return value, index, decided
 
 

@@ -145,6 +145,16 @@ def test_an_argmax_of_approximate_logits_is_judged(tmp_path, capsys):
     _xla_agrees_and_wrong_ones_disagree(tmp_path, capsys, lambda x, w: jnp.argmax(jnp.tanh(x @ w), axis=1), args)
 
 
+def test_the_first_true_of_a_mask_is_judged(tmp_path, capsys):
+    """`jnp.argmax(mask)`, the index of the first True: JAX's argmax body
+    over i1 values, init (false, 0).  It was UNCHECKED (i1 values refused,
+    40 leaves past the enumeration); a row with no True ties the init and
+    is decided too (index 0 in every schedule)."""
+    x = np.random.default_rng(1).random((6, 40)).astype(np.float32)
+    x[2] = 0.0   # no True in row 2
+    _xla_agrees_and_wrong_ones_disagree(tmp_path, capsys, lambda x: jnp.argmax(x > 0.8, axis=1), [x])
+
+
 def test_a_cumulative_logsumexp_is_judged_within_its_tolerances(tmp_path, capsys):
     """`lax.cumlogsumexp`: a reduce_window whose body is jnp.logaddexp, with
     an approximate exp and log1p inside (spec/log_add_exp.py).  On exact

@@ -142,6 +142,41 @@ def test_every_schedule_gives_the_closed_form(better):
     assert checked > 60
 
 
+@pytest.mark.parametrize("better", ["argmax", "argmin"])
+def test_an_init_that_ties_is_decided_only_where_no_insertion_changes_the_result(better):
+    """Inits drawn from ±0, ±1, 2, ±inf with an index anywhere from 0 to n:
+    where `answers` decides a row whose init ties its best, the trees with
+    the init inserted nowhere, once anywhere or twice give that one result;
+    and the all-tied row of JAX's mask argmax (init (false, 0)) is decided."""
+    f = jnp.argmax if better == "argmax" else jnp.argmin
+    body = _body(lambda v: f(v, axis=1), ROW)
+    sel = selection.of(body)
+    rng = np.random.default_rng(11)
+    checked, memo = 0, {}
+    for _ in range(200):
+        n = int(rng.integers(1, 6))
+        v = rng.choice(SPECIALS[:-1], n).astype(np.float32)
+        init = (np.float32(rng.choice(v)), np.int32(rng.integers(0, n + 1)))   # a value the row holds: a tie, often
+        idx = np.arange(n, dtype=np.int32)
+        value, index, decided = selection.answers(sel, v.astype(np.float64)[None], idx.astype(np.int64)[None],
+                                                  None, float(init[0]), True, int(init[1]))
+        if not decided[0] or value[0] != init[0]:
+            continue
+        leaves = [(np.float32(a), np.int32(b)) for a, b in zip(v, idx)]
+        want = {(np.float32(value[0]).tobytes(), int(index[0]))}
+        assert _every_tree(body, leaves, memo) == want, (v, init)
+        for at in range(n + 1):
+            assert _every_tree(body, leaves[:at] + [init] + leaves[at:], memo) == want, (v, init, at)
+        assert _every_tree(body, [init] + leaves + [init], memo) == want, (v, init)
+        checked += 1
+    assert checked > 20
+    mask = selection.Selection("GT")
+    value, index, decided = selection.answers(mask, np.zeros((1, 5), np.int64), np.arange(5)[None], None, 0, False, 0)
+    assert decided[0] and index[0] == 0 and value[0] == 0
+    value, index, decided = selection.answers(mask, np.zeros((1, 5), np.int64), np.arange(3, 8)[None], None, 0, False, 2)
+    assert not decided[0]   # inserted, the init's index 2 wins over the leaves' 3: another result
+
+
 def test_an_init_as_good_as_the_best_is_left_to_the_enumeration():
     sel = selection.Selection("GT")
     value, index, decided = selection.answers(sel, np.array([[-np.inf, -np.inf], [1.0, -np.inf]]),
@@ -218,3 +253,25 @@ def test_the_suites_jax_argmax_cases_expect_numpys_indices():
         assert np.array_equal(iota[np.arange(len(want)), want], want)
         got = np.asarray(c.expected[1].bits).view(np.int32).reshape(-1)
         assert got.tolist() == want.tolist(), (c.id, got, want)
+
+
+@pytest.mark.parametrize("better", ["GT", "LT"])
+def test_positions_outside_the_window_never_win(better):
+    """`answers` over the positions `valid` marks (reduce_window's padding
+    and holes are masked out): a masked leaf holding the best value of the
+    row, or ±inf, neither wins nor ties; integer rows likewise."""
+    sel = selection.Selection(better)
+    big = 100.0 if better == "GT" else -100.0
+    s = 1.0 if better == "GT" else -1.0
+    V = np.array([[1.0, big, 3.0, 2.0], [np.inf * s, 0.5, 0.5, big], [-5 * s, big, -3 * s, -4 * s]])
+    I = np.tile(np.arange(4, dtype=np.int64), (3, 1))
+    valid = np.array([[True, False, True, True], [False, True, True, False], [True, False, True, True]])
+    value, index, decided = selection.answers(sel, V, I, valid, -np.inf * s, True)
+    want_first = (2, 3.0) if better == "GT" else (0, 1.0)
+    assert decided.all() and (index[0], value[0]) == want_first and (index[1], value[1]) == (1, 0.5)
+    assert (index[2], value[2]) == (2, -3 * s)   # every valid leaf worse than 0: a masked 0 would win
+    Vi = np.array([[5, 9, 7]], dtype=np.int64) * (1 if better == "GT" else -1)
+    value, index, decided = selection.answers(sel, Vi, I[:1, :3], np.array([[True, False, True]]),
+                                              np.iinfo(np.int64).min if better == "GT" else np.iinfo(np.int64).max,
+                                              False)
+    assert decided.all() and index[0] == 2
