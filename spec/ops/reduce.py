@@ -445,11 +445,11 @@ def selection_cases(spec, skels, rng):
     iota) by JAX's own selecting body (generators/regions.py "jax_argmax",
     "jax_argmin"; spec/selection.py) over rows of 20 — past the 12 leaves
     the schedules were enumerated for — with ties for the best, a ±0 tie,
-    and NaNs (the first wins), in f32, f16 and si32, after
-    `log_add_exp_cases`."""
+    and NaNs (the first wins), in f32, f16 and si32, and JAX's first True of
+    a mask (i1), after `log_add_exp_cases`."""
     out = []
     si32 = element_type_named("si32")
-    for body, name in (("jax_argmax", "f32"), ("jax_argmin", "f16"), ("jax_argmax", "si32")):
+    for body, name in (("jax_argmax", "f32"), ("jax_argmin", "f16"), ("jax_argmax", "si32"), ("jax_argmax", "i1")):
         et = element_type_named(name)
         rows, n = 3, 20
         scalars = [TensorType((), et), TensorType((), si32)]
@@ -459,13 +459,16 @@ def selection_cases(spec, skels, rng):
                              {"body": Function(tuple(scalars * 2), tuple(scalars), body=body)})
         v = rng.integers(-3, 4, (rows, n)).astype(np.float64)   # small integers: ties for the best
         v[0] = rng.standard_normal(n) * 4
+        if et.is_bool:   # jnp.argmax of a mask: its first True; row 1 has none (every leaf ties the init)
+            v = (v > 1) & np.array([[True], [False], [True]])
         if et.is_float:
             v[1, [4, 9]] = (-0.0, 0.0) if body == "jax_argmin" else (0.0, -0.0)
             v[1] = np.where(np.abs(v[1]) > 0, -np.abs(v[1]) - 1, v[1]) if body == "jax_argmax" else \
                 np.where(np.abs(v[1]) > 0, np.abs(v[1]) + 1, v[1])   # the best of row 1 is the ±0 tie
             v[2, [7, 12]] = np.nan
         iota = np.broadcast_to(np.arange(n, dtype=np.int32), (rows, n)).copy()
-        out.append((f"jnp.{body[4:]} as JAX lowers it ({name} rows of {n}: ties, a ±0 tie, NaNs)", None,
+        what = "a row with no True" if et.is_bool else "ties, a ±0 tie, NaNs"
+        out.append((f"jnp.{body[4:]} as JAX lowers it ({name} rows of {n}: {what})", None,
                     Skeleton(spec.mnemonic, (et, et), regions=(("body", body),)),
                     CHOSEN.choose(inst, inputs=[v.astype(et.numpy), iota])))
     return out

@@ -246,7 +246,7 @@ def test_the_suites_jax_argmax_cases_expect_numpys_indices():
     from shlo_conform.suites.io import load_cases
     root = Path(__file__).resolve().parents[2] / "suites" / "core"
     cases = [c for c in load_cases(root, {"reduce"}) if c.note.startswith(("jnp.argmax as JAX", "jnp.argmin as JAX"))]
-    assert len(cases) == 3
+    assert len(cases) == 4
     for c in cases:
         values, iota = c.input_arrays()[:2]
         want = (np.argmax if "argmax" in c.note else np.argmin)(values.astype(np.float64), axis=1)
