@@ -173,6 +173,20 @@ def test_special_values_and_single_leaves_are_exact():
     assert isinstance(over, ImplDefined) and ANY_VALUE in over.alternatives.values()
 
 
+def test_past_half_over_the_unit_roundoff_no_bound_is_stated():
+    """u·(n − 1) ≥ 1/2 leaves Δ's denominator no room: f16 (u = 2^-11) is
+    bounded up to 1,024 finite leaves and any value (labelled) from 1,025;
+    a row of NaN or +inf keeps its one value however long."""
+    from shlo_conform.spec.types import element_type
+    lae = log_add_exp.LogAddExp(element_type("f16").format, 1, 1)
+    rng = np.random.default_rng(5)
+    xs = list(rng.normal(0, 1, 1025).astype(np.float16).astype(float))
+    assert isinstance(log_add_exp.element(lae, xs[:1024]), Range)
+    many = log_add_exp.element(lae, xs)
+    assert isinstance(many, ImplDefined) and log_add_exp.TOO_MANY in many.alternatives
+    assert math.isnan(log_add_exp.element(lae, xs + [np.nan])) and log_add_exp.element(lae, xs + [np.inf]) == np.inf
+
+
 def test_the_centre_is_mpmaths_log_sum_exp_and_the_bound_grows_with_the_leaves():
     from shlo_conform.spec.types import element_type
     lae = log_add_exp.LogAddExp(element_type("f32").format, 4, 4)
