@@ -522,7 +522,8 @@ def reduce_arrays(rows: list, valid, inits: tuple, body, types: list[ElementType
     Served: a pairwise body of monoids whose init values are their
     identities (so the amount of inits inserted cannot matter) — float add
     (a `Range`), maximum and minimum; integer add, multiply, and, or, xor,
-    maximum, minimum.  `leaves_of(i)` gives row i's leaves as
+    maximum, minimum — JAX's argmax and argmin (spec/selection.py), and its
+    log-add-exp with init −inf (spec/log_add_exp.py).  `leaves_of(i)` gives row i's leaves as
     `reduce_slice` takes them, for the elements the record leaves to the
     per-element route.  `rows_of(k, idx)`, where given, gives (rows[k][idx],
     valid[idx]) again, so a float sum's record need not keep its rows for

@@ -292,7 +292,7 @@ def _dimensions_lengths(op):
     return tuple(k for k in (1, 2, 0, 3) if k <= r) or (0,)
 
 
-CHOSEN = Chosen()   # the inputs a builder chose for its instance (`log_add_exp_cases`); the others are drawn
+CHOSEN = Chosen()   # inputs a builder chose (`log_add_exp_cases`, `selection_cases`); the others are drawn
 
 
 def init_values(op, name, k, t, rng):
