@@ -55,7 +55,7 @@ from typing import Callable
 
 import numpy as np
 
-from . import log_add_exp, selection
+from . import expression, log_add_exp, selection
 from .dsl import ANY_VALUE, ImplDefined, Range
 from .types import ElementType, FloatFormat, exact_values
 
@@ -80,6 +80,46 @@ def monoid_ops(body, n: int) -> tuple | None:
     matters no more than a reduction's."""
     ops = getattr(body, "pairwise", None)
     return ops if ops is not None and len(ops) == n and all(op in MONOIDS for op in ops) else None
+
+
+def fast_extremum(body) -> str | None:
+    """"maximum" or "minimum" where a one-output float body is one compare
+    and a select — `a < b ? b : a`, `a > b ? b : a` — what a single
+    maxss/minss instruction computes and oracle/rewrites.py's "fast
+    min/max" writes (a program rewritten so is how `run` names that
+    rewrite); else None.  It is IEEE's maximum (minimum) wherever no
+    operand is NaN and no tie is between zeros of both signs — a NaN on
+    the right is lost, a tie keeps the left operand — so a reduction by it
+    over such a row gives the row's extremum in every schedule (`_fast`)."""
+    return expression.cached(body, "_fast_extremum", _read_fast_extremum)
+
+
+def _read_fast_extremum(block) -> str | None:
+    if len(getattr(block, "returns", ())) != 1 or len(block.args) != 2:
+        return None
+    et = block.args[0][1].element_type
+    if not et.is_float or block.args[1][1].element_type != et:
+        return None
+    got = expression.returns(block, frozenset({"select"}))
+    a, b, ct = expression.arg(0), expression.arg(1), expression.legal_compare_types(et)[0]
+    for name, direction in (("maximum", "LT"), ("minimum", "GT")):
+        if got == (expression.op("select", expression.compare(direction, ct, a, b), b, a),):
+            return name
+    return None
+
+
+def _fast_rows(name: str, X: np.ndarray, valid) -> np.ndarray:
+    """The rows (P×L exact values, `valid` None: all) where a fast
+    extremum's reduction is decided: no NaN leaf, and no zeros of both
+    signs where the extremum is zero."""
+    ok = np.ones(X.shape, dtype=bool) if valid is None else np.asarray(valid, dtype=bool)
+    with np.errstate(invalid="ignore"):
+        nan = (np.isnan(X) & ok).any(axis=1)
+        fill = -np.inf if name == "maximum" else np.inf
+        best = np.where(ok, X, fill).max(axis=1) if name == "maximum" else np.where(ok, X, fill).min(axis=1)
+        zero = ok & (X == 0)
+    mixed = (zero & np.signbit(X)).any(axis=1) & (zero & ~np.signbit(X)).any(axis=1) & (best == 0)
+    return ~nan & ~mixed
 
 
 def inits_neutral(body, types: list[ElementType], inits: tuple) -> bool:
@@ -403,6 +443,11 @@ def reduce_slice(leaves: list[tuple], inits: tuple, body, types: list[ElementTyp
     lae = log_add_exp.of(body) if n == 1 else None
     if lae is not None and log_add_exp.identity(init_x[0]):
         return [log_add_exp.element(lae, exact[0])]
+    fast = fast_extremum(body) if n == 1 else None
+    if fast is not None and is_identity(fast, types[0], init_x[0]) and exact[0]:
+        row = np.array([exact[0]], dtype=np.float64)
+        if _fast_rows(fast, row, None)[0]:
+            return [float(row.max() if fast == "maximum" else row.min())]
     sel = selection.of(body) if n == 2 else None
     if sel is not None and leaves:
         V, I = (_row(exact[k], types[k]) for k in (0, 1))
@@ -522,8 +567,9 @@ def reduce_arrays(rows: list, valid, inits: tuple, body, types: list[ElementType
     Served: a pairwise body of monoids whose init values are their
     identities (so the amount of inits inserted cannot matter) — float add
     (a `Range`), maximum and minimum; integer add, multiply, and, or, xor,
-    maximum, minimum — JAX's argmax and argmin (spec/selection.py), and its
-    log-add-exp with init −inf (spec/log_add_exp.py).  `leaves_of(i)` gives row i's leaves as
+    maximum, minimum — JAX's argmax and argmin (spec/selection.py), its
+    log-add-exp with init −inf (spec/log_add_exp.py), and a fast maximum or
+    minimum (`fast_extremum`) on its rows without NaN or a tie of ±0.  `leaves_of(i)` gives row i's leaves as
     `reduce_slice` takes them, for the elements the record leaves to the
     per-element route.  `rows_of(k, idx)`, where given, gives (rows[k][idx],
     valid[idx]) again, so a float sum's record need not keep its rows for
@@ -538,6 +584,14 @@ def reduce_arrays(rows: list, valid, inits: tuple, body, types: list[ElementType
     if lae is not None and log_add_exp.identity(init_x[0]) and rows[0].dtype != object:
         return [log_add_exp.answers(lae, rows[0], valid,
                                     lambda i: reduce_slice(leaves_of(int(i)), inits, body, types)[0])]
+    fast = fast_extremum(body) if n == 1 else None
+    if fast is not None and is_identity(fast, types[0], init_x[0]) and rows[0].dtype != object \
+            and rows[0].shape[1]:
+        def one(i):
+            return reduce_slice(leaves_of(int(i)), inits, body, types)[0]
+        rec = bounds.extremum(rows[0], valid, fast, types[0], one, {bounds.VALUE: 0.0})
+        rec.kind[~_fast_rows(fast, np.asarray(rows[0], dtype=np.float64), valid)] = bounds.ELEMENT
+        return [rec]
     ops = monoid_ops(body, n)
     if ops is None:
         return None

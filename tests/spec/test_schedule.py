@@ -165,3 +165,58 @@ def test_a_non_associative_body_gives_every_tree():
     got = {int(v[0]) for v in schedule.schedules(leaves, lambda *args: call(*args))}
     by_hand = {((8 - 4) - 2) - 1, (8 - 4) - (2 - 1), (8 - (4 - 2)) - 1, 8 - ((4 - 2) - 1), 8 - (4 - (2 - 1))}
     assert got == by_hand == {1, 3, 5, 7}
+
+
+@pytest.mark.parametrize("reduction,name", [("max", "maximum"), ("min", "minimum")])
+def test_a_fast_extremum_reduction_is_the_rows_extremum_where_no_nan_or_zero_tie(reduction, name):
+    """jnp.max / jnp.min as oracle/rewrites.py's "fast min/max" rewrites
+    them (one compare and a select: how `run` asks whether a backend used
+    single maxss/minss instructions): `schedule.fast_extremum` reads the
+    body, and where `reduce_slice` states one value (rows without NaN and
+    without a tie of ±0) every tree over the row — the body run by the
+    oracle, compared bit for bit — gives exactly that value.  Rows with a NaN
+    or a ±0 tie are left to the enumeration (the fast form loses a NaN on
+    its right and keeps the left operand of a tie)."""
+    import jax
+    import jax.numpy as jnp
+    from shlo_conform.oracle.program import parse_program
+    from shlo_conform.oracle.rewrites import rewritten
+    from tests.independent.trees import every_tree
+    f = getattr(jnp, reduction)
+    text = jax.jit(lambda v: f(v, axis=1)).lower(jnp.zeros((3, 5), jnp.float32)).as_text()
+    [(_, changed, _)] = [r for r in rewritten(text) if r[0].name == "fast min/max"]
+    [body] = [s.inst.regions["body"] for s in parse_program(changed).steps
+              if s.inst is not None and s.inst.spec.mnemonic == "reduce"]
+    assert schedule.fast_extremum(body) == name
+    init = np.float32(-np.inf if name == "maximum" else np.inf)
+
+    def step(a: bytes, b: bytes) -> bytes:
+        x, y = (np.frombuffer(v, np.float32)[0] for v in (a, b))
+        return np.asarray(body.call(x, y)[0], np.float32).tobytes()
+    rng = np.random.default_rng(3)
+    pool = np.array([-np.inf, -1.0, -0.0, 0.0, 1.0, 2.0, np.inf, np.nan], np.float32)
+    decided = left = 0
+    for _ in range(150):
+        row = rng.choice(pool, int(rng.integers(1, 6))).astype(np.float32)
+        got = schedule.reduce_slice([(v,) for v in row], (init,), body, [E_F32])[0]
+        if not isinstance(got, float):
+            left += 1
+            assert np.isnan(row).any() or ((row == 0).any() and np.signbit(row[row == 0]).any()
+                                           and (~np.signbit(row[row == 0])).any())
+            continue
+        trees = every_tree([v.tobytes() for v in row] + [init.tobytes()], step)
+        assert trees == {np.float32(got).tobytes()}, (row, got)
+        decided += 1
+    assert decided > 40 and left > 20
+    from shlo_conform.oracle.program import execute
+    x = rng.standard_normal((4, 40)).astype(np.float32)
+    x[1, 7] = np.nan
+    big = jax.jit(lambda v: f(v, axis=1)).lower(jnp.zeros(x.shape, jnp.float32)).as_text()
+    [(_, big, _)] = [r for r in rewritten(big) if r[0].name == "fast min/max"]
+    [e] = execute(parse_program(big), [x])   # whole rows (reduce_arrays): the NaN row alone is left open
+    want = getattr(np, reduction)(np.where(np.isnan(x), 0, x), axis=1)
+    assert np.array_equal(e.array()[[0, 2, 3]], want[[0, 2, 3]])
+    plain = jax.jit(lambda v: f(v, axis=1)).lower(jnp.zeros((3, 5), jnp.float32)).as_text()
+    [body] = [s.inst.regions["body"] for s in parse_program(plain).steps
+              if s.inst is not None and s.inst.spec.mnemonic == "reduce"]
+    assert schedule.fast_extremum(body) is None   # IEEE's maximum itself is a monoid, not this
