@@ -153,9 +153,12 @@ def of(fn) -> LogAddExp | None:
     return expression.cached(fn, "_log_add_exp", recognise)
 
 
+IDENTITY = -math.inf   # the body's exact identity (module docstring): the one init every schedule may insert
+
+
 def identity(init) -> bool:
-    """The init value every schedule may insert without effect: −inf."""
-    return isinstance(init, float) and init == -math.inf
+    """Is `init` the init value every schedule may insert without effect (IDENTITY)?"""
+    return isinstance(init, float) and init == IDENTITY
 
 
 # Kinds of `enclose`'s rows, as spec/bounds.py's records name them (ELEMENT: any value, labelled)

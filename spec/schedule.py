@@ -293,8 +293,8 @@ def identity(op: str, et: ElementType):
     if et.is_complex:
         return {"add": 0j, "multiply": 1 + 0j}.get(op)
     top = math.inf if et.format.has_inf else float(et.format.max_finite)   # f8E4M3FN: no infinity
-    if op == "logaddexp":   # JAX's log-add-exp body (spec/log_add_exp.py): −inf, where the format has it
-        return -math.inf if et.format.has_inf else None
+    if op == "logaddexp":   # JAX's log-add-exp body (spec/log_add_exp.py), where the format has −inf
+        return log_add_exp.IDENTITY if et.format.has_inf else None
     return {"add": 0.0, "multiply": 1.0, "maximum": -top, "minimum": top}.get(op)
 
 
@@ -470,9 +470,14 @@ def _row(xs: list, et: ElementType):
 def approximate_ops(body) -> list[str]:
     """The mnemonics of the body's ops judged within a tolerance (`approx`
     accuracy, spec/accuracy.py), in order; ops whose accuracy cannot be read
-    (calls, bodies without a reader's block) are not listed."""
+    (calls, bodies without a reader's block) are not listed.  Read once per
+    body (`_general` asks for every element)."""
+    return expression.cached(body, "_approximate_ops", _read_approximate_ops) or []
+
+
+def _read_approximate_ops(block) -> list[str]:
     out = []
-    for step in getattr(getattr(body, "block", None), "steps", ()):
+    for step in getattr(block, "steps", ()):
         sem = getattr(getattr(step.inst, "spec", None), "semantics", None)
         if sem is not None and hasattr(sem, "accuracy_for") and sem.accuracy_for(step.inst) == "approx":
             out.append(step.inst.spec.mnemonic)
