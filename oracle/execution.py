@@ -9,6 +9,7 @@ A grid's processes each run here in a thread of their own (oracle/grid.py).
 """
 from __future__ import annotations
 
+import contextlib
 import contextvars
 from typing import Sequence
 
@@ -73,22 +74,48 @@ def run_block(program: Program, values: list, captured: dict | None = None) -> l
     env: dict = dict(program.constants)
     env.update(captured or {})
     env.update(zip((k for k, _ in program.args), values))
+    watch = _WATCH.get()
     for step in program.steps:
         for body in step.regions:
             body.bound = {local: env[outer] for local, outer in body.captures.items()}
         inputs = [env[k] for k in step.operands]
-        if step.call is not None:
-            outs = run_block(step.call, inputs)
-        elif works_on_values(step.inst):   # control flow, side effects: their kind's rule on whole values
-            outs = run_values(_STEP_CONTEXT.get(), step.inst, inputs)
-        else:   # on primary arrays, and on the ends of ranged operands (propagation.py)
-            arrays = [_arrays(v) for v in inputs]
-            outs = payloads(inputs, carry(run_arrays, step.inst, inputs, run_arrays(step.inst, arrays), arrays))
-            if affine.enabled():   # `run`: errors tracked with their correlations, ranges tightened (affine.py)
-                outs = affine.step(step.inst, inputs, outs)
+        outs = run_step(step, inputs)
+        if watch is not None and watch[0] is program:
+            watch[1](step, inputs, outs)
         for k, o in zip(step.results, outs):
             env[k] = o
     return [env[k] for k in program.returns]
+
+
+def run_step(step, inputs: list) -> list:
+    """One step's result values from its operand values (its regions'
+    captures bound by the caller)."""
+    if step.call is not None:
+        return run_block(step.call, inputs)
+    if works_on_values(step.inst):   # control flow, side effects: their kind's rule on whole values
+        return run_values(_STEP_CONTEXT.get(), step.inst, inputs)
+    # on primary arrays, and on the ends of ranged operands (propagation.py)
+    arrays = [_arrays(v) for v in inputs]
+    outs = payloads(inputs, carry(run_arrays, step.inst, inputs, run_arrays(step.inst, arrays), arrays))
+    if affine.enabled():   # `run`: errors tracked with their correlations, ranges tightened (affine.py)
+        outs = affine.step(step.inst, inputs, outs)
+    return outs
+
+
+# (block, fn): `fn(step, operand values, result values)` after each step of that block (not of its regions),
+# for a reader of a run's intermediate values (shlo_conform/width_origin.py).
+_WATCH: contextvars.ContextVar = contextvars.ContextVar("shlo_conform_watch", default=None)
+
+
+@contextlib.contextmanager
+def watching(program: Program, fn):
+    """Call `fn(step, inputs, outs)` after each step of `program`'s own block
+    while the context is open."""
+    token = _WATCH.set((program, fn))
+    try:
+        yield
+    finally:
+        _WATCH.reset(token)
 
 
 @on_values(ControlFlow)

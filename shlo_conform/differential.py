@@ -288,6 +288,25 @@ def expectations(data: bytes, inputs: list) -> tuple[list[Expectation] | None, s
         return None, f"the spec states no result for these inputs: {e}"
 
 
+def width_origins(data: bytes, inputs: list, outputs: list[int]) -> dict:
+    """{output: the line saying where its width starts} for the
+    inconclusive `outputs` (shlo_conform/width_origin.py: one more run of
+    the program, watching its steps; runs in the isolated job process,
+    after `prepare`).  A grid's or a manual computation's programs get none."""
+    from .generators.expect import ProgramRejected, Unspecified
+    from .width_origin import origin
+    program = _PARSED.get(_key(data, SINGLE))
+    found = {}
+    for k in outputs if program is not None and program.manual is None else ():
+        try:
+            o = origin(program, list(inputs), k)
+        except (ProgramRejected, Unspecified):
+            continue
+        if o is not None:
+            found[k] = o.describe()
+    return found
+
+
 def rewritten_programs(text: str) -> list[tuple[str, str, int, str]]:
     """(name, what was computed instead, sites, the rewritten program's
     text) for each known compiler rewrite (oracle/rewrites.py) that changes
@@ -692,11 +711,13 @@ def _process(i: int, grid: Grid) -> str:
 
 def render(path: str, form: str, types: list, how: str, expected: list | None, why_none: str,
            reports: list[BackendReport], oracle_asked: bool, need: str = "", legalized: dict | None = None,
-           grid: Grid = SINGLE, chlo_judged: dict | None = None, limit: str = "") -> str:
+           grid: Grid = SINGLE, chlo_judged: dict | None = None, limit: str = "",
+           origins: dict | None = None) -> str:
     """`run`'s text.  On a grid, `expected` and each report's raw outputs
     hold one list per process and each process is headed and indented
     under the line that owns it; one process is the same text without the
-    headings."""
+    headings.  `origins`: {output: where its width starts} for the
+    inconclusive ones (`width_origins`)."""
     lines = [f"program  {path} ({form}); @main({', '.join(t.mlir for t in types)})", f"inputs   {how}"]
     mode = run_mode(grid)
     many = mode.size > 1
@@ -728,6 +749,8 @@ def render(path: str, form: str, types: list, how: str, expected: list | None, w
                 what = "unchecked: any value (no value stated)" if res.all_unchecked else describe(e)
                 lines.append(f"{pad}  #{k} {e.type.mlir}: {what}" + (f" ({e.why})" if e.why else ""))
                 lines.append(f"{pad}      {res.describe()}")
+                if k in (origins or {}):
+                    lines.append(f"{pad}      {origins[k]}")
                 if oracle_asked:
                     lines.append(f"{pad}      " + _short(e.array()))
     for r in reports:
@@ -757,6 +780,13 @@ def render(path: str, form: str, types: list, how: str, expected: list | None, w
                     what = "special values" if kind in SPECIAL_KINDS.values() else "cause"
                     lines.append(f"{pad}      {what}: {kind} x{n}")
     return "\n".join(lines)
+
+
+def _widened(e: Expectation) -> bool:
+    """An output whose enclosure is too wide to tell (not one left mostly
+    unchecked, nor one judged by a property): `width_origins` says why."""
+    res = resolution(e)
+    return res.stated and not res.mostly_unchecked and not res.conclusive
 
 
 def _used(exp: Expectation, actual) -> float | None:
@@ -990,6 +1020,12 @@ def run_command(path: str, backends: list[str], *, inputs_npz: str | None = None
 
         reports = run_backends(prep.text, inputs, prep.types, backends, expected, timeout, flushed_for, prep.grid,
                                rewrites_for)
+        origins = {}
+        wide = [k for k, e in enumerate(expected or []) if _widened(e)] if run_mode(prep.grid).size == 1 else []
+        if wide:   # where an inconclusive output's width starts: the spec's allowance, or the enclosure's
+            got = jobs.call("shlo_conform.differential:width_origins", data, inputs, wide, timeout=timeout,
+                            memory=memory)
+            origins = {} if isinstance(got, Failure) else got
     if prep.manual:
         how[0] += ("; each process's inputs and outputs are its shards: @main hands them to one manual "
                    f"computation (shard_map / pmap; mesh {', '.join(f'{a}={n}' for a, n in prep.manual.items())}), "
@@ -998,7 +1034,7 @@ def run_command(path: str, backends: list[str], *, inputs_npz: str | None = None
         prep.form = refined.program_form
     out = render(path, prep.form, prep.types, how[0], expected, why_none, reports, ORACLE in backends, need,
                  prep.legalized, prep.grid, prep.chlo_judged,
-                 limit=_limit(timeout, explicit))
+                 limit=_limit(timeout, explicit), origins=origins)
     return annotate(out, refined), exit_code(reports, expected is not None)
 
 
