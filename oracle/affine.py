@@ -122,9 +122,10 @@ except ImportError:   # no scipy: the chlo functions below get no rule (their re
 
 from ..spec.expectation import Expectation
 from ..spec.kinds import kind_of
-from ..spec.types import TensorType, from_bits, from_ordinals, ordinals
+from ..spec.types import F32, TensorType, from_bits, from_ordinals, ordinals
 from ..spec.ops.dot_algorithm import FIELDS as ALGORITHM_FIELDS
-from . import numbering
+from . import every_tree, numbering
+from .fast import round_fast
 from .rounding import outward_bits
 
 K_MAX = 4096            # symbols (columns) a form keeps
@@ -1078,10 +1079,36 @@ def _form(inst, inputs: list, outs: list) -> Form | None:
     if tolerance is not None:
         form = _rounding(form, _format(outs[0].type), tolerance)
     if exact and form is not None:   # a contraction of exact operands: its statement or the rule's, the narrower
-        form = _narrower(form, _stated(outs[0]))
+        form = _narrower(_narrower(form, _stated(outs[0])), _every_tree(inst, forms, outs))
     if form is not None and name in CONTRACTIONS:
         form = _symbolize(form)
     return None if form is None else _condense(form)
+
+
+def _every_tree(inst, forms: list, outs: list) -> Form | None:
+    """A short dot_general of exact operands in a narrow format: the extremes
+    over every allowed tree (oracle/every_tree.py), where affordable."""
+    fmt = _format(outs[0].type)
+    if inst.spec.mnemonic != "dot_general" or fmt is None or fmt.precision >= F32.precision \
+            or any(inst.attributes.get(f) is not None for f in ALGORITHM_FIELDS):
+        return None
+    x, y = forms
+    lc, rc = _dims(inst, "lhs_contracting_dimensions"), _dims(inst, "rhs_contracting_dimensions")
+    n, size = (int(x.shape[lc[0]]) if len(lc) == 1 else 0), int(np.prod(outs[0].type.shape, dtype=np.int64))
+    if not every_tree.affordable(n, size):
+        return None
+    exact = every_tree.dot_general_rows(x.c.reshape(x.shape), y.c.reshape(y.shape),
+                                        _dims(inst, "lhs_batching_dimensions"),
+                                        _dims(inst, "rhs_batching_dimensions"), lc, rc)
+    if exact is None or not np.all(np.isfinite(exact)):
+        return None
+    with np.errstate(over="ignore"):
+        got = every_tree.extremes(round_fast(exact, fmt), fmt, exact)
+    if got is None:
+        return None
+    lo, hi = got
+    c = (lo + hi) / 2
+    return _fresh(_point(c, outs[0].type.shape), _up(np.maximum(hi - c, c - lo)))
 
 
 def _in_blocks(inst, forms: list) -> list:

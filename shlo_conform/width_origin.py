@@ -7,11 +7,12 @@ things make it so, and a user needs to know which:
 * **the op allows it.**  One op's own statement is already that wide on
   exact operands.  A dot_general of 64 bf16 products summed *in bf16* (an
   attention's q·kᵀ without `preferred_element_type`) may be summed in any
-  order, each addition rounded to 8 significant bits: the oracle's order
-  allowance is ±145 % of the median element (bench/real_programs.py's
-  attention-bf16), and the extremes over every tree the spec allows are
-  ±7.5 % (docs/oracle-evaluation.md) — past RESOLVED either way, so the
-  remedy is the program's (accumulate in f32), not the backend's.
+  order, each addition rounded to 8 significant bits: the extremes over
+  every tree the spec allows are ±7.5 % of the median element
+  (bench/real_programs.py's attention-bf16; the oracle states ±9.6 %,
+  oracle/every_tree.py, with f32 and wider accumulators beside) — past
+  RESOLVED, so the remedy is the program's (accumulate in f32), not the
+  backend's.
 * **it widens along the program.**  Every op's own statement is narrow,
   and the width grows from an op's operands (cancellation, correlations
   the affine forms lose past their budget, remainders of linearisations):
@@ -26,8 +27,9 @@ first steps, in program order, whose result is unresolved while every
 operand is resolved — where the width *starts*.  That step is then judged
 alone, on its operands' primary values taken as exact: if its own
 statement is still unresolved, the width starts with that op's statement
-(the oracle's bound for it, an upper bound of what the spec allows: 19×
-the exact extremes for 64 bf16 terms); otherwise its operands' small
+(the oracle's bound for it, an upper bound of what the spec allows: 1.3×
+the strict extremes for 64 bf16 terms, whose ±7.5 % are past RESOLVED
+anyway); otherwise its operands' small
 deviations are what grew.
 
 Runs in `run`'s isolated oracle job, only for outputs that are
@@ -60,9 +62,9 @@ class Origin:
     @property
     def spec_allows(self) -> bool:
         """The op's own statement, on exact operands, is already unresolved
-        (an upper bound of what the spec lets it return: the order allowance
-        of 64 bf16 products is ±145 % where the extremes over every allowed
-        tree are ±7.6 %, tests/cli/test_width_origin.py — both past RESOLVED)."""
+        (an upper bound of what the spec lets it return: 64 bf16 products
+        are stated ±9.6 % where the extremes over the spec's strict trees are
+        ±7.6 %, tests/cli/test_width_origin.py — both past RESOLVED)."""
         return self.alone > RESOLVED
 
     def describe(self) -> str:

@@ -211,3 +211,18 @@ def test_a_real_determinant_is_judged_and_a_wrong_one_caught(tmp_path, capsys):
     assert verdicts["xla"] == ["agrees"], out
     assert all(verdicts[f"{WRONG}:{w}"] == ["DISAGREES"] for w in ("Zeroed", "Negated", "Scaled")), out
     assert rc == 1
+
+
+def test_an_f16_product_of_64_terms_is_judged_by_its_trees(tmp_path, capsys):
+    """q·kᵀ of 64 f16 products summed in f16: the order allowance left it
+    INCONCLUSIVE (±14.5 % median); the extremes over every allowed tree
+    (oracle/every_tree.py) are ±1.2 %, so XLA agrees, and a result scaled
+    by 1.01, zeroed or negated DISAGREES."""
+    rng = np.random.default_rng(1)
+    q, k = (rng.standard_normal((16, 64)).astype(np.float16) for _ in range(2))
+    rc = _run(tmp_path, lambda a, b: a @ b.T, [q, k], f"xla,{WRONG}:Scaled,{WRONG}:Zeroed,{WRONG}:Negated")
+    out = capsys.readouterr().out
+    verdicts = read_verdicts(out)
+    assert verdicts["xla"] == ["agrees"], out
+    assert all(verdicts[f"{WRONG}:{w}"] == ["DISAGREES"] for w in ("Scaled", "Zeroed", "Negated")), out
+    assert rc == 1

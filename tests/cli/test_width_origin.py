@@ -62,7 +62,7 @@ def _prepared(tmp_path, f, args):
     return prep, d.npz_inputs(str(tmp_path / "in.npz"), prep.types)
 
 
-def test_a_bf16_sum_is_wide_by_its_own_statement_and_every_allowed_tree_agrees(tmp_path, capsys):
+def test_a_bf16_sum_is_wide_by_its_own_statement_and_so_is_every_allowed_tree(tmp_path, capsys):
     q, k = _bf16_inputs()
     prep, inputs = _prepared(tmp_path, _scores, [q, k])
     program = parse_program(prep.text)

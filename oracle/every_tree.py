@@ -1,0 +1,149 @@
+"""The extremes of a short sum over every evaluation tree the spec allows, exactly.
+
+spec.md's reduce (and dot_general, its sum of products) is `exec(schedule)`
+for *some* full binary tree whose in-order traversal is the terms in index
+order, each addition rounded to the result's format.  The oracle's order
+allowance (oracle/affine.py `_order_allowance`: (n − 1)·u·max(P, N) +
+u·Σ|t|) bounds every such tree, and every permutation too; for short sums
+in a narrow format it is far from what the trees reach: 64 bf16 products,
+±145 % of the median element, where the trees' extremes are ±7.5 %; 64 f16
+products ±13.9 % where they are ±0.98 % — INCONCLUSIVE where the spec's own
+set is narrow enough to judge.
+
+**The extremes, by dynamic programming.**  Rounding to nearest is monotone
+and so is addition, so the largest result of any tree over terms i..j is
+max over the split s of RN(hi(i, s) + hi(s + 1, j)), and the least the same
+with lo: the exact extremes over all Catalan(n − 1) trees in O(n³) per
+element (the classic interval-parenthesisation recurrence; e.g. Cormen et
+al., *Introduction to Algorithms*, 3rd ed., §15.2, there for costs).
+
+**What else is allowed** (what `run` accepts from CPU backends, as the
+allowance does): each product rounded to the format or kept exact (a fused
+or wide multiply: f16·f16 and bf16·bf16 are exact in f32), each node rounded
+to the format, to f32, or kept in float64 — the max over those choices at
+each node keeps the recurrence exact, since each choice is monotone — and,
+beside the trees, a sum in *any order* in an accumulator of f32 or wider
+with the result rounded once into the format: [RN(s − γₙ·Σ|t|),
+RN(s + γₙ·Σ|t|)] with γₙ of f32 (Higham, *Accuracy and Stability of
+Numerical Algorithms*, 2nd ed., §4.2), which is how XLA:CPU computes an f16
+dot_general (its results equal RN₁₆ of the f32 accumulation).  What is *not*
+accepted any more is a permuted order rounded in the narrow format at each
+node: the spec's trees keep the terms in index order (bench/evaluation_orders.py).
+
+**Rigour.**  Sums are formed in float64 and rounded by `fast.round_fast`
+(one RNE rounding): RN_p(RN₅₃(a + b)) = RN_p(a + b) for p ≤ 25, since
+53 ≥ 2p + 2 (Figueroa, "When is double rounding innocuous?", SIGNUM Newsl.
+30(3), 1995), so every format or f32 node is exact; a float64 node errs by
+at most 2^-53 relative, so its value is moved outward by 2^-52 of its
+magnitude (an upper end up, a lower end down) before it is used: every
+end stays on its side of the true extreme.  Where a node may overflow the
+result's format the elements get no statement here (None).
+
+Used by `run` (oracle/affine.py, a contraction of exact operands: the
+narrower of this and the op's own statement, per element) for sums of at
+most `MAX_TERMS` terms and `MAX_WORK` element-steps.  Held against every
+tree by enumeration in tests/oracle/test_every_tree.py.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..spec.types import F32
+from .fast import round_fast
+
+MAX_TERMS = 128          # n: the recurrence is O(n³) an element
+MAX_WORK = 1 << 28       # n³/6 · elements: about a second of numpy
+CHUNK = 1 << 22          # n² · elements held at once (float64): 32 MiB a table
+
+
+def affordable(n: int, elements: int) -> bool:
+    return 2 <= n <= MAX_TERMS and n ** 3 // 6 * elements <= MAX_WORK
+
+
+def extremes(terms: np.ndarray, fmt, exact_products: np.ndarray | None = None) -> tuple | None:
+    """(lo, hi) in float64, each element's least and largest allowed result
+    (module docstring) of summing its row of `terms` (elements × n, the
+    products as the format rounds them, or the summands) — or None where a
+    node may overflow.  `exact_products`: the same products unrounded,
+    which a fused or wide multiply keeps (None: the terms are summands)."""
+    terms = np.asarray(terms, dtype=np.float64)
+    rows, n = terms.shape
+    exact_products = terms if exact_products is None else np.asarray(exact_products, dtype=np.float64)
+    lo, hi = np.empty(rows), np.empty(rows)
+    step = max(1, CHUNK // (n * n))
+    for a in range(0, rows, step):
+        got = _trees(terms[a:a + step], exact_products[a:a + step], fmt)
+        if got is None:
+            return None
+        lo[a:a + step], hi[a:a + step] = got
+    # any order in a wide accumulator (f32 or wider), rounded once into the format
+    s, mag = exact_products.sum(axis=1), np.abs(exact_products).sum(axis=1)
+    u = 2.0 ** -F32.precision
+    gamma = n * u / (1 - n * u) + (n + 2) * 2.0 ** -52   # f32's, and float64's own in forming s and mag
+    wide_lo, wide_hi = _final(s - gamma * mag, fmt), _final(s + gamma * mag, fmt)
+    if wide_lo is None or wide_hi is None:
+        return None
+    return np.minimum(lo, wide_lo), np.maximum(hi, wide_hi)
+
+
+def _nodes(v: np.ndarray, fmt, up: bool) -> tuple:
+    """A node's value `v` = RN₅₃(a + b) kept wide — moved outward past
+    a + b itself, since a float64 node is a rounding of its own — rounded
+    to f32, or to the format (both exact roundings of a + b: Figueroa)."""
+    wide = v + (np.abs(v) * 2.0 ** -52 + 2.0 ** -1000) * (1 if up else -1)
+    return wide, round_fast(v, F32), round_fast(v, fmt)
+
+
+def _trees(t: np.ndarray, p: np.ndarray, fmt) -> tuple | None:
+    rows, n = t.shape
+    leaf_lo, leaf_hi = np.minimum(t, p), np.maximum(t, p)
+    # by length: lo[L][i], hi[L][i] for the terms i .. i + L - 1 (L = 1 … n), arrays (n − L + 1, rows)
+    lo, hi = {1: leaf_lo.T.copy()}, {1: leaf_hi.T.copy()}
+    with np.errstate(over="ignore", invalid="ignore"):
+        for L in range(2, n + 1):
+            m = n - L + 1
+            best_lo = np.full((m, rows), np.inf)
+            best_hi = np.full((m, rows), -np.inf)
+            for s in range(1, L):
+                sum_hi = hi[s][:m] + hi[L - s][s:s + m]
+                sum_lo = lo[s][:m] + lo[L - s][s:s + m]
+                for v in _nodes(sum_hi, fmt, up=True):
+                    np.maximum(best_hi, v, out=best_hi)
+                for v in _nodes(sum_lo, fmt, up=False):
+                    np.minimum(best_lo, v, out=best_lo)
+            if not (np.all(np.isfinite(best_hi)) and np.all(np.isfinite(best_lo))):
+                return None
+            lo[L], hi[L] = best_lo, best_hi
+    final_lo, final_hi = _final(lo[n][0], fmt), _final(hi[n][0], fmt)
+    if final_lo is None or final_hi is None:
+        return None
+    return final_lo, final_hi
+
+
+def _final(v: np.ndarray, fmt) -> np.ndarray | None:
+    """An extreme rounded into the format (monotone: the rounding of a bound
+    bounds the rounding), None where it overflows."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        r = round_fast(v, fmt)
+    if not np.all(np.isfinite(r)) or np.any(np.abs(r) > float(fmt.max_finite)):
+        return None
+    return r
+
+
+def dot_general_rows(x: np.ndarray, y: np.ndarray, lb: list, rb: list, lc: list, rc: list) -> np.ndarray | None:
+    """The products of a dot_general of exact operands `x`, `y` (float64
+    arrays), one row per result element in the result's order (batch, lhs
+    free, rhs free), its terms in the order of the one contracting
+    dimension; None for several contracting dimensions (whose order of
+    terms this module does not read) or none."""
+    if len(lc) != 1:
+        return None
+    free_x = [d for d in range(x.ndim) if d not in lb and d not in lc]
+    free_y = [d for d in range(y.ndim) if d not in rb and d not in rc]
+    xt = np.transpose(x, list(lb) + free_x + list(lc))
+    yt = np.transpose(y, list(rb) + free_y + list(rc))
+    nb, n = len(lb), x.shape[lc[0]]
+    b_shape = xt.shape[:nb]
+    xs = xt.reshape(b_shape + (-1, 1, n))
+    ys = yt.reshape(b_shape + (1, -1, n))
+    return (xs * ys).reshape(-1, n)
