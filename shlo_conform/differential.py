@@ -37,7 +37,7 @@ from .spec.types import TensorType, from_bits
 from .suites import show
 from .suites.compare import compare
 from .suites.kinds import describe, kind_of
-from .suites.resolution import Resolution, allowance_used, resolution
+from .suites.resolution import Resolution, allowance_used, resolution, resolved_elements
 from .suites.records import Case, GridData, TensorValue
 from .spec.grid import MAX_PROCESSES, SINGLE, Grid
 
@@ -374,13 +374,17 @@ def _name_rewrites(reports: list, exps: list, outputs: list, rewrites: list) -> 
 
 def _as_narrow(rw: Expectation, exp: Expectation, n: int) -> np.ndarray:
     """Per element: is the rewritten program's allowed range at most twice
-    the original's, plus one ulp (an element's ordinals, real types only)?
-    A wide enclosure of a rewritten program would explain anything."""
+    the original's, plus one ulp (an element's ordinals, real types only),
+    and itself resolved (within RESOLVED relative: suites/resolution.py)?
+    A wide enclosure of a rewritten program would explain anything — a
+    negated output's elements near zero, inside an enclosure of ±10^4 %
+    that the rewrite merely shifted, are no sign of the rewrite."""
     got = [kind_of(e).admits(e) for e in (rw, exp)]
-    if any(g is None or len(g[0]) != n for g in got):
+    resolved = resolved_elements(rw)
+    if any(g is None or len(g[0]) != n for g in got) or resolved is None or len(resolved) != n:
         return np.zeros(n, dtype=bool)
     (rl, rh), (el, eh) = got
-    return np.asarray((rh - rl) <= 2 * (eh - el) + 1, dtype=bool)
+    return np.asarray((rh - rl) <= 2 * (eh - el) + 1, dtype=bool) & resolved
 
 
 def fallback_signature(data: bytes) -> tuple[list, list] | None:

@@ -195,18 +195,14 @@ def resolution(e: Expectation) -> Resolution:
         res.ulp_max = float(width[keep].max()) if keep.any() else 0.0
         return res
     lo_o, hi_o = ends
-    value = from_bits(np.reshape(e.bits, -1), c).astype(np.float64)
-    lo = from_bits(from_ordinals(lo_o, c), c).astype(np.float64)
-    hi = from_bits(from_ordinals(hi_o, c), c).astype(np.float64)
+    value, lo, hi, rel = _relative(e, c, ends)
     ulps = ordinal_distance(np.asarray(lo_o), np.asarray(hi_o))
     with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
-        half = (hi - lo) / 2
         mag = np.abs(value)
-        rel = np.where((half == 0) | (lo == hi), 0.0, half / np.maximum(mag, float(c.format.min_normal)))
         up = np.where(value > 0, (hi - value) / mag, (value - lo) / mag)      # (1 + s)·value leaves [lo, hi]
         down = np.where(value > 0, (value - lo) / mag, (hi - value) / mag)    # (1 − s)·value does
     nan = np.isnan(value) | np.isnan(lo) | np.isnan(hi)
-    rel[nan], ulps[nan] = 0.0, 0.0
+    ulps[nan] = 0.0
     if n == 0:
         return res
     rel, ulps = rel.reshape(n, -1).max(axis=1), ulps.reshape(n, -1).max(axis=1)
@@ -222,6 +218,33 @@ def resolution(e: Expectation) -> Resolution:
         ups, downs = up.reshape(n, -1).max(axis=1)[scale], down.reshape(n, -1).max(axis=1)[scale]
         res.scaling_caught = float(max(ups.min(), downs.min()))   # both 1 + s and 1 − s caught
     return res
+
+
+def _relative(e: Expectation, c, ends) -> tuple:
+    """(value, lo, hi, relative half-width) per real component, float64 —
+    the module docstring's measure; 0 where any of them is NaN."""
+    value = from_bits(np.reshape(e.bits, -1), c).astype(np.float64)
+    lo = from_bits(from_ordinals(ends[0], c), c).astype(np.float64)
+    hi = from_bits(from_ordinals(ends[1], c), c).astype(np.float64)
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        half = (hi - lo) / 2
+        rel = np.where((half == 0) | (lo == hi), 0.0, half / np.maximum(np.abs(value), float(c.format.min_normal)))
+    rel[np.isnan(value) | np.isnan(lo) | np.isnan(hi)] = 0.0
+    return value, lo, hi, rel
+
+
+def resolved_elements(e: Expectation) -> np.ndarray | None:
+    """Per element, whether its enclosure is within RESOLVED (the widest
+    component of a complex one); None where the kind states no range or
+    the type is not a float."""
+    ends = kind_of(e).enclosure(e)
+    et = e.type.element_type
+    c = et.component if et.is_complex else et
+    if ends is None or not c.is_float:
+        return None
+    n = int(np.prod(e.type.shape, dtype=np.int64))
+    rel = _relative(e, c, ends)[3]
+    return rel.reshape(n, -1).max(axis=1) <= RESOLVED if n else np.zeros(0, dtype=bool)
 
 
 def allowance_used(e: Expectation, actual) -> float | None:

@@ -266,3 +266,20 @@ def test_run_names_xla_folding_constants_and_a_reassociating_backend(tmp_path, c
     rc = main(["run", str(tmp_path / "s.mlir"), f"--backend={WRONG}:Scaled", "--inputs", str(tmp_path / "s.npz")])
     out = capsys.readouterr().out
     assert rc == 1 and "reassociation" not in out, out
+
+
+def test_a_negated_output_inside_a_wide_shifted_enclosure_names_no_rewrite(tmp_path, capsys):
+    """f16 attention (q·kᵀ/8, softmax, ·v), XLA's outputs negated: the
+    elements near zero have enclosures of ±10^4 %, and the division by 8
+    rewritten as a multiplication by 1/8 shifts them; 43 negated elements
+    fell inside the shifted ones and were named "reciprocal multiplication".
+    A cause inside an enclosure needs that enclosure resolved."""
+    from bench import real_programs
+    q, k, v = (a.astype(np.float16) for a in real_programs.inputs("attention-bf16"))
+    f = real_programs.PROGRAMS["attention-bf16"][0]
+    (tmp_path / "a.mlir").write_text(jax.jit(f).lower(q, k, v).as_text())
+    np.savez(tmp_path / "a.npz", q, k, v)
+    rc = main(["run", str(tmp_path / "a.mlir"), f"--backend={WRONG}:Negated", "--inputs", str(tmp_path / "a.npz")])
+    out = capsys.readouterr().out
+    assert rc == 1 and "DISAGREES" in out, out
+    assert "reciprocal multiplication" not in out, out
