@@ -30,7 +30,10 @@ bilinear remainder radₓ·rad_y.  Each step then adds its own allowance:
 half an ULP of rounding at the largest magnitude it can produce (the op's
 tolerance in ULPs besides, for transcendentals; for a contraction or sum,
 (n − 1)·u·max(P, N) + u·Σ|x||y| with P and N its terms' sums of each
-sign, `_order_allowance` — at most spec/schedule.py's γₙ·Σ|x||y|).  Every
+sign, `_order_allowance` — at most spec/schedule.py's γₙ·Σ|x||y| — or,
+narrower, with max(P, N) replaced by the largest |Σ| of a contiguous
+block of terms, since the spec's trees keep them in index order,
+`_tree_allowance`).  Every
 quantity is a sound upper bound of the set the spec allows for the step,
 given that its operands lie in their forms —
 so by induction over the program the form of every value holds every
@@ -538,6 +541,28 @@ def _order_allowance(fmt, n: int, most: np.ndarray, mag: np.ndarray, products: b
     return _up(np.minimum(signed, n * u / (1 - n * u) * mag) + tiny)
 
 
+def _tree_allowance(fmt, n: int, block: np.ndarray, mag: np.ndarray, products: bool = True):
+    """What the order of a sum of n terms may add when its tree keeps the
+    terms in index order, as spec.md's reduce schedule does (docs/oracle-
+    evaluation.md, "Trees in index order"): every node sums a contiguous
+    block, whose exact sum is at most `block` (every_tree.largest_block) and
+    whose computed sum differs from it by the roundings below it — the
+    products' u·Σ|t| and at most the whole error E — so E ≤ u·Σ|t| + (n −
+    1)·u·(block + u·Σ|t| + E), solved for E; beside it, any order in an
+    accumulator at least twice as wide as `fmt` (f32 for narrower formats,
+    float64 for f32: XLA's f32 accumulation of f16 products), γₙ of that
+    accumulator times Σ|t|, whose final rounding u·|s| ≤ u·block the first
+    part already holds.  None where n·u ≥ 1."""
+    u = 2.0 ** -fmt.precision
+    if n * u >= 1:
+        return None
+    wide = 2.0 ** -(24 if fmt.precision < 24 else 53)
+    rounded = u * mag if products else 0
+    tiny = n * 2.0 ** (fmt.emin - fmt.precision)
+    tree = (rounded + (n - 1) * u * (block + rounded)) / (1 - n * u)
+    return _up(tree + n * wide / (1 - n * wide) * mag + tiny)
+
+
 def _one_sign(c: np.ndarray, central: np.ndarray, mag: np.ndarray, n: int) -> np.ndarray:
     """max(P, N) = (Σ|t| + |Σt|)/2, bounded from float64 sums at hand:
     `c` = Σ of the terms' centers, `central` = Σ|centers|, `mag` ≥ Σ|t|
@@ -881,9 +906,14 @@ def _dot_general(inst, forms, outs):
         xp, xm, yp, ym = (np.maximum(v, 0) for v in (xc + xr, xr - xc, yc + yr, yr - yc))
         split = np.maximum(con(xp, yp) + con(xm, ym), con(xp, ym) + con(xm, yp))
         most = np.minimum(most, _up(split + _slop(split, terms=n + 2)))
-    allowance = _order_allowance(fmt, n, most, _up(big + _slop(big, terms=n + 2)))
+    mag = _up(big + _slop(big, terms=n + 2))
+    allowance = _order_allowance(fmt, n, most, mag)
     if allowance is None:
         return None, None
+    block = every_tree.dot_general_blocks(xc - xr, xc + xr, yc - yr, yc + yr, lb, rb, lc, rc) if ranged else \
+        every_tree.dot_general_blocks(xc, xc, yc, yc, lb, rb, lc, rc)
+    if block is not None:
+        allowance = np.minimum(allowance, _tree_allowance(fmt, n, block, mag))
     return _fresh(exact, allowance), 0
 
 
@@ -967,6 +997,11 @@ def _reduce(inst, forms, outs):
     allowance = _order_allowance(fmt, m + 1, most, mag, products=False)
     if allowance is None:
         return None, None
+    if init.c[0] == 0 and irad == 0:   # a zero init adds nothing wherever the schedule puts it: the terms' tree
+        order = keep + sorted(dims)     # ... keeps them in ascending lexicographic index order
+        lo_hi = [v.reshape(x.shape).transpose(order).reshape(-1, m) for v in (x.c - rad, x.c + rad)]
+        block = every_tree.largest_block(*lo_hi)
+        allowance = np.minimum(allowance, _tree_allowance(fmt, m, block, mag, products=False))
     return _fresh(exact, allowance), 0
 
 

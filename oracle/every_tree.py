@@ -147,3 +147,64 @@ def dot_general_rows(x: np.ndarray, y: np.ndarray, lb: list, rb: list, lc: list,
     xs = xt.reshape(b_shape + (-1, 1, n))
     ys = yt.reshape(b_shape + (1, -1, n))
     return (xs * ys).reshape(-1, n)
+
+
+def largest_block(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """Per row of terms in index order (rows × n, each term in [lo, hi]),
+    the largest |Σ| of a contiguous block of them: max over blocks of
+    max(Σ hi, −Σ lo), each a maximum subarray sum (prefix sums less their
+    running minimum).  Every node of a tree whose leaves keep index order
+    sums a contiguous block, so this bounds what any node adds up to
+    (oracle/affine.py `_tree_allowance`) — for terms of both signs about
+    √n of them where the sum of one sign is n/2.  Moved up by float64's own
+    error in the prefix sums (twice γ₆₄(n + 2) of the terms' magnitudes)."""
+    lo, hi = np.asarray(lo, dtype=np.float64), np.asarray(hi, dtype=np.float64)
+    n = lo.shape[1]
+
+    def most(a):
+        p = np.concatenate([np.zeros((a.shape[0], 1)), np.cumsum(a, axis=1)], axis=1)
+        return (p[:, 1:] - np.minimum.accumulate(p[:, :-1], axis=1)).max(axis=1)
+    mag = np.maximum(np.abs(lo), np.abs(hi)).sum(axis=1)
+    return np.maximum(most(hi), most(-lo)) + 2 * (n + 2) * 2.0 ** -52 * mag + 2.0 ** -1000
+
+
+BLOCK_CHUNK = 1 << 21     # products held at once per corner by `dot_general_blocks`
+BLOCK_WORK = 1 << 28      # products (× corners) `dot_general_blocks` takes on
+
+
+def dot_general_blocks(x_lo, x_hi, y_lo, y_hi, lb, rb, lc, rc) -> np.ndarray | None:
+    """`largest_block` of each result element's products (a dot_general over
+    operand boxes [x_lo, x_hi] × [y_lo, y_hi], float64 arrays, the same
+    arrays where exact), in the result's order; None for several contracting
+    dimensions or past `BLOCK_WORK`.  Each product's range is the least and
+    largest of its corner products; the products are formed a chunk of
+    result rows at a time."""
+    if len(lc) != 1:
+        return None
+    exact = x_lo is x_hi and y_lo is y_hi
+    n = x_lo.shape[lc[0]]
+    free_x = [d for d in range(x_lo.ndim) if d not in lb and d not in lc]
+    free_y = [d for d in range(y_lo.ndim) if d not in rb and d not in rc]
+    nb = len(lb)
+
+    def lhs(a):   # (batch, lhs free, n)
+        t = np.transpose(a, list(lb) + free_x + list(lc))
+        return t.reshape(t.shape[:nb] + (-1, n)).reshape(-1, int(np.prod(t.shape[nb:-1], dtype=np.int64)), n)
+
+    def rhs(a):   # (batch, rhs free, n)
+        t = np.transpose(a, list(rb) + free_y + list(rc))
+        return t.reshape(-1, int(np.prod(t.shape[nb:-1], dtype=np.int64)), n)
+    xs = [lhs(x_lo)] if exact else [lhs(x_lo), lhs(x_hi)]
+    ys = [rhs(y_lo)] if exact else [rhs(y_lo), rhs(y_hi)]
+    batches, fx, fy = xs[0].shape[0], xs[0].shape[1], ys[0].shape[1]
+    if batches * fx * fy * n * len(xs) * len(ys) > BLOCK_WORK:
+        return None
+    out = np.empty((batches, fx, fy))
+    step = max(1, BLOCK_CHUNK // max(1, fy * n))
+    for b in range(batches):
+        for a in range(0, fx, step):
+            corners = [xx[b, a:a + step, None, :] * yy[b, None, :, :] for xx in xs for yy in ys]
+            lo = np.minimum.reduce(corners) if len(corners) > 1 else corners[0]
+            hi = np.maximum.reduce(corners) if len(corners) > 1 else corners[0]
+            out[b, a:a + step] = largest_block(lo.reshape(-1, n), hi.reshape(-1, n)).reshape(-1, fy)
+    return out.reshape(-1)

@@ -156,23 +156,28 @@ def _brute(x, w, rng) -> tuple:
 U = 2.0 ** -24   # float32's unit roundoff
 
 
+def _block(t, xp=jnp):
+    """The largest |Σ| of a contiguous block of the last axis's terms, by
+    every pair of prefix sums (brute force, not oracle/every_tree.py's)."""
+    p = xp.concatenate([xp.zeros(t.shape[:-1] + (1,), t.dtype), xp.cumsum(t, -1)], -1)
+    return xp.max(xp.abs(p[..., :, None] - p[..., None, :]), axis=(-1, -2))
+
+
 def _signed(a, b, n: int, xp=jnp):
-    """A sum of n products aᵢ·bᵢ in any order, products rounded: each of the
-    n − 1 additions rounds a partial sum no larger than the larger sum of
-    one sign, to first order (n − 1)·u·max(P, N), and each product u·|aᵢbᵢ|
-    (Higham §4.2's per-addition bound, by the terms' signs)."""
-    pos, neg = xp.maximum(a, 0), xp.maximum(-a, 0)
-    bp, bn = xp.maximum(b, 0), xp.maximum(-b, 0)
-    most = xp.maximum(pos @ bp + neg @ bn, pos @ bn + neg @ bp)
-    return 0.999 * ((n - 1) * U * most + U * (xp.abs(a) @ xp.abs(b)))
+    """A sum of n products aᵢ·bᵢ by a tree that keeps them in index order,
+    products rounded: each of the n − 1 additions rounds a node's sum, the
+    sum of a contiguous block, to first order (n − 1)·u·(the largest block's
+    |Σ|), and each product u·|aᵢbᵢ| (oracle/affine.py `_tree_allowance`)."""
+    t = xp.swapaxes(a[:, :, None] * b[None, :, :], 1, 2)   # (rows, columns, n)
+    return 0.999 * ((n - 1) * U * _block(t, xp) + U * (xp.abs(a) @ xp.abs(b)))
 
 
 def _model(d: dict, x, w):
     """`_program` in float64 with each step moved by d[step] ∈ [−1, 1]ⁿ
     times an allowance no larger than the oracle's for that step on these
-    operands: a contraction of n terms (n − 1)·u·max(P, N) + u·Σ|terms|
-    (`_signed`), a sum of n terms (n − 1)·u·max(P, N) (a reduce has its
-    init as one more term), a basic op 0.49 ULP of float32 at its value, a
+    operands: a contraction of n terms (n − 1)·u·(largest block) + u·Σ|terms|
+    (`_signed`), a sum of n terms (n − 1)·u·(largest block) (a zero init
+    adds nothing), a basic op 0.49 ULP of float32 at its value, a
     tanh 4.49 ULP (4 ULP of tolerance around its correctly rounded value);
     nothing rounded in between.  Every such evaluation is a point of the
     set the oracle's forms enclose.  Both outputs, flattened, concatenated."""
@@ -182,8 +187,7 @@ def _model(d: dict, x, w):
         return jnp.spacing(jnp.abs(sg(v)).astype(jnp.float32)).astype(jnp.float64)
     h = x @ w + d["h"] * _signed(x, w, x.shape[1])
     hs = sg(h)
-    s = h.sum(1) + d["s"] * 0.999 * h.shape[1] * U * jnp.maximum(jnp.maximum(hs, 0).sum(1),
-                                                                  jnp.maximum(-hs, 0).sum(1))
+    s = h.sum(1) + d["s"] * 0.999 * (h.shape[1] - 1) * U * _block(hs)
     m = s / h.shape[1] + d["m"] * 0.49 * ulp(s / h.shape[1])
     c = h - m[:, None]
     c = c + d["c"] * 0.49 * ulp(c)

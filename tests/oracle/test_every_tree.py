@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from shlo_conform.oracle import every_tree
-from shlo_conform.spec.types import BF16, F16
+from shlo_conform.spec.types import BF16, F16, F32
 
 NP = {"f16": np.float16, "bf16": ml_dtypes.bfloat16}
 
@@ -108,3 +108,45 @@ def test_sixty_four_f16_products_are_an_order_narrower_than_the_allowance():
     most = (mag + np.abs(s)) / 2
     allowance = np.median(_order_allowance(F16, 64, most, mag) / np.abs(s))
     assert tree < 0.02 < allowance and allowance > 8 * tree
+
+
+@pytest.mark.parametrize("fmt", [F16, BF16, F32], ids=["f16", "bf16", "f32"])
+def test_the_tree_allowance_holds_every_tree_in_index_order(fmt):
+    """oracle/affine.py `_tree_allowance` (every node sums a contiguous
+    block: (n − 1)·u·largest block) against the exact extremes of every
+    tree, every node rounded to the format, to f32 or kept wide, every
+    product rounded or exact (`_trees`, itself held against enumeration
+    above) — and narrower than the order allowance by terms of both signs."""
+    from shlo_conform.oracle.affine import _order_allowance, _tree_allowance
+    rng = np.random.default_rng(11)
+    dtype = {F16: np.float16, BF16: ml_dtypes.bfloat16, F32: np.float32}[fmt]
+    for n in (2, 3, 8, 33, 64):
+        x = rng.standard_normal((64, n)).astype(dtype).astype(np.float64) * 2.0 ** rng.integers(-4, 5, (64, n))
+        y = rng.standard_normal((64, n)).astype(dtype).astype(np.float64)
+        exact = x * y
+        rounded = every_tree.round_fast(exact, fmt)
+        lo, hi = every_tree._trees(rounded, exact, fmt)
+        s, mag = exact.sum(axis=1), np.abs(exact).sum(axis=1)
+        allow = _tree_allowance(fmt, n, every_tree.largest_block(exact, exact), mag)
+        assert np.all(s - allow <= lo) and np.all(hi <= s + allow), n
+        if n == 64:   # terms of both signs over 2^-4 … 2^4: the largest block is a share of the sum of one sign
+            most = (mag + np.abs(s)) / 2
+            assert np.median(allow / _order_allowance(fmt, n, most, mag)) < 0.8
+    n, most_ratio = (1024, 0.15) if fmt.precision > 8 else (128, 0.5)   # bf16: n·u < 1 up to 255
+    t = rng.standard_normal((64, n))   # unit normals: a block about √n of them, one sign n/2
+    s, mag = t.sum(axis=1), np.abs(t).sum(axis=1)
+    ratio = _tree_allowance(fmt, n, every_tree.largest_block(t, t), mag, products=False) / \
+        _order_allowance(fmt, n, (mag + np.abs(s)) / 2, mag, products=False)
+    assert np.median(ratio) < most_ratio
+
+
+def test_the_largest_block_of_ranges_holds_every_point_inside_them():
+    rng = np.random.default_rng(5)
+    lo = rng.standard_normal((200, 40))
+    hi = lo + rng.uniform(0, 0.3, lo.shape)
+    bound = every_tree.largest_block(lo, hi)
+    for _ in range(20):
+        t = rng.uniform(lo, hi)
+        p = np.concatenate([np.zeros((200, 1)), np.cumsum(t, axis=1)], axis=1)
+        brute = np.abs(p[:, :, None] - p[:, None, :]).max(axis=(1, 2))   # every block, by its two prefix sums
+        assert np.all(brute <= bound)
