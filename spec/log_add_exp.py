@@ -165,6 +165,17 @@ def identity(init) -> bool:
 RANGE, VALUE, ELEMENT = bounds.RANGE, bounds.VALUE, bounds.ELEMENT
 
 
+def centre_margin(M, n, eps):
+    """The margin of the centre's evaluation in the working type (module
+    docstring): 16·ε_W·(|M| + log n + n + 1), rounded up, for the largest
+    leaf M and n finite leaves — at least twice the documented sum
+    (n + 1)·ε_W/2 (the differences and the sum) + 4·ε_W·(1 + log n) (exp and
+    log, 4 ulps each, log's result at most |M| + log n) + ε_W/2·(|M| +
+    log n) (the final add), tests/spec/test_log_add_exp.py."""
+    W = type(eps)
+    return bounds.above(W(16) * eps * (np.abs(M) + np.log(np.maximum(n, W(1))) + n + W(1)))
+
+
 def enclose(lae: LogAddExp, X: np.ndarray, valid) -> tuple:
     """Per row of the leaves X (P×L float64 exact values, `valid` the mask
     of real leaves, None: all): (kind, value, s, lo, hi, why) — kind
@@ -199,7 +210,7 @@ def enclose(lae: LogAddExp, X: np.ndarray, valid) -> tuple:
     s = M + logS
     nW = n.astype(W)
     eps = W(np.finfo(W).eps)
-    margin = bounds.above(W(16) * eps * (np.abs(M) + np.log(np.maximum(nW, W(1))) + nW + W(1)))
+    margin = centre_margin(M, nW, eps)
     s_lo, s_hi = bounds.add_dn(s, -margin), bounds.add_up(s, margin)
     c, u = (W(x) for x in lae.per_node)
     ln_n = bounds.above(np.log(np.maximum(nW, W(1))))

@@ -222,3 +222,19 @@ def test_a_body_with_an_approximate_op_is_not_stated_exact_by_enumeration():
     got = schedule.reduce_slice([(x,) for x in xs], (np.float32(0),), exact, [exact.inputs[0].element_type])
     labels = list(getattr(got[0], "alternatives", {}))
     assert labels and not any("tolerance" in k for k in labels)   # its one "any value" is the init's
+
+
+@pytest.mark.parametrize("W", [np.float64, np.longdouble])
+def test_the_centre_margin_is_at_least_twice_the_documented_error(W):
+    """The float64 (long double) evaluation of M + log Σ e^(x−M) errs by at
+    most (n + 1)·ε/2 in the differences and the sum, 4 ulps in exp and in
+    log (whose result is at most |M| + log n, the log itself at most
+    1 + log n), and ε/2·(|M| + log n) in the final add: the margin must be
+    at least twice that sum, for large and small leaves and many of them."""
+    eps = W(np.finfo(W).eps)
+    for M in (0.0, 1e-3, 1.0, 87.0, 1000.0, -1000.0, 1e6):
+        for n in (1, 2, 3, 17, 100, 2048, 1 << 20):
+            Mw, nw = W(M), W(n)
+            documented = ((nw + 1) * eps / 2 + 4 * eps * (1 + np.log(nw))
+                          + eps / 2 * (abs(Mw) + np.log(nw)))
+            assert log_add_exp.centre_margin(np.asarray([Mw]), np.asarray([nw]), eps)[0] >= 2 * documented, (M, n)
