@@ -545,7 +545,8 @@ def _tree_allowance(fmt, n: int, block: np.ndarray, mag: np.ndarray, products: b
     """What the order of a sum of n terms may add when its tree keeps the
     terms in index order, as spec.md's reduce schedule does (docs/oracle-
     evaluation.md, "Trees in index order"): every node sums a contiguous
-    block, whose exact sum is at most `block` (every_tree.largest_block) and
+    block, whose exact sum is at most `block` (every_tree.largest_block of
+    the centers' products, plus the sum of the products' radii) and
     whose computed sum differs from it by the roundings below it — the
     products' u·Σ|t| and at most the whole error E — so E ≤ u·Σ|t| + (n −
     1)·u·(block + u·Σ|t| + E), solved for E; beside it, any order in an
@@ -910,8 +911,10 @@ def _dot_general(inst, forms, outs):
     allowance = _order_allowance(fmt, n, most, mag)
     if allowance is None:
         return None, None
-    block = every_tree.dot_general_blocks(xc - xr, xc + xr, yc - yr, yc + yr, lb, rb, lc, rc) if ranged else \
-        every_tree.dot_general_blocks(xc, xc, yc, yc, lb, rb, lc, rc)
+    block = every_tree.dot_general_blocks(xc, yc, lb, rb, lc, rc)
+    if block is not None and ranged:   # each product within Σ of its radii of the centers' product
+        spread_t = con(axc, yr) + con(xr, ayc) + con(xr, yr)
+        block = _up(block + spread_t + _slop(spread_t, terms=n + 2))
     if block is not None:
         allowance = np.minimum(allowance, _tree_allowance(fmt, n, block, mag))
     return _fresh(exact, allowance), 0

@@ -168,43 +168,35 @@ def largest_block(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
     return np.maximum(most(hi), most(-lo)) + 2 * (n + 2) * 2.0 ** -52 * mag + 2.0 ** -1000
 
 
-BLOCK_CHUNK = 1 << 21     # products held at once per corner by `dot_general_blocks`
-BLOCK_WORK = 1 << 28      # products (× corners) `dot_general_blocks` takes on
+BLOCK_CHUNK = 1 << 21     # products held at once by `dot_general_blocks`
+BLOCK_WORK = 1 << 28      # products `dot_general_blocks` takes on
 
 
-def dot_general_blocks(x_lo, x_hi, y_lo, y_hi, lb, rb, lc, rc) -> np.ndarray | None:
-    """`largest_block` of each result element's products (a dot_general over
-    operand boxes [x_lo, x_hi] × [y_lo, y_hi], float64 arrays, the same
-    arrays where exact), in the result's order; None for several contracting
-    dimensions or past `BLOCK_WORK`.  Each product's range is the least and
-    largest of its corner products; the products are formed a chunk of
-    result rows at a time."""
+def dot_general_blocks(x: np.ndarray, y: np.ndarray, lb, rb, lc, rc) -> np.ndarray | None:
+    """`largest_block` of each result element's products (a dot_general of
+    float64 arrays `x`, `y`), in the result's order (batch, lhs free, rhs
+    free); None for several contracting dimensions or past `BLOCK_WORK`
+    products.  The products are formed a chunk of result rows at a time.
+    Over operand ranges the caller adds the sum of the products' radii,
+    which every block's sum can move by at most."""
     if len(lc) != 1:
         return None
-    exact = x_lo is x_hi and y_lo is y_hi
-    n = x_lo.shape[lc[0]]
-    free_x = [d for d in range(x_lo.ndim) if d not in lb and d not in lc]
-    free_y = [d for d in range(y_lo.ndim) if d not in rb and d not in rc]
+    n = x.shape[lc[0]]
+    free_x = [d for d in range(x.ndim) if d not in lb and d not in lc]
+    free_y = [d for d in range(y.ndim) if d not in rb and d not in rc]
     nb = len(lb)
 
-    def lhs(a):   # (batch, lhs free, n)
-        t = np.transpose(a, list(lb) + free_x + list(lc))
-        return t.reshape(t.shape[:nb] + (-1, n)).reshape(-1, int(np.prod(t.shape[nb:-1], dtype=np.int64)), n)
-
-    def rhs(a):   # (batch, rhs free, n)
-        t = np.transpose(a, list(rb) + free_y + list(rc))
+    def rows(a, batch, free, contract):   # (batch, free, n)
+        t = np.transpose(a, list(batch) + free + list(contract))
         return t.reshape(-1, int(np.prod(t.shape[nb:-1], dtype=np.int64)), n)
-    xs = [lhs(x_lo)] if exact else [lhs(x_lo), lhs(x_hi)]
-    ys = [rhs(y_lo)] if exact else [rhs(y_lo), rhs(y_hi)]
-    batches, fx, fy = xs[0].shape[0], xs[0].shape[1], ys[0].shape[1]
-    if batches * fx * fy * n * len(xs) * len(ys) > BLOCK_WORK:
+    xs, ys = rows(x, lb, free_x, lc), rows(y, rb, free_y, rc)
+    batches, fx, fy = xs.shape[0], xs.shape[1], ys.shape[1]
+    if batches * fx * fy * n > BLOCK_WORK:
         return None
     out = np.empty((batches, fx, fy))
     step = max(1, BLOCK_CHUNK // max(1, fy * n))
     for b in range(batches):
         for a in range(0, fx, step):
-            corners = [xx[b, a:a + step, None, :] * yy[b, None, :, :] for xx in xs for yy in ys]
-            lo = np.minimum.reduce(corners) if len(corners) > 1 else corners[0]
-            hi = np.maximum.reduce(corners) if len(corners) > 1 else corners[0]
-            out[b, a:a + step] = largest_block(lo.reshape(-1, n), hi.reshape(-1, n)).reshape(-1, fy)
+            t = (xs[b, a:a + step, None, :] * ys[b, None, :, :]).reshape(-1, n)
+            out[b, a:a + step] = largest_block(t, t).reshape(-1, fy)
     return out.reshape(-1)

@@ -150,3 +150,17 @@ def test_the_largest_block_of_ranges_holds_every_point_inside_them():
         p = np.concatenate([np.zeros((200, 1)), np.cumsum(t, axis=1)], axis=1)
         brute = np.abs(p[:, :, None] - p[:, None, :]).max(axis=(1, 2))   # every block, by its two prefix sums
         assert np.all(brute <= bound)
+
+
+def test_a_dot_generals_blocks_are_its_products_in_contraction_order():
+    """dot_general_blocks against every block of each result element's
+    products, formed here by einsum in the result's order (batch, lhs free,
+    rhs free), with the contracting dimension not last on either side."""
+    rng = np.random.default_rng(9)
+    x = rng.standard_normal((2, 7, 3))    # (batch, contracting, free)
+    y = rng.standard_normal((5, 2, 7))    # (free, batch, contracting)
+    got = every_tree.dot_general_blocks(x, y, [0], [1], [1], [2])
+    t = np.einsum("bkf,gbk->bfgk", x, y).reshape(-1, 7)
+    p = np.concatenate([np.zeros((t.shape[0], 1)), np.cumsum(t, axis=1)], axis=1)
+    brute = np.abs(p[:, :, None] - p[:, None, :]).max(axis=(1, 2))
+    assert got.shape == brute.shape and np.allclose(got, brute, rtol=1e-12) and np.all(got >= brute)
