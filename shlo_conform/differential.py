@@ -22,6 +22,7 @@ import hashlib
 import os
 import re
 import tempfile
+import time
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -295,6 +296,8 @@ def width_origins(data: bytes, inputs: list, outputs: list[int]) -> dict:
     after `prepare`).  A grid's or a manual computation's programs get none."""
     from .generators.expect import ProgramRejected, Unspecified
     from .width_origin import origin
+    if _key(data, SINGLE) not in _PARSED:   # a job process started afresh (an earlier job ran past its time)
+        prepare(data)
     program = _PARSED.get(_key(data, SINGLE))
     found = {}
     for k in outputs if program is not None and program.manual is None else ():
@@ -716,12 +719,13 @@ def _process(i: int, grid: Grid) -> str:
 def render(path: str, form: str, types: list, how: str, expected: list | None, why_none: str,
            reports: list[BackendReport], oracle_asked: bool, need: str = "", legalized: dict | None = None,
            grid: Grid = SINGLE, chlo_judged: dict | None = None, limit: str = "",
-           origins: dict | None = None) -> str:
+           origins: dict | None = None, notes: list | None = None) -> str:
     """`run`'s text.  On a grid, `expected` and each report's raw outputs
     hold one list per process and each process is headed and indented
     under the line that owns it; one process is the same text without the
     headings.  `origins`: {output: where its width starts} for the
-    inconclusive ones (`width_origins`)."""
+    inconclusive ones (`width_origins`); `notes`: lines on how the causes
+    were searched (a search stopped at its time box)."""
     lines = [f"program  {path} ({form}); @main({', '.join(t.mlir for t in types)})", f"inputs   {how}"]
     mode = run_mode(grid)
     many = mode.size > 1
@@ -783,6 +787,7 @@ def render(path: str, form: str, types: list, how: str, expected: list | None, w
                 for kind, n in o.specials.items():
                     what = "special values" if kind in SPECIAL_KINDS.values() else "cause"
                     lines.append(f"{pad}      {what}: {kind} x{n}")
+    lines += [f"causes   {note}" for note in notes or ()]
     return "\n".join(lines)
 
 
@@ -992,9 +997,11 @@ def run_command(path: str, backends: list[str], *, inputs_npz: str | None = None
             data, refined = refine_for_run(jobs, data, inputs_npz=inputs_npz, dims=dims, grid=grid, memory=memory,
                                            timeout=default_startup_timeout(timeout if explicit else
                                                                            program_timeout(data)))
+            started = time.monotonic()
             prep, inputs, expected, why_none, need, timeout = judge_isolated(jobs, data, inputs_for,
                                                                              timeout=timeout, memory=memory,
                                                                              grid=grid)
+            box = cause_search_box(time.monotonic() - started)
         except (InputError, Unrefinable) as e:
             raise InputError(named(str(e), path)) from None
         why_none = named(why_none, path)
@@ -1007,16 +1014,30 @@ def run_command(path: str, backends: list[str], *, inputs_npz: str | None = None
             got = jobs.call("shlo_conform.differential:expectations", data, flushed, timeout=timeout, memory=memory)
             return None if isinstance(got, Failure) or got[0] is None else got[0]
 
-        rewrites = []
+        rewrites, stopped = [], []
 
         def rewrites_for(case):   # the oracle on the program with each known rewrite, once, in the same process:
-            if not rewrites:      # one job (and one timeout) per rewrite, so a slow one costs its own name only
-                found = []
-                got = jobs.call("shlo_conform.differential:rewritten_programs", prep.text, timeout=timeout,
-                                memory=memory)
-                for name, says, sites, changed in [] if isinstance(got, Failure) else got:
+            if not rewrites:      # one job per rewrite, all within the search's time box (`cause_search_box`)
+                found, begun = [], time.monotonic()
+
+                def left() -> float:
+                    return min(timeout, box - (time.monotonic() - begun))
+
+                def stop(done: int, of: str) -> None:
+                    stopped.append(f"the search for compiler rewrites stopped at its time box ({box:g} s) after "
+                                   f"{done} of {of} rewritten programs: a difference left \"out of tolerance\" may "
+                                   "still be one of the others (--timeout raises the box)")
+                got = jobs.call("shlo_conform.differential:rewritten_programs", prep.text, timeout=left(),
+                                memory=memory) if left() > 0 else None
+                if got is None or (isinstance(got, Failure) and got.kind == "timeout"):
+                    stop(0, "the")
+                todo = [] if got is None or isinstance(got, Failure) else got
+                for i, (name, says, sites, changed) in enumerate(todo):
+                    if left() <= 0:
+                        stop(i, str(len(todo)))
+                        break
                     exps = jobs.call("shlo_conform.differential:rewritten_expectation", changed, case.input_arrays(),
-                                     timeout=timeout, memory=memory)
+                                     timeout=left(), memory=memory)
                     if exps is not None and not isinstance(exps, Failure):
                         found.append((name, says, sites, exps))
                 rewrites.append(found)
@@ -1038,8 +1059,20 @@ def run_command(path: str, backends: list[str], *, inputs_npz: str | None = None
         prep.form = refined.program_form
     out = render(path, prep.form, prep.types, how[0], expected, why_none, reports, ORACLE in backends, need,
                  prep.legalized, prep.grid, prep.chlo_judged,
-                 limit=_limit(timeout, explicit), origins=origins)
+                 limit=_limit(timeout, explicit), origins=origins, notes=stopped)
     return annotate(out, refined), exit_code(reports, expected is not None)
+
+
+CAUSE_SEARCH_MIN = 30.0     # seconds the rewrite search may always take
+CAUSE_SEARCH_FACTOR = 4.0   # ... or this many times what judging the program took
+
+
+def cause_search_box(judged_in: float) -> float:
+    """The seconds a DISAGREES output's search for compiler rewrites may
+    take in all (one oracle run per rewritten program): 4× the program's
+    own judging, at least 30 s — so that a wrong backend's verdict on a
+    model-sized program is not held up by six more runs of it."""
+    return max(CAUSE_SEARCH_MIN, CAUSE_SEARCH_FACTOR * judged_in)
 
 
 def _limit(timeout: float, explicit: bool) -> str:

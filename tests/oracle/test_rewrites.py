@@ -283,3 +283,23 @@ def test_a_negated_output_inside_a_wide_shifted_enclosure_names_no_rewrite(tmp_p
     out = capsys.readouterr().out
     assert rc == 1 and "DISAGREES" in out, out
     assert "reciprocal multiplication" not in out, out
+
+
+def test_the_rewrite_search_stops_at_its_time_box_and_says_so(tmp_path, capsys, monkeypatch):
+    """With a time box of nothing, XLA's x/0.9 keeps its failing elements
+    "out of tolerance" — and the output says the search was stopped, so
+    the missing name is not read as "no rewrite explains it"."""
+    from shlo_conform import differential
+    monkeypatch.setattr(differential, "CAUSE_SEARCH_MIN", 0.0)
+    monkeypatch.setattr(differential, "CAUSE_SEARCH_FACTOR", 0.0)
+    (tmp_path / "d.mlir").write_text(_div_text())
+    np.savez(tmp_path / "d.npz", X)
+    rc = main(["run", str(tmp_path / "d.mlir"), "--backend=xla", "--inputs", str(tmp_path / "d.npz")])
+    out = capsys.readouterr().out
+    assert rc == 1 and "reciprocal multiplication" not in out, out
+    assert "causes   the search for compiler rewrites stopped at its time box (0 s) after 0 of the " in out, out
+
+
+def test_the_time_box_is_four_times_the_judging_and_at_least_thirty_seconds():
+    from shlo_conform.differential import cause_search_box
+    assert cause_search_box(2.0) == 30.0 and cause_search_box(20.0) == 80.0
