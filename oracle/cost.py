@@ -49,6 +49,7 @@ from dataclasses import dataclass
 from ..spec.dsl import Accumulating, Collective, ControlFlow, DataMovement, Decomposition, Elementwise
 from ..spec.exercise import IMPLEMENTATION_DEFINED
 from ..spec.types import TensorType, TupleType
+from . import every_tree
 from .semantics import operand_types, result_types
 
 # Copies of a value's storage the oracle holds for it: its bits; the lo/hi
@@ -204,7 +205,7 @@ def program_cost(program, affine: bool = False, in_loop: bool = False) -> Cost:
                                                             any(k in ranged for k in step.results))
             held += form_held
             forms += coefficients
-            w += form_working
+            w += form_working + (every_tree.working_bytes(step.inst) if step.inst is not None else 0)
         loop = in_loop or (step.inst is not None and isinstance(step.inst.spec.semantics, ControlFlow))
         for body in [*step.regions, *([step.call] if step.call is not None else [])]:
             inner = program_cost(body, affine, loop)

@@ -200,3 +200,39 @@ def dot_general_blocks(x: np.ndarray, y: np.ndarray, lb, rb, lc, rc) -> np.ndarr
             t = (xs[b, a:a + step, None, :] * ys[b, None, :, :]).reshape(-1, n)
             out[b, a:a + step] = largest_block(t, t).reshape(-1, fy)
     return out.reshape(-1)
+
+
+def working_bytes(inst) -> int:
+    """What `run`'s statements here hold while a step runs (oracle/cost.py
+    adds it to the step's working memory with affine forms): the recurrence's
+    tables for a chunk of elements and its terms, a dot_general's chunk of
+    products with its prefix sums, or an add-reduce's terms, prefix sums and
+    running minima — each the largest its caps allow for this op."""
+    name = inst.spec.mnemonic
+    ops = {k: v for k, v in inst.operands.items() if hasattr(v, "shape")}
+    if name == "dot_general":
+        lc = [int(d) for d in inst.attributes.get("lhs_contracting_dimensions") or []]
+        x = ops.get("lhs")
+        result = next(iter(inst.results.values()))
+        if x is None or len(lc) != 1 or not hasattr(result, "shape"):
+            return 0
+        n, size = int(x.shape[lc[0]]), 1
+        for d in result.shape:
+            size *= int(d)
+        products = min(size * n, BLOCK_CHUNK + n * n)
+        w = 3 * 8 * products   # products, prefix sums, running minima (the differences reuse the forms' room)
+        et = result.element_type
+        if et.is_float and not et.is_complex and et.format.precision < F32.precision and affordable(n, size):
+            rows = min(size, max(1, CHUNK // (n * n)))
+            w = max(w, 8 * (rows * n * (n + 1) + 12 * rows * n) + 4 * 8 * size * n)   # tables lo, hi; the terms
+        return w
+    if name == "reduce":
+        inputs = inst.operands.get("inputs") or []
+        if len(inputs) != 1 or not hasattr(inputs[0], "shape"):
+            return 0
+        x = inputs[0]
+        n = 1
+        for d in x.shape:
+            n *= int(d)
+        return 6 * 8 * n
+    return 0

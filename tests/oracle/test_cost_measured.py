@@ -33,8 +33,9 @@ import pytest
 FLOOR = 8 << 20
 FAMILIES = ("elementwise", "data movement", "dot_general", "convolution", "reduce", "reduce_window (pooling)",
             "reduce_window (cumsum)", "select_and_scatter", "sort", "gather", "scatter", "fft", "while", "MLP (JAX)",
-            "recurrence (run's affine forms)")
-AFFINE = {"recurrence (run's affine forms)"}   # measured as `run` judges: with oracle/affine.py's forms
+            "recurrence (run's affine forms)", "bf16 q·kᵀ (run's every tree)", "row sums (run's tree allowance)")
+# measured as `run` judges: with oracle/affine.py's forms (and every_tree's statements)
+AFFINE = {"recurrence (run's affine forms)", "bf16 q·kᵀ (run's every tree)", "row sums (run's tree allowance)"}
 REPO = Path(__file__).resolve().parents[2]
 
 pytestmark = [pytest.mark.skipif(not os.access("/proc/self/clear_refs", os.W_OK),
@@ -129,6 +130,9 @@ def _families() -> dict:
         "recurrence (run's affine forms)": (
             lambda xs, u, h: lax.scan(lambda c, x: (jnp.tanh(c @ u + x), None), h, xs)[0],
             lambda n: [S(24, 4, n), S(n, n), S(4, n)], (64, 256)),   # 24 steps: past K_MAX symbols
+        "bf16 q·kᵀ (run's every tree)": (lambda q, k: q @ k.T, lambda n: [S(n, 64, dt=jnp.bfloat16)] * 2,
+                                         (64, 128)),
+        "row sums (run's tree allowance)": (lambda x: jnp.sum(x, axis=1), lambda n: [S(n, 10_000)], (100, 400)),
     }
 
 
