@@ -43,6 +43,15 @@ Used by `run` (oracle/affine.py, a contraction of exact operands: the
 narrower of this and the op's own statement, per element) for sums of at
 most `MAX_TERMS` terms and `MAX_WORK` element-steps.  Held against every
 tree by enumeration in tests/oracle/test_every_tree.py.
+
+**Longer sums: the largest block** (`largest_block`, `dot_general_blocks`).
+Every node of such a tree sums a contiguous block of terms, so the largest
+|Σ| of a block bounds what any node adds up to — for terms of both signs
+about √n of them, where the sum of one sign is n/2 — and with it the
+tree's rounding error (oracle/affine.py `_tree_allowance`, docs/oracle-
+evaluation.md "Trees in index order"), for sums of any length in any
+format.  `working_bytes` states what both hold while a step runs
+(oracle/cost.py).
 """
 from __future__ import annotations
 
