@@ -69,6 +69,9 @@ class Origin:
 
     def describe(self) -> str:
         where = f"@main's op {self.position} ({self.op} → {self.type})"
+        if self.alone == float("inf"):
+            return (f"width: starts with {where}, whose elements the oracle mostly states no value for "
+                    f"(any value)" + (f": {self.why}" if self.why else ""))
         if self.spec_allows:
             hint = "; accumulating in a wider type narrows it" if self.op.split(".")[-1] in _ACCUMULATING else ""
             return (f"width: starts with {where} alone: its own statement on exact operands is already "
@@ -114,7 +117,7 @@ def origin(program, inputs: list, output: int) -> Origin | None:
     output is resolved, or the width comes from no step of @main's own:
     a region's inside)."""
     widths: dict = {}    # result key -> (step, its median relative half-width, its type)
-    starts: dict = {}    # step index -> operand values, for steps whose result is wide from narrow operands
+    starts: dict = {}    # id(step) -> operand values, for steps whose result is wide from narrow operands
 
     def watch(step, ins, outs):
         for k, o in zip(step.results, outs):
