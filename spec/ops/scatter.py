@@ -656,6 +656,28 @@ def unique_promise_broken(spec, skels, rng):
            CHOSEN.choose(inst, scatter_indices=np.array([[1], [4], [1]], dtype=np.int32)))
 
 
+def three_operands(spec, skels, rng):
+    """`quantized_example`'s scatter with three inputs and three updates in
+    f32, an add on each pair (`Exercise.appended_last`): the generator draws
+    one or two operands (`inputs`' count), and only from three on does the
+    k-th pair's update sit at a position n + k that n ^ k is not (the fast
+    call of `_fast_call`, which a backend pairing operands wrongly would
+    share: docs/mutation.md §20)."""
+    from ..dsl import Function
+    from ..types import SI32
+    from ..types import element_type as _named
+    f32 = _named("f32")
+    scalar, t6, t3 = TensorType((), f32), TensorType((6,), f32), TensorType((3,), f32)
+    fn = Function((scalar,) * 6, (scalar,) * 3, body="add")
+    one = quantized_example({})
+    inst = SPEC.instance({"inputs": [t6] * 3, "scatter_indices": TensorType((3, 1), SI32), "updates": [t3] * 3},
+                         dict(one.attributes), {"results": [t6] * 3}, {"update_computation": fn})
+    yield ("three inputs and updates, an add on each pair", None,
+           Skeleton(spec.mnemonic, (f32,) * 3 + (SI32,) + (f32,) * 3,
+                    attrs=(("indices_are_sorted", False), ("unique_indices", False)),
+                    regions=(("update_computation", "add"),)), inst)
+
+
 SPEC = OpSpec(
     mnemonic="scatter",
     operands=(Operand("inputs", ANY, variadic=True, count=(1, 2)),
@@ -687,7 +709,7 @@ SPEC = OpSpec(
     semantics=DataMovement(arrays, bit_exact=False),
     exercise=Exercise(corners=CORNERS, indices=Indices(start_placement, IMPLEMENTATION_DEFINED),
                       later=LATER_CORNERS, operand_values=CHOSEN,
-                      appended_last=(promoted_cases, unique_promise_broken)),
+                      appended_last=(promoted_cases, unique_promise_broken, three_operands)),
     implied=('scatter_c2', 'scatter_c8', 'scatter_c10', 'scatter_c17', 'scatter_c19'),
     later=LATER,
     # v1.20: inputs, updates and results "or per-tensor quantized tensors"; update_computation computes on them

@@ -611,7 +611,7 @@ def _in_child(fn, timeout: float):
 # no output can show): a survivor of the suite is run against those of its op (`-k OP`), and a failing
 # test kills it ("killed by tests").
 DEFAULT_TESTS = ("tests/spec/test_semantics_gaps.py", "tests/spec/test_generic.py", "tests/oracle/test_fast.py",
-                 "tests/oracle/test_whole_claims.py",
+                 "tests/oracle/test_whole_claims.py", "tests/spec/test_scatter_orders.py",
                  *sorted(str(p.relative_to(ROOT)) for p in (ROOT / "tests" / "spec").glob("test_ops_*.py")))
 
 
