@@ -678,6 +678,29 @@ def three_operands(spec, skels, rng):
                     regions=(("update_computation", "add"),)), inst)
 
 
+def many_updates_on_one(spec, skels, rng):
+    """Twelve f32 updates of both signs, all on element 2 of a 6-element
+    input, an add body (`Exercise.appended_last`): past the orders the
+    oracle enumerates, so the element is the `Range` of every order's sum
+    (`Choices.ranges`, oracle/data_movement.py `_ranged`), which no other
+    case of the suite states (docs/mutation.md §20)."""
+    from ..dsl import Function
+    from ..types import SI32
+    from ..types import element_type as _named
+    f32 = _named("f32")
+    scalar = TensorType((), f32)
+    attrs = dict(quantized_example({}).attributes)
+    inst = SPEC.instance({"inputs": [TensorType((6,), f32)], "scatter_indices": TensorType((12, 1), SI32),
+                          "updates": [TensorType((12,), f32)]}, attrs, {"results": [TensorType((6,), f32)]},
+                         {"update_computation": Function((scalar, scalar), (scalar,), body="add")})
+    updates = np.array([1.1, -2.3, 3.7e-3, 4.5, -0.77, 1e3, -999.9, 0.1, 7.0, -3.3, 2.2, 0.05], dtype=np.float32)
+    yield ("twelve updates of both signs on one element: every order's sum", None,
+           Skeleton(spec.mnemonic, (f32, SI32, f32), attrs=(("indices_are_sorted", False), ("unique_indices", False)),
+                    regions=(("update_computation", "add"),)),
+           CHOSEN.choose(inst, inputs=[np.array([0.5, 1.5, 0.25, -1.0, 2.0, 3.0], dtype=np.float32)],
+                         scatter_indices=np.full((12, 1), 2, dtype=np.int32), updates=[updates]))
+
+
 SPEC = OpSpec(
     mnemonic="scatter",
     operands=(Operand("inputs", ANY, variadic=True, count=(1, 2)),
@@ -709,7 +732,7 @@ SPEC = OpSpec(
     semantics=DataMovement(arrays, bit_exact=False),
     exercise=Exercise(corners=CORNERS, indices=Indices(start_placement, IMPLEMENTATION_DEFINED),
                       later=LATER_CORNERS, operand_values=CHOSEN,
-                      appended_last=(promoted_cases, unique_promise_broken, three_operands)),
+                      appended_last=(promoted_cases, unique_promise_broken, three_operands, many_updates_on_one)),
     implied=('scatter_c2', 'scatter_c8', 'scatter_c10', 'scatter_c17', 'scatter_c19'),
     later=LATER,
     # v1.20: inputs, updates and results "or per-tensor quantized tensors"; update_computation computes on them
