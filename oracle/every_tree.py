@@ -139,23 +139,31 @@ def _final(v: np.ndarray, fmt) -> np.ndarray | None:
     return r
 
 
-def dot_general_rows(x: np.ndarray, y: np.ndarray, lb: list, rb: list, lc: list, rc: list) -> np.ndarray | None:
-    """The products of a dot_general of exact operands `x`, `y` (float64
-    arrays), one row per result element in the result's order (batch, lhs
-    free, rhs free), its terms in the order of the one contracting
-    dimension; None for several contracting dimensions (whose order of
-    terms this module does not read) or none."""
+def _operand_rows(x: np.ndarray, y: np.ndarray, lb, rb, lc, rc) -> tuple | None:
+    """Each operand as (batch, its free elements, the n terms of the one
+    contracting dimension), the layout of the result's order (batch, lhs
+    free, rhs free); None for several contracting dimensions (whose order
+    of terms this module does not read) or none."""
     if len(lc) != 1:
         return None
-    free_x = [d for d in range(x.ndim) if d not in lb and d not in lc]
-    free_y = [d for d in range(y.ndim) if d not in rb and d not in rc]
-    xt = np.transpose(x, list(lb) + free_x + list(lc))
-    yt = np.transpose(y, list(rb) + free_y + list(rc))
-    nb, n = len(lb), x.shape[lc[0]]
-    b_shape = xt.shape[:nb]
-    xs = xt.reshape(b_shape + (-1, 1, n))
-    ys = yt.reshape(b_shape + (1, -1, n))
-    return (xs * ys).reshape(-1, n)
+    n = x.shape[lc[0]]
+
+    def rows(a, batch, contract):
+        free = [d for d in range(a.ndim) if d not in batch and d not in contract]
+        t = np.transpose(a, list(batch) + free + list(contract))
+        return t.reshape(-1, int(np.prod(t.shape[len(batch):-1], dtype=np.int64)), n)
+    return rows(x, lb, lc), rows(y, rb, rc)
+
+
+def dot_general_rows(x: np.ndarray, y: np.ndarray, lb: list, rb: list, lc: list, rc: list) -> np.ndarray | None:
+    """The products of a dot_general of exact operands `x`, `y` (float64
+    arrays), one row per result element in the result's order, its terms in
+    the order of the one contracting dimension (`_operand_rows`)."""
+    got = _operand_rows(x, y, lb, rb, lc, rc)
+    if got is None:
+        return None
+    xs, ys = got
+    return (xs[:, :, None, :] * ys[:, None, :, :]).reshape(-1, xs.shape[-1])
 
 
 def largest_block(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
@@ -188,17 +196,11 @@ def dot_general_blocks(x: np.ndarray, y: np.ndarray, lb, rb, lc, rc) -> np.ndarr
     products.  The products are formed a chunk of result rows at a time.
     Over operand ranges the caller adds the sum of the products' radii,
     which every block's sum can move by at most."""
-    if len(lc) != 1:
+    got = _operand_rows(x, y, lb, rb, lc, rc)
+    if got is None:
         return None
-    n = x.shape[lc[0]]
-    free_x = [d for d in range(x.ndim) if d not in lb and d not in lc]
-    free_y = [d for d in range(y.ndim) if d not in rb and d not in rc]
-    nb = len(lb)
-
-    def rows(a, batch, free, contract):   # (batch, free, n)
-        t = np.transpose(a, list(batch) + free + list(contract))
-        return t.reshape(-1, int(np.prod(t.shape[nb:-1], dtype=np.int64)), n)
-    xs, ys = rows(x, lb, free_x, lc), rows(y, rb, free_y, rc)
+    xs, ys = got
+    n = xs.shape[-1]
     batches, fx, fy = xs.shape[0], xs.shape[1], ys.shape[1]
     if batches * fx * fy * n > BLOCK_WORK:
         return None
