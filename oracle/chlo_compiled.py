@@ -2,7 +2,8 @@
 result needs: the first stage of those results of chlo.erf and chlo.erfc
 (real_functions `narrow`, fast._staged), ahead of scipy's evaluation with
 the 2^-40 bound, which then sees only the elements this stage leaves.
-erf_inv, lgamma and digamma (down to -10.5), polygamma (n <= 4) and i1e
+erf_inv, lgamma and digamma (down to -10.5, the poles' zero cells
+included), polygamma (n <= 4) and i1e
 get the same from chlo_dd's f64 tables rebuilt for a float64 Horner
 (`cells_stage`, `polygamma`, `erf_inv`, at the end; their bound is
 chlo_dd/taylor.py's `_cell_bound` with no coefficient pairs).  Arrays
@@ -77,6 +78,21 @@ long double kernels) and handed to fast.decide with the values: about
 2^-44 for both functions, against 2^-24 spacing (f32), so roughly one
 element in 10^5 goes on to the scipy route.  NaN and infinite arguments
 are answered NaN here (never decided: the op's module states them).
+The poles' zero cells (lgamma and digamma below 1/2, `poles_loop`).  Near
+the pole -m, r = x + m exact, chlo_dd/poles.py's table over |r| < 2^-6
+holds the function less its singular part, H_m(r) = lgamma(r - m) + log|r|
+or D_m(r) = ψ(r - m) + 1/r, within the cell's absolute bound E.  The loop
+adds S = -log|r| (libm's log through numba, trusted to `_LOG_REL` = 2^-40
+relative, the bound fast.FAST_REL_ERROR gives numpy's functions) or
+S = -1/r (one IEEE division, 2^-53), then rounds the sum once (2^-53):
+|error| <= E + |S|·e_S + 2^-53·|H + S| (with E the cell's bound after the
+Horner's own, as cell_value states it), handed on relative to |H + S| and
+times the safety factor.  Where the two cancel — lgamma's zeros within
+1/m! of the pole -m — that relative bound grows and the element is left
+to the next stage, never misjudged.  Before this (stop 54) the zero cells,
+0.8 % of arguments uniform over (-10, 30), went to scipy's route, a tenth
+of lgamma's time there.
+
 numba compiles each kernel once a machine (`cache=True`, about a second;
 numba's cache directory, the package's own where it is writable).
 """
@@ -96,6 +112,9 @@ _D = 11                   # degree of every cell's polynomial
 _SAFETY = 16.0
 _EXP = 2.0 ** -51        # exp_negative's bound, relative (module docstring)
 _U = 2.0 ** -53
+# libm's log (numba's math.log), relative: the bound fast.FAST_REL_ERROR takes for numpy's functions, 2^13 of
+# glibc's documented error (log: under 1 ulp); the poles' zero cells add lgamma's singular part with it
+_LOG_REL = 2.0 ** -40
 
 _ERF_CELLS, _ERF_SCALE, _ERF_CLAMP = 96, 16.0, 5.999
 _ERFCX_FROM, _ERFCX_SCALE, _ERFCX_CELLS = 0.5, 8.0, 216   # [1/2, 27.5)
@@ -281,8 +300,9 @@ def _horner_rows(rows: np.ndarray) -> np.ndarray:
 
 def _poles_stage(name: str, cols: list) -> tuple:
     """(values, bounds) of lgamma or digamma from the positive cells and the
-    poles' tables (`poles_loop`): down to -10.5, NaN in each pole's zero
-    cell and outside (scipy's route decides those)."""
+    poles' tables (`poles_loop`): down to -10.5, the poles' zero cells
+    with their singular parts added; NaN at the poles and outside (scipy's
+    route decides those)."""
     from .chlo_dd import poles
     pos, tabs, rows, first, size = poles.tables(name, k=0)
     pole0 = tabs[0]
@@ -292,7 +312,7 @@ def _poles_stage(name: str, cols: list) -> tuple:
     out, bound = np.empty_like(flat), np.empty_like(flat)
     _kernels().poles_loop(flat, flat.view(np.uint64), out, bound, _horner_rows(rows), pos.key_first, pos.key_shift,
                           pole0.key_first, pole0.key_shift, first, size, float(poles.P),
-                          pos.spec.lo_bound, pos.spec.hi_bound, _SAFETY)
+                          pos.spec.lo_bound, pos.spec.hi_bound, _SAFETY, name == "digamma", _LOG_REL)
     return out.reshape(x.shape), bound.reshape(x.shape)
 
 
