@@ -36,6 +36,8 @@ class Program:
     captures: dict = field(default_factory=dict)   # key here -> key in the enclosing block
     legalized: dict = field(default_factory=dict)  # the entry's: CHLO ops decomposed before judging {name: count}
     chlo_judged: dict = field(default_factory=dict)  # the entry's: CHLO ops judged by their meaning (spec/chlo)
+    widened: dict = field(default_factory=dict)  # the entry's: ops read with wider operands {name: count}
+    #                                              (reading.convert_to_wider_results)
     grid: Grid | None = None         # the entry's: the grid it was checked for (parse_program)
     module_grid: Grid | None = None  # the entry's: the grid its module's attributes state, if any
     manual: dict | None = None       # the entry's: the mesh of the sdy.manual_computation it is the body of

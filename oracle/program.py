@@ -86,7 +86,7 @@ from .execution import execute
 from .functions import Functions, read_block
 from .partitioned import gspmd_manual, manual_computation, stated_grid
 from .reading import CHLO_PASS, MLIR_BYTECODE_MAGIC, ChloNotDecomposed, SyntaxRejected, VerifierRejected, chlo_ops, \
-    from_bytecode, isolated_program, read_registered, unregistered_context
+    convert_to_wider_results, from_bytecode, isolated_program, read_registered, unregistered_context
 from .rejection import CannotJudge, ProgramRejected
 
 __all__ = ["ProgramRejected", "CannotJudge", "Unspecified", "Program", "parse_program", "execute"]
@@ -95,14 +95,17 @@ __all__ = ["ProgramRejected", "CannotJudge", "Unspecified", "Program", "parse_pr
 _context = unregistered_context
 
 
-def parse_program(source: str | bytes, grid: Grid | None = None) -> Program:
+def parse_program(source: str | bytes, grid: Grid | None = None, wider_results: bool = False) -> Program:
     """Parse and check a module in any StableHLO syntax (text in generic or
     pretty form, MLIR bytecode, a portable artifact); raise ProgramRejected
     naming the first problem.  CHLO ops that spec/chlo declares are read
     as ops and listed in the program's `chlo_judged`; the others are
     legalized into StableHLO first (reading.legalize_chlo) and listed in
     its `legalized`; one that does not decompose raises CannotJudge,
-    naming it.
+    naming it.  `wider_results` (`run`'s reading of a user's program, never
+    the suite's): ops whose result element type is a promotion of their
+    operands' are read with converted operands first
+    (reading.convert_to_wider_results) and listed in its `widened`.
 
     The process grid the program is checked for (the collectives'
     constraints and type inference read it: `Instance.grid`) is the
@@ -112,6 +115,7 @@ def parse_program(source: str | bytes, grid: Grid | None = None) -> Program:
     and what the module said (`module_grid`, None when it says nothing)."""
     module, legalized, judged = _module(source)
     with _context():
+        widened = convert_to_wider_results(module) if wider_results else {}
         stated = stated_grid(module)
         if stated is not None and grid is not None and stated != grid:
             raise ProgramRejected(f"the module states a {stated} grid (mhlo.num_replicas × mhlo.num_partitions); "
@@ -138,7 +142,7 @@ def parse_program(source: str | bytes, grid: Grid | None = None) -> Program:
             program.manual = {"devices": grid.size}
         else:
             program = functions.body(entry, "the entry point")
-    program.legalized, program.chlo_judged = legalized, judged
+    program.legalized, program.chlo_judged, program.widened = legalized, judged, widened
     program.grid, program.module_grid = grid, stated
     return program
 

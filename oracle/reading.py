@@ -30,6 +30,23 @@ op it does not keep as a high-level HLO op), and the oracle judges the
 StableHLO that comes out — saying so (`Read.legalized`).  An op the pass
 cannot decompose (chlo.bessel_i1e of a complex operand, …) stays unjudged,
 named (`ChloNotDecomposed`).
+
+A convolution whose result element type is a promotion of its operands'
+(bf16 × bf16 → f32, i8 × i8 → i32: what JAX's
+`conv_general_dilated(…, preferred_element_type=…)` writes) breaks the
+spec's C27 (`element_type(lhs) = element_type(rhs) = element_type(result)`,
+seed and v1.20 alike), yet StableHLO's verifier accepts it
+(openxla/stablehlo#1896), its maintainers read the result type as the
+accumulation type (#2953, merged in 2026 for integer convolutions: "aligns
+with the spec"; the pinned interpreter, 1.17.0, still sums a bf16 one in
+bf16 — docs/findings.md), XLA computes so, and v1.20 reads dot_general so
+(spec/ops/dot_general.py).  Such programs are read that way before they
+are checked (`convert_to_wider_results`): each operand is converted to the
+result's element type first — exact where the result type holds every
+operand value, the spec's `convert` otherwise — and the convolution is the
+result type's; `run` says so on a line of its own ("reading"), naming C27.
+The spec module stays the spec's: its C27 still refuses the op as written
+(the suite's `mixed_precision` cases).
 """
 from __future__ import annotations
 
@@ -253,6 +270,56 @@ def _refused_op(message: str, found: dict) -> str:
     import re
     m = re.search(r"operation '(chlo\.[A-Za-z0-9_]+)'", message)
     return m.group(1) if m else next(iter(found))
+
+
+# Ops read with their operands converted to a wider result element type (module docstring): {op name: why}
+WIDER_RESULTS = {
+    "stablehlo.convolution": "its result element type differs from its operands', which the spec's C27 forbids "
+                             "(element_type(lhs) = element_type(rhs) = element_type(result)); judged as StableHLO's "
+                             "maintainers read it (openxla/stablehlo#2953: convolution accumulates in the result "
+                             "type) and as v1.20 reads dot_general: the operands converted to the result's element "
+                             "type first, the products and sums the result type's",
+}
+
+
+def convert_to_wider_results(module) -> dict:
+    """Rewrite, in place, each op of WIDER_RESULTS whose two operands share
+    a non-quantized element type that the result's differs from and is
+    promotable from (v1.20's `is_promotable`: one kind, at least as wide):
+    a `stablehlo.convert` of each operand to the result's element type is
+    inserted before it (module docstring).  Works in any context, the
+    oracle's unregistered one included.  Returns {op name: count}."""
+    from jaxlib.mlir import ir
+
+    from ..spec.ops.dot_general import promotable
+    from ..spec.types import TensorType, parse_type
+    found: list = []
+
+    def visit(op):
+        if op.name in WIDER_RESULTS and len(op.operands) == 2 and len(op.results) == 1:
+            found.append(op)
+        return ir.WalkResult.ADVANCE
+    module.operation.walk(visit)
+    done: dict = {}
+    for op in found:
+        try:
+            lhs, rhs, res = (parse_type(str(v.type)) for v in (op.operands[0], op.operands[1], op.results[0]))
+        except ValueError:
+            continue
+        if not all(isinstance(t, TensorType) and not t.element_type.is_quantized for t in (lhs, rhs, res)):
+            continue
+        if lhs.element_type != rhs.element_type or lhs.element_type == res.element_type \
+                or not promotable(lhs.element_type, res.element_type):
+            continue
+        wide = ir.RankedTensorType(op.results[0].type).element_type
+        for i in range(2):
+            value = op.operands[i]
+            with ir.InsertionPoint(op), op.location:
+                shape = ir.RankedTensorType(value.type).shape
+                op.operands[i] = ir.Operation.create("stablehlo.convert", results=[ir.RankedTensorType.get(shape, wide)],
+                                                     operands=[value]).result
+        done[op.name] = done.get(op.name, 0) + 1
+    return done
 
 
 def holds_quantized_types(text: str) -> bool:

@@ -30,7 +30,7 @@ from pathlib import Path
 import numpy as np
 
 from .generators import values
-from .oracle.reading import MLIR_BYTECODE_MAGIC
+from .oracle.reading import MLIR_BYTECODE_MAGIC, WIDER_RESULTS
 from .suites.signature import main_signature
 from .spec.expectation import Expectation
 from .spec.kinds.exact import EXACT
@@ -129,6 +129,7 @@ class Prepared:
     cost_why: str = ""           # why there is no cost: the encoded spec rejects the program, …
     legalized: dict = field(default_factory=dict)   # CHLO ops decomposed before judging {name: count}
     chlo_judged: dict = field(default_factory=dict)  # CHLO ops judged by their meaning (spec/chlo) {name: count}
+    widened: dict = field(default_factory=dict)      # ops read with their operands converted to a wider result type
     refusal: str = ""            # a user error (exit 2): not MLIR, no @main, …
     grid: Grid = SINGLE          # the process grid it runs on: the module's mhlo.num_replicas/num_partitions,
                                  # else --replicas/--partitions, else 1×1
@@ -207,7 +208,7 @@ def _prepared(source, text: str, form: str, data: bytes, grid: Grid | None = Non
         return Prepared(form, text, [], [], refusal=f"a {prep.grid} grid is {prep.grid.size} processes; "
                                                      f"run takes at most {MAX_PROCESSES}")
     try:
-        program = parse_program(source, prep.grid)
+        program = parse_program(source, prep.grid, wider_results=True)
     except CannotJudge as e:
         prep.cost_why = f"cannot judge {e.op}: {e}"
         return prep
@@ -216,6 +217,7 @@ def _prepared(source, text: str, form: str, data: bytes, grid: Grid | None = Non
         return prep
     prep.legalized = dict(program.legalized)
     prep.chlo_judged = dict(program.chlo_judged)
+    prep.widened = dict(program.widened)
     if program.manual is not None:   # shard_map / pmap: each process's inputs and outputs are its shards
         prep.types, prep.results = [t for _, t in program.args], list(program.return_types)
         prep.manual = program.manual
@@ -324,7 +326,7 @@ def rewritten_expectation(changed: str, inputs: list) -> list | None:
     from .generators.expect import ProgramRejected, Unspecified
     from .oracle.program import execute, parse_program
     try:
-        return execute(parse_program(changed), list(inputs))
+        return execute(parse_program(changed, wider_results=True), list(inputs))
     except (ProgramRejected, Unspecified):
         return None
 
@@ -719,7 +721,7 @@ def _process(i: int, grid: Grid) -> str:
 def render(path: str, form: str, types: list, how: str, expected: list | None, why_none: str,
            reports: list[BackendReport], oracle_asked: bool, need: str = "", legalized: dict | None = None,
            grid: Grid = SINGLE, chlo_judged: dict | None = None, limit: str = "",
-           origins: dict | None = None, notes: list | None = None) -> str:
+           origins: dict | None = None, notes: list | None = None, widened: dict | None = None) -> str:
     """`run`'s text.  On a grid, `expected` and each report's raw outputs
     hold one list per process and each process is headed and indented
     under the line that owns it; one process is the same text without the
@@ -744,6 +746,8 @@ def render(path: str, form: str, types: list, how: str, expected: list | None, w
         lines.append("chlo     legalized into StableHLO before judging (jaxlib's chlo-legalize-to-stablehlo; "
                      "the interpreter runs the same decomposition, XLA keeps some as its own ops): "
                      + ", ".join(f"{op} x{n}" for op, n in sorted(legalized.items())))
+    for op, n in sorted((widened or {}).items()):
+        lines.append(f"reading  {op} x{n}: {WIDER_RESULTS[op]}")
     if expected is None:
         lines.append(f"oracle   cannot judge: {why_none}" + (f" ({need})" if need else ""))
     else:
@@ -1059,7 +1063,7 @@ def run_command(path: str, backends: list[str], *, inputs_npz: str | None = None
         prep.form = refined.program_form
     out = render(path, prep.form, prep.types, how[0], expected, why_none, reports, ORACLE in backends, need,
                  prep.legalized, prep.grid, prep.chlo_judged,
-                 limit=_limit(timeout, explicit), origins=origins, notes=stopped)
+                 limit=_limit(timeout, explicit), origins=origins, notes=stopped, widened=prep.widened)
     return annotate(out, refined), exit_code(reports, expected is not None)
 
 

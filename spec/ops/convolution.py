@@ -73,9 +73,11 @@ mixed-precision convolution (bf16 × bf16 → f32, si8 × si8 → si32, what
 JAX's preferred_element_type writes) is invalid here, as in both texts,
 and the suite holds such programs as C27 cases (`mixed_precision`) —
 although upstream's verifier accepts them (openxla/stablehlo#1896, open)
-and its interpreter accumulates them in the result type
+and its maintainers read the result type as the accumulation type
 (openxla/stablehlo#2953): a disagreement inside StableHLO, recorded, not
-resolved by this encoding.
+resolved by this encoding.  `run` judges a user's promoted convolution
+under that reading, saying so (oracle/reading.py
+`convert_to_wider_results`); the suite keeps C27 as written.
 """
 from __future__ import annotations
 
