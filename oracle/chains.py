@@ -45,6 +45,11 @@ range, and JAX emits each:
 * **The eigen- and singular values computed on** (`as_range`): the range
   their criterion lets pass (spec/lapack.py `values_range`), where an op
   computes on them (characterized.downstream; lstsq's rcond mask and 1/σ).
+* **A linear system's solution computed on** (`as_range`: `jnp.linalg.solve`
+  or `inv` followed by arithmetic): the range its criterion lets pass,
+  x* ± maxₖ|M⁻¹ᵢₖ|·‖r‖₁ with ‖r‖₁ what the threshold admits (spec/lapack.py
+  `solve_range`: M⁻¹ and x* as arb balls; real systems up to order 256 and
+  κ₁ below about 1/(2·t·n·ε), else any value).
 * **lstsq** (`_lstsq`, A of full column rank, m ≥ n): Uᴴ·b (xGESDD's U
   through a transpose — of its conjugate where complex —, b exact), then
   D ⊙ (Uᴴ·b) with D a stated value whose range is within RHO_MAX of 1/σᵢ
@@ -309,22 +314,35 @@ def _transposed(view: dict | None, t: TensorType) -> bool:
 
 VALUES_RANGE = ("the values its criterion lets pass, as a range (spec/lapack.py `values_range`), where a program "
                 "computes on them (oracle/chains.py)")
+SOLVE_RANGE = ("the solutions its criterion lets pass, as a range: x* ± max|M⁻¹ᵢₖ|·‖r‖₁ (spec/lapack.py "
+               "`solve_range`), where a program computes on them (oracle/chains.py)")
 LSTSQ_WHY = ("V·D·(Uᴴ·b) with D within a relative {rho:.2g} of Σ⁻¹, from xGESDD of A: x of min ‖A·x − b‖ "
              "(oracle/chains.py)")
 RHO_MAX = 2.0 ** -6   # D further from Σ⁻¹ than this (a singular value dropped or near rcond): not claimed
 
 
 def as_range(v) -> Expectation | None:
-    """A residual-judged value of eigen- or singular values (moved or not)
-    as the range of values its criterion lets pass — what it is where a
-    program computes on it (characterized.downstream); None for anything else."""
+    """A residual-judged value of eigen- or singular values, or a linear
+    system's solution (moved or not), as the range of values its criterion
+    lets pass — what it is where a program computes on it
+    (characterized.downstream); None for anything else, and where no range
+    is proven (spec/lapack.py `solve_range`: too ill-conditioned, too large)."""
     from . import characterized as ch
     if not RESIDUAL.judges(v):
         return None
     rec = v.residual
-    if rec.get("property") not in ("eigh.values", "svd.values") or v.type.element_type.is_complex:
+    if v.type.element_type.is_complex:
         return None
-    lo, hi = (x.reshape(-1) for x in lapack.values_range({k: val for k, val in rec.items() if k != "view"}))
+    bare = {k: val for k, val in rec.items() if k != "view"}
+    if rec.get("property") in ("eigh.values", "svd.values"):
+        ends, why = lapack.values_range(bare), VALUES_RANGE
+    elif rec.get("property") == "linear_solve":
+        ends, why = lapack.solve_range(bare), SOLVE_RANGE
+    else:
+        return None
+    if ends is None:
+        return None
+    lo, hi = (x.reshape(-1) for x in ends)
     view = rec.get("view")
     if view:
         src = np.asarray(view["src"], dtype=np.int64)
@@ -334,7 +352,7 @@ def as_range(v) -> Expectation | None:
     shape = tuple(int(d) for d in v.type.shape)
     et = v.type.element_type
     return Expectation(v.type, v.bits, BOUNDED.name, lo=outward_bits(lo, et, True).reshape(shape),
-                       hi=outward_bits(hi, et, False).reshape(shape), why="; ".join(w for w in (v.why, VALUES_RANGE) if w))
+                       hi=outward_bits(hi, et, False).reshape(shape), why="; ".join(w for w in (v.why, why) if w))
 
 
 def _matmul(inst, lhs_rank: int, rhs_rank: int) -> bool:

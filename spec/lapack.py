@@ -381,6 +381,74 @@ def linear_solve(attrs, arrays, types, rt, actual) -> Measured:
                     "right-hand sides")
 
 
+SOLVE_RANGE_LIMIT = 256   # systems of this order or less get a range downstream (arb's inverse: 0.06 s at 128)
+
+
+def solve_range(rec: dict) -> tuple[np.ndarray, np.ndarray] | None:
+    """(low, high) float64 per element of x for a real "linear_solve"
+    record: every x its criterion (`linear_solve`) lets pass — what a
+    backend's solution may be where a program computes on it
+    (oracle/chains.py `as_range`); None where no such range is proven
+    (complex, an order past SOLVE_RANGE_LIMIT, M singular or too
+    ill-conditioned for it: κ₁ past about 1/(2·t·n·ε)).
+
+    The criterion passes x where the low end of its ratio's enclosure is at
+    most the threshold thr (`_verdict`), so x's true ratio is at most the
+    high end: with g = γ(n+3) the enclosure's relative error and the
+    residual's rounding err ≤ γ(n+2)·(‖M‖·‖x‖ + ‖c‖) — ‖c‖ ≤ ‖M‖·‖x‖·(1 +
+    ratio·n·ε) —, the true ratio t ≤ (thr·q² + 4q·G)/(1 − 2q·G·n·ε),
+    q = (1+g)/(1−g), G = γ(n+2)/(n·ε).  Then per right-hand side j,
+    r = M·x − c has ‖r‖₁ ≤ T·‖x‖₁, T = t·n·‖M‖₁·ε, and x − x* = M⁻¹·r:
+    |xᵢ − x*ᵢ| ≤ maxₖ|M⁻¹ᵢₖ|·T·‖x‖₁, with ‖x‖₁ ≤ ‖x*‖₁/(1 − ‖M⁻¹‖₁·T)
+    (‖x − x*‖₁ ≤ ‖M⁻¹‖₁·T·‖x‖₁; required ‖M⁻¹‖₁·T ≤ 1/2).  M⁻¹ and
+    x* = M⁻¹·c are arb balls (python-flint's arb_mat, 2p + 64 bits: a
+    certified inverse or none), every sum of the bound taken at the balls'
+    upper ends, the ends rounded outward to float64."""
+    from flint import arb, arb_mat, ctx
+    (M, c), (tm, tc) = operands_of(rec)
+    et = tc.element_type
+    n = int(tm.shape[-1])
+    if et.is_complex or not 0 < n <= SOLVE_RANGE_LIMIT:
+        return None
+    eps = unit_roundoff(et)
+    _, uw = working(et)
+    g, G = gamma(n + 3, uw), gamma(n + 2, uw) / (n * eps)
+    q = (1 + g) / (1 - g)
+    if 2 * q * G * n * eps >= 1:
+        return None
+    t = (float(rec["attributes"]["threshold"]) * q * q + 4 * q * G) / (1 - 2 * q * G * n * eps) * (1 + 2.0 ** -40)
+    Mf, Cf = np.asarray(M, dtype=np.float64), np.asarray(c, dtype=np.float64)   # every value of a real format is one
+    lo, hi = np.empty(Cf.shape), np.empty(Cf.shape)
+    old = ctx.prec
+    ctx.prec = 2 * component(et).format.precision + 64
+    try:
+        for idx in np.ndindex(*Cf.shape[:-2]):
+            m, cc = Mf[idx], Cf[idx]
+            try:
+                inv = arb_mat(m.tolist()).inv()
+            except ZeroDivisionError:   # singular, or not certified invertible at this precision
+                return None
+            x = inv * arb_mat(cc.tolist())
+            k_cols = cc.shape[-1]
+            absinv = [[abs(inv[i, j]).upper() for j in range(n)] for i in range(n)]
+            big = T = arb(t) * n * eps * max((sum((arb(abs(float(v))) for v in m[:, j]), arb(0)) for j in range(n)),
+                                             key=lambda a: float(a.upper()))
+            k = max((sum((absinv[i][j] for i in range(n)), arb(0)) for j in range(n)),
+                    key=lambda a: float(a.upper())) * big
+            if not k.upper() < 0.5:
+                return None
+            rows = [max(r, key=lambda a: float(a.upper())) for r in absinv]
+            for j in range(k_cols):
+                xnorm = sum((abs(x[i, j]).upper() for i in range(n)), arb(0)) / (1 - k.upper())
+                for i in range(n):
+                    d = (rows[i] * T * xnorm).upper()
+                    lo[idx + (i, j)] = float((x[i, j] - d).lower())
+                    hi[idx + (i, j)] = float((x[i, j] + d).upper())
+    finally:
+        ctx.prec = old
+    return np.nextafter(lo, -np.inf), np.nextafter(hi, np.inf)
+
+
 # --------------------------------------------------------------------------
 # Eigen- and singular values (high precision) and the two-sided criteria
 # --------------------------------------------------------------------------

@@ -299,3 +299,94 @@ def test_u_diagonal_encloses_every_evaluation_order_tried():
             d = np.asarray(d, np.float64)
             assert ((lo <= d) & (d <= hi)).all(), (n, lo, d, hi)
         assert np.max((hi - lo) / np.abs(lo)) < 1e-3
+
+
+# --------------------------------------------------------------------------
+# A linear system's solution computed on: the range its criterion lets pass (spec/lapack.py `solve_range`)
+# --------------------------------------------------------------------------
+
+def _solution(xla, a, b):
+    """(the linear_solve expectation of jnp.linalg.solve(a, b), XLA's x)."""
+    (e,), (got,) = program(xla, lambda a, b: jnp.linalg.solve(a, b), [a, b])
+    assert e.kind == "residual" and e.residual["property"] == "linear_solve", e.why
+    return e, got
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_every_solution_the_criterion_passes_lies_in_the_range(xla, dtype):
+    """x = x* + M⁻¹·r for residuals r of random directions and of the
+    worst one for each element (r on the column k of the largest |M⁻¹ᵢₖ|),
+    scaled until the criterion itself (spec/lapack.py `measure`) is at the
+    edge of passing: every x it passes lies in solve_range's range; the
+    worst ones reach a tenth of its half-width or more (the range is not
+    loose by orders of magnitude)."""
+    from shlo_conform.spec import lapack
+    rng = np.random.default_rng(31)
+    n = 12
+    a = (rng.standard_normal((n, n)) + 4 * np.eye(n)).astype(dtype)
+    b = rng.standard_normal((n, 3)).astype(dtype)
+    e, _ = _solution(xla, a, b)
+    lo, hi = lapack.solve_range(e.residual)
+    m = np.asarray(a, np.float64)   # the record's M is P·A; the solution is A's (and M's, with P·b)
+    minv = np.linalg.inv(m)
+    x_star = np.linalg.solve(m, np.asarray(b, np.float64))
+    assert ((lo <= x_star) & (x_star <= hi)).all()
+    half = (hi - lo) / 2
+    reached, passed = 0.0, 0
+    directions = [rng.standard_normal((n, 3)) for _ in range(20)]
+    for i in range(n):
+        r = np.zeros((n, 3))
+        r[int(np.argmax(np.abs(minv[i]))), :] = np.sign(minv[i, int(np.argmax(np.abs(minv[i])))])
+        directions.append(r)
+    for r in directions:
+        r = r / np.abs(r).sum(axis=0)
+        for scale in 2.0 ** np.arange(-60, 0, 0.5):
+            x = (x_star + minv @ (r * scale * np.abs(x_star).sum(axis=0))).astype(dtype)
+            if not lapack.measure(e.residual, e.type, x).ok:
+                break
+            passed += 1
+            xf = x.astype(np.float64)
+            assert ((lo <= xf) & (xf <= hi)).all(), (np.max((lo - xf) / half), np.max((xf - hi) / half))
+            reached = max(reached, float(np.max(np.abs(xf - x_star) / half)))
+    assert passed > 100 and reached > 0.1, (passed, reached)
+
+
+def test_a_solution_computed_on_is_judged_by_its_range(xla):
+    """tanh(solve(a, b))·2 + 1 and the column sums of inv(a), κ₁ ≈ 10: the
+    outputs are bounded ranges, not "any value"; XLA's outputs and the
+    exact solution's (rationals) lie inside, a 1.01-scaled output does
+    not; a nearly singular matrix gets no range (any value, unchecked)."""
+    rng = np.random.default_rng(7)
+    n = 16
+    a = (rng.standard_normal((n, n)) + 8 * np.eye(n)).astype(np.float32)
+    b = rng.standard_normal((n, 4)).astype(np.float32)
+    (e,), (got,) = program(xla, lambda a, b: jnp.tanh(jnp.linalg.solve(a, b)) * 2 + 1, [a, b])
+    assert e.kind == "bounded", e.why
+    lo, hi = _ends(e)
+    assert ok(e, got) and not ok(e, got * 1.01)
+    w = [[Fraction(float(v)) for v in row] for row in a]
+    exact = _exact_solve(w, [[Fraction(float(v)) for v in row] for row in b])
+    want = np.tanh(np.array(exact, dtype=np.float64)) * 2 + 1
+    assert ((lo <= want.reshape(-1) + 1e-7) & (want.reshape(-1) - 1e-7 <= hi)).all()
+    assert np.median((hi - lo) / 2 / np.abs(want.reshape(-1))) < 1e-3
+    (e,), (got,) = program(xla, lambda a: jnp.sum(jnp.linalg.inv(a), axis=0), [a])
+    assert e.kind == "bounded" and ok(e, got) and not ok(e, got * 1.01)
+    near = a.copy()
+    near[:, 3] = near[:, 2] * (1 + 2.0 ** -20)
+    (e,), (got,) = program(xla, lambda a, b: jnp.tanh(jnp.linalg.solve(a, b)), [near, b])
+    assert e.kind != "bounded" and "any value" in e.why, e.why
+
+
+def _exact_solve(a: list, b: list) -> list:
+    """x = a⁻¹·b on exact rationals (Gauss–Jordan with a nonzero pivot)."""
+    n = len(a)
+    w = [row[:] + brow[:] for row, brow in zip(a, b)]
+    for j in range(n):
+        p = next(i for i in range(j, n) if w[i][j] != 0)
+        w[j], w[p] = w[p], w[j]
+        w[j] = [v / w[j][j] for v in w[j]]
+        for i in range(n):
+            if i != j and w[i][j] != 0:
+                f = w[i][j]
+                w[i] = [v - f * u for v, u in zip(w[i], w[j])]
+    return [[float(v) for v in row[n:]] for row in w]
