@@ -474,6 +474,29 @@ def selection_cases(spec, skels, rng):
     return out
 
 
+def selection_exposing_cases(spec, skels, rng):
+    """jnp.argmin of a mask as JAX lowers it — its first False — after
+    `selection_cases` (which has the mask's argmax): three i1 rows of 20,
+    one with a False after a True, one with none (every leaf ties the
+    init, True at 0).  Stop 54: a recogniser that took JAX's argmin body
+    for its argmax (spec/selection.py's template match) was killed only by
+    a unit test (tools/mutation/runs/stop54-*)."""
+    si32, i1 = element_type_named("si32"), element_type_named("i1")
+    rows, n = 3, 20
+    scalars = [TensorType((), i1), TensorType((), si32)]
+    inst = spec.instance({"inputs": [TensorType((rows, n), i1), TensorType((rows, n), si32)],
+                          "init_values": scalars}, {"dimensions": (1,)},
+                         {"results": [TensorType((rows,), i1), TensorType((rows,), si32)]},
+                         {"body": Function(tuple(scalars * 2), tuple(scalars), body="jax_argmin")})
+    mask = rng.integers(0, 4, (rows, n)) > 0          # mostly True
+    mask[0, :2] = (True, False)                        # the first False at 1, after a True
+    mask[1] = True                                     # no False
+    iota = np.broadcast_to(np.arange(n, dtype=np.int32), (rows, n)).copy()
+    yield ("jnp.argmin of a mask as JAX lowers it (i1 rows of 20: its first False; a row with none)", None,
+           Skeleton(spec.mnemonic, (i1, i1), regions=(("body", "jax_argmin"),)),
+           CHOSEN.choose(inst, inputs=[mask, iota]))
+
+
 def promoted_pair(spec, skels, rng):
     """Two inputs of different types (bf16, f32) reduced together by an add
     body promoted pairwise (f32, f64), after `promoted_cases`: C6 pairs
@@ -501,7 +524,8 @@ SPEC = OpSpec(
     infer=infer,
     semantics=Accumulating(arrays),
     exercise=Exercise(corners=CORNERS, operand_values=init_values, survey_when=survey_reason,
-                      appended_last=(promoted_cases, promoted_pair, log_add_exp_cases, selection_cases)),
+                      appended_last=(promoted_cases, promoted_pair, log_add_exp_cases, selection_cases,
+                                     selection_exposing_cases)),
     # v1.20: inputs, init_values, results "or per-tensor quantized tensors"; the body computes on them
     quantization=Quantization(meaning=REGIONS, example=quantized_example, bodies=("add", "maximum", "minimum")),
 )
