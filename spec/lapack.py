@@ -382,6 +382,7 @@ def linear_solve(attrs, arrays, types, rt, actual) -> Measured:
 
 
 SOLVE_RANGE_LIMIT = 256   # systems of this order or less get a range downstream (arb's inverse: 0.06 s at 128)
+SOLVE_RANGE_WORK = 1 << 27   # and n³ summed over the batch at most this (8 systems of 256: about 4 s in arb)
 
 
 def solve_range(rec: dict) -> tuple[np.ndarray, np.ndarray] | None:
@@ -389,8 +390,9 @@ def solve_range(rec: dict) -> tuple[np.ndarray, np.ndarray] | None:
     record: every x its criterion (`linear_solve`) lets pass — what a
     backend's solution may be where a program computes on it
     (oracle/chains.py `as_range`); None where no such range is proven
-    (complex, an order past SOLVE_RANGE_LIMIT, M singular or too
-    ill-conditioned for it: κ₁ past about 1/(2·t·n·ε)).
+    (complex, an order past SOLVE_RANGE_LIMIT or a batch past
+    SOLVE_RANGE_WORK, M singular or too ill-conditioned for it: κ₁ past
+    about 1/(2·t·n·ε)).
 
     The criterion passes x where the low end of its ratio's enclosure is at
     most the threshold thr (`_verdict`), so x's true ratio is at most the
@@ -408,7 +410,8 @@ def solve_range(rec: dict) -> tuple[np.ndarray, np.ndarray] | None:
     (M, c), (tm, tc) = operands_of(rec)
     et = tc.element_type
     n = int(tm.shape[-1])
-    if et.is_complex or not 0 < n <= SOLVE_RANGE_LIMIT:
+    batch = int(np.prod(tuple(int(d) for d in tc.shape[:-2]), dtype=np.int64))
+    if et.is_complex or not 0 < n <= SOLVE_RANGE_LIMIT or batch * n ** 3 > SOLVE_RANGE_WORK:
         return None
     eps = unit_roundoff(et)
     _, uw = working(et)
