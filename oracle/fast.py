@@ -297,7 +297,18 @@ def agree(lo: np.ndarray, hi: np.ndarray, fmt: FloatFormat) -> np.ndarray:
     return same if fmt.has_inf else same & np.isfinite(lo)
 
 
-def evaluate(f, args: list, fmt: FloatFormat) -> tuple[np.ndarray, np.ndarray]:
+def defers(f, fmt: FloatFormat) -> bool:
+    """Whether evaluate(…, defer=True) may leave elements for a later call:
+    f has cheaper stages for `fmt` (RealFunction.narrow, `_staged`), whose
+    leftovers a caller passing over an array chunk by chunk gathers and
+    finishes in one call (elementwise._run_generic: the numpy route's dozens
+    of calls cost 0.1 ms a chunk, whatever it is given — a tenth of f32
+    lgamma's time over negative arguments, stop 54)."""
+    w = working_for(f, fmt)
+    return w is not None and w[0] is np.float64 and TABLE[f].narrow is not None
+
+
+def evaluate(f, args: list, fmt: FloatFormat, defer: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """Vectorised f over argument arrays: (decided mask, rounded values as
     float64, meaningful where decided, exactly representable in `fmt`).
     For f64 results of exp, expm1, log, log1p, sin, cos and tanh, a
@@ -310,7 +321,9 @@ def evaluate(f, args: list, fmt: FloatFormat) -> tuple[np.ndarray, np.ndarray]:
     erf_inv, lgamma, digamma, polygamma, zeta and i1e take a double-word
     first pass of their own before all of that (chlo_dd.lead: Taylor cells
     or Euler–Maclaurin, each with a proven bound), which leaves about 1 in
-    10^5 over the benches' ranges."""
+    10^5 over the benches' ranges.  `defer` (`defers`): the elements f's
+    cheaper stages leave are returned undecided, not passed to its numpy
+    evaluation — the caller's to finish."""
     if fmt == F64 and TABLE[f].name in ddfast.KERNELS and len(args) == 1 and ddfast.rounds_to_nearest():
         # double-double first (oracle/ddfast.py); the elements it leaves take the route below
         ok, r = ddfast.evaluate(TABLE[f].name, np.asarray(args[0], dtype=np.float64))
@@ -326,10 +339,10 @@ def evaluate(f, args: list, fmt: FloatFormat) -> tuple[np.ndarray, np.ndarray]:
             rest = np.flatnonzero(~ok)
             ok[rest], r[rest] = _evaluate(f, [c[rest] for c in cols], fmt)
         return ok, r
-    return _evaluate(f, args, fmt)
+    return _evaluate(f, args, fmt, defer)
 
 
-def _evaluate(f, args: list, fmt: FloatFormat) -> tuple[np.ndarray, np.ndarray]:
+def _evaluate(f, args: list, fmt: FloatFormat, defer: bool = False) -> tuple[np.ndarray, np.ndarray]:
     w = working_for(f, fmt)
     if w is None:   # no working format now (f64: long double without its 64 bits, or scipy's float64 functions):
         # MPFR alone, or nothing
@@ -338,7 +351,7 @@ def _evaluate(f, args: list, fmt: FloatFormat) -> tuple[np.ndarray, np.ndarray]:
     else:
         with np.errstate(all="ignore"):
             cols = [np.asarray(a, dtype=w[0]) for a in args]
-        staged = _staged(f, cols, fmt) if w[0] is np.float64 else None
+        staged = _staged(f, cols, fmt, defer) if w[0] is np.float64 else None
         if staged is not None:
             ok, r = staged
         else:
@@ -354,7 +367,7 @@ def _evaluate(f, args: list, fmt: FloatFormat) -> tuple[np.ndarray, np.ndarray]:
     return ok, r
 
 
-def _staged(f, cols: list, fmt: FloatFormat):
+def _staged(f, cols: list, fmt: FloatFormat, defer: bool = False):
     """(decided mask, rounded values) of f into a narrow `fmt` in stages,
     or None where f has no cheaper stage for fmt (RealFunction.narrow: one
     stage, or a tuple of them tried in order, each on the elements the
@@ -364,7 +377,7 @@ def _staged(f, cols: list, fmt: FloatFormat):
     correct rounding, so the results are those of the one-stage route,
     sooner (chlo_compiled.py: compiled Taylor cells; chlo_fast_zeta.py:
     zeta and polygamma, whose full float64 evaluation costs 100 ns an
-    element)."""
+    element).  `defer`: the elements left stay undecided (`defers`)."""
     narrow = TABLE[f].narrow
     stages = narrow if isinstance(narrow, tuple) else (narrow,) if narrow is not None else ()
     cols = [c.reshape(-1) for c in np.broadcast_arrays(*cols)]
@@ -385,7 +398,7 @@ def _staged(f, cols: list, fmt: FloatFormat):
         rest = np.flatnonzero(~ok)
     if ok is None:
         return None
-    if len(rest):
+    if len(rest) and not defer:
         sub = [c[rest] for c in cols]
         with np.errstate(all="ignore"):
             y2 = np.asarray(TABLE[f].numpy(*sub), dtype=np.float64)

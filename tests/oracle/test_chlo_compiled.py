@@ -18,6 +18,7 @@ float64 alone — held to arb (python-flint, FLINT's proven balls):
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import ml_dtypes
@@ -300,3 +301,37 @@ def test_erf_inv_from_its_two_tables(fmt):
     for i in np.flatnonzero(ok).tolist():
         want = rigorous.evaluate(FN["erfinv"], (float(args[i]),), fmt)
         assert want is not None and want[2] and round_bits(float(r[i]), fmt) == want[0], (fmt.name, args[i])
+
+
+def test_the_stages_leftovers_are_finished_once_over_the_chunks(monkeypatch):
+    """An f32 lgamma of three chunks' worth of arguments over −10..30
+    (elementwise.CHUNK each): the elements the compiled stage leaves are
+    gathered from every chunk and given to scipy's route in one call
+    (fast.defers), not one call a chunk — and the expectation is the same,
+    bit for bit, as with the route taken chunk by chunk."""
+    from shlo_conform.oracle import elementwise
+    from shlo_conform.oracle.program import execute, parse_program
+    monkeypatch.setattr(cc, "MIN_ELEMENTS", 1 << 14)
+    n = 3 * elementwise.CHUNK
+    x = np.random.default_rng(41).uniform(-10, 30, n).astype(np.float32)
+    text = (f"func.func @main(%x: tensor<{n}xf32>) -> tensor<{n}xf32> {{\n"
+            f'  %y = "chlo.lgamma"(%x) : (tensor<{n}xf32>) -> tensor<{n}xf32>\n'
+            f'  "func.return"(%y) : (tensor<{n}xf32>) -> ()\n}}\n')
+    rf = TABLE[FN["lgamma"]]
+    calls = []
+
+    def spy(*args):   # scipy's route, counted: the elements it is given, call by call
+        calls.append(len(args[0]))
+        return rf.numpy(*args)
+
+    def run(defer: bool):
+        calls.clear()
+        with monkeypatch.context() as m:
+            m.setattr(fast, "defers", lambda f, fmt: defer)
+            m.setitem(fast.TABLE, FN["lgamma"], dataclasses.replace(rf, numpy=spy))
+            [e] = execute(parse_program(text), [x])
+        return e, list(calls)
+    deferred, once = run(True)
+    chunked, each = run(False)
+    assert np.array_equal(deferred.bits, chunked.bits) and deferred.kind == chunked.kind
+    assert len(once) == 1 and len(each) == 3 and once[0] == sum(each) > 0, (once, each)
