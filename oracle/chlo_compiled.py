@@ -78,6 +78,7 @@ long double kernels) and handed to fast.decide with the values: about
 2^-44 for both functions, against 2^-24 spacing (f32), so roughly one
 element in 10^5 goes on to the scipy route.  NaN and infinite arguments
 are answered NaN here (never decided: the op's module states them).
+
 The poles' zero cells (lgamma and digamma below 1/2, `poles_loop`).  Near
 the pole -m, r = x + m exact, chlo_dd/poles.py's table over |r| < 2^-6
 holds the function less its singular part, H_m(r) = lgamma(r - m) + log|r|

@@ -434,10 +434,10 @@ def solve_range(rec: dict) -> tuple[np.ndarray, np.ndarray] | None:
             x = inv * arb_mat(cc.tolist())
             k_cols = cc.shape[-1]
             absinv = [[abs(inv[i, j]).upper() for j in range(n)] for i in range(n)]
-            big = T = arb(t) * n * eps * max((sum((arb(abs(float(v))) for v in m[:, j]), arb(0)) for j in range(n)),
-                                             key=lambda a: float(a.upper()))
+            T = arb(t) * n * eps * max((sum((arb(abs(float(v))) for v in m[:, j]), arb(0)) for j in range(n)),
+                                       key=lambda a: float(a.upper()))
             k = max((sum((absinv[i][j] for i in range(n)), arb(0)) for j in range(n)),
-                    key=lambda a: float(a.upper())) * big
+                    key=lambda a: float(a.upper())) * T
             if not k.upper() < 0.5:
                 return None
             rows = [max(r, key=lambda a: float(a.upper())) for r in absinv]

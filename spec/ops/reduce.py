@@ -440,6 +440,17 @@ def log_add_exp_values(rng, shape: tuple, et):
     return x
 
 
+def _selection_instance(spec, body: str, et, rows: int, n: int):
+    """A reduce of (values of `et`, si32 indices) over rows × n along
+    dimension 1 by a selecting body (`selection_cases`, `selection_exposing_cases`)."""
+    si32 = element_type_named("si32")
+    scalars = [TensorType((), et), TensorType((), si32)]
+    return spec.instance({"inputs": [TensorType((rows, n), et), TensorType((rows, n), si32)],
+                          "init_values": scalars}, {"dimensions": (1,)},
+                         {"results": [TensorType((rows,), et), TensorType((rows,), si32)]},
+                         {"body": Function(tuple(scalars * 2), tuple(scalars), body=body)})
+
+
 def selection_cases(spec, skels, rng):
     """`jnp.argmax` / `jnp.argmin` as JAX lowers them: a reduce of (values,
     iota) by JAX's own selecting body (generators/regions.py "jax_argmax",
@@ -448,15 +459,10 @@ def selection_cases(spec, skels, rng):
     and NaNs (the first wins), in f32, f16 and si32, and JAX's first True of
     a mask (i1), after `log_add_exp_cases`."""
     out = []
-    si32 = element_type_named("si32")
     for body, name in (("jax_argmax", "f32"), ("jax_argmin", "f16"), ("jax_argmax", "si32"), ("jax_argmax", "i1")):
         et = element_type_named(name)
         rows, n = 3, 20
-        scalars = [TensorType((), et), TensorType((), si32)]
-        inst = spec.instance({"inputs": [TensorType((rows, n), et), TensorType((rows, n), si32)],
-                              "init_values": scalars}, {"dimensions": (1,)},
-                             {"results": [TensorType((rows,), et), TensorType((rows,), si32)]},
-                             {"body": Function(tuple(scalars * 2), tuple(scalars), body=body)})
+        inst = _selection_instance(spec, body, et, rows, n)
         v = rng.integers(-3, 4, (rows, n)).astype(np.float64)   # small integers: ties for the best
         v[0] = rng.standard_normal(n) * 4
         if et.is_bool:   # jnp.argmax of a mask: its first True; row 1 has none (every leaf ties the init)
@@ -481,13 +487,9 @@ def selection_exposing_cases(spec, skels, rng):
     init, True at 0).  Stop 54: a recogniser that took JAX's argmin body
     for its argmax (spec/selection.py's template match) was killed only by
     a unit test (tools/mutation/runs/stop54-*)."""
-    si32, i1 = element_type_named("si32"), element_type_named("i1")
+    i1 = element_type_named("i1")
     rows, n = 3, 20
-    scalars = [TensorType((), i1), TensorType((), si32)]
-    inst = spec.instance({"inputs": [TensorType((rows, n), i1), TensorType((rows, n), si32)],
-                          "init_values": scalars}, {"dimensions": (1,)},
-                         {"results": [TensorType((rows,), i1), TensorType((rows,), si32)]},
-                         {"body": Function(tuple(scalars * 2), tuple(scalars), body="jax_argmin")})
+    inst = _selection_instance(spec, "jax_argmin", i1, rows, n)
     mask = rng.integers(0, 4, (rows, n)) > 0          # mostly True
     mask[0, :2] = (True, False)                        # the first False at 1, after a True
     mask[1] = True                                     # no False
