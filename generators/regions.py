@@ -26,6 +26,11 @@ Pairwise bodies — a block over N current values followed by N others
                                      of lax.cumlogsumexp): max(a, b) +
                                      log1p(exp(-|a - b|)), a + b where a - b
                                      is NaN (spec/log_add_exp.py)
+  logaddexp_rewritten                the same function written otherwise, as a
+                                     hand-written or rewritten copy may be:
+                                     the maximum as select(a > b, a, b), the
+                                     difference b - a, the adds' operands in
+                                     the other order
 
 Comparators — a block over (a0, b0, a1, b1, …) returning one i1 (sort's
 `comparator`; select_and_scatter's `select` is the one-pair case):
@@ -77,7 +82,7 @@ COMPARATORS = ("lt", "gt", "le", "ge", "lt_totalorder", "lexicographic_lt", "nev
 MAPS = ("map_add", "map_multiply", "map_maximum", "map_minimum", "map_first")
 BRANCHES = ("return_captures", "double_captures")
 LOOPS = ("count_lt", "count_up")
-BODIES = PAIRWISE + ("replace", "keep", "argmax", "jax_argmax", "jax_argmin", "logaddexp") + COMPARATORS + MAPS + BRANCHES + LOOPS
+BODIES = PAIRWISE + ("replace", "keep", "argmax", "jax_argmax", "jax_argmin", "logaddexp", "logaddexp_rewritten") + COMPARATORS + MAPS + BRANCHES + LOOPS
 PREDICATES = COMPARATORS + ("count_lt",)   # bodies that return one i1, whatever their arguments
 
 
@@ -190,6 +195,23 @@ def _logaddexp(b: _Block) -> list:
     return [(b.op("select", [nan, both, r], [i1, t, t], out), out)]
 
 
+def _logaddexp_rewritten(b: _Block) -> list:
+    """jnp.logaddexp on one pair written otherwise (module docstring): the
+    same function, which spec/log_add_exp.py reads through its canonical
+    trees (spec/expression.py) — where they did not put symmetric operands
+    in one order, or missed the select form of the maximum, the body would
+    go to the schedules' enumeration instead."""
+    (a, c), t, out = b.args[:2], b.ins[0], b.outs[0]
+    i1 = _bool_type(t)
+    m = b.op("select", [_compare(b, 0, 1, "GT"), a, c], [i1, t, t], t)
+    d = b.op("subtract", [c, a], [t, t], t)
+    nan = b.op("compare", [d, d], [t, t], i1, " {comparison_direction = #stablehlo<comparison_direction NE>}")
+    both = b.op("add", [c, a], [t, t], t)
+    e = b.op("exponential", [b.op("negate", [b.op("abs", [d], [t], t)], [t], t)], [t], t)
+    r = b.op("add", [b.op("log_plus_one", [e], [t], t), m], [t, t], t)
+    return [(b.op("select", [nan, both, r], [i1, t, t], out), out)]
+
+
 def _bool_type(t):
     from ..spec.types import I1, TensorType
     return TensorType((), I1)
@@ -287,7 +309,7 @@ def _count_up(b: _Block) -> list:
 
 
 TEMPLATES = {"argmax": _argmax, "jax_argmax": _jax_argminmax("GT"), "jax_argmin": _jax_argminmax("LT"),
-             "logaddexp": _logaddexp, "lt": _comparator("LT"), "gt": _comparator("GT"), "le": _comparator("LE"),
+             "logaddexp": _logaddexp, "logaddexp_rewritten": _logaddexp_rewritten, "lt": _comparator("LT"), "gt": _comparator("GT"), "le": _comparator("LE"),
              "ge": _comparator("GE"), "lt_totalorder": _comparator("LT", total=True),
              "lexicographic_lt": _lexicographic_lt, "never": _never,
              "map_add": _map("add"), "map_multiply": _map("multiply"), "map_maximum": _map("maximum"),

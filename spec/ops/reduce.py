@@ -60,6 +60,8 @@ ASSOCIATIVE = ("add", "multiply", "maximum", "minimum", "argmax", "logaddexp", "
 # The selecting bodies (generators/regions.py): the value's op, whose identity is the value's init; index init 0
 # (jax_argmax, jax_argmin: JAX's own, spec/selection.py; written by `selection_cases` alone, as logaddexp is).
 SELECTS = {"argmax": "maximum", "jax_argmax": "maximum", "jax_argmin": "minimum"}
+# Bodies written otherwise that compute another body's function (generators/regions.py): its identity, its schedules
+SAME_AS = {"logaddexp_rewritten": "logaddexp"}
 
 
 def body_signature(op):
@@ -305,7 +307,7 @@ def init_values(op, name, k, t, rng):
         return got
     if name != "init_values":
         return None
-    body = op.body.body
+    body = SAME_AS.get(op.body.body, op.body.body)
     et = t.element_type
     op_name = (SELECTS[body] if k == 0 else None) if body in SELECTS else body
     value = identity(op_name, et) if op_name else None
@@ -318,7 +320,7 @@ def init_values(op, name, k, t, rng):
 def survey_reason(op):
     """A body whose schedule decides the result: not associative, or whose
     init value is not its identity on this element type."""
-    body = op.body.body
+    body = SAME_AS.get(op.body.body, op.body.body)
     if body not in ASSOCIATIVE:
         return f"body {body} is not associative: the implementation-defined schedule decides the result"
     ops = [SELECTS[body], None] if body in SELECTS else [body] * len(op.inputs)
@@ -499,6 +501,26 @@ def selection_exposing_cases(spec, skels, rng):
            CHOSEN.choose(inst, inputs=[mask, iota]))
 
 
+def log_add_exp_rewritten_cases(spec, skels, rng):
+    """jnp.logaddexp written otherwise (generators/regions.py
+    "logaddexp_rewritten": the maximum as a select, the difference b − a,
+    the adds' operands swapped), init −inf, f32 rows of 20 as
+    `log_add_exp_cases`, after `selection_exposing_cases`.  The same
+    function, so the same Range; stop 55: a reader that put symmetric
+    operands in no order, or missed the select form of the maximum, sent
+    such a body to the schedules' enumeration — any value past 12 leaves —
+    and died only in unit tests (docs/mutation.md §22)."""
+    et = element_type_named("f32")
+    scalar = TensorType((), et)
+    rows, n = 3, 20
+    inst = spec.instance({"inputs": [TensorType((rows, n), et)], "init_values": [scalar]},
+                         {"dimensions": (1,)}, {"results": [TensorType((rows,), et)]},
+                         {"body": Function((scalar, scalar), (scalar,), body="logaddexp_rewritten")})
+    yield (f"jnp.logaddexp written otherwise: select for the maximum, b - a, swapped adds ({n} leaves a row)",
+           None, Skeleton(spec.mnemonic, (et, et), regions=(("body", "logaddexp_rewritten"),)),
+           CHOSEN.choose(inst, inputs=[log_add_exp_values(rng, (rows, n), et)]))
+
+
 def promoted_pair(spec, skels, rng):
     """Two inputs of different types (bf16, f32) reduced together by an add
     body promoted pairwise (f32, f64), after `promoted_cases`: C6 pairs
@@ -527,7 +549,7 @@ SPEC = OpSpec(
     semantics=Accumulating(arrays),
     exercise=Exercise(corners=CORNERS, operand_values=init_values, survey_when=survey_reason,
                       appended_last=(promoted_cases, promoted_pair, log_add_exp_cases, selection_cases,
-                                     selection_exposing_cases)),
+                                     selection_exposing_cases, log_add_exp_rewritten_cases)),
     # v1.20: inputs, init_values, results "or per-tensor quantized tensors"; the body computes on them
     quantization=Quantization(meaning=REGIONS, example=quantized_example, bodies=("add", "maximum", "minimum")),
 )
