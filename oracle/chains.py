@@ -50,6 +50,22 @@ range, and JAX emits each:
   x* ± maxₖ|M⁻¹ᵢₖ|·‖r‖₁ with ‖r‖₁ what the threshold admits (spec/lapack.py
   `solve_range`: M⁻¹ and x* as arb balls; real systems up to order 256 and
   κ₁ below about 1/(2·t·n·ε), else any value).
+* **A Cholesky factor computed on** (`as_range`: the log of its diagonal
+  in a Gaussian log-likelihood, L·z in a sampler, L·Lᵀ): where the program
+  fixed the triangle the criterion does not read (JAX's `select(tril, L,
+  0)`: the record is `fixed`, oracle/characterized.py `_kept_record`), every
+  factor its criterion lets pass, as a range (spec/lapack.py
+  `cholesky_range`: L_c ± √aᵢᵢ·f, a perturbation bound proven for every
+  such factor, real matrices up to order 256), the other triangle as the
+  program fixed it.  A factor whose other triangle is LAPACK's leftovers
+  gets no range.
+* **The first of a Cholesky solve's two solves computed on**
+  (`jax.scipy.stats.multivariate_normal.logpdf`: ‖L⁻¹·(x − μ)‖², JAX's
+  right-side solve y·Lᵀ = c): the pending value's range, every y =
+  L̃⁻¹·c that triangular_solve's criterion passes with any L̃ cholesky's
+  passes (spec/lapack.py `cholesky_solve_range`).  A right-side solve
+  x·op(a) = b is op(a)ᵀ·xᵀ = bᵀ: `_role` reads which factor it applies to
+  b's rows; only the left-side pair is put together into "linear_solve".
 * **lstsq** (`_lstsq`, A of full column rank, m ≥ n): Uᴴ·b (xGESDD's U
   through a transpose — of its conjugate where complex —, b exact), then
   D ⊙ (Uᴴ·b) with D a stated value whose range is within RHO_MAX of 1/σᵢ
@@ -122,17 +138,21 @@ def _factor_key(rec: dict):
 
 
 def _role(rec: dict, tri) -> str | None:
-    """Which factor of M the solve applies: "L" (first) or "R" (second: Lᴴ, U), or None."""
+    """Which factor of M the solve applies: "L" (first) or "R" (second: Lᴴ, U), or None.  A right-side
+    Cholesky solve x·op(a) = b is op(a)ᵀ·xᵀ = bᵀ: the factor op(a)ᵀ applied to b's rows (real factors)."""
     real = not tri.b.element_type.is_complex
     t = tri.transpose_a
     if rec.get("op") == "cholesky" and not tri.unit_diagonal:
         stored_lower = bool(rec["attributes"].get("lower", False))
-        if bool(tri.lower) != stored_lower:
+        if bool(tri.lower) != stored_lower or not (tri.left_side or real):
             return None
+        flip = {"L": "R", "R": "L"} if not tri.left_side else {"L": "L", "R": "R"}
         if t == "NO_TRANSPOSE":
-            return "L" if stored_lower else "R"
+            return flip["L" if stored_lower else "R"]
         if t == "ADJOINT" or (t == "TRANSPOSE" and real):
-            return "R" if stored_lower else "L"
+            return flip["R" if stored_lower else "L"]
+        return None
+    if not tri.left_side:
         return None
     if rec.get("property") == "getrf.lu" and t == "NO_TRANSPOSE":
         m, n = (int(d) for d in parse_type(rec["operands"][0]["type"]).shape[-2:])
@@ -158,7 +178,8 @@ def _matrix(rec: dict) -> tuple[np.ndarray, TensorType, float]:
     return lapack.permute_rows(np.asarray(a), piv), t, max(rec["attributes"]["growth"] or [1.0])
 
 
-def _exact(v) -> bool:
+def exact(v) -> bool:
+    """Is `v` one stated value (no range, no alternative, not a tuple)?"""
     return not isinstance(v, tuple) and kind_of(v).pinned and not v.impl_defined and not v.alternatives
 
 
@@ -166,7 +187,7 @@ def combine(inst, inputs: list, outs: list, primary: list) -> list | None:
     """The outputs where `inst` uses a factorisation's results together (module docstring), else None."""
     from . import characterized as ch
     tri = _triangular(inst)
-    if tri is not None and len(inputs) == 2 and len(outs) == 1 and bool(tri.left_side):
+    if tri is not None and len(inputs) == 2 and len(outs) == 1:
         a, b = inputs
         rec = tag(a) if RESIDUAL.judges(a) else None
         key = _factor_key(rec) if rec is not None else None
@@ -174,14 +195,17 @@ def combine(inst, inputs: list, outs: list, primary: list) -> list | None:
         if role is None:
             return None
         (o,) = outs
-        if role == "L" and _exact(b):
+        if role == "L" and exact(b):
             t = b.type
             c = {"type": t.mlir, "hex": tensor_to_hex(np.asarray(primary[1]).astype(t.element_type.numpy), t)}
             pend = {"pending": "solve", "factor": list(map(_jsonable, key)), "c": c}
+            if not tri.left_side:
+                pend["rows"] = True   # y·L̃ᵀ = c: the factor applied to c's rows
             return [ch.unstated(o.type, o.bits, f"{ch.DOWNSTREAM}; the first of two triangular solves with the "
                                                 f"factors of {key[0]} (oracle/chains.py)", pend)]
         p = tag(b)
-        if role == "R" and p is not None and p.get("pending") == "solve" and not p.get("view") \
+        if role == "R" and tri.left_side and p is not None and p.get("pending") == "solve" and not p.get("view") \
+                and not p.get("rows") \
                 and p["factor"] == list(map(_jsonable, key)):
             M, tm, growth = _matrix(rec)
             tc = parse_type(p["c"]["type"])
@@ -321,23 +345,41 @@ LSTSQ_WHY = ("V·D·(Uᴴ·b) with D within a relative {rho:.2g} of Σ⁻¹, fro
 RHO_MAX = 2.0 ** -6   # D further from Σ⁻¹ than this (a singular value dropped or near rcond): not claimed
 
 
+FIRST_SOLVE_RANGE = ("the first of a Cholesky solve's two solves, computed on: every y = L̃⁻¹·c the two criteria let "
+                     "pass, as a range (spec/lapack.py `cholesky_solve_range`; oracle/chains.py)")
+CHOLESKY_RANGE = ("the factors its criterion lets pass, as a range: L ± √aᵢᵢ·f₋(g) (spec/lapack.py "
+                  "`cholesky_range`), the other triangle as the program fixed it, where a program computes on them "
+                  "(oracle/chains.py)")
+
+
 def as_range(v) -> Expectation | None:
-    """A residual-judged value of eigen- or singular values, or a linear
-    system's solution (moved or not), as the range of values its criterion
-    lets pass — what it is where a program computes on it
-    (characterized.downstream); None for anything else, and where no range
-    is proven (spec/lapack.py `solve_range`: too ill-conditioned, too large)."""
-    from . import characterized as ch
-    if not RESIDUAL.judges(v):
+    """A residual-judged value of eigen- or singular values, a linear
+    system's solution, or a Cholesky factor whose other triangle the
+    program fixed, or the pending first solve with a Cholesky factor (moved
+    or not), as the range of values its criteria let pass — what it is
+    where a program computes on it (characterized.downstream); None for
+    anything else, and where no range is proven (spec/lapack.py
+    `solve_range`, `cholesky_range`, `cholesky_solve_range`: too
+    ill-conditioned, too large).  Elements the criterion does not read are
+    stated only where the record is `fixed` (characterized._kept_record):
+    as the value's own bits."""
+    if isinstance(v, tuple) or v.type.element_type.is_complex:
         return None
     rec = v.residual
-    if v.type.element_type.is_complex:
-        return None
-    bare = {k: val for k, val in rec.items() if k != "view"}
-    if rec.get("property") in ("eigh.values", "svd.values"):
+    bare = {k: val for k, val in (rec or {}).items() if k not in ("view", "fixed")}
+    if not RESIDUAL.judges(v):
+        if rec is None or rec.get("pending") != "solve" or rec["factor"][0] != "cholesky":
+            return None
+        tc = parse_type(rec["c"]["type"])
+        ends = lapack.cholesky_solve_range({"type": rec["factor"][2], "hex": rec["factor"][1][0]},
+                                           tensor_from_hex(rec["c"]["hex"], tc), tc, bool(rec.get("rows")))
+        why = FIRST_SOLVE_RANGE
+    elif rec.get("property") in ("eigh.values", "svd.values"):
         ends, why = lapack.values_range(bare), VALUES_RANGE
     elif rec.get("property") == "linear_solve":
         ends, why = lapack.solve_range(bare), SOLVE_RANGE
+    elif rec.get("op") == "cholesky" and rec.get("fixed"):
+        ends, why = lapack.cholesky_range(bare), CHOLESKY_RANGE
     else:
         return None
     if ends is None:
@@ -346,9 +388,13 @@ def as_range(v) -> Expectation | None:
     view = rec.get("view")
     if view:
         src = np.asarray(view["src"], dtype=np.int64)
-        if (src < 0).any():
+        lo, hi = (np.where(src >= 0, x[np.maximum(src, 0)], np.nan) for x in (lo, hi))
+    unread = np.isnan(lo) | np.isnan(hi)
+    if unread.any():
+        if not rec.get("fixed"):
             return None
-        lo, hi = lo[src], hi[src]
+        own = np.asarray(v.array(), dtype=np.float64).reshape(-1)
+        lo, hi = np.where(unread, own, lo), np.where(unread, own, hi)
     shape = tuple(int(d) for d in v.type.shape)
     et = v.type.element_type
     return Expectation(v.type, v.bits, BOUNDED.name, lo=outward_bits(lo, et, True).reshape(shape),
@@ -389,7 +435,7 @@ def _lstsq(inst, inputs: list, outs: list, primary: list) -> list | None:
         rec = lhs.residual
         if not _transposed(rec.get("view"), lhs.type) or bool(rec.get("conj")) != o.type.element_type.is_complex:
             return None   # Uᴴ, V: the transpose, of the conjugate where complex
-        if rec.get("property") == "svd.u" and _exact(rhs):
+        if rec.get("property") == "svd.u" and exact(rhs):
             k = int(lhs.type.shape[-2])
             if k != len(rec["attributes"]["values"]) // max(1, int(np.prod(lhs.type.shape[:-2], dtype=np.int64))):
                 return None   # U with more columns than singular values (mode 'A'): not lstsq's

@@ -27,7 +27,13 @@ stated by a value:
   expectation: the criterion is evaluated on what comes out.  Passing
   through is observed, not assumed: the op runs twice more with that
   operand replaced by two arrays of pseudo-random values, and the elements
-  the criterion reads must come out equal to them, in place;
+  the criterion reads must come out equal to them, in place.  Where the
+  other elements come out as the op's own on both runs (the zeros of
+  `select(tril, ·, 0)`) and every other operand is exact, the record is
+  marked `fixed` (`_kept_record`): those elements are then judged too — a
+  backend must return the program's zeros there (spec/kinds/residual.py) —
+  and a Cholesky factor so fixed enters a computation as a range
+  (oracle/chains.py `as_range`);
 * where the op moves those elements in a way that restates the property
   (`RESTATE`: a real cholesky factor transposed is the factor of the other
   triangle — `jax.scipy.linalg.cholesky(lower=False)`), the restated
@@ -38,15 +44,15 @@ stated by a value:
 * where the op only moves the elements (reshape, transpose, slice, pad…,
   observed on numbered elements: `chains.moved`), the same property with a
   `view` that moves the output back before the criterion reads it;
-* where an op computes on eigen- or singular values (and keeps none of
+* where an op computes on eigen- or singular values, a solve's solution,
+  a fixed Cholesky factor or the first of its solves (and keeps none of
   them whole), the values enter as the range their criterion lets pass
   (`chains.as_range`) and the op is carried like any ranged one
   (propagation.carry: lstsq's rcond mask and 1/σ);
 * anything else is "any value", labelled `DOWNSTREAM` (every element an
   implementation-defined alternative without candidates, as
   oracle/propagation.py labels a range crossing NaN), and so is everything
-  computed from such a value in turn.  Coarse, and said: an op that mixes
-  the factor into arithmetic (L·Lᴴ) states nothing about its result.
+  computed from such a value in turn.
 
 A residual-judged op whose operand is itself approximate (a ranged value)
 is judged against the oracle's primary operand values, and says so in its
@@ -143,12 +149,16 @@ def _markers(e: Expectation, seed: int) -> np.ndarray:
     return x.astype(et.numpy)
 
 
-def _passes_through(run_op, inst, arrays: list, i: int, r: Expectation, k: int, o: Expectation) -> bool:
+def _passes_through(run_op, inst, arrays: list, i: int, r: Expectation, k: int, o: Expectation) -> bool | None:
     """Does output `k` of the op hold operand `i` (a residual value `r`), in
-    place, at every element `r`'s criterion reads, whatever that operand holds?"""
+    place, at every element `r`'s criterion reads, whatever that operand
+    holds?  None where it does not; else whether the op also *fixes* the
+    other elements — they come out as `o`'s own, whatever the operand held
+    (JAX's `select(tril, L, 0)`: the zeros of the triangle not read)."""
     if isinstance(o, tuple) or o.type != r.type:
-        return False
+        return None
     mask = scored(r).reshape(-1)
+    fixed = True
     for seed in (1, 2):
         m = _markers(r, seed)
         trial = list(arrays)
@@ -156,15 +166,28 @@ def _passes_through(run_op, inst, arrays: list, i: int, r: Expectation, k: int, 
         try:
             out = run_op(inst, trial)[k]
         except Exception:   # the op states nothing on these values: no pass-through shown
-            return False
+            return None
         if isinstance(out, tuple):
-            return False
+            return None
         et = r.type.element_type
         want = to_bits(m, et).reshape((mask.size, -1))
         got = np.asarray(out.bits).reshape((mask.size, -1))
         if not (want[mask] == got[mask]).all():
-            return False
-    return True
+            return None
+        own = np.asarray(o.bits).reshape((mask.size, -1))
+        fixed = fixed and bool((own[~mask] == got[~mask]).all())
+    return fixed
+
+
+def _kept_record(r: Expectation, inputs: list, i: int, fixed: bool) -> dict:
+    """`r`'s record for an output that passes it through: marked `fixed` (the
+    elements its criterion does not read are the expectation's own bits:
+    spec/kinds/residual.py judges them, oracle/chains.py `as_range` states
+    them) where the op fixed them and every other operand is exact."""
+    rec = {key: val for key, val in r.residual.items() if key != "fixed"}
+    if fixed and all(chains.exact(v) for j, v in enumerate(inputs) if j != i):
+        rec["fixed"] = True
+    return rec
 
 
 def downstream(run_op, inst, inputs: list, outs: list, arrays: list | None) -> list | None:
@@ -199,9 +222,10 @@ def downstream(run_op, inst, inputs: list, outs: list, arrays: list | None) -> l
         kept = None
         if len(free) == 1 and residual:
             r = inputs[residual[0]]
-            if _passes_through(run_op, inst, primary, residual[0], r, k, o):
+            through = _passes_through(run_op, inst, primary, residual[0], r, k, o)
+            if through is not None:
                 by = f"{inst.spec.mnemonic}" if inst is not None else "op"
-                kept = Expectation(o.type, o.bits, KIND, residual=r.residual,
+                kept = Expectation(o.type, o.bits, KIND, residual=_kept_record(r, inputs, residual[0], through),
                                    why="; ".join(w for w in (r.why, PASSED_THROUGH.format(op=_name(r.residual), by=by))
                                                  if w))
             elif inst is not None and not isinstance(o, tuple):
@@ -220,7 +244,7 @@ def _kept_whole(run_op, inst, primary: list, inputs: list, free: list, outs: lis
     i = free[0]
     r = inputs[i]
     for k, o in enumerate(outs):
-        if not (_passes_through(run_op, inst, primary, i, r, k, o)
+        if not (_passes_through(run_op, inst, primary, i, r, k, o) is not None
                 or chains.moved(run_op, inst, primary, i, r, k, o) is not None):
             return False
     return True

@@ -452,6 +452,232 @@ def solve_range(rec: dict) -> tuple[np.ndarray, np.ndarray] | None:
     return np.nextafter(lo, -np.inf), np.nextafter(hi, np.inf)
 
 
+CHOLESKY_RANGE_LIMIT = SOLVE_RANGE_LIMIT   # the same arb inverse, and one product L·Lᵀ more
+
+
+def _chol_gap(g):
+    """f₋(g) = (√2 − √(2 − 4g))/2 = 2g/(√2 + √(2 − 4g)) of `cholesky_range`, as an arb ball (g < 1/2)."""
+    from flint import arb
+    two = arb(2)
+    return 2 * g / (two.sqrt() + (two - 4 * g).sqrt())
+
+
+def _upper_max(xs):
+    """The largest upper end of arb balls, as an arb (0 for none)."""
+    from flint import arb
+    return max(xs, key=lambda x: float(x.upper()), default=arb(0))
+
+
+def _ratio_bound(thr: float, n: int, et, lead: float) -> float | None:
+    """The largest true ratio a criterion computed as spec/ops/cholesky.py's
+    `enclosure` passes at threshold thr: its high end lo·q² + 2q·err/den,
+    with err's share at most G·(lead + n²·ε·t) of the ratio's scale — t ≤
+    q²·(thr + 2G·lead)/(1 − 2q²·G·n²·ε), q = (1 + g_w)/(1 − g_w), g_w =
+    γ_w(n+3), G = γ_w(2n+2)/(n·ε) (`cholesky_range`, `cholesky_solve_range`);
+    None where no bound holds."""
+    eps = unit_roundoff(et)
+    _, uw = working(et)
+    gw, G = gamma(n + 3, uw), gamma(2 * n + 2, uw) / (n * eps)
+    Q = ((1 + gw) / (1 - gw)) ** 2
+    if not 2 * Q * G * n * n * eps < 1:
+        return None
+    return Q * (thr + 2 * G * lead) / (1 - 2 * Q * G * n * n * eps) * (1 + 2.0 ** -40)
+
+
+@dataclasses.dataclass
+class _CholeskyBall:
+    """What `cholesky_range` proves of one matrix A (arb balls at upper ends):
+    numpy's factor Lc, √aᵢᵢ, ‖A⁻¹‖₁, and f, f_c — every factor the criterion
+    passes is L·(I + F) with ‖F‖_F ≤ f, and Lc = L·(I + F_c), ‖F_c‖_F ≤ f_c."""
+    Lc: np.ndarray
+    root: list
+    inv_norm: object
+    f: object
+    fc: object
+
+
+def _cholesky_ball(a: np.ndarray, et, tt: float) -> _CholeskyBall | None:
+    """`_CholeskyBall` of a real symmetric A (float64, the record's values),
+    t = tt the largest ratio the criterion passes (`cholesky_range`'s
+    docstring); None where A is not certified invertible, numpy's factor
+    fails, or g or g_c is not below 1/2.  Call with arb's precision set."""
+    from flint import arb, arb_mat
+    n = a.shape[-1]
+    try:
+        Lc = np.linalg.cholesky(a)
+        inv = arb_mat(a.tolist()).inv()
+    except (np.linalg.LinAlgError, ZeroDivisionError):   # not positive definite in float64; not certified
+        return None
+    if not (np.isfinite(Lc).all() and (np.diagonal(Lc) > 0).all()):
+        return None
+    big = _upper_max(sum((abs(inv[i, j]).upper() for i in range(n)), arb(0)) for j in range(n))
+    norm_a = _upper_max(sum((arb(abs(float(v))) for v in a[:, j]), arb(0)) for j in range(n))
+    T = arb(tt) * n * unit_roundoff(et) * norm_a
+    g = (big * arb(n).sqrt() * T).upper()
+    L = arb_mat(Lc.tolist())
+    E = L * L.transpose() - arb_mat(a.tolist())
+    frob = sum((E[i, j] ** 2 for i in range(n) for j in range(n)), arb(0)).sqrt()
+    gc = (big * frob).upper()
+    if not (float(g.upper()) < 0.5 and float(gc.upper()) < 0.5):
+        return None
+    return _CholeskyBall(Lc, [arb(float(a[i, i])).sqrt().upper() for i in range(n)], big,
+                         _chol_gap(g).upper(), _chol_gap(gc).upper())
+
+
+def _cholesky_matrices(operand: dict, lower: bool):
+    """(A per batch index as float64, its type) of a cholesky operand read
+    from the triangle `lower` names; None for complex or oversized ones."""
+    from .ops.cholesky import hermitian
+    t = parse_type(operand["type"])
+    n = int(t.shape[-1])
+    batch = int(np.prod(tuple(int(d) for d in t.shape[:-2]), dtype=np.int64))
+    if t.element_type.is_complex or not 0 < n <= CHOLESKY_RANGE_LIMIT or batch * n ** 3 > SOLVE_RANGE_WORK:
+        return None
+    return hermitian(np.asarray(tensor_from_hex(operand["hex"], t), dtype=np.float64), lower), t
+
+
+def cholesky_range(rec: dict) -> tuple[np.ndarray, np.ndarray] | None:
+    """(low, high) float64 per element of a real cholesky record's result:
+    every factor its criterion (spec/ops/cholesky.py `criterion`) lets pass,
+    on the triangle it reads — NaN on the other, which the criterion does
+    not read (oracle/chains.py `as_range` states it only where the program
+    fixed it); None where no range is proven (complex, an order past
+    CHOLESKY_RANGE_LIMIT or a batch past SOLVE_RANGE_WORK, the record's
+    behaviour undefined, A not certified invertible, or too ill-conditioned:
+    g ≥ 1/2 below).
+
+    The criterion passes L̃ (lower triangular — for `lower` = false, the
+    transpose of the upper triangle —, positive diagonal) where the low end
+    of its ratio's enclosure is at most thr; its true ratio is then at most
+    t (`_ratio_bound`, lead n + 1: ‖|L̃|·|L̃ᵀ|‖₁ ≤ n·(max aᵢᵢ + ‖E‖₁), the rows
+    of L̃ having norms √(aᵢᵢ + eᵢᵢ)).  So L̃·L̃ᵀ = A + E with E symmetric and
+    ‖E‖₁ ≤ T = t·n·‖A‖₁·ε.
+
+    A perturbation bound that holds for every such L̃, not only to first
+    order: with L the exact factor of A, M = L⁻¹·L̃ is lower triangular with
+    a positive diagonal and M·Mᵀ = I + H, H = L⁻¹·E·L⁻ᵀ, ‖H‖_F ≤ ‖A⁻¹‖₂·‖E‖_F
+    ≤ g = ‖A⁻¹‖₁·√n·T (A⁻¹ and E symmetric).  F = M − I is lower
+    triangular, so F = Φ(H − F·Fᵀ), Φ taking the strict lower part and half
+    the diagonal, ‖Φ(X)‖_F ≤ ‖X‖_F/√2 for symmetric X: f = ‖F‖_F satisfies
+    f² − √2·f + g ≥ 0.  Along A + s·E (s from 0 to 1: convex combinations of
+    A and L̃·L̃ᵀ, positive definite, so their factors move continuously from
+    L to L̃) f starts at 0 and cannot cross the gap between the roots while
+    g < 1/2: f ≤ f₋(g) = (√2 − √(2 − 4g))/2 ≈ g/√2.  Then L̃ − L = L·F and
+    |L̃ᵢⱼ − Lᵢⱼ| ≤ ‖row i of L‖₂·‖column j of F‖₂ ≤ √aᵢᵢ·f₋(g) (the rows of L
+    have norms √aᵢᵢ).
+
+    L itself is not stored: the centre is numpy's float64 factor L_c, and
+    the same bound applied to L_c (its E_c = L_c·L_cᵀ − A evaluated exactly
+    in arb, ‖E_c‖_F summed) puts L within √aᵢᵢ·f₋(g_c) of it; the range is
+    L_c ± √aᵢᵢ·(f₋(g) + f₋(g_c)).  A⁻¹ is an arb ball (python-flint's
+    arb_mat, 2p + 64 bits: a certified inverse or none); every sum is taken
+    at upper ends and the ends rounded outward to float64."""
+    from flint import arb, ctx
+    from .ops.cholesky import threshold, triangle
+    if rec.get("op") != "cholesky" or rec.get("undefined"):
+        return None
+    lower = bool(rec["attributes"].get("lower", False))
+    got = _cholesky_matrices(rec["operands"][0], lower)
+    if got is None:
+        return None
+    A, t = got
+    et, n = t.element_type, int(t.shape[-1])
+    tt = _ratio_bound(threshold(n, et), n, et, n + 1)
+    if tt is None:
+        return None
+    lo, hi = np.full(A.shape, np.nan), np.full(A.shape, np.nan)
+    old = ctx.prec
+    ctx.prec = 2 * component(et).format.precision + 64
+    try:
+        for idx in np.ndindex(*A.shape[:-2]):
+            ball = _cholesky_ball(A[idx], et, tt)
+            if ball is None:
+                return None
+            f = ball.f + ball.fc
+            for i in range(n):
+                w = (ball.root[i] * f).upper()
+                for j in range(i + 1):
+                    lo[idx + (i, j)] = float((arb(float(ball.Lc[i, j])) - w).lower())
+                    hi[idx + (i, j)] = float((arb(float(ball.Lc[i, j])) + w).upper())
+    finally:
+        ctx.prec = old
+    lo, hi = np.nextafter(lo, -np.inf), np.nextafter(hi, np.inf)
+    if not lower:   # the upper triangle holds Lᵀ
+        lo, hi = np.swapaxes(lo, -1, -2), np.swapaxes(hi, -1, -2)
+    keep = triangle(n, lower)
+    return np.where(keep, lo, np.nan), np.where(keep, hi, np.nan)
+
+
+def cholesky_solve_range(operand: dict, c: np.ndarray, tc: TensorType, rows: bool):
+    """(low, high) float64 per element of y = L̃⁻¹·c (each column of c; each
+    row where `rows`: y·L̃ᵀ = c) for every factor L̃ of A = the cholesky
+    operand (its two triangles must agree: on any other the behaviour is
+    undefined) that cholesky's criterion passes and every y that
+    triangular_solve's criterion passes with that L̃ — the first of a
+    Cholesky solve's two solves, computed on (`jax.scipy.stats.
+    multivariate_normal.logpdf`: ‖L⁻¹·(x − μ)‖²); None where no range is
+    proven (complex, sizes as `cholesky_range`, g or K below not small).
+
+    triangular_solve's criterion (spec/ops/triangular_solve.py) passes y
+    where r = L̃·y − c has ‖r‖₁ ≤ T₂·‖y‖₁, T₂ = t₂·n·‖L̃‖₁·ε, t₂ its threshold
+    as `_ratio_bound` gives it (lead 2: err ≤ γ_w(2n+2)·(‖L̃‖₁·‖y‖₁ + ‖c‖₁),
+    ‖c‖₁ ≤ ‖L̃‖₁·‖y‖₁·(1 + t₂·n·ε)), and ‖L̃‖₁ ≤ Σᵢ√aᵢᵢ·(1 + f) (|Lᵢⱼ| ≤ √aᵢᵢ;
+    `cholesky_range`).  With L̃ = L·(I + F), y* = L⁻¹·c:
+    y − y* = ((I + F)⁻¹ − I)·y* + (I + F)⁻¹·L⁻¹·r, so D = ‖y − y*‖₂ ≤
+    f/(1 − f)·‖y*‖₂ + K·(‖y*‖₂ + D), K = ‖L⁻¹‖₂·√n·T₂/(1 − f) (‖r‖₂ ≤ ‖r‖₁ ≤
+    T₂·√n·‖y‖₂, ‖L⁻¹‖₂² = ‖A⁻¹‖₂ ≤ ‖A⁻¹‖₁): D ≤ (f/(1 − f) + K)·‖y*‖₂/(1 − K).
+    The centre is y_c = L_c⁻¹·c in arb (L_c = L·(I + F_c)), y* = (I + F_c)·y_c
+    within f_c·‖y_c‖₂ of it; the range is y_c ± (D + f_c·‖y_c‖₂) per column,
+    ‖y*‖₂ ≤ (1 + f_c)·‖y_c‖₂."""
+    from flint import arb, arb_mat, ctx
+    from .ops import triangular_solve as trsm
+    from .ops.cholesky import threshold
+    if tc.element_type.is_complex:
+        return None
+    got, other = _cholesky_matrices(operand, True), _cholesky_matrices(operand, False)
+    if got is None or not np.array_equal(got[0], other[0]):
+        return None
+    A, t = got
+    et, n = t.element_type, int(t.shape[-1])
+    C = np.asarray(c, dtype=np.float64)
+    if rows:
+        C = np.swapaxes(C, -1, -2)
+    if C.shape[:-2] != A.shape[:-2] or C.shape[-2] != n:
+        return None
+    tt, t2 = _ratio_bound(threshold(n, et), n, et, n + 1), _ratio_bound(trsm.threshold(n, et), n, et, 2)
+    if tt is None or t2 is None:
+        return None
+    lo, hi = np.empty(C.shape), np.empty(C.shape)
+    old = ctx.prec
+    ctx.prec = 2 * component(et).format.precision + 64
+    try:
+        for idx in np.ndindex(*A.shape[:-2]):
+            ball = _cholesky_ball(A[idx], et, tt)
+            if ball is None:
+                return None
+            f, fc, one = ball.f, ball.fc, arb(1)
+            norm_l = sum(ball.root, arb(0)) * (one + f)
+            K = (ball.inv_norm.sqrt() * arb(n).sqrt() * arb(t2) * n * unit_roundoff(et) * norm_l / (one - f)).upper()
+            if not float(K.upper()) < 0.5:
+                return None
+            y = arb_mat(ball.Lc.tolist()).solve(arb_mat(C[idx].tolist()))
+            for j in range(C.shape[-1]):
+                yn = sum((y[i, j] ** 2 for i in range(n)), arb(0)).sqrt().upper()
+                D = ((f / (one - f) + K) * yn * (one + fc) / (one - K)).upper()
+                w = (D + fc * yn).upper()
+                for i in range(n):
+                    lo[idx + (i, j)] = float((y[i, j] - w).lower())
+                    hi[idx + (i, j)] = float((y[i, j] + w).upper())
+    except ZeroDivisionError:   # arb could not certify L_c's solve
+        return None
+    finally:
+        ctx.prec = old
+    lo, hi = np.nextafter(lo, -np.inf), np.nextafter(hi, np.inf)
+    if rows:
+        lo, hi = np.swapaxes(lo, -1, -2), np.swapaxes(hi, -1, -2)
+    return lo, hi
+
+
 # --------------------------------------------------------------------------
 # Eigen- and singular values (high precision) and the two-sided criteria
 # --------------------------------------------------------------------------

@@ -14,6 +14,10 @@ enclosure of the ratio deciding).  `bits` is the oracle's reference — high
 precision, rounded — from which the ULP distance is measured and shown over
 the elements the criterion reads; it never decides.
 
+Where the program itself sets the elements the criterion does not read
+(`residual["fixed"]`, oracle/characterized.py: JAX's `select(tril, L, 0)`
+after xPOTRF), those elements must equal the expectation's values — a factor
+returned with LAPACK's leftovers in the other triangle fails there.
 Where the seed makes the behaviour undefined on these operands
 (`residual["undefined"]`: a matrix not positive definite, a singular
 system), every output passes, labelled `UNDEFINED`, and whether it has the
@@ -53,7 +57,10 @@ class Residual(Kind):
         if e.residual.get("undefined"):
             return Comparison(True, ulp, [], 0, [UNDEFINED, KNOWN.format("met" if m.ok else "not met")],
                               m.detail, meaningful_ulp=ulp)
-        return Comparison(m.ok, ulp, [], 0 if m.ok else 1, [], "" if m.ok else m.detail, meaningful_ulp=ulp)
+        moved = _fixed_moved(e, np.asarray(actual), m.scored)
+        ok = m.ok and not moved
+        detail = "; ".join(d for d in ("" if m.ok else m.detail, moved) if d)
+        return Comparison(ok, ulp, [], 0 if ok else 1, [], detail, meaningful_ulp=ulp)
 
     def catches_scaling(self, e, s):
         """The reference (the oracle's high-precision solution, rounded)
@@ -71,6 +78,35 @@ class Residual(Kind):
     def check(self, e):
         return None, ("expectation 'residual' (a property of the whole output with a bound, e.g. "
                       "‖A − L·Lᴴ‖/(n·‖A‖·ε)): no check op of the interpreter's test format states one")
+
+
+FIXED = ("{n} element(s) the criterion does not read differ from the values the program fixes there (e.g. the "
+         "zeros of `select(tril, L, 0)`): first at flat index {at}, {got} instead of {want}")
+
+
+def _fixed_moved(e, actual: np.ndarray, scored) -> str:
+    """Where the record is `fixed` (oracle/characterized.py `_kept_record`:
+    the program sets the elements the criterion does not read, whatever the
+    factor holds), those elements must be the expectation's own values —
+    ±0 alike (a factor's rows negated, signs free, carry −0 into them), NaN
+    for NaN; '' where they are, else what differs."""
+    if not e.residual.get("fixed") or scored is None or e.bits is None:
+        return ""
+    et = e.type.element_type
+    c = et.component if et.is_complex else et
+    width = 2 if et.is_complex else 1
+    eb = np.asarray(e.bits).reshape(-1, width)
+    ab = to_bits(actual, et).reshape(-1, width)
+    flat_e, flat_a = np.asarray(e.array()).reshape(-1), actual.reshape(-1)
+    same = (eb == ab).all(axis=1)
+    if c.is_float:
+        with np.errstate(invalid="ignore"):
+            same |= (flat_e == flat_a) | (nan_mask(eb, c.format) & nan_mask(ab, c.format)).all(axis=1)
+    bad = ~same & ~np.broadcast_to(scored, actual.shape).reshape(-1)
+    if not bad.any():
+        return ""
+    at = int(np.argmax(bad))
+    return FIXED.format(n=int(bad.sum()), at=at, got=flat_a[at], want=flat_e[at])
 
 
 def _ulp(e, actual: np.ndarray, scored) -> float | None:

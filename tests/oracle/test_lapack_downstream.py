@@ -15,6 +15,7 @@ ill-conditioned for the range to tell them apart, the verdict must say
 inconclusive (suites/resolution.py), never decide."""
 from __future__ import annotations
 
+import dataclasses
 import math
 from fractions import Fraction
 
@@ -390,3 +391,164 @@ def _exact_solve(a: list, b: list) -> list:
                 f = w[i][j]
                 w[i] = [v - f * u for v, u in zip(w[i], w[j])]
     return [[float(v) for v in row[n:]] for row in w]
+
+
+# --------------------------------------------------------------------------
+# A Cholesky factor computed on: the range its criterion lets pass (spec/lapack.py `cholesky_range`)
+# --------------------------------------------------------------------------
+
+def _spd(n, dtype, rng):
+    x = rng.standard_normal((n, n))
+    return (x @ x.T + n * np.eye(n)).astype(dtype)
+
+
+def _mp_cholesky(a: np.ndarray) -> np.ndarray:
+    """The exact factor of a's values (mpmath at 60 digits, rounded to float64)."""
+    import mpmath
+    with mpmath.workdps(60):
+        m = mpmath.cholesky(mpmath.matrix(np.asarray(a, np.float64).tolist()))
+        return np.array([[float(m[i, j]) for j in range(a.shape[1])] for i in range(a.shape[0])])
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_every_factor_the_criterion_passes_lies_in_the_range(xla, dtype):
+    """L̃ = L·(I + s·F) for random lower-triangular F and, for each element
+    (i, j), the F that moves it most (column j of F along row i of L),
+    scaled until cholesky's criterion itself (spec/lapack.py `measure`) is
+    at the edge of passing: every L̃ it passes lies in cholesky_range's
+    range (NaN on the triangle not read), the exact factor too; the worst
+    reach a tenth of its half-width or more (not loose by orders of
+    magnitude).  The record is JAX's: `jnp.linalg.cholesky` zeroes the
+    upper triangle, so the record is `fixed`."""
+    from shlo_conform.spec import lapack
+    rng = np.random.default_rng(5)
+    n = 10
+    a = _spd(n, dtype, rng)
+    (e,), _ = program(xla, jnp.linalg.cholesky, [a])
+    assert e.kind == "residual" and e.residual.get("fixed"), e.why
+    lo, hi = lapack.cholesky_range({k: v for k, v in e.residual.items() if k != "fixed"})
+    low = np.tril(np.ones((n, n), dtype=bool))
+    assert np.isnan(lo[~low]).all() and np.isnan(hi[~low]).all()
+    L = _mp_cholesky(a)
+    assert ((lo[low] <= L[low]) & (L[low] <= hi[low])).all()
+    half = np.where(low, (hi - lo) / 2, 1.0)
+    directions = [np.tril(rng.standard_normal((n, n))) for _ in range(10)]
+    directions = [f / np.linalg.norm(f) for f in directions]
+    for i in range(n):
+        for j in range(0, i + 1, 3):
+            f = np.zeros((n, n))
+            f[j:i + 1, j] = L[i, j:i + 1]
+            directions.append(f / np.linalg.norm(f))
+    reached, passed = 0.0, 0
+    for f in directions:
+        for s in 2.0 ** np.arange(-64, 0, 0.5):
+            lt = (L @ (np.eye(n) + s * f)).astype(dtype)
+            if not lapack.measure(e.residual, e.type, lt).ok:
+                break
+            passed += 1
+            lf = lt.astype(np.float64)
+            assert ((lo[low] <= lf[low]) & (lf[low] <= hi[low])).all()
+            reached = max(reached, float(np.max(np.abs(lf - L)[low] / half[low])))
+    assert passed > 100 and reached > 0.1, (passed, reached)
+
+
+def test_a_factor_computed_on_is_judged_by_its_range(xla):
+    """A Gaussian log-likelihood as JAX users write it (cho_solve and the
+    log of the factor's diagonal): the output is a bounded range, not "any
+    value"; XLA agrees, and the exact value (mpmath's factor and solve)
+    lies inside; scaled by 1.01, it does not.  Without the program's zeros
+    in the other triangle (a record not `fixed`) no range is stated; and the
+    factor as an output is judged on those zeros too: an upper triangle
+    left as LAPACK leaves it fails."""
+    import jax.scipy.linalg as jsl
+    import mpmath
+    from shlo_conform.oracle import chains
+    rng = np.random.default_rng(11)
+    n = 16
+    s, b = _spd(n, np.float32, rng), rng.standard_normal((n, 4)).astype(np.float32)
+
+    def loglik(s, b):
+        c = jnp.linalg.cholesky(s)
+        return -0.5 * jnp.sum(b * jsl.cho_solve((c, True), b)) - jnp.sum(jnp.log(jnp.diag(c)))
+    (e,), (got,) = program(xla, loglik, [s, b])
+    assert e.kind == "bounded", e.why
+    lo, hi = _ends(e)
+    assert ok(e, got) and not ok(e, got * 1.01) and not ok(e, -got)
+    with mpmath.workdps(60):
+        m = mpmath.matrix(np.asarray(s, np.float64).tolist())
+        bb = mpmath.matrix(np.asarray(b, np.float64).tolist())
+        x = m ** -1 * bb
+        L = mpmath.cholesky(m)
+        want = float(-sum(bb[i, j] * x[i, j] for i in range(n) for j in range(4)) / 2
+                     - sum(mpmath.log(L[i, i]) for i in range(n)))
+    assert lo[0] <= want <= hi[0], (lo, want, hi)
+    assert (hi[0] - lo[0]) / 2 / abs(want) < 1e-2
+    (f,), (lf,) = program(xla, jnp.linalg.cholesky, [s])
+    assert f.residual.get("fixed") and ok(f, lf)
+    assert chains.as_range(f) is not None
+    bare = dataclasses.replace(f, residual={k: v for k, v in f.residual.items() if k != "fixed"})
+    assert chains.as_range(bare) is None
+    left = lf + np.triu(s, 1)   # the upper triangle as LAPACK leaves it
+    assert ok(bare, left) and not ok(f, left)
+
+
+@pytest.mark.parametrize("rows", [False, True])
+def test_every_first_solve_the_criteria_pass_lies_in_the_range(rows):
+    """y = L̃⁻¹·(c + r) for factors L̃ = L·(I + s·F) that cholesky's criterion
+    passes (the record's own `measure`) and residuals r that
+    triangular_solve's ratio ‖L̃·y − c‖₁/(n·‖L̃‖₁·‖y‖₁·ε) passes (below its
+    threshold), each scaled to the edge: every such y (for `rows`, yᵀ: the
+    right-side solve y·L̃ᵀ = cᵀ) lies in cholesky_solve_range's range, the
+    exact y* = L⁻¹·c (mpmath) too; the worst reach a fiftieth of the
+    half-width (the range is the two criteria's, not loose by orders)."""
+    import mpmath
+    from shlo_conform.spec import lapack
+    from shlo_conform.spec.ops import triangular_solve as trsm
+    from shlo_conform.spec.types import element_type as element_type_named, parse_type, tensor_to_hex
+    rng = np.random.default_rng(17)
+    n, k = 8, 3
+    a = _spd(n, np.float32, rng)
+    c = rng.standard_normal((n, k)).astype(np.float32)
+    t = parse_type(f"tensor<{n}x{n}xf32>")
+    operand = {"type": t.mlir, "hex": tensor_to_hex(a, t)}
+    rec = {"op": "cholesky", "attributes": {"lower": True}, "operands": [operand]}
+    e_type = t
+    tc = parse_type(f"tensor<{k}x{n}xf32>" if rows else f"tensor<{n}x{k}xf32>")
+    lo, hi = lapack.cholesky_solve_range(operand, c.T if rows else c, tc, rows)
+    if rows:
+        lo, hi = lo.T, hi.T
+    with mpmath.workdps(60):
+        m = mpmath.matrix(np.asarray(a, np.float64).tolist())
+        L = mpmath.cholesky(m)
+        ys = L ** -1 * mpmath.matrix(np.asarray(c, np.float64).tolist())
+        y_star = np.array([[float(ys[i, j]) for j in range(k)] for i in range(n)])
+        Lf = np.array([[float(L[i, j]) for j in range(n)] for i in range(n)])
+    assert ((lo <= y_star) & (y_star <= hi)).all()
+    half = (hi - lo) / 2
+    thr, eps = trsm.threshold(n, element_type_named("f32")), 2.0 ** -24
+    reached, passed = 0.0, 0
+    factors = []
+    for _ in range(4):
+        f = np.tril(rng.standard_normal((n, n)))
+        f /= np.linalg.norm(f)
+        good = None
+        for s in 2.0 ** np.arange(-40, 0, 0.5):
+            lt = (Lf @ (np.eye(n) + s * f)).astype(np.float32)
+            if not lapack.measure(rec, e_type, lt).ok:
+                break
+            good = lt
+        factors.append(good if good is not None else Lf.astype(np.float32))
+    for lt in factors:
+        l64 = lt.astype(np.float64)
+        for _ in range(5):
+            r = rng.standard_normal((n, k))
+            r /= np.abs(r).sum(axis=0)
+            for s in 2.0 ** np.arange(-40, 0, 0.5):
+                y = np.linalg.solve(l64, c.astype(np.float64) + r * s * np.abs(c).sum(axis=0))
+                ratio = np.abs(l64 @ y - c).sum(axis=0) / (n * np.abs(l64).sum(axis=0).max() * np.abs(y).sum(axis=0) * eps)
+                if not (ratio < 0.99 * thr).all():
+                    break
+                passed += 1
+                assert ((lo <= y) & (y <= hi)).all(), (np.max((lo - y) / half), np.max((y - hi) / half))
+                reached = max(reached, float(np.max(np.abs(y - y_star) / half)))
+    assert passed > 50 and reached > 0.02, (passed, reached)
