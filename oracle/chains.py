@@ -199,6 +199,8 @@ def combine(inst, inputs: list, outs: list, primary: list) -> list | None:
             t = b.type
             c = {"type": t.mlir, "hex": tensor_to_hex(np.asarray(primary[1]).astype(t.element_type.numpy), t)}
             pend = {"pending": "solve", "factor": list(map(_jsonable, key)), "c": c}
+            if rec.get("ranged"):
+                pend["ranged"] = True
             if not tri.left_side:
                 pend["rows"] = True   # y·L̃ᵀ = c: the factor applied to c's rows
             return [ch.unstated(o.type, o.bits, f"{ch.DOWNSTREAM}; the first of two triangular solves with the "
@@ -215,6 +217,8 @@ def combine(inst, inputs: list, outs: list, primary: list) -> list | None:
             n = int(tm.shape[-1])
             thr = lapack.solve_threshold(n, growth, tc.element_type)
             extra = {"undefined": rec["undefined"]} if rec.get("undefined") else {}
+            if rec.get("ranged"):
+                extra["ranged"] = True
             new = lapack.record("linear_solve", {"threshold": thr}, [(M, tm), (c, tc)], lapack.SOLVE_STATEMENT, thr,
                                 **extra)
             new["reference"] = ch.significant(lapack.measure(new, o.type, o.array()).value)
@@ -362,11 +366,16 @@ def as_range(v) -> Expectation | None:
     `solve_range`, `cholesky_range`, `cholesky_solve_range`: too
     ill-conditioned, too large).  Elements the criterion does not read are
     stated only where the record is `fixed` (characterized._kept_record):
-    as the value's own bits."""
+    as the value's own bits.  A record `ranged` (its factorisation's operand
+    approximate upstream, judged against the oracle's primary values:
+    characterized.RANGED_OPERAND) gets no range: the backend factors its own
+    operand, which the primary one is not."""
     if isinstance(v, tuple) or v.type.element_type.is_complex:
         return None
     rec = v.residual
-    bare = {k: val for k, val in (rec or {}).items() if k not in ("view", "fixed")}
+    if rec is not None and rec.get("ranged"):   # factored from the oracle's primary M, not the backend's
+        return None
+    bare = {k: val for k, val in (rec or {}).items() if k not in ("view", "fixed", "ranged")}
     if not RESIDUAL.judges(v):
         if rec is None or rec.get("pending") != "solve" or rec["factor"][0] != "cholesky":
             return None

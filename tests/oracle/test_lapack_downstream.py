@@ -552,3 +552,24 @@ def test_every_first_solve_the_criteria_pass_lies_in_the_range(rows):
                 assert ((lo <= y) & (y <= hi)).all(), (np.max((lo - y) / half), np.max((y - hi) / half))
                 reached = max(reached, float(np.max(np.abs(y - y_star) / half)))
     assert passed > 50 and reached > 0.02, (passed, reached)
+
+
+def test_a_factor_of_a_computed_matrix_gets_no_range(xla):
+    """solve(xᵀx + I, b) and the log-diagonal of cholesky(xᵀx + I): the
+    matrix is a dot's result, approximate, and the factorisation is judged
+    against the oracle's primary matrix, which is not the backend's — so
+    what is computed on its solution or factor states no range (UNCHECKED,
+    said), where the same programs on an exact matrix are bounded."""
+    rng = np.random.default_rng(23)
+    x = rng.standard_normal((32, 8)).astype(np.float32)
+    b = rng.standard_normal((8, 2)).astype(np.float32)
+    m = (x.T @ x + np.eye(8)).astype(np.float32)
+    solve = lambda x, b: jnp.tanh(jnp.linalg.solve(x.T @ x + jnp.eye(8), b))  # noqa: E731
+    logdiag = lambda x: jnp.sum(jnp.log(jnp.diag(jnp.linalg.cholesky(x.T @ x + jnp.eye(8)))))  # noqa: E731
+    for f, args in ((solve, [x, b]), (logdiag, [x])):
+        (e,), _ = program(xla, f, args)
+        assert e.kind != "bounded" and "any value" in e.why, e.why
+    (e,), _ = program(xla, lambda m, b: jnp.tanh(jnp.linalg.solve(m, b)), [m, b])
+    assert e.kind == "bounded", e.why
+    (e,), _ = program(xla, lambda m: jnp.sum(jnp.log(jnp.diag(jnp.linalg.cholesky(m)))), [m])
+    assert e.kind == "bounded", e.why
