@@ -178,9 +178,50 @@ def _matrix(rec: dict) -> tuple[np.ndarray, TensorType, float]:
     return lapack.permute_rows(np.asarray(a), piv), t, max(rec["attributes"]["growth"] or [1.0])
 
 
+def _ranged_real(v) -> bool:
+    """Is `v` one real value with a range (approximate upstream), not free?"""
+    from .characterized import is_free
+    from .propagation import is_ranged
+    return not isinstance(v, tuple) and not v.type.element_type.is_complex and is_ranged(v) and not is_free(v)
+
+
 def exact(v) -> bool:
     """Is `v` one stated value (no range, no alternative, not a tuple)?"""
     return not isinstance(v, tuple) and kind_of(v).pinned and not v.impl_defined and not v.alternatives
+
+
+def radius(v) -> np.ndarray:
+    """|value − primary| at most, per element of a real value (0 where it is
+    exact; +inf where an end is not finite), float64 rounded up."""
+    from .propagation import is_ranged, value_ends
+    p = np.asarray(v.array(), dtype=np.float64)
+    if not is_ranged(v):
+        return np.zeros(p.shape)
+    lo, hi = (np.asarray(x, dtype=np.float64) for x in value_ends(v))
+    with np.errstate(invalid="ignore"):
+        r = np.nextafter(np.maximum(hi - p, p - lo), np.inf)
+    return np.where(np.isfinite(r), r, np.inf)
+
+
+def column_slack(r: np.ndarray) -> list:
+    """‖·‖₁ of each column of a batch of radii (…, n, k), rounded up, as nested lists."""
+    return np.nextafter(np.abs(r).sum(axis=-2), np.inf).tolist()
+
+
+def matrix_slack(v, rec: dict) -> list | None:
+    """‖Â − A‖₁ at most, per matrix of the batch (flat list), for a real
+    factorisation's operand `v` approximate upstream: what the backend
+    factors (Â) is within the operand's range of the oracle's primary A —
+    read as the record reads it (cholesky: the Hermitian matrix of its
+    triangle; xGETRF: the rows permuted, which keeps column sums); None for
+    complex operands."""
+    if v.type.element_type.is_complex:
+        return None
+    r = radius(v)
+    if rec.get("op") == "cholesky":
+        r = np.abs(hermitian(r, bool(rec["attributes"].get("lower", False))))
+    norms = np.nextafter(r.sum(axis=-2).max(axis=-1), np.inf) if r.shape[-1] else np.zeros(r.shape[:-2])
+    return np.asarray(norms, dtype=np.float64).reshape(-1).tolist()
 
 
 def combine(inst, inputs: list, outs: list, primary: list) -> list | None:
@@ -195,14 +236,18 @@ def combine(inst, inputs: list, outs: list, primary: list) -> list | None:
         if role is None:
             return None
         (o,) = outs
-        if role == "L" and exact(b):
+        if role == "L" and (exact(b) or _ranged_real(b)):
             t = b.type
             c = {"type": t.mlir, "hex": tensor_to_hex(np.asarray(primary[1]).astype(t.element_type.numpy), t)}
             pend = {"pending": "solve", "factor": list(map(_jsonable, key)), "c": c}
-            if rec.get("ranged"):
-                pend["ranged"] = True
+            for k in ("ranged", "slack"):
+                if k in rec:
+                    pend[k] = rec[k]
             if not tri.left_side:
                 pend["rows"] = True   # y·L̃ᵀ = c: the factor applied to c's rows
+            if not exact(b):   # ĉ within ‖·‖₁ of c per right-hand side (a column; a row where `rows`)
+                r = radius(b)
+                pend["c_slack"] = column_slack(np.swapaxes(r, -1, -2) if not tri.left_side else r)
             return [ch.unstated(o.type, o.bits, f"{ch.DOWNSTREAM}; the first of two triangular solves with the "
                                                 f"factors of {key[0]} (oracle/chains.py)", pend)]
         p = tag(b)
@@ -217,10 +262,14 @@ def combine(inst, inputs: list, outs: list, primary: list) -> list | None:
             n = int(tm.shape[-1])
             thr = lapack.solve_threshold(n, growth, tc.element_type)
             extra = {"undefined": rec["undefined"]} if rec.get("undefined") else {}
-            if rec.get("ranged"):
+            if rec.get("ranged") and "slack" not in rec:
                 extra["ranged"] = True
-            new = lapack.record("linear_solve", {"threshold": thr}, [(M, tm), (c, tc)], lapack.SOLVE_STATEMENT, thr,
-                                **extra)
+            attrs = {"threshold": thr}
+            if "slack" in rec or "c_slack" in p:   # M, c approximate upstream (spec/lapack.py `linear_solve`)
+                k = int(tc.shape[-1])
+                attrs["slack"] = {"M": rec.get("slack") or [0.0] * max(1, len(np.reshape(M, (-1, n, n)))),
+                                  "c": p.get("c_slack") or np.zeros(tc.shape[:-2] + (k,)).tolist()}
+            new = lapack.record("linear_solve", attrs, [(M, tm), (c, tc)], lapack.SOLVE_STATEMENT, thr, **extra)
             new["reference"] = ch.significant(lapack.measure(new, o.type, o.array()).value)
             via = "L·Lᴴ (cholesky)" if key[0] == "cholesky" else "P·A = L·U (xGETRF, the oracle's pivots)"
             why = f"two triangular solves with the factors of M = {via}: x solves M·x = c (oracle/chains.py)"
@@ -373,7 +422,7 @@ def as_range(v) -> Expectation | None:
     if isinstance(v, tuple) or v.type.element_type.is_complex:
         return None
     rec = v.residual
-    if rec is not None and rec.get("ranged"):   # factored from the oracle's primary M, not the backend's
+    if rec is not None and rec.get("ranged") and "slack" not in rec:   # factored from the oracle's primary M only
         return None
     bare = {k: val for k, val in (rec or {}).items() if k not in ("view", "fixed", "ranged")}
     if not RESIDUAL.judges(v):
@@ -381,7 +430,8 @@ def as_range(v) -> Expectation | None:
             return None
         tc = parse_type(rec["c"]["type"])
         ends = lapack.cholesky_solve_range({"type": rec["factor"][2], "hex": rec["factor"][1][0]},
-                                           tensor_from_hex(rec["c"]["hex"], tc), tc, bool(rec.get("rows")))
+                                           tensor_from_hex(rec["c"]["hex"], tc), tc, bool(rec.get("rows")),
+                                           rec.get("slack"), rec.get("c_slack"))
         why = FIRST_SOLVE_RANGE
     elif rec.get("property") in ("eigh.values", "svd.values"):
         ends, why = lapack.values_range(bare), VALUES_RANGE

@@ -77,7 +77,9 @@ KIND = RESIDUAL.name   # what this module states; `RESIDUAL.judges(v)` asks whet
 DOWNSTREAM = "any value: computed from a result the spec defines by a property (oracle/characterized.py)"
 PRIMARY = "the value computed on the oracle's reference"
 PASSED_THROUGH = "the property of {op}'s result, whose elements this {by} passes through unchanged"
-# A residual record so judged is marked `ranged`: what is computed from it is not given a range (chains.as_range).
+# A residual record so judged is marked `ranged`; a real Cholesky or LU factorisation's also carries `slack`, ‖Â − A‖₁
+# per matrix (chains.matrix_slack), which the ranges and the solve criterion downstream add (spec/lapack.py); others
+# get no range downstream (chains.as_range).
 RANGED_OPERAND = ("an operand is approximate upstream: the property is judged against the oracle's primary "
                   "(correctly rounded) operand values")
 
@@ -201,8 +203,11 @@ def downstream(run_op, inst, inputs: list, outs: list, arrays: list | None) -> l
         if ranged and any(RESIDUAL.judges(o) for o in outs):
             for o in outs:
                 o.why = "; ".join(w for w in (o.why, RANGED_OPERAND) if w)
-                if RESIDUAL.judges(o):   # no range downstream (oracle/chains.py `as_range`): M is not the backend's
-                    o.residual = {**o.residual, "ranged": True}
+                if RESIDUAL.judges(o):   # what the backend factors is not the primary M: its distance, or no range
+                    slack = chains.matrix_slack(inputs[0], o.residual) \
+                        if (o.residual.get("op") == "cholesky" or o.residual.get("property") == "getrf.lu") \
+                        and isinstance(inputs[0], Expectation) else None
+                    o.residual = {**o.residual, "ranged": True, **({"slack": slack} if slack is not None else {})}
             return outs
         return None
     primary = list(arrays) if arrays is not None else [_primary(v) for v in inputs]

@@ -107,10 +107,10 @@ def _parts(e: Expectation):
     return [slice(i, i + CHUNK) for i in range(0, n, CHUNK)] or [slice(None)]
 
 
-def _ends(v) -> tuple:
+def value_ends(v) -> tuple:
     """(low, high): the values of `v` at each end of its range; tuples member-wise."""
     if isinstance(v, tuple):
-        pairs = [_ends(m) for m in v]
+        pairs = [value_ends(m) for m in v]
         return tuple(p[0] for p in pairs), tuple(p[1] for p in pairs)
     if not is_ranged(v):
         a = v.array()
@@ -239,7 +239,7 @@ def _carry(run_op, inst, inputs: list, outs: list, arrays: list | None = None) -
         return [_noted(o, f"tolerances of {len(ranged)} approximate inputs not carried (more than {MAX_RANGED})")
                 for o in outs]
     primary = list(arrays) if arrays is not None else [_primary(v) for v in inputs]
-    ends = {i: _ends(inputs[i]) for i in ranged}
+    ends = {i: value_ends(inputs[i]) for i in ranged}
     stated = bilinear.carry(inst, outs, primary, ends)   # an op declared bilinear: interval arithmetic
     if stated is not None:
         return stated

@@ -375,14 +375,41 @@ def linear_solve(attrs, arrays, types, rt, actual) -> Measured:
     X = to_working(actual, et)
     finite = np.isfinite(X).all(axis=-2)
     X = np.where(np.isfinite(X), X, 0)
-    v, lo, hi = enclosure(column_norms(Mw @ X - C), gamma(n + 2, uw) * column_norms(np.abs(Mw) @ np.abs(X) + np.abs(C)),
-                          n * one_norm(Mw)[..., None] * column_norms(X) * unit_roundoff(et), gamma(n + 3, uw))
+    dm, dc = solve_slack(attrs, tc)
+    xn = column_norms(X)
+    # M, c approximate upstream (`solve_slack`): ‖M·x − c‖₁ may exceed the backend's own residual by dm·‖x‖₁ + dc
+    give = np.nextafter((dm[..., None] * xn + dc) * (1 + 2.0 ** -50), np.inf)
+    v, lo, hi = enclosure(np.maximum(column_norms(Mw @ X - C) - give, 0),
+                          gamma(n + 2, uw) * column_norms(np.abs(Mw) @ np.abs(X) + np.abs(C)),
+                          n * (one_norm(Mw) + dm)[..., None] * xn * unit_roundoff(et), gamma(n + 3, uw))
     return _verdict([("‖M·x − c‖₁/(n·‖M‖₁·‖x‖₁·ε)", v, lo, hi)], thr, finite, np.ones(finite.shape, bool),
                     "right-hand sides")
 
 
+def solve_slack(attrs: dict, tc: TensorType) -> tuple[np.ndarray, np.ndarray]:
+    """(dm per matrix, dc per right-hand side) of a "linear_solve" record:
+    ‖M̂ − M‖₁ and ‖ĉ − c‖₁ at most, where M or c was computed upstream and
+    the backend solved its own M̂·x = ĉ (oracle/chains.py `matrix_slack`,
+    `column_slack`); zeros for exact ones.  The criterion then asks
+    ‖M·x − c‖₁ − dm·‖x‖₁ − dc ≤ thr·n·(‖M‖₁ + dm)·‖x‖₁·ε — what every x
+    with M̂·x − ĉ within the threshold for some M̂, ĉ of those ranges meets."""
+    batch = tuple(int(d) for d in tc.shape[:-2])
+    k = int(tc.shape[-1])
+    sl = attrs.get("slack") or {}
+    dm = np.asarray(sl.get("M", 0.0), dtype=np.float64)
+    dc = np.asarray(sl.get("c", 0.0), dtype=np.float64)
+    return np.broadcast_to(dm.reshape(batch) if dm.size > 1 else dm.reshape(()), batch), \
+        np.broadcast_to(dc.reshape(batch + (k,)) if dc.size > 1 else dc.reshape(()), batch + (k,))
+
+
 SOLVE_RANGE_LIMIT = 256   # systems of this order or less get a range downstream (arb's inverse: 0.06 s at 128)
 SOLVE_RANGE_WORK = 1 << 27   # and n³ summed over the batch at most this (8 systems of 256: about 4 s in arb)
+
+
+def _upper_max(xs):
+    """The largest upper end of arb balls, as an arb (0 for none)."""
+    from flint import arb
+    return max(xs, key=lambda x: float(x.upper()), default=arb(0))
 
 
 def solve_range(rec: dict) -> tuple[np.ndarray, np.ndarray] | None:
@@ -395,17 +422,19 @@ def solve_range(rec: dict) -> tuple[np.ndarray, np.ndarray] | None:
     about 1/(2·t·n·ε)).
 
     The criterion passes x where the low end of its ratio's enclosure is at
-    most the threshold thr (`_verdict`), so x's true ratio is at most the
-    high end: with g = γ(n+3) the enclosure's relative error and the
-    residual's rounding err ≤ γ(n+2)·(‖M‖·‖x‖ + ‖c‖) — ‖c‖ ≤ ‖M‖·‖x‖·(1 +
-    ratio·n·ε) —, the true ratio t ≤ (thr·q² + 4q·G)/(1 − 2q·G·n·ε),
-    q = (1+g)/(1−g), G = γ(n+2)/(n·ε).  Then per right-hand side j,
-    r = M·x − c has ‖r‖₁ ≤ T·‖x‖₁, T = t·n·‖M‖₁·ε, and x − x* = M⁻¹·r:
-    |xᵢ − x*ᵢ| ≤ maxₖ|M⁻¹ᵢₖ|·T·‖x‖₁, with ‖x‖₁ ≤ ‖x*‖₁/(1 − ‖M⁻¹‖₁·T)
-    (‖x − x*‖₁ ≤ ‖M⁻¹‖₁·T·‖x‖₁; required ‖M⁻¹‖₁·T ≤ 1/2).  M⁻¹ and
-    x* = M⁻¹·c are arb balls (python-flint's arb_mat, 2p + 64 bits: a
-    certified inverse or none), every sum of the bound taken at the balls'
-    upper ends, the ends rounded outward to float64."""
+    most the threshold thr (`_verdict`): (num − give − err)·(1 − g) ≤
+    thr·den·(1 + g), num, den and err computed with a relative error of at
+    most g = γ_w(n+3) each, num within err of the true N = ‖M·x − c‖₁, err
+    ≤ γ_w(n+2)·(‖M‖₁·‖x‖₁ + ‖c‖₁), give = dm·‖x‖₁ + dc and den =
+    n·(‖M‖₁ + dm)·‖x‖₁·ε (`solve_slack`: 0 for an exact M and c).  So per
+    right-hand side N ≤ A₁·‖x‖₁ + A₀ with Q = (1 + g)³,
+      A₁ = Q·(dm + thr·q·n·(‖M‖₁ + dm)·ε + 2γ_w(n+2)·‖M‖₁),  q = (1+g)/(1−g),
+      A₀ = Q·(dc + 2γ_w(n+2)·‖c‖₁).
+    With r = M·x − c, x − x* = M⁻¹·r: |xᵢ − x*ᵢ| ≤ maxₖ|M⁻¹ᵢₖ|·(A₁·‖x‖₁ + A₀),
+    and ‖x‖₁ ≤ (‖x*‖₁ + ‖M⁻¹‖₁·A₀)/(1 − ‖M⁻¹‖₁·A₁) (required ‖M⁻¹‖₁·A₁ ≤
+    1/2).  M⁻¹ and x* = M⁻¹·c are arb balls (python-flint's arb_mat,
+    2p + 64 bits: a certified inverse or none), every sum of the bound
+    taken at the balls' upper ends, the ends rounded outward to float64."""
     from flint import arb, arb_mat, ctx
     (M, c), (tm, tc) = operands_of(rec)
     et = tc.element_type
@@ -415,11 +444,10 @@ def solve_range(rec: dict) -> tuple[np.ndarray, np.ndarray] | None:
         return None
     eps = unit_roundoff(et)
     _, uw = working(et)
-    g, G = gamma(n + 3, uw), gamma(n + 2, uw) / (n * eps)
-    q = (1 + g) / (1 - g)
-    if 2 * q * G * n * eps >= 1:
-        return None
-    t = (float(rec["attributes"]["threshold"]) * q * q + 4 * q * G) / (1 - 2 * q * G * n * eps) * (1 + 2.0 ** -40)
+    g, gr = gamma(n + 3, uw), gamma(n + 2, uw)
+    q, Q = (1 + g) / (1 - g), (1 + g) ** 3 * (1 + 2.0 ** -40)
+    thr = float(rec["attributes"]["threshold"])
+    dms, dcs = solve_slack(rec["attributes"], tc)
     Mf, Cf = np.asarray(M, dtype=np.float64), np.asarray(c, dtype=np.float64)   # every value of a real format is one
     lo, hi = np.empty(Cf.shape), np.empty(Cf.shape)
     old = ctx.prec
@@ -427,24 +455,27 @@ def solve_range(rec: dict) -> tuple[np.ndarray, np.ndarray] | None:
     try:
         for idx in np.ndindex(*Cf.shape[:-2]):
             m, cc = Mf[idx], Cf[idx]
+            dm = arb(float(dms[idx]))
             try:
                 inv = arb_mat(m.tolist()).inv()
             except ZeroDivisionError:   # singular, or not certified invertible at this precision
                 return None
             x = inv * arb_mat(cc.tolist())
-            k_cols = cc.shape[-1]
             absinv = [[abs(inv[i, j]).upper() for j in range(n)] for i in range(n)]
-            T = arb(t) * n * eps * max((sum((arb(abs(float(v))) for v in m[:, j]), arb(0)) for j in range(n)),
-                                       key=lambda a: float(a.upper()))
-            k = max((sum((absinv[i][j] for i in range(n)), arb(0)) for j in range(n)),
-                    key=lambda a: float(a.upper())) * T
+            norm_m = _upper_max(sum((arb(abs(float(v))) for v in m[:, j]), arb(0)) for j in range(n))
+            a1 = (arb(Q) * (dm + arb(thr * q) * n * eps * (norm_m + dm) + 2 * arb(gr) * norm_m)).upper()
+            big = _upper_max(sum((absinv[i][j] for i in range(n)), arb(0)) for j in range(n))
+            k = (big * a1).upper()
             if not k.upper() < 0.5:
                 return None
-            rows = [max(r, key=lambda a: float(a.upper())) for r in absinv]
-            for j in range(k_cols):
-                xnorm = sum((abs(x[i, j]).upper() for i in range(n)), arb(0)) / (1 - k.upper())
+            rows = [_upper_max(r) for r in absinv]
+            for j in range(cc.shape[-1]):
+                cn = sum((arb(abs(float(v))) for v in cc[:, j]), arb(0))
+                a0 = (arb(Q) * (arb(float(dcs[idx + (j,)])) + 2 * arb(gr) * cn)).upper()
+                xnorm = ((sum((abs(x[i, j]).upper() for i in range(n)), arb(0)) + big * a0) / (1 - k)).upper()
+                spread = (a1 * xnorm + a0).upper()
                 for i in range(n):
-                    d = (rows[i] * T * xnorm).upper()
+                    d = (rows[i] * spread).upper()
                     lo[idx + (i, j)] = float((x[i, j] - d).lower())
                     hi[idx + (i, j)] = float((x[i, j] + d).upper())
     finally:
@@ -460,12 +491,6 @@ def _chol_gap(g):
     from flint import arb
     two = arb(2)
     return 2 * g / (two.sqrt() + (two - 4 * g).sqrt())
-
-
-def _upper_max(xs):
-    """The largest upper end of arb balls, as an arb (0 for none)."""
-    from flint import arb
-    return max(xs, key=lambda x: float(x.upper()), default=arb(0))
 
 
 def _ratio_bound(thr: float, n: int, et, lead: float) -> float | None:
@@ -496,11 +521,12 @@ class _CholeskyBall:
     fc: object
 
 
-def _cholesky_ball(a: np.ndarray, et, tt: float) -> _CholeskyBall | None:
+def _cholesky_ball(a: np.ndarray, et, tt: float, dm: float = 0.0) -> _CholeskyBall | None:
     """`_CholeskyBall` of a real symmetric A (float64, the record's values),
     t = tt the largest ratio the criterion passes (`cholesky_range`'s
-    docstring); None where A is not certified invertible, numpy's factor
-    fails, or g or g_c is not below 1/2.  Call with arb's precision set."""
+    docstring), dm ‖Â − A‖₁ at most where A was computed upstream; None
+    where A is not certified invertible, numpy's factor fails, or g or g_c
+    is not below 1/2.  Call with arb's precision set."""
     from flint import arb, arb_mat
     n = a.shape[-1]
     try:
@@ -512,7 +538,7 @@ def _cholesky_ball(a: np.ndarray, et, tt: float) -> _CholeskyBall | None:
         return None
     big = _upper_max(sum((abs(inv[i, j]).upper() for i in range(n)), arb(0)) for j in range(n))
     norm_a = _upper_max(sum((arb(abs(float(v))) for v in a[:, j]), arb(0)) for j in range(n))
-    T = arb(tt) * n * unit_roundoff(et) * norm_a
+    T = arb(tt) * n * unit_roundoff(et) * (norm_a + arb(dm)) + arb(dm)
     g = (big * arb(n).sqrt() * T).upper()
     L = arb_mat(Lc.tolist())
     E = L * L.transpose() - arb_mat(a.tolist())
@@ -551,7 +577,10 @@ def cholesky_range(rec: dict) -> tuple[np.ndarray, np.ndarray] | None:
     of its ratio's enclosure is at most thr; its true ratio is then at most
     t (`_ratio_bound`, lead n + 1: ‖|L̃|·|L̃ᵀ|‖₁ ≤ n·(max aᵢᵢ + ‖E‖₁), the rows
     of L̃ having norms √(aᵢᵢ + eᵢᵢ)).  So L̃·L̃ᵀ = A + E with E symmetric and
-    ‖E‖₁ ≤ T = t·n·‖A‖₁·ε.
+    ‖E‖₁ ≤ T = t·n·‖A‖₁·ε.  Where A was computed upstream (the record's
+    `slack`: the backend factors its own Â, ‖Â − A‖₁ ≤ dm,
+    oracle/chains.py `matrix_slack`), L̃ passes against Â and
+    T = t·n·(‖A‖₁ + dm)·ε + dm.
 
     A perturbation bound that holds for every such L̃, not only to first
     order: with L the exact factor of A, M = L⁻¹·L̃ is lower triangular with
@@ -586,11 +615,12 @@ def cholesky_range(rec: dict) -> tuple[np.ndarray, np.ndarray] | None:
     if tt is None:
         return None
     lo, hi = np.full(A.shape, np.nan), np.full(A.shape, np.nan)
+    dms = _batch_slack(rec.get("slack"), A.shape[:-2])
     old = ctx.prec
     ctx.prec = 2 * component(et).format.precision + 64
     try:
         for idx in np.ndindex(*A.shape[:-2]):
-            ball = _cholesky_ball(A[idx], et, tt)
+            ball = _cholesky_ball(A[idx], et, tt, float(dms[idx]))
             if ball is None:
                 return None
             f = ball.f + ball.fc
@@ -608,7 +638,12 @@ def cholesky_range(rec: dict) -> tuple[np.ndarray, np.ndarray] | None:
     return np.where(keep, lo, np.nan), np.where(keep, hi, np.nan)
 
 
-def cholesky_solve_range(operand: dict, c: np.ndarray, tc: TensorType, rows: bool):
+def _batch_slack(slack, batch: tuple) -> np.ndarray:
+    """A record's per-matrix slack (a flat list, or None: 0) shaped as the batch."""
+    return np.zeros(batch) if slack is None else np.asarray(slack, dtype=np.float64).reshape(batch)
+
+
+def cholesky_solve_range(operand: dict, c: np.ndarray, tc: TensorType, rows: bool, slack=None, c_slack=None):
     """(low, high) float64 per element of y = L̃⁻¹·c (each column of c; each
     row where `rows`: y·L̃ᵀ = c) for every factor L̃ of A = the cholesky
     operand (its two triangles must agree: on any other the behaviour is
@@ -626,6 +661,10 @@ def cholesky_solve_range(operand: dict, c: np.ndarray, tc: TensorType, rows: boo
     y − y* = ((I + F)⁻¹ − I)·y* + (I + F)⁻¹·L⁻¹·r, so D = ‖y − y*‖₂ ≤
     f/(1 − f)·‖y*‖₂ + K·(‖y*‖₂ + D), K = ‖L⁻¹‖₂·√n·T₂/(1 − f) (‖r‖₂ ≤ ‖r‖₁ ≤
     T₂·√n·‖y‖₂, ‖L⁻¹‖₂² = ‖A⁻¹‖₂ ≤ ‖A⁻¹‖₁): D ≤ (f/(1 − f) + K)·‖y*‖₂/(1 − K).
+    Where A or c was computed upstream (`slack`, `c_slack`: the backend
+    factors its Â and solves with its ĉ, ‖ĉ − c‖₁ ≤ dc per right-hand
+    side), f is `cholesky_range`'s with that slack, and L̃·y − c = r + (ĉ − c)
+    adds ‖L⁻¹‖₂·dc/(1 − f) to D's numerator.
     The centre is y_c = L_c⁻¹·c in arb (L_c = L·(I + F_c)), y* = (I + F_c)·y_c
     within f_c·‖y_c‖₂ of it; the range is y_c ± (D + f_c·‖y_c‖₂) per column,
     ‖y*‖₂ ≤ (1 + f_c)·‖y_c‖₂."""
@@ -648,11 +687,14 @@ def cholesky_solve_range(operand: dict, c: np.ndarray, tc: TensorType, rows: boo
     if tt is None or t2 is None:
         return None
     lo, hi = np.empty(C.shape), np.empty(C.shape)
+    dms = _batch_slack(slack, A.shape[:-2])
+    dcs = np.zeros(C.shape[:-2] + (C.shape[-1],)) if c_slack is None else \
+        np.asarray(c_slack, dtype=np.float64).reshape(C.shape[:-2] + (C.shape[-1],))
     old = ctx.prec
     ctx.prec = 2 * component(et).format.precision + 64
     try:
         for idx in np.ndindex(*A.shape[:-2]):
-            ball = _cholesky_ball(A[idx], et, tt)
+            ball = _cholesky_ball(A[idx], et, tt, float(dms[idx]))
             if ball is None:
                 return None
             f, fc, one = ball.f, ball.fc, arb(1)
@@ -663,7 +705,8 @@ def cholesky_solve_range(operand: dict, c: np.ndarray, tc: TensorType, rows: boo
             y = arb_mat(ball.Lc.tolist()).solve(arb_mat(C[idx].tolist()))
             for j in range(C.shape[-1]):
                 yn = sum((y[i, j] ** 2 for i in range(n)), arb(0)).sqrt().upper()
-                D = ((f / (one - f) + K) * yn * (one + fc) / (one - K)).upper()
+                shift = ball.inv_norm.sqrt() * arb(float(dcs[idx + (j,)])) / (one - f)
+                D = (((f / (one - f) + K) * yn * (one + fc) + shift) / (one - K)).upper()
                 w = (D + fc * yn).upper()
                 for i in range(n):
                     lo[idx + (i, j)] = float((y[i, j] - w).lower())

@@ -554,22 +554,37 @@ def test_every_first_solve_the_criteria_pass_lies_in_the_range(rows):
     assert passed > 50 and reached > 0.02, (passed, reached)
 
 
-def test_a_factor_of_a_computed_matrix_gets_no_range(xla):
-    """solve(xᵀx + I, b) and the log-diagonal of cholesky(xᵀx + I): the
-    matrix is a dot's result, approximate, and the factorisation is judged
-    against the oracle's primary matrix, which is not the backend's — so
-    what is computed on its solution or factor states no range (UNCHECKED,
-    said), where the same programs on an exact matrix are bounded."""
+def test_a_computed_matrix_is_judged_with_its_range(xla):
+    """Ridge regression as JAX users write it, solve(xᵀx + I, xᵀy) and its
+    Cholesky form, and the log-diagonal of cholesky(xᵀx + I): the matrix
+    and right-hand side are dot results, approximate; the backend factors
+    and solves its own, within their ranges of the oracle's primary ones,
+    so the solve's criterion and the ranges downstream add that distance
+    (spec/lapack.py `solve_slack`, the records' `slack`): bounded, XLA
+    agrees, the exact value (mpmath from the exact xᵀx + I) lies inside,
+    1.01× does not.  Eigenvalues of a computed matrix get no range (no
+    slack is carried for them): any value, said."""
+    import jax.scipy.linalg as jsl
+    import mpmath
     rng = np.random.default_rng(23)
     x = rng.standard_normal((32, 8)).astype(np.float32)
-    b = rng.standard_normal((8, 2)).astype(np.float32)
-    m = (x.T @ x + np.eye(8)).astype(np.float32)
-    solve = lambda x, b: jnp.tanh(jnp.linalg.solve(x.T @ x + jnp.eye(8), b))  # noqa: E731
+    y = rng.standard_normal((32, 2)).astype(np.float32)
+    with mpmath.workdps(60):
+        X, Y = mpmath.matrix(x.astype(np.float64).tolist()), mpmath.matrix(y.astype(np.float64).tolist())
+        M = X.T * X + mpmath.eye(8)
+        sol = M ** -1 * (X.T * Y)
+        exact_solve = np.array([[float(mpmath.tanh(sol[i, j])) for j in range(2)] for i in range(8)]).reshape(-1)
+        L = mpmath.cholesky(M)
+        exact_logdiag = float(sum(mpmath.log(L[i, i]) for i in range(8)))
+    ridge = lambda x, y: jnp.tanh(jnp.linalg.solve(x.T @ x + jnp.eye(8), x.T @ y))  # noqa: E731
+    ridge_chol = lambda x, y: jnp.tanh(jsl.cho_solve(jsl.cho_factor(x.T @ x + jnp.eye(8)), x.T @ y))  # noqa: E731
     logdiag = lambda x: jnp.sum(jnp.log(jnp.diag(jnp.linalg.cholesky(x.T @ x + jnp.eye(8)))))  # noqa: E731
-    for f, args in ((solve, [x, b]), (logdiag, [x])):
-        (e,), _ = program(xla, f, args)
-        assert e.kind != "bounded" and "any value" in e.why, e.why
-    (e,), _ = program(xla, lambda m, b: jnp.tanh(jnp.linalg.solve(m, b)), [m, b])
-    assert e.kind == "bounded", e.why
-    (e,), _ = program(xla, lambda m: jnp.sum(jnp.log(jnp.diag(jnp.linalg.cholesky(m)))), [m])
-    assert e.kind == "bounded", e.why
+    for f, args, want in ((ridge, [x, y], exact_solve), (ridge_chol, [x, y], exact_solve),
+                          (logdiag, [x], np.array([exact_logdiag]))):
+        (e,), (got,) = program(xla, f, args)
+        assert e.kind == "bounded", e.why
+        lo, hi = _ends(e)
+        assert ((lo <= want) & (want <= hi)).all(), (lo, want, hi)
+        assert ok(e, got) and not ok(e, got * 1.01)
+    (e,), _ = program(xla, lambda x: jnp.sum(jnp.linalg.eigvalsh(x.T @ x + jnp.eye(8))) * 2, [x])
+    assert e.kind != "bounded" and "any value" in e.why, e.why
