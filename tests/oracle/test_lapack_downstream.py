@@ -588,3 +588,39 @@ def test_a_computed_matrix_is_judged_with_its_range(xla):
         assert ok(e, got) and not ok(e, got * 1.01)
     (e,), _ = program(xla, lambda x: jnp.sum(jnp.linalg.eigvalsh(x.T @ x + jnp.eye(8))) * 2, [x])
     assert e.kind != "bounded" and "any value" in e.why, e.why
+
+
+def test_a_solution_of_a_perturbed_system_lies_in_the_slackened_range():
+    """A "linear_solve" record whose M and c carry slack (dm, dc: computed
+    upstream): solutions of M̂·x = ĉ for M̂, ĉ anywhere within that slack of
+    the primary M, c (random directions and the largest entries, solved in
+    float32 by LAPACK as a backend would) pass the criterion and lie in
+    solve_range's range; without the slack most of them fail the
+    criterion — the slack is what admits them."""
+    from shlo_conform.spec import lapack
+    from shlo_conform.spec.types import parse_type
+    rng = np.random.default_rng(41)
+    n, k = 8, 2
+    m = (rng.standard_normal((n, n)) + 4 * np.eye(n)).astype(np.float32)
+    c = rng.standard_normal((n, k)).astype(np.float32)
+    tm, tc = parse_type(f"tensor<{n}x{n}xf32>"), parse_type(f"tensor<{n}x{k}xf32>")
+    dm, dc = 1e-3 * np.abs(m).sum(axis=0).max(), 1e-3 * np.abs(c).sum(axis=0)
+    thr = lapack.solve_threshold(n, float(n), tm.element_type)
+    bare = lapack.record("linear_solve", {"threshold": thr}, [(m, tm), (c, tc)], lapack.SOLVE_STATEMENT, thr)
+    rec = lapack.record("linear_solve", {"threshold": thr, "slack": {"M": [dm], "c": dc.tolist()}},
+                        [(m, tm), (c, tc)], lapack.SOLVE_STATEMENT, thr)
+    lo, hi = lapack.solve_range(rec)
+    refused = 0
+    for trial in range(40):
+        dM = rng.standard_normal((n, n))
+        if trial % 4 == 0:
+            dM = np.sign(dM) * (np.abs(dM) == np.abs(dM).max(axis=0))
+        dM *= dm / np.abs(dM).sum(axis=0).max()
+        dC = rng.standard_normal((n, k))
+        dC *= dc / np.abs(dC).sum(axis=0)
+        x = np.linalg.solve((m + dM).astype(np.float32), (c + dC).astype(np.float32)).astype(np.float32)
+        assert lapack.measure(rec, tc, x).ok
+        xf = x.astype(np.float64)
+        assert ((lo <= xf) & (xf <= hi)).all()
+        refused += not lapack.measure(bare, tc, x).ok
+    assert refused > 20, refused
