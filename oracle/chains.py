@@ -66,6 +66,15 @@ range, and JAX emits each:
   passes (spec/lapack.py `cholesky_solve_range`).  A right-side solve
   x·op(a) = b is op(a)ᵀ·xᵀ = bᵀ: `_role` reads which factor it applies to
   b's rows; only the left-side pair is put together into "linear_solve".
+* **Matrices and right-hand sides computed upstream** (ridge regression:
+  solve(xᵀx + λI, xᵀy), its Cholesky form): the factorisation is judged
+  against the oracle's primary matrix (characterized.RANGED_OPERAND), and
+  the record carries `slack`, ‖Â − A‖₁ at most for the Â the backend
+  factors (`matrix_slack`, from the operand's range; a right-hand side's
+  `c_slack` per column, `column_slack`): the solve's criterion and the
+  ranges above add it (spec/lapack.py `solve_slack`).  A record of another
+  property from such an operand (eigenvalues) is `ranged` without slack:
+  no range downstream.
 * **lstsq** (`_lstsq`, A of full column rank, m ≥ n): Uᴴ·b (xGESDD's U
   through a transpose — of its conjugate where complex —, b exact), then
   D ⊙ (Uᴴ·b) with D a stated value whose range is within RHO_MAX of 1/σᵢ
