@@ -1230,7 +1230,10 @@ def figures(plan: list[Mutant]) -> list[str]:
                    f"({100 * killed / n:.1f}%)" + (f"; {form} that no implementation can behave like (declared with "
                                                     f"their reasons) are killed only by a test, check-spec or "
                                                     f"regeneration: the verdicts alone kill {verdict}/{n - form} "
-                                                    f"({100 * verdict / (n - form):.1f}%) of the rest" if form else "")
+                                                    f"({100 * verdict / (n - form):.1f}%) of the rest" if n > form else
+                                                    f"; all {form} are declared (no implementation can behave like "
+                                                    f"them) and killed only by a test, check-spec or regeneration"
+                                                    if form else "")
                    + (f"; {outside} of the declared read what the spec does not define ('{OUTSIDE}')"
                       if outside else "")
                    + (f"; {limits} declared '{LIMIT}' left in the denominator (an implementation behaving so "
