@@ -223,13 +223,16 @@ def matrix_slack(v, rec: dict) -> list | None:
     factors (Â) is within the operand's range of the oracle's primary A —
     read as the record reads it (cholesky: the Hermitian matrix of its
     triangle; xGETRF: the rows permuted, which keeps column sums); None for
-    complex operands."""
+    complex operands and where an end is not finite (no distance bounds
+    it)."""
     if v.type.element_type.is_complex:
         return None
     r = radius(v)
     if rec.get("op") == "cholesky":
         r = np.abs(hermitian(r, bool(rec["attributes"].get("lower", False))))
     norms = np.nextafter(r.sum(axis=-2).max(axis=-1), np.inf) if r.shape[-1] else np.zeros(r.shape[:-2])
+    if not np.isfinite(norms).all():   # an end not finite: no distance to add, no statement downstream
+        return None
     return np.asarray(norms, dtype=np.float64).reshape(-1).tolist()
 
 
@@ -245,7 +248,8 @@ def combine(inst, inputs: list, outs: list, primary: list) -> list | None:
         if role is None:
             return None
         (o,) = outs
-        if role == "L" and (exact(b) or _ranged_real(b)):
+        spread = None if exact(b) or not _ranged_real(b) else radius(b)   # ĉ's distance from c, where computed
+        if role == "L" and (exact(b) or (spread is not None and np.isfinite(spread).all())):
             t = b.type
             c = {"type": t.mlir, "hex": tensor_to_hex(np.asarray(primary[1]).astype(t.element_type.numpy), t)}
             pend = {"pending": "solve", "factor": list(map(_jsonable, key)), "c": c}
@@ -254,9 +258,8 @@ def combine(inst, inputs: list, outs: list, primary: list) -> list | None:
                     pend[k] = rec[k]
             if not tri.left_side:
                 pend["rows"] = True   # y·L̃ᵀ = c: the factor applied to c's rows
-            if not exact(b):   # ĉ within ‖·‖₁ of c per right-hand side (a column; a row where `rows`)
-                r = radius(b)
-                pend["c_slack"] = column_slack(np.swapaxes(r, -1, -2) if not tri.left_side else r)
+            if spread is not None:   # ĉ within ‖·‖₁ of c per right-hand side (a column; a row where `rows`)
+                pend["c_slack"] = column_slack(np.swapaxes(spread, -1, -2) if not tri.left_side else spread)
             return [ch.unstated(o.type, o.bits, f"{ch.DOWNSTREAM}; the first of two triangular solves with the "
                                                 f"factors of {key[0]} (oracle/chains.py)", pend)]
         p = tag(b)
@@ -426,8 +429,8 @@ def as_range(v) -> Expectation | None:
     stated only where the record is `fixed` (characterized._kept_record):
     as the value's own bits.  A record `ranged` (its factorisation's operand
     approximate upstream, judged against the oracle's primary values:
-    characterized.RANGED_OPERAND) gets no range: the backend factors its own
-    operand, which the primary one is not."""
+    characterized.RANGED_OPERAND) gets a range only with its `slack` (the
+    distance of what the backend factors, `matrix_slack`), else none."""
     if isinstance(v, tuple) or v.type.element_type.is_complex:
         return None
     rec = v.residual

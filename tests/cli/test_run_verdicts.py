@@ -117,15 +117,17 @@ def test_a_cholesky_solve_is_checked_end_to_end(tmp_path, capsys):
 
 
 def test_an_output_the_oracle_states_no_value_for_is_unchecked_not_exact(tmp_path, capsys):
-    """L·Lᵀ of jnp.linalg.cholesky's factor: the factor is defined by a
-    property, not a value, and no property is carried through the product,
-    so the oracle states no value — "unchecked", exit 3, for XLA and for an
-    all-zero answer alike; it used to print "exact" and agree.  (Complex
-    det was the example until it was judged: tests/oracle/test_complex_det.py.)"""
+    """The column sums of jnp.linalg.eigh's eigenvectors: the vectors are
+    defined by a property, not a value (each column's sign is free), and no
+    range is carried through the sum, so the oracle states no value —
+    "unchecked", exit 3, for XLA and for an all-zero answer alike; it used
+    to print "exact" and agree.  (Complex det, then L·Lᵀ of a Cholesky
+    factor, were the example until they were judged:
+    tests/oracle/test_complex_det.py, test_lapack_factorisations.py.)"""
     rng = np.random.default_rng(0)
     g = rng.standard_normal((8, 8))
     args = [(g @ g.T + 8 * np.eye(8)).astype(np.float32)]
-    rc = _run(tmp_path, lambda a: jnp.linalg.cholesky(a) @ jnp.linalg.cholesky(a).T, args, f"xla,{WRONG}:Zeroed")
+    rc = _run(tmp_path, lambda a: jnp.sum(jnp.linalg.eigh(a)[1], axis=0), args, f"xla,{WRONG}:Zeroed")
     out = capsys.readouterr().out
     verdicts = read_verdicts(out)
     assert verdicts["xla"] == ["UNCHECKED"] and verdicts[f"{WRONG}:Zeroed"] == ["UNCHECKED"], out
