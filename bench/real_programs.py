@@ -29,6 +29,7 @@ import jax
 import jax.numpy as jnp
 import ml_dtypes
 import numpy as np
+import jax.scipy.stats  # noqa: F401  (multivariate_normal, `_mvn_logpdf`)
 from jax.scipy.linalg import solve_triangular
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -93,6 +94,18 @@ def _cumulative_logprob(x, w):
     return jax.lax.cumlogsumexp(jax.nn.log_softmax(jnp.tanh(x @ w) * 4, axis=-1), axis=1)
 
 
+def _mvn_logpdf(x, mu, cov):
+    """A multivariate normal's log-density (jax.scipy.stats): a Cholesky
+    factor's log-diagonal and its first solve, computed on."""
+    return jax.scipy.stats.multivariate_normal.logpdf(x, mu, cov)
+
+
+def _ridge(x, y):
+    """Ridge regression's weights through the normal equations: a solve of a
+    computed matrix and right-hand side (xᵀx + λI, xᵀy)."""
+    return jnp.linalg.solve(x.T @ x + 0.1 * jnp.eye(x.shape[1]), x.T @ y)
+
+
 def _spd(n):
     m = _n(n, n)
     return (m @ m.T + n * np.eye(n)).astype(np.float32)
@@ -117,6 +130,8 @@ PROGRAMS = {
                         lambda: [_n(32, 64, dtype=ml_dtypes.bfloat16), _n(64, 16, dtype=ml_dtypes.bfloat16)]),
     "sort-topk": (lambda x: (jnp.sort(x, axis=-1), jax.lax.top_k(x, 4)[0]), lambda: [_n(16, 64)]),
     "cholesky-solve": (_chol_solve, lambda: [_spd(16), _n(16, 4)]),
+    "mvn-logpdf": (_mvn_logpdf, lambda: [_n(64, 16), _n(16), _spd(16)]),
+    "ridge-regression": (_ridge, lambda: [_n(256, 32), _n(256, 4)]),
     "fft-conv": (lambda x, k: jnp.fft.irfft(jnp.fft.rfft(x) * jnp.fft.rfft(k), n=x.shape[-1]),
                  lambda: [_n(8, 256), _n(8, 256, scale=0.1)]),
     "ln-softmax-sort": (_ln_softmax_sort, lambda: [_n(256, 512), _n(512, 512, scale=1 / 22), _n(512, 128, scale=1 / 22)]),
