@@ -32,6 +32,7 @@ SPEC_WIDTHS = {
     ("batch_norm_inference", "feature_index"): 64, ("batch_norm_training", "feature_index"): 64,
     ("batch_norm_grad", "feature_index"): 64,
     ("convolution", "feature_group_count"): 64, ("convolution", "batch_group_count"): 64,
+    ("dynamic_conv", "feature_group_count"): 64, ("dynamic_conv", "batch_group_count"): 64,   # v1.20's (I17), (I18)
     ("all_gather", "all_gather_dim"): 64, ("reduce_scatter", "scatter_dimension"): 64,
     ("all_to_all", "split_dimension"): 64, ("all_to_all", "concat_dimension"): 64,
     ("all_to_all", "split_count"): 64,
