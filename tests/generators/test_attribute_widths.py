@@ -101,3 +101,23 @@ def test_each_width_case_is_its_value_case_with_one_type_changed():
         assert mended == value.mlir
     # every attribute of the table but those no value case writes alone (sort's `dimension` is written)
     assert got == set(SPEC_WIDTHS), set(SPEC_WIDTHS) - got
+
+
+def test_every_op_file_holds_the_width_cases_its_value_cases_make():
+    """For every op of suites/core, the attribute-width cases the generator
+    makes from the committed file's other cases (its last stream) are the
+    ones committed, in order — what a full regeneration found missing for
+    dynamic_conv at stop 55 (its two were never written), without
+    regenerating: no oracle runs, one parse per attribute."""
+    import json
+    from shlo_conform.suites.io import CORE
+    seed = json.loads((CORE / "manifest.json").read_text())["seed"]
+    by_op: dict = {}
+    for c in load_cases(suite_path("core")):
+        by_op.setdefault(c.op, []).append(c)
+    assert len(by_op) > 100
+    for op, cs in by_op.items():
+        kept = [c for c in cs if c.provenance.get("stream") != attribute_widths.STREAM]
+        want = [c.id for c in attribute_widths.cases(lookup(op), kept, seed)]
+        got = [c.id for c in cs if c.provenance.get("stream") == attribute_widths.STREAM]
+        assert got == want, (op, got, want)
