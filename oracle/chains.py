@@ -279,7 +279,7 @@ def combine(inst, inputs: list, outs: list, primary: list) -> list | None:
             attrs = {"threshold": thr}
             if "slack" in rec or "c_slack" in p:   # M, c approximate upstream (spec/lapack.py `linear_solve`)
                 k = int(tc.shape[-1])
-                attrs["slack"] = {"M": rec.get("slack") or [0.0] * max(1, len(np.reshape(M, (-1, n, n)))),
+                attrs["slack"] = {"M": rec.get("slack") or [0.0] * int(np.prod(tm.shape[:-2], dtype=np.int64)),
                                   "c": p.get("c_slack") or np.zeros(tc.shape[:-2] + (k,)).tolist()}
             new = lapack.record("linear_solve", attrs, [(M, tm), (c, tc)], lapack.SOLVE_STATEMENT, thr, **extra)
             new["reference"] = ch.significant(lapack.measure(new, o.type, o.array()).value)

@@ -90,6 +90,7 @@ widens the enclosure.
 """
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import math
 
@@ -406,10 +407,28 @@ SOLVE_RANGE_LIMIT = 256   # systems of this order or less get a range downstream
 SOLVE_RANGE_WORK = 1 << 27   # and n³ summed over the batch at most this (8 systems of 256: about 4 s in arb)
 
 
+@contextlib.contextmanager
+def _arb_precision(et):
+    """arb's working precision for a format's ranges: 2p + 64 bits, restored after."""
+    from flint import ctx
+    old = ctx.prec
+    ctx.prec = 2 * component(et).format.precision + 64
+    try:
+        yield
+    finally:
+        ctx.prec = old
+
+
 def _upper_max(xs):
     """The largest upper end of arb balls, as an arb (0 for none)."""
     from flint import arb
     return max(xs, key=lambda x: float(x.upper()), default=arb(0))
+
+
+def _one_norm_above(m: np.ndarray):
+    """‖m‖₁ of a float64 matrix as an arb, at its upper end (every value exact in arb)."""
+    from flint import arb
+    return _upper_max(sum((arb(abs(float(v))) for v in m[:, j]), arb(0)) for j in range(m.shape[-1]))
 
 
 def solve_range(rec: dict) -> tuple[np.ndarray, np.ndarray] | None:
@@ -435,7 +454,7 @@ def solve_range(rec: dict) -> tuple[np.ndarray, np.ndarray] | None:
     1/2).  M⁻¹ and x* = M⁻¹·c are arb balls (python-flint's arb_mat,
     2p + 64 bits: a certified inverse or none), every sum of the bound
     taken at the balls' upper ends, the ends rounded outward to float64."""
-    from flint import arb, arb_mat, ctx
+    from flint import arb, arb_mat
     (M, c), (tm, tc) = operands_of(rec)
     et = tc.element_type
     n = int(tm.shape[-1])
@@ -450,9 +469,7 @@ def solve_range(rec: dict) -> tuple[np.ndarray, np.ndarray] | None:
     dms, dcs = solve_slack(rec["attributes"], tc)
     Mf, Cf = np.asarray(M, dtype=np.float64), np.asarray(c, dtype=np.float64)   # every value of a real format is one
     lo, hi = np.empty(Cf.shape), np.empty(Cf.shape)
-    old = ctx.prec
-    ctx.prec = 2 * component(et).format.precision + 64
-    try:
+    with _arb_precision(et):
         for idx in np.ndindex(*Cf.shape[:-2]):
             m, cc = Mf[idx], Cf[idx]
             dm = arb(float(dms[idx]))
@@ -462,7 +479,7 @@ def solve_range(rec: dict) -> tuple[np.ndarray, np.ndarray] | None:
                 return None
             x = inv * arb_mat(cc.tolist())
             absinv = [[abs(inv[i, j]).upper() for j in range(n)] for i in range(n)]
-            norm_m = _upper_max(sum((arb(abs(float(v))) for v in m[:, j]), arb(0)) for j in range(n))
+            norm_m = _one_norm_above(m)
             a1 = (arb(Q) * (dm + arb(thr * q) * n * eps * (norm_m + dm) + 2 * arb(gr) * norm_m)).upper()
             big = _upper_max(sum((absinv[i][j] for i in range(n)), arb(0)) for j in range(n))
             k = (big * a1).upper()
@@ -478,8 +495,6 @@ def solve_range(rec: dict) -> tuple[np.ndarray, np.ndarray] | None:
                     d = (rows[i] * spread).upper()
                     lo[idx + (i, j)] = float((x[i, j] - d).lower())
                     hi[idx + (i, j)] = float((x[i, j] + d).upper())
-    finally:
-        ctx.prec = old
     return np.nextafter(lo, -np.inf), np.nextafter(hi, np.inf)
 
 
@@ -537,7 +552,7 @@ def _cholesky_ball(a: np.ndarray, et, tt: float, dm: float = 0.0) -> _CholeskyBa
     if not (np.isfinite(Lc).all() and (np.diagonal(Lc) > 0).all()):
         return None
     big = _upper_max(sum((abs(inv[i, j]).upper() for i in range(n)), arb(0)) for j in range(n))
-    norm_a = _upper_max(sum((arb(abs(float(v))) for v in a[:, j]), arb(0)) for j in range(n))
+    norm_a = _one_norm_above(a)
     T = arb(tt) * n * unit_roundoff(et) * (norm_a + arb(dm)) + arb(dm)
     g = (big * arb(n).sqrt() * T).upper()
     L = arb_mat(Lc.tolist())
@@ -548,6 +563,20 @@ def _cholesky_ball(a: np.ndarray, et, tt: float, dm: float = 0.0) -> _CholeskyBa
         return None
     return _CholeskyBall(Lc, [arb(float(a[i, i])).sqrt().upper() for i in range(n)], big,
                          _chol_gap(g).upper(), _chol_gap(gc).upper())
+
+
+def _cholesky_balls(A: np.ndarray, et, tt: float, slack) -> dict | None:
+    """`_cholesky_ball` of every matrix of the batch A (index -> ball), the
+    record's per-matrix `slack` added; None where one has none.  Call with
+    arb's precision set (`_arb_precision`)."""
+    dms = _batch_slack(slack, A.shape[:-2])
+    balls = {idx: _cholesky_ball(A[idx], et, tt, float(dms[idx])) for idx in np.ndindex(*A.shape[:-2])}
+    return None if any(b is None for b in balls.values()) else balls
+
+
+def _batch_slack(slack, batch: tuple) -> np.ndarray:
+    """A record's per-matrix slack (a flat list, or None: 0) shaped as the batch."""
+    return np.zeros(batch) if slack is None else np.asarray(slack, dtype=np.float64).reshape(batch)
 
 
 def _cholesky_matrices(operand: dict, lower: bool):
@@ -601,7 +630,7 @@ def cholesky_range(rec: dict) -> tuple[np.ndarray, np.ndarray] | None:
     L_c ± √aᵢᵢ·(f₋(g) + f₋(g_c)).  A⁻¹ is an arb ball (python-flint's
     arb_mat, 2p + 64 bits: a certified inverse or none); every sum is taken
     at upper ends and the ends rounded outward to float64."""
-    from flint import arb, ctx
+    from flint import arb
     from .ops.cholesky import threshold, triangle
     if rec.get("op") != "cholesky" or rec.get("undefined"):
         return None
@@ -615,32 +644,22 @@ def cholesky_range(rec: dict) -> tuple[np.ndarray, np.ndarray] | None:
     if tt is None:
         return None
     lo, hi = np.full(A.shape, np.nan), np.full(A.shape, np.nan)
-    dms = _batch_slack(rec.get("slack"), A.shape[:-2])
-    old = ctx.prec
-    ctx.prec = 2 * component(et).format.precision + 64
-    try:
-        for idx in np.ndindex(*A.shape[:-2]):
-            ball = _cholesky_ball(A[idx], et, tt, float(dms[idx]))
-            if ball is None:
-                return None
+    with _arb_precision(et):
+        balls = _cholesky_balls(A, et, tt, rec.get("slack"))
+        if balls is None:
+            return None
+        for idx, ball in balls.items():
             f = ball.f + ball.fc
             for i in range(n):
                 w = (ball.root[i] * f).upper()
                 for j in range(i + 1):
                     lo[idx + (i, j)] = float((arb(float(ball.Lc[i, j])) - w).lower())
                     hi[idx + (i, j)] = float((arb(float(ball.Lc[i, j])) + w).upper())
-    finally:
-        ctx.prec = old
     lo, hi = np.nextafter(lo, -np.inf), np.nextafter(hi, np.inf)
     if not lower:   # the upper triangle holds Lᵀ
         lo, hi = np.swapaxes(lo, -1, -2), np.swapaxes(hi, -1, -2)
     keep = triangle(n, lower)
     return np.where(keep, lo, np.nan), np.where(keep, hi, np.nan)
-
-
-def _batch_slack(slack, batch: tuple) -> np.ndarray:
-    """A record's per-matrix slack (a flat list, or None: 0) shaped as the batch."""
-    return np.zeros(batch) if slack is None else np.asarray(slack, dtype=np.float64).reshape(batch)
 
 
 def cholesky_solve_range(operand: dict, c: np.ndarray, tc: TensorType, rows: bool, slack=None, c_slack=None):
@@ -668,7 +687,6 @@ def cholesky_solve_range(operand: dict, c: np.ndarray, tc: TensorType, rows: boo
     The centre is y_c = L_c⁻¹·c in arb (L_c = L·(I + F_c)), y* = (I + F_c)·y_c
     within f_c·‖y_c‖₂ of it; the range is y_c ± (D + f_c·‖y_c‖₂) per column,
     ‖y*‖₂ ≤ (1 + f_c)·‖y_c‖₂."""
-    from flint import arb, arb_mat, ctx
     from .ops import triangular_solve as trsm
     from .ops.cholesky import threshold
     if tc.element_type.is_complex:
@@ -686,35 +704,38 @@ def cholesky_solve_range(operand: dict, c: np.ndarray, tc: TensorType, rows: boo
     tt, t2 = _ratio_bound(threshold(n, et), n, et, n + 1), _ratio_bound(trsm.threshold(n, et), n, et, 2)
     if tt is None or t2 is None:
         return None
-    lo, hi = np.empty(C.shape), np.empty(C.shape)
-    dms = _batch_slack(slack, A.shape[:-2])
     dcs = np.zeros(C.shape[:-2] + (C.shape[-1],)) if c_slack is None else \
         np.asarray(c_slack, dtype=np.float64).reshape(C.shape[:-2] + (C.shape[-1],))
-    old = ctx.prec
-    ctx.prec = 2 * component(et).format.precision + 64
-    try:
-        for idx in np.ndindex(*A.shape[:-2]):
-            ball = _cholesky_ball(A[idx], et, tt, float(dms[idx]))
-            if ball is None:
-                return None
-            f, fc, one = ball.f, ball.fc, arb(1)
-            norm_l = sum(ball.root, arb(0)) * (one + f)
-            K = (ball.inv_norm.sqrt() * arb(n).sqrt() * arb(t2) * n * unit_roundoff(et) * norm_l / (one - f)).upper()
-            if not float(K.upper()) < 0.5:
-                return None
-            y = arb_mat(ball.Lc.tolist()).solve(arb_mat(C[idx].tolist()))
-            for j in range(C.shape[-1]):
-                yn = sum((y[i, j] ** 2 for i in range(n)), arb(0)).sqrt().upper()
-                shift = ball.inv_norm.sqrt() * arb(float(dcs[idx + (j,)])) / (one - f)
-                D = (((f / (one - f) + K) * yn * (one + fc) + shift) / (one - K)).upper()
-                w = (D + fc * yn).upper()
-                for i in range(n):
-                    lo[idx + (i, j)] = float((y[i, j] - w).lower())
-                    hi[idx + (i, j)] = float((y[i, j] + w).upper())
-    except ZeroDivisionError:   # arb could not certify L_c's solve
-        return None
-    finally:
-        ctx.prec = old
+    with _arb_precision(et):
+        balls = _cholesky_balls(A, et, tt, slack)
+        if balls is None:
+            return None
+        try:
+            return _first_solve_ends(balls, C, dcs, et, t2, rows)
+        except ZeroDivisionError:   # arb could not certify L_c's solve
+            return None
+
+
+def _first_solve_ends(balls: dict, C: np.ndarray, dcs: np.ndarray, et, t2: float, rows: bool):
+    """`cholesky_solve_range`'s ends from its balls (its docstring), arb's precision set."""
+    from flint import arb, arb_mat
+    n = C.shape[-2]
+    lo, hi = np.empty(C.shape), np.empty(C.shape)
+    for idx, ball in balls.items():
+        f, fc, one = ball.f, ball.fc, arb(1)
+        norm_l = sum(ball.root, arb(0)) * (one + f)
+        K = (ball.inv_norm.sqrt() * arb(n).sqrt() * arb(t2) * n * unit_roundoff(et) * norm_l / (one - f)).upper()
+        if not float(K.upper()) < 0.5:
+            return None
+        y = arb_mat(ball.Lc.tolist()).solve(arb_mat(C[idx].tolist()))
+        for j in range(C.shape[-1]):
+            yn = sum((y[i, j] ** 2 for i in range(n)), arb(0)).sqrt().upper()
+            shift = ball.inv_norm.sqrt() * arb(float(dcs[idx + (j,)])) / (one - f)
+            D = (((f / (one - f) + K) * yn * (one + fc) + shift) / (one - K)).upper()
+            w = (D + fc * yn).upper()
+            for i in range(n):
+                lo[idx + (i, j)] = float((y[i, j] - w).lower())
+                hi[idx + (i, j)] = float((y[i, j] + w).upper())
     lo, hi = np.nextafter(lo, -np.inf), np.nextafter(hi, np.inf)
     if rows:
         lo, hi = np.swapaxes(lo, -1, -2), np.swapaxes(hi, -1, -2)
