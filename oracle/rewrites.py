@@ -63,6 +63,16 @@ rewritten too) and returns how many sites it changed.  Today:
   name backends that do not.  A reduce's order is implementation-defined
   already and is never a rewrite.
 
+* **excess precision** — `convert(op(a, …))` from bf16 or f16 to a wider
+  float, `op` an element-wise arithmetic op of the narrow format, becomes
+  `op` computed in f32 on the operands converted (exactly) to f32, its
+  result never rounded to the narrow format: the spec's op rounds into
+  bf16 and the convert then widens that bf16 value.  XLA:CPU does this
+  as jax.jit compiles (`xla_allow_excess_precision`, on by default): it
+  computes bf16 arithmetic in f32 and folds the convert pair before a
+  widening convert (docs/findings.md), so `(x.astype(bf16) * 3).astype(f32)`
+  is not a bf16 value.
+
 Flushed subnormals are named by suites/causes.py already (inputs and
 outputs); any other order stays "out of tolerance" beyond the bounded kinds.
 """
@@ -226,6 +236,48 @@ def fma_contraction(module) -> int:
         op.results[0].replace_all_uses_with(fused.results[0])
         op.erase()
         mul.erase()
+        sites += 1
+    return sites
+
+
+# --------------------------------------------------------------------------
+# Excess precision: a narrow op's rounding skipped before a widening convert
+# --------------------------------------------------------------------------
+
+_ROUNDED = ("bf16", "f16")
+# Element-wise ops whose operands and result share one float type: computed in f32 instead, each
+# differs from the narrow op only by the rounding into the narrow format the rewrite skips.
+_ARITHMETIC = ("stablehlo.add", "stablehlo.subtract", "stablehlo.multiply", "stablehlo.divide",
+               "stablehlo.remainder", "stablehlo.power", "stablehlo.atan2", "stablehlo.sqrt", "stablehlo.rsqrt",
+               "stablehlo.cbrt", "stablehlo.exponential", "stablehlo.exponential_minus_one", "stablehlo.log",
+               "stablehlo.log_plus_one", "stablehlo.logistic", "stablehlo.tanh", "stablehlo.sine",
+               "stablehlo.cosine", "stablehlo.tan")
+
+
+def excess_precision(module) -> int:
+    from jaxlib.mlir import ir
+    sites = 0
+    for op in walk(module.operation):
+        if op.name != "stablehlo.convert" or _float_name(op.results[0].type) not in ("f32", "f64"):
+            continue
+        inner = op.operands[0].owner
+        narrow = op.operands[0].type
+        if getattr(inner, "name", None) not in _ARITHMETIC or _float_name(narrow) not in _ROUNDED \
+                or any(v.type != narrow for v in inner.operands):
+            continue
+        f32 = ir.RankedTensorType.get(ir.RankedTensorType(narrow).shape, ir.F32Type.get())
+        with ir.InsertionPoint(op):
+            wide = [ir.Operation.create("stablehlo.convert", results=[f32], operands=[v]).results[0]
+                    for v in inner.operands]
+            value = ir.Operation.create(inner.name, results=[f32], operands=wide,
+                                        attributes={n: inner.attributes[n] for n in inner.attributes}).results[0]
+            if op.results[0].type != f32:
+                value = ir.Operation.create("stablehlo.convert", results=[op.results[0].type],
+                                            operands=[value]).results[0]
+        op.results[0].replace_all_uses_with(value)
+        op.erase()
+        if not any(True for _ in inner.results[0].uses):
+            inner.erase()
         sites += 1
     return sites
 
@@ -503,6 +555,8 @@ balanced = _rebracketing(_balanced)
 REWRITES = (
     Rewrite("reciprocal multiplication", "x / c computed as x · fl(1/c)", reciprocal_multiplication),
     Rewrite("FMA contraction", "a·b ± c computed with one rounding (fused multiply-add)", fma_contraction),
+    Rewrite("excess precision", "a bf16 or f16 op computed in f32, not rounded to its format before a "
+            "widening convert", excess_precision),
     Rewrite("algebraic simplification", "(x + c) − c folded to x", cancelled_constants),
     Rewrite("fast min/max", "max/min as one compare and select (x < y ? y : x): NaN and −0 not ordered",
             fast_min_max),
