@@ -63,15 +63,21 @@ rewritten too) and returns how many sites it changed.  Today:
   name backends that do not.  A reduce's order is implementation-defined
   already and is never a rewrite.
 
-* **excess precision** — `convert(op(a, …))` from bf16 or f16 to a wider
-  float, `op` an element-wise arithmetic op of the narrow format, becomes
-  `op` computed in f32 on the operands converted (exactly) to f32, its
-  result never rounded to the narrow format: the spec's op rounds into
-  bf16 and the convert then widens that bf16 value.  XLA:CPU does this
-  as jax.jit compiles (`xla_allow_excess_precision`, on by default): it
-  computes bf16 arithmetic in f32 and folds the convert pair before a
-  widening convert (docs/findings.md), so `(x.astype(bf16) * 3).astype(f32)`
-  is not a bf16 value.
+* **excess precision** — a value narrowed and widened again is kept
+  unrounded: `convert(convert(a, bf16), f32)` with `a` in f32 is `a`, and
+  `convert(op(x, …))` from bf16 or f16 to a wider float, `op` an
+  element-wise arithmetic op of the narrow format, is `op` computed in f32
+  on the operands widened, its result never rounded to the narrow format.
+  The spec rounds into the narrow format and the convert widens that
+  value.  XLA:CPU does both as jax.jit compiles (`xla_allow_excess_precision`,
+  on by default: its algebraic simplifier drops a narrowing convert
+  followed by a widening one, after computing bf16 arithmetic in f32;
+  docs/findings.md), so `jnp.mean(x.astype(bf16))` averages the f32 inputs
+  and `(x.astype(bf16) * 3).astype(f32)` is not a bf16 value.
+
+* **reciprocal square root** — `divide(a, sqrt(b))` (the sqrt through
+  broadcasts or reshapes) becomes `multiply(a, rsqrt(b))`: XLA's algebraic
+  simplifier does this (a layer norm's `(x − m) / sqrt(v + ε)` in f16).
 
 Flushed subnormals are named by suites/causes.py already (inputs and
 outputs); any other order stays "out of tolerance" beyond the bounded kinds.
@@ -254,7 +260,20 @@ _ARITHMETIC = ("stablehlo.add", "stablehlo.subtract", "stablehlo.multiply", "sta
                "stablehlo.cosine", "stablehlo.tan")
 
 
+_WIDTH = {"bf16": 16, "f16": 16, "f32": 32, "f64": 64}
+
+
+def _narrowing(op) -> bool:
+    """`op` is a convert from a real float format into a narrower one."""
+    a, b = _float_name(op.operands[0].type), _float_name(op.results[0].type) if op.results else None
+    return op.name == "stablehlo.convert" and a is not None and b is not None and _WIDTH[b] < _WIDTH[a]
+
+
 def excess_precision(module) -> int:
+    """A widening convert of a narrow value takes what the narrow value was
+    computed from, unrounded: `convert(convert(a, narrow), type(a))` is `a`,
+    and `convert(op(x, …))` with `op` a bf16/f16 op of `_ARITHMETIC` is `op`
+    in f32 on the operands widened (then converted to the convert's type)."""
     from jaxlib.mlir import ir
     sites = 0
     for op in walk(module.operation):
@@ -262,6 +281,12 @@ def excess_precision(module) -> int:
             continue
         inner = op.operands[0].owner
         narrow = op.operands[0].type
+        if getattr(inner, "name", None) == "stablehlo.convert" and _narrowing(inner) \
+                and inner.operands[0].type == op.results[0].type:
+            op.results[0].replace_all_uses_with(inner.operands[0])
+            op.erase()
+            sites += 1
+            continue
         if getattr(inner, "name", None) not in _ARITHMETIC or _float_name(narrow) not in _ROUNDED \
                 or any(v.type != narrow for v in inner.operands):
             continue
@@ -276,8 +301,38 @@ def excess_precision(module) -> int:
                                             operands=[value]).results[0]
         op.results[0].replace_all_uses_with(value)
         op.erase()
-        if not any(True for _ in inner.results[0].uses):
-            inner.erase()
+        sites += 1
+    return sites
+
+
+# --------------------------------------------------------------------------
+# a / sqrt(b) as a · rsqrt(b)
+# --------------------------------------------------------------------------
+
+def reciprocal_square_root(module) -> int:
+    """`divide(a, sqrt(b))` — the sqrt reached through broadcasts and
+    reshapes — becomes `multiply(a, rsqrt(b))` through the same ops."""
+    from jaxlib.mlir import ir
+    sites = 0
+    for op in walk(module.operation):
+        if op.name != "stablehlo.divide" or _float_name(op.results[0].type) is None:
+            continue
+        chain, owner = [], op.operands[1].owner
+        while getattr(owner, "name", None) in _PASS_THROUGH:
+            chain.append(owner)
+            owner = owner.operands[0].owner
+        if getattr(owner, "name", None) != "stablehlo.sqrt":
+            continue
+        with ir.InsertionPoint(op):
+            value = ir.Operation.create("stablehlo.rsqrt", results=[owner.results[0].type],
+                                        operands=[owner.operands[0]]).results[0]
+            for c in chain[::-1]:
+                value = ir.Operation.create(c.name, results=[c.results[0].type], operands=[value],
+                                            attributes={n: c.attributes[n] for n in c.attributes}).results[0]
+            product = ir.Operation.create("stablehlo.multiply", results=[op.results[0].type],
+                                          operands=[op.operands[0], value])
+        op.results[0].replace_all_uses_with(product.results[0])
+        op.erase()
         sites += 1
     return sites
 
@@ -555,8 +610,9 @@ balanced = _rebracketing(_balanced)
 REWRITES = (
     Rewrite("reciprocal multiplication", "x / c computed as x · fl(1/c)", reciprocal_multiplication),
     Rewrite("FMA contraction", "a·b ± c computed with one rounding (fused multiply-add)", fma_contraction),
-    Rewrite("excess precision", "a bf16 or f16 op computed in f32, not rounded to its format before a "
-            "widening convert", excess_precision),
+    Rewrite("excess precision", "a value narrowed and widened again kept unrounded (a bf16 or f16 op computed "
+            "in f32)", excess_precision),
+    Rewrite("reciprocal square root", "a / sqrt(b) computed as a · rsqrt(b)", reciprocal_square_root),
     Rewrite("algebraic simplification", "(x + c) − c folded to x", cancelled_constants),
     Rewrite("fast min/max", "max/min as one compare and select (x < y ? y : x): NaN and −0 not ordered",
             fast_min_max),
