@@ -20,7 +20,7 @@ rewritten too) and returns how many sites it changed.  Today:
   format (exact rationals, `rounding.round_bits`).  XLA:CPU does this
   (docs/findings.md).
 * **FMA contraction** — `add(multiply(a, b), c)` and `subtract` with the
-  product on either side, where the product has no other use, in f32, f16
+  product (or `chlo.square(a)`, a · a) on either side, where the product has no other use, in f32, f16
   or bf16, becomes one rounding of the exact `a·b ± c`: computed as
   `convert(multiply(a64, b64) ± c64)` in f64, where `a·b` is exact (24 + 24
   bits ≤ 53) and the sum rounds once in f64 before the final rounding —
@@ -215,6 +215,10 @@ def _uses(value) -> int:
     return sum(1 for _ in value.uses)
 
 
+# a product: JAX writes x² (jnp.square, x ** 2) as chlo.square, which XLA contracts like x · x
+_PRODUCTS = ("stablehlo.multiply", "chlo.square")
+
+
 def fma_contraction(module) -> int:
     from jaxlib.mlir import ir
     sites = 0
@@ -224,7 +228,7 @@ def fma_contraction(module) -> int:
         t = op.results[0].type
         if _float_name(t) not in _NARROW:
             continue
-        side = next((k for k in (0, 1) if getattr(op.operands[k].owner, "name", None) == "stablehlo.multiply"
+        side = next((k for k in (0, 1) if getattr(op.operands[k].owner, "name", None) in _PRODUCTS
                      and _uses(op.operands[k]) == 1), None)
         if side is None:
             continue
@@ -233,7 +237,8 @@ def fma_contraction(module) -> int:
         with ir.InsertionPoint(op):
             def up(v):
                 return ir.Operation.create("stablehlo.convert", results=[wide], operands=[v]).results[0]
-            a, b = up(mul.operands[0]), up(mul.operands[1])
+            a = up(mul.operands[0])
+            b = a if mul.name == "chlo.square" else up(mul.operands[1])
             c = up(op.operands[1 - side])
             p = ir.Operation.create("stablehlo.multiply", results=[wide], operands=[a, b]).results[0]
             operands = [p, c] if side == 0 else [c, p]

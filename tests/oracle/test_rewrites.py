@@ -51,6 +51,21 @@ def test_a_multiply_add_becomes_one_rounding_of_the_exact_value():
     assert not np.array_equal(fused, a * b + c)   # two roundings differ from one somewhere
 
 
+def test_a_square_plus_a_term_is_contracted_like_a_product():
+    """jnp.square(a) + c lowers to chlo.square, which XLA contracts as it
+    does a · a + c (jax.nn.squareplus, jnp.hypot): one rounding of the exact
+    value, mpmath at 24 bits as the independent truth."""
+    a, c = (np.random.default_rng(k).standard_normal(64).astype(np.float32) for k in (6, 7))
+    text = jax.jit(lambda a, c: jax.numpy.square(a) + c).lower(a, c).as_text()
+    assert "chlo.square" in text
+    [(rw, changed, sites)] = [r for r in rewritten(text) if r[0].name == "FMA contraction"]
+    [e] = execute(parse_program(changed), [a, c])
+    with mpmath.workprec(24):
+        fused = np.array([float(mpmath.fadd(mpmath.fmul(float(p), float(p), exact=True), float(r)))
+                          for p, r in zip(a, c)], np.float32)
+    assert sites == 1 and np.array_equal(e.array(), fused)
+
+
 def test_nothing_to_rewrite_gives_nothing():
     text = jax.jit(lambda x, y: x / y).lower(X, X).as_text()   # not a constant divisor
     assert [r[0].name for r in rewritten(text)] == []
