@@ -19,6 +19,12 @@ rewritten too) and returns how many sites it changed.  Today:
   `multiply(x, RN(1/c))`, the reciprocal correctly rounded into the
   format (exact rationals, `rounding.round_bits`).  XLA:CPU does this
   (docs/findings.md).
+* **reciprocal multiplication (broadcast divisor)** — `divide(x,
+  broadcast(d))` with `d` computed (not a constant) and fewer elements than
+  `x` becomes `multiply(x, broadcast(fl(1/d)))`: one reciprocal per element
+  of `d`, then a product per element of `x`.  XLA:CPU does this (a k-means
+  step's sums divided by their counts; docs/findings.md).
+
 * **FMA contraction** — `add(multiply(a, b), c)` and `subtract` with the
   product (or `chlo.square(a)`, a · a) on either side, where the product has no other use, in f32, f16
   or bf16, becomes one rounding of the exact `a·b ± c`: computed as
@@ -139,17 +145,32 @@ def _float_name(t) -> str | None:
 _PASS_THROUGH = ("stablehlo.broadcast_in_dim", "stablehlo.reshape")
 
 
-def _constant_chain(value):
-    """(the constant op, the ops from it to `value`) when `value` is a
-    constant or a broadcast/reshape of one; else None."""
+def _source(value):
+    """(the op `value` comes from through broadcasts and reshapes — None for
+    a block argument —, those ops from it to `value`, in order)."""
     chain = []
     owner = value.owner
     while getattr(owner, "name", None) in _PASS_THROUGH:
         chain.append(owner)
         owner = owner.operands[0].owner
-    if getattr(owner, "name", None) != "stablehlo.constant":
-        return None
     return owner, chain[::-1]
+
+
+def _rebuilt(value, chain: list):
+    """`value` through the same broadcasts and reshapes as `chain` (insert
+    where the caller's InsertionPoint says)."""
+    from jaxlib.mlir import ir
+    for c in chain:
+        value = ir.Operation.create(c.name, results=[c.results[0].type], operands=[value],
+                                    attributes={n: c.attributes[n] for n in c.attributes}).results[0]
+    return value
+
+
+def _constant_chain(value):
+    """(the constant op, the ops from it to `value`) when `value` is a
+    constant or a broadcast/reshape of one; else None."""
+    owner, chain = _source(value)
+    return (owner, chain) if getattr(owner, "name", None) == "stablehlo.constant" else None
 
 
 def _reciprocal_attr(const, fmt_name: str):
@@ -191,17 +212,48 @@ def reciprocal_multiplication(module) -> int:
         if attr is None:
             continue
         with ir.InsertionPoint(op):
-            value = ir.Operation.create("stablehlo.constant", results=[const.results[0].type],
-                                        attributes={"value": attr}).results[0]
-            for c in chain:   # the same broadcasts and reshapes, of the reciprocal
-                value = ir.Operation.create(c.name, results=[c.results[0].type], operands=[value],
-                                            attributes={n: c.attributes[n] for n in c.attributes}).results[0]
+            value = _rebuilt(ir.Operation.create("stablehlo.constant", results=[const.results[0].type],
+                                                 attributes={"value": attr}).results[0], chain)
             product = ir.Operation.create("stablehlo.multiply", results=[op.results[0].type],
                                           operands=[op.operands[0], value])
         op.results[0].replace_all_uses_with(product.results[0])
         op.erase()
         sites += 1
     return sites
+
+
+def broadcast_reciprocal(module) -> int:
+    """`divide(x, broadcast(d))`, d not a constant and fewer elements than x:
+    `multiply(x, broadcast(divide(1, d)))`, one reciprocal per element of d
+    (each correctly rounded, as the spec's divide)."""
+    from jaxlib.mlir import ir
+    sites = 0
+    for op in walk(module.operation):
+        if op.name != "stablehlo.divide" or _float_name(op.results[0].type) is None:
+            continue
+        owner, chain = _source(op.operands[1])
+        if not chain or owner is None or getattr(owner, "name", None) == "stablehlo.constant":
+            continue
+        d = chain[0].operands[0]
+        if ir.RankedTensorType(d.type).rank > ir.RankedTensorType(op.results[0].type).rank \
+                or _elements(d.type) >= _elements(op.results[0].type):
+            continue
+        t = ir.RankedTensorType(d.type)
+        with ir.InsertionPoint(op):
+            one = ir.Operation.create("stablehlo.constant", results=[t], attributes={
+                "value": ir.DenseElementsAttr.get_splat(t, ir.FloatAttr.get(t.element_type, 1.0))}).results[0]
+            recip = ir.Operation.create("stablehlo.divide", results=[t], operands=[one, d]).results[0]
+            product = ir.Operation.create("stablehlo.multiply", results=[op.results[0].type],
+                                          operands=[op.operands[0], _rebuilt(recip, chain)])
+        op.results[0].replace_all_uses_with(product.results[0])
+        op.erase()
+        sites += 1
+    return sites
+
+
+def _elements(t) -> int:
+    from jaxlib.mlir import ir
+    return int(np.prod(ir.RankedTensorType(t).shape, dtype=np.int64))
 
 
 # --------------------------------------------------------------------------
@@ -322,18 +374,12 @@ def reciprocal_square_root(module) -> int:
     for op in walk(module.operation):
         if op.name != "stablehlo.divide" or _float_name(op.results[0].type) is None:
             continue
-        chain, owner = [], op.operands[1].owner
-        while getattr(owner, "name", None) in _PASS_THROUGH:
-            chain.append(owner)
-            owner = owner.operands[0].owner
+        owner, chain = _source(op.operands[1])
         if getattr(owner, "name", None) != "stablehlo.sqrt":
             continue
         with ir.InsertionPoint(op):
-            value = ir.Operation.create("stablehlo.rsqrt", results=[owner.results[0].type],
-                                        operands=[owner.operands[0]]).results[0]
-            for c in chain[::-1]:
-                value = ir.Operation.create(c.name, results=[c.results[0].type], operands=[value],
-                                            attributes={n: c.attributes[n] for n in c.attributes}).results[0]
+            value = _rebuilt(ir.Operation.create("stablehlo.rsqrt", results=[owner.results[0].type],
+                                                 operands=[owner.operands[0]]).results[0], chain)
             product = ir.Operation.create("stablehlo.multiply", results=[op.results[0].type],
                                           operands=[op.operands[0], value])
         op.results[0].replace_all_uses_with(product.results[0])
@@ -614,10 +660,13 @@ balanced = _rebracketing(_balanced)
 
 REWRITES = (
     Rewrite("reciprocal multiplication", "x / c computed as x · fl(1/c)", reciprocal_multiplication),
+    # before the broadcast divisor: a / broadcast(sqrt(b)) is both; XLA computes the rsqrt
+    Rewrite("reciprocal square root", "a / sqrt(b) computed as a · rsqrt(b)", reciprocal_square_root),
+    Rewrite("reciprocal multiplication (broadcast divisor)",
+            "x / broadcast(d) computed as x · broadcast(fl(1/d))", broadcast_reciprocal),
     Rewrite("FMA contraction", "a·b ± c computed with one rounding (fused multiply-add)", fma_contraction),
     Rewrite("excess precision", "a value narrowed and widened again kept unrounded (a bf16 or f16 op computed "
             "in f32)", excess_precision),
-    Rewrite("reciprocal square root", "a / sqrt(b) computed as a · rsqrt(b)", reciprocal_square_root),
     Rewrite("algebraic simplification", "(x + c) − c folded to x", cancelled_constants),
     Rewrite("fast min/max", "max/min as one compare and select (x < y ? y : x): NaN and −0 not ordered",
             fast_min_max),

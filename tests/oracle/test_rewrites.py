@@ -39,6 +39,23 @@ def test_division_by_a_constant_becomes_multiplication_by_its_rounded_reciprocal
     assert not np.array_equal(e.array(), X / np.float32(0.9))   # the rewrite changes values: 1 ULP here and there
 
 
+def test_a_division_by_a_broadcast_becomes_one_reciprocal_per_divisor():
+    """x / d[:, None] (d an argument: not a constant) rewritten: each row of
+    x times fl(1/d) for its row (numpy's IEEE division and product as the
+    independent truth), which differs from the spec's x / d somewhere; a
+    divisor of x's own shape is left as written."""
+    x = np.random.default_rng(8).standard_normal((32, 16)).astype(np.float32)
+    d = np.random.default_rng(9).uniform(0.5, 3, 32).astype(np.float32)
+    f = jax.jit(lambda x, d: x / d[:, None])
+    [(rw, changed, sites)] = [r for r in rewritten(f.lower(x, d).as_text())
+                              if r[0].name == "reciprocal multiplication (broadcast divisor)"]
+    [e] = execute(parse_program(changed), [x, d])
+    want = x * (np.float32(1) / d)[:, None]
+    assert sites == 1 and np.array_equal(e.array(), want) and not np.array_equal(want, x / d[:, None])
+    names = [r[0].name for r in rewritten(jax.jit(lambda x, y: x / y).lower(x, x).as_text())]
+    assert "reciprocal multiplication (broadcast divisor)" not in names
+
+
 def test_a_multiply_add_becomes_one_rounding_of_the_exact_value():
     a, b, c = (np.random.default_rng(k).standard_normal(64).astype(np.float32) for k in (1, 2, 3))
     text = jax.jit(lambda a, b, c: a * b + c).lower(a, b, c).as_text()
@@ -194,9 +211,10 @@ def test_a_division_by_a_square_root_becomes_a_product_with_its_reciprocal():
 @pytest.mark.long   # ~10 s: two runs; make test-long (CI)
 def test_run_names_xla_keeping_a_bf16_product_in_f32(tmp_path, capsys):
     """XLA:CPU as jax.jit compiles it (excess precision allowed) returns
-    (x.astype(bf16) · 3).astype(f32) unrounded and a layer norm's division
-    by a square root as a product with rsqrt (docs/findings.md): the
-    failing elements are named so; a 1 %-scaled backend's are not."""
+    (x.astype(bf16) · 3).astype(f32) unrounded, a layer norm's division by
+    a square root as a product with rsqrt and x / d[:, None] as x times
+    fl(1/d) (docs/findings.md): the failing elements are named so; a
+    1 %-scaled backend's are not."""
     f = jax.jit(lambda x: (x.astype(jax.numpy.bfloat16) * 3).astype(jax.numpy.float32))
     (tmp_path / "b.mlir").write_text(f.lower(X).as_text())
     np.savez(tmp_path / "b.npz", X)
@@ -216,6 +234,14 @@ def test_run_names_xla_keeping_a_bf16_product_in_f32(tmp_path, capsys):
     failing = int(out.split(" of 1024 elements differ")[0].rsplit(None, 1)[1])
     named = int(out.split("(reciprocal square root) x")[1].split()[0])
     assert rc == 1 and named >= 0.9 * failing > 100, out
+    x = np.random.default_rng(0).standard_normal((64, 64)).astype(np.float32)
+    d = np.random.default_rng(1).uniform(0.5, 3, 64).astype(np.float32)
+    (tmp_path / "r.mlir").write_text(jax.jit(lambda x, d: x / d[:, None]).lower(x, d).as_text())
+    np.savez(tmp_path / "r.npz", x, d)
+    rc = main(["run", str(tmp_path / "r.mlir"), "--backend=xla", "--inputs", str(tmp_path / "r.npz")])
+    out = capsys.readouterr().out
+    failing = int(out.split(" of 4096 elements differ")[0].rsplit(None, 1)[1])
+    assert rc == 1 and failing > 100 and f"(reciprocal multiplication (broadcast divisor)) x{failing}" in out, out
 
 
 def test_fast_min_max_is_named_for_xla_configured_so_and_only_then(tmp_path, capsys):
