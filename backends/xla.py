@@ -66,7 +66,12 @@ partitions with no dimension sharded — what
 `jax.jit(shard_map(f, mesh, in_specs=P(), out_specs=P()))` lowers — so each
 device runs the program as written.  Programs JAX lowers with `shard_map`
 (`sdy.mesh`, `sdy.manual_computation`) are compiled as they are; each
-process's inputs and results are then its shards.  `run_grid` puts each
+process's inputs and results are then its shards.  A jit with shardings
+and no manual computation is partitioned by XLA as one global program,
+each device taking a shard of an argument @main declares whole: the spec
+hands every process the whole array, so that reading cannot be run here
+and the adapter says so (Unsupported) once the compiled program shows a
+tiled parameter or result.  `run_grid` puts each
 process's inputs on its device, runs the executable once on every device
 (`execute_sharded`) and reads each device's results back.  The collectives
 are XLA:CPU's in-process ones; a process that never reaches a collective
@@ -220,6 +225,11 @@ class XlaBackend(Backend):
                                                            xla_client.DeviceList(tuple(devices)), options, [])
         except Exception as e:  # parse, verify, partitioning and compile errors alike
             raise Rejected(one_line(str(e))) from None
+        if sharded and not _manual_program(mlir) and _tiles(loaded):
+            raise Unsupported("xla: @main's shardings (a jit with in/out shardings, no shard_map) make XLA "
+                              "partition the whole program, each device taking a shard of an argument the spec "
+                              "hands whole to every process; this adapter runs per-process programs (shard_map, "
+                              "pmap, or none with shardings) only")
         return _GridExecutable(loaded, grid, devices, n_args)
 
     def run_grid(self, executable: Any, inputs_per_process) -> list[list[np.ndarray]]:
@@ -266,6 +276,22 @@ def _carries_shardings(module) -> bool:
     per-device buffers those shardings give."""
     text = module.operation.get_asm(large_elements_limit=16)
     return "sdy." in text or "mhlo.sharding" in text
+
+
+def _manual_program(text: str) -> bool:
+    """Is the program's work one manual computation (shard_map, pmap), so
+    that @main's values are each process's own (Shardy's
+    `sdy.manual_computation`, GSPMD's full-to-shard custom calls)?"""
+    return "sdy.manual_computation" in text or "SPMDFullToShardShape" in text
+
+
+def _tiles(loaded) -> bool:
+    """Does the compiled program split an argument or a result over the
+    devices (an OpSharding of type OTHER: a tile assignment)?"""
+    from jax._src.lib import xla_client
+    other = xla_client.OpSharding.Type.OTHER
+    return any(getattr(s, "type", None) == other
+               for s in list(loaded.get_parameter_shardings() or []) + list(loaded.get_output_shardings() or []))
 
 
 _GRID_MESH = "__shlo_grid"

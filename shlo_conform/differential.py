@@ -454,7 +454,13 @@ def npz_grid_inputs(path: str, types: list[TensorType], grid: Grid) -> list[list
                 raise InputError(f"--inputs {path}: no array {own} (argument {k} of process {i}) nor arg{k} for "
                                  "every process")
             picked[k] = own if own in names else shared
-        out.append(npz_inputs(path, types, members=[picked[k] for k in range(len(types))]))
+        try:
+            out.append(npz_inputs(path, types, members=[picked[k] for k in range(len(types))]))
+        except InputError as e:
+            if " has shape " not in str(e) or "@" in str(e).split(" has shape ")[0]:
+                raise
+            raise InputError(f"{e} — on the {grid} grid an array given once goes whole to every process; give "
+                             "each process its own (its shard) as arg<k>@<flattened id>") from None
     return out
 
 

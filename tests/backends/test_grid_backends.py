@@ -230,6 +230,25 @@ def test_xla_runs_what_jax_lowers_with_shard_map(xla):
         _same([got[i]], [want])
 
 
+def test_xla_declares_a_jit_with_shardings_unsupported_on_a_grid(xla):
+    """`jax.jit(f, in_shardings=…, out_shardings=…)` on a 4-device mesh (no
+    shard_map): XLA's partitioner hands each device a shard of an argument
+    @main declares whole, so the spec's per-process reading (every process
+    runs @main on the whole array) cannot be run: Unsupported, naming why,
+    before any input is placed (before stop 56 the run fed the whole array
+    and the worker died with SIGSEGV, "expected parameter 0 of size 512")."""
+    import jax
+    import jax.numpy as jnp
+    from jax.sharding import Mesh, NamedSharding, PartitionSpec as Spec
+    mesh = Mesh(np.array(xla.grid_devices(4), dtype=object), ("x",))
+    f = jax.jit(lambda a, w: jnp.tanh(a @ w), in_shardings=(NamedSharding(mesh, Spec("x")), NamedSharding(mesh, Spec())),
+                out_shardings=NamedSharding(mesh, Spec("x")))
+    text = f.lower(jax.ShapeDtypeStruct((16, 8), jnp.float32), jax.ShapeDtypeStruct((8, 4), jnp.float32)).as_text()
+    assert "sdy.sharding" in text and "sdy.manual_computation" not in text
+    with pytest.raises(Unsupported, match="shard of an argument the spec hands whole to every process"):
+        xla.compile_grid(text, Grid(1, 4))
+
+
 def test_single_device_compiles_are_untouched_by_grids(xla):
     """Grids use a client of their own: the adapter's one-device client (the
     one `jax.jit` uses, tests/backends/test_xla_as_jit.py) stays one device."""

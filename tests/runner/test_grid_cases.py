@@ -11,6 +11,8 @@ from __future__ import annotations
 import json
 import xml.etree.ElementTree as ET
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -223,6 +225,22 @@ def test_run_takes_the_grid_from_the_module_and_inputs_per_process(capsys, tmp_p
     assert "its shards: @main hands them to one manual computation (shard_map / pmap; mesh x=4)" in out
     assert out.count("[[10., 10.], [10., 10.]]") == 4   # 1 + 2 + 3 + 4 on each process
     assert "process 3 (replica 0, partition 3)" in out
+
+
+def test_a_wrong_backend_on_a_grid_disagrees_on_every_process(capsys, tmp_path):
+    """The shard_map psum on XLA (4 devices) agrees on every process; XLA's
+    outputs scaled by 1.01 on every process (tests/cli/fixtures/wrong.py
+    alters `run_grid`'s outputs as it does `run`'s) disagree on all four.
+    The whole 8×2 array given once is one line naming the fix (exit 2)."""
+    wrong = Path(__file__).parent.parent / "cli" / "fixtures" / "wrong.py"
+    (tmp_path / "p.mlir").write_text(SHARD_MAP_PSUM)
+    np.savez(tmp_path / "in.npz", **{f"arg0@{i}": np.full((2, 2), i + 1, np.float32) for i in range(4)})
+    rc, out, err = _run(capsys, tmp_path / "p.mlir", f"--backend=xla,{wrong}:Scaled", "--inputs", tmp_path / "in.npz")
+    xla, scaled = out.split("\nxla ")[1].split(f"\n{wrong}")
+    assert rc == 1 and xla.count(": agrees") == 4 and scaled.count(": DISAGREES") == 4, out
+    np.savez(tmp_path / "whole.npz", np.ones((8, 2), np.float32))
+    rc, out, err = _run(capsys, tmp_path / "p.mlir", "--backend=oracle", "--inputs", tmp_path / "whole.npz")
+    assert rc == 2 and err.count("\n") == 1 and "give each process its own (its shard) as arg<k>@<flattened id>" in err
 
 
 @pytest.mark.parametrize("files, words", [
