@@ -80,6 +80,7 @@ kills the worker.
 """
 from __future__ import annotations
 
+import re
 from typing import Any, Sequence
 
 import numpy as np
@@ -136,6 +137,13 @@ class XlaBackend(Backend):
                                            self._client, devices, dict(self.config))
 
     def compile(self, mlir: str) -> Any:
+        """@main compiled for one CPU device as `jax.jit` compiles it; a jit
+        with shardings over several devices (`global_grid`) is compiled as
+        XLA partitions it, over that many devices, and run as one global
+        computation (`_run_global`)."""
+        grid = global_grid(mlir)
+        if grid is not None:
+            return self._compile_over(mlir, grid)
         self.refuse_quantized(mlir)
         from jax._src import compiler
         from jax._src.interpreters import mlir as jax_mlir
@@ -155,11 +163,43 @@ class XlaBackend(Backend):
             raise Rejected(one_line(str(e))) from None
 
     def run(self, executable: Any, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
+        if isinstance(executable, _GridExecutable):
+            return self._run_global(executable, inputs)
         jax = self._jax
         with jax.enable_x64(True):
             bufs = [jax.device_put(np.ascontiguousarray(a), self._device) for a in inputs]
         outs = executable.execute(bufs)
         return [np.array(np.asarray(o), copy=True) for o in outs]
+
+    def _run_global(self, ex: "_GridExecutable", inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
+        """A partitioned program run as one computation: each whole input cut
+        into the shards its compiled parameter sharding gives each device,
+        each result put together from its devices' shards by its output
+        sharding (as `jax.jit` does with a sharded jax.Array)."""
+        jax = self._jax
+        from jax._src.sharding_impls import GSPMDSharding
+
+        if len(inputs) != ex.n_args:
+            raise ValueError(f"@main takes {ex.n_args} inputs, {len(inputs)} were given")
+        args = []
+        with jax.enable_x64(True):
+            for a, sharding in zip(inputs, ex.loaded.get_parameter_shardings()):
+                a = np.ascontiguousarray(a)
+                args.append(jax.make_array_from_callback(a.shape, GSPMDSharding(ex.devices, sharding),
+                                                         lambda index, a=a: a[index]))
+            results = ex.loaded.execute_sharded(args).disassemble_into_single_device_arrays()
+        outs = []
+        for shape, sharding, shards in zip(ex.shapes, ex.loaded.get_output_shardings(), results):
+            where = GSPMDSharding(ex.devices, sharding).devices_indices_map(shape)
+            out = None
+            for shard in shards:
+                (device,) = shard.devices()
+                value = np.asarray(shard)
+                if out is None:
+                    out = np.empty(shape, dtype=value.dtype)
+                out[where[device]] = value
+            outs.append(out)
+        return outs
 
     # ------------------------------------------------------------------ grid
     grid_capable = True
@@ -186,6 +226,15 @@ class XlaBackend(Backend):
         `compiler.get_compile_options` builds them; a program that carries no
         sharding of its own and runs on more than one partition is made one
         manual computation over the partitions first (`_manual`)."""
+        ex = self._compile_over(mlir, grid)
+        if _carries_shardings_text(mlir) and not _manual_program(mlir) and _tiles(ex.loaded):
+            raise Unsupported("xla: @main's shardings (a jit with in/out shardings, no shard_map) make XLA "
+                              "partition the whole program, each device taking a shard of an argument the spec "
+                              "hands whole to every process; this adapter runs per-process programs (shard_map, "
+                              "pmap, or none with shardings) only")
+        return ex
+
+    def _compile_over(self, mlir: str, grid) -> "_GridExecutable":
         self.refuse_quantized(mlir)
         from jax._src import compiler
         from jax._src.interpreters import mlir as jax_mlir
@@ -205,6 +254,7 @@ class XlaBackend(Backend):
             with jax_mlir.make_ir_context():
                 module = ir.Module.parse(mlir)
                 n_args, n_results = _main_arity(module)
+                shapes = _main_result_shapes(module)
                 sharded = _carries_shardings(module)
                 if grid.num_partitions > 1 and not sharded:
                     module = ir.Module.parse(_manual(module, grid))
@@ -225,12 +275,7 @@ class XlaBackend(Backend):
                                                            xla_client.DeviceList(tuple(devices)), options, [])
         except Exception as e:  # parse, verify, partitioning and compile errors alike
             raise Rejected(one_line(str(e))) from None
-        if sharded and not _manual_program(mlir) and _tiles(loaded):
-            raise Unsupported("xla: @main's shardings (a jit with in/out shardings, no shard_map) make XLA "
-                              "partition the whole program, each device taking a shard of an argument the spec "
-                              "hands whole to every process; this adapter runs per-process programs (shard_map, "
-                              "pmap, or none with shardings) only")
-        return _GridExecutable(loaded, grid, devices, n_args)
+        return _GridExecutable(loaded, grid, devices, n_args, shapes)
 
     def run_grid(self, executable: Any, inputs_per_process) -> list[list[np.ndarray]]:
         """Each argument goes in as one array whose shard on device i is
@@ -262,10 +307,34 @@ class XlaBackend(Backend):
 
 class _GridExecutable:
     """A program compiled for a grid: the loaded executable, the grid, its
-    devices in flattened id order, @main's argument count."""
+    devices in flattened id order, @main's argument count and result shapes."""
 
-    def __init__(self, loaded, grid, devices, n_args):
-        self.loaded, self.grid, self.devices, self.n_args = loaded, grid, devices, n_args
+    def __init__(self, loaded, grid, devices, n_args, shapes):
+        self.loaded, self.grid, self.devices, self.n_args, self.shapes = loaded, grid, devices, n_args, shapes
+
+
+_GRID_ATTR = re.compile(r"\b(mhlo\.num_replicas|mhlo\.num_partitions)\s*=\s*(\d+)")
+
+
+def global_grid(text: str):
+    """The devices a jit with shardings is partitioned over — the module's
+    `mhlo.num_replicas` × `mhlo.num_partitions`, more than one, with
+    shardings on its values and no manual computation (`jax.jit(f,
+    in_shardings=…)` on a mesh) — or None for any other program.  Such a
+    program is one global computation that XLA partitions (its shardings a
+    layout): `run` judges it as one process (shlo_conform/differential.py)
+    and this adapter runs it partitioned (`_run_global`)."""
+    from ..spec.grid import Grid
+    head = text.split("func.func", 1)[0]
+    sizes = {k: int(v) for k, v in _GRID_ATTR.findall(head)}
+    grid = Grid(sizes.get("mhlo.num_replicas", 1), sizes.get("mhlo.num_partitions", 1)) if sizes else None
+    if grid is None or grid.size < 2 or not _carries_shardings_text(text) or _manual_program(text):
+        return None
+    return grid
+
+
+def _carries_shardings_text(text: str) -> bool:
+    return "sdy." in text or "mhlo.sharding" in text
 
 
 def _carries_shardings(module) -> bool:
@@ -274,8 +343,7 @@ def _carries_shardings(module) -> bool:
     for shard_map, pmap or a jit with shardings)?  Then the partitioner
     follows what it says, and each process's inputs and outputs are the
     per-device buffers those shardings give."""
-    text = module.operation.get_asm(large_elements_limit=16)
-    return "sdy." in text or "mhlo.sharding" in text
+    return _carries_shardings_text(module.operation.get_asm(large_elements_limit=16))
 
 
 def _manual_program(text: str) -> bool:
@@ -379,6 +447,20 @@ def _main_arity(module) -> tuple[int, int]:
     main = _main_func(module)
     ftype = ir.FunctionType(ir.TypeAttr(main.attributes["function_type"]).value)
     return len(ftype.inputs), len(ftype.results)
+
+
+def _main_result_shapes(module) -> list[tuple]:
+    """The shapes of @main's results (None for one that is not a ranked tensor)."""
+    from jax._src.lib.mlir import ir
+
+    ftype = ir.FunctionType(ir.TypeAttr(_main_func(module).attributes["function_type"]).value)
+    shapes = []
+    for t in ftype.results:
+        try:
+            shapes.append(tuple(ir.RankedTensorType(t).shape))
+        except (ValueError, TypeError):   # a token or tuple: no shape to put together
+            shapes.append(None)
+    return shapes
 
 
 def _register_lapack_targets() -> None:

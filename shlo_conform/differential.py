@@ -40,6 +40,7 @@ from .suites.compare import compare
 from .suites.kinds import describe, kind_of
 from .suites.resolution import Resolution, allowance_used, resolution, resolved_elements
 from .suites.records import Case, GridData, TensorValue
+from .backends.xla import global_grid
 from .spec.grid import MAX_PROCESSES, SINGLE, Grid
 
 ORACLE = "oracle"
@@ -135,6 +136,8 @@ class Prepared:
                                  # else --replicas/--partitions, else 1×1
     manual: dict | None = None   # the mesh of @main's sdy.manual_computation (shard_map, pmap): per-process
                                  # inputs and outputs are the shards its body takes and gives
+    partitioned: Grid | None = None   # a jit with shardings over these devices: one global computation
+                                      # (backends/xla.py `global_grid`), judged as one process
 
 
 _PARSED: dict = {}   # in the job process: the oracle's parse of the last program, for `expectations`
@@ -200,6 +203,11 @@ def _prepared(source, text: str, form: str, data: bytes, grid: Grid | None = Non
     stated = _stated_grid(text)
     if isinstance(stated, str):
         return Prepared(form, text, [], [], refusal=stated)
+    partitioned = global_grid(text)
+    if partitioned is not None and (grid is None or grid.size == 1):
+        # a jit with shardings: its mesh is a layout, the computation one (as JAX reads it; the spec's reading,
+        # every process running @main on the whole arrays, is asked for with --replicas/--partitions)
+        prep.partitioned, stated, grid = partitioned, None, SINGLE
     if stated is not None and grid is not None and stated != grid:
         return Prepared(form, text, [], [], refusal=f"the module states a {stated} grid (mhlo.num_replicas × "
                                                      f"mhlo.num_partitions); --replicas/--partitions ask for {grid}")
@@ -208,7 +216,8 @@ def _prepared(source, text: str, form: str, data: bytes, grid: Grid | None = Non
         return Prepared(form, text, [], [], refusal=f"a {prep.grid} grid is {prep.grid.size} processes; "
                                                      f"run takes at most {MAX_PROCESSES}")
     try:
-        program = parse_program(source, prep.grid, wider_results=True)
+        # a jit with shardings keeps the mesh its module states (it holds no collective to check against it)
+        program = parse_program(source, None if prep.partitioned else prep.grid, wider_results=True)
     except CannotJudge as e:
         prep.cost_why = f"cannot judge {e.op}: {e}"
         return prep
@@ -1065,6 +1074,10 @@ def run_command(path: str, backends: list[str], *, inputs_npz: str | None = None
         how[0] += ("; each process's inputs and outputs are its shards: @main hands them to one manual "
                    f"computation (shard_map / pmap; mesh {', '.join(f'{a}={n}' for a, n in prep.manual.items())}), "
                    "run as its body on every process")
+    if prep.partitioned:
+        how[0] += (f"; a jit with shardings over {prep.partitioned.size} devices, judged as one global "
+                   "computation (its shardings a layout, as JAX reads them): XLA runs it partitioned and its "
+                   "results are put together from their shards")
     if refined is not None:
         prep.form = refined.program_form
     out = render(path, prep.form, prep.types, how[0], expected, why_none, reports, ORACLE in backends, need,

@@ -243,6 +243,32 @@ def test_a_wrong_backend_on_a_grid_disagrees_on_every_process(capsys, tmp_path):
     assert rc == 2 and err.count("\n") == 1 and "give each process its own (its shard) as arg<k>@<flattened id>" in err
 
 
+def test_a_jit_with_shardings_is_judged_as_one_global_computation(capsys, tmp_path):
+    """`jax.jit(f, in_shardings=…)` on 4 devices, no shard_map, the
+    contracting dimension sharded (XLA's partitioner sums each device's
+    part and all-reduces them: another order of the same sums): judged
+    as one computation on the whole arrays, XLA run partitioned with its
+    shards put together — it agrees; scaled by 1.01 it disagrees."""
+    import jax
+    import jax.numpy as jnp
+    from jax.sharding import Mesh, NamedSharding, PartitionSpec as Spec
+    from shlo_conform.backends.base import load_backend
+    wrong = Path(__file__).parent.parent / "cli" / "fixtures" / "wrong.py"
+    mesh = Mesh(np.array(load_backend("xla").grid_devices(4), dtype=object), ("x",))
+    f = jax.jit(lambda a, w: jnp.tanh(a @ w), in_shardings=(NamedSharding(mesh, Spec(None, "x")),
+                                                             NamedSharding(mesh, Spec("x", None))),
+                out_shardings=NamedSharding(mesh, Spec()))
+    rng = np.random.default_rng(3)
+    a, w = rng.standard_normal((8, 64)).astype(np.float32), (rng.standard_normal((64, 4)) / 8).astype(np.float32)
+    (tmp_path / "p.mlir").write_text(f.lower(a, w).as_text())
+    np.savez(tmp_path / "in.npz", a, w)
+    rc, out, err = _run(capsys, tmp_path / "p.mlir", f"--backend=xla,{wrong}:Scaled", "--inputs", tmp_path / "in.npz")
+    assert "a jit with shardings over 4 devices, judged as one global computation" in out, out
+    xla, scaled = out.split("\nxla ")[1].split(f"\n{wrong}")
+    assert rc == 1 and "#0 tensor<8x4xf32>: agrees" in xla and "DISAGREES" in scaled, out
+    assert "process 1" not in out
+
+
 @pytest.mark.parametrize("files, words", [
     ({"arg0@0": [1, 2], "arg0@2": [3, 4]}, "arg0@2 fits no process: the 2×1 grid has flattened ids 0..1"),
     ({"arg0@0": [1, 2]}, "no array arg0@1 (argument 0 of process 1) nor arg0 for every process"),
