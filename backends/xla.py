@@ -69,9 +69,11 @@ device runs the program as written.  Programs JAX lowers with `shard_map`
 process's inputs and results are then its shards.  A jit with shardings
 and no manual computation is partitioned by XLA as one global program,
 each device taking a shard of an argument @main declares whole: the spec
-hands every process the whole array, so that reading cannot be run here
-and the adapter says so (Unsupported) once the compiled program shows a
-tiled parameter or result.  `run_grid` puts each
+hands every process the whole array, so that reading cannot be run on a
+grid and `compile_grid` says so (Unsupported) once the compiled program
+shows a tiled parameter or result; `compile` runs such a program as the
+one global computation JAX means (`global_grid`, `_run_global`).
+`run_grid` puts each
 process's inputs on its device, runs the executable once on every device
 (`execute_sharded`) and reads each device's results back.  The collectives
 are XLA:CPU's in-process ones; a process that never reaches a collective
@@ -80,7 +82,6 @@ kills the worker.
 """
 from __future__ import annotations
 
-import re
 from typing import Any, Sequence
 
 import numpy as np
@@ -190,6 +191,9 @@ class XlaBackend(Backend):
             results = ex.loaded.execute_sharded(args).disassemble_into_single_device_arrays()
         outs = []
         for shape, sharding, shards in zip(ex.shapes, ex.loaded.get_output_shardings(), results):
+            if shape is None:   # a token: nothing to put together
+                outs.append(np.asarray(shards[0]))
+                continue
             where = GSPMDSharding(ex.devices, sharding).devices_indices_map(shape)
             out = None
             for shard in shards:
@@ -313,9 +317,6 @@ class _GridExecutable:
         self.loaded, self.grid, self.devices, self.n_args, self.shapes = loaded, grid, devices, n_args, shapes
 
 
-_GRID_ATTR = re.compile(r"\b(mhlo\.num_replicas|mhlo\.num_partitions)\s*=\s*(\d+)")
-
-
 def global_grid(text: str):
     """The devices a jit with shardings is partitioned over — the module's
     `mhlo.num_replicas` × `mhlo.num_partitions`, more than one, with
@@ -324,11 +325,9 @@ def global_grid(text: str):
     program is one global computation that XLA partitions (its shardings a
     layout): `run` judges it as one process (shlo_conform/differential.py)
     and this adapter runs it partitioned (`_run_global`)."""
-    from ..spec.grid import Grid
-    head = text.split("func.func", 1)[0]
-    sizes = {k: int(v) for k, v in _GRID_ATTR.findall(head)}
-    grid = Grid(sizes.get("mhlo.num_replicas", 1), sizes.get("mhlo.num_partitions", 1)) if sizes else None
-    if grid is None or grid.size < 2 or not _carries_shardings_text(text) or _manual_program(text):
+    from ..spec.grid import Grid, stated_in_text
+    grid = stated_in_text(text)
+    if not isinstance(grid, Grid) or grid.size < 2 or not _carries_shardings_text(text) or _manual_program(text):
         return None
     return grid
 

@@ -41,7 +41,7 @@ from .suites.kinds import describe, kind_of
 from .suites.resolution import Resolution, allowance_used, resolution, resolved_elements
 from .suites.records import Case, GridData, TensorValue
 from .backends.xla import global_grid
-from .spec.grid import MAX_PROCESSES, SINGLE, Grid
+from .spec.grid import MAX_PROCESSES, SINGLE, Grid, stated_in_text
 
 ORACLE = "oracle"
 
@@ -200,13 +200,11 @@ def _prepared(source, text: str, form: str, data: bytes, grid: Grid | None = Non
     except (SyntaxRejected, VerifierRejected) as e:
         return Prepared(form, text, [], [], refusal=f"cannot read @main's signature: {e}")
     prep = Prepared(form, text, types, results)
-    stated = _stated_grid(text)
+    stated = stated_in_text(text)
     if isinstance(stated, str):
         return Prepared(form, text, [], [], refusal=stated)
-    partitioned = global_grid(text)
-    if partitioned is not None and (grid is None or grid.size == 1):
-        # a jit with shardings: its mesh is a layout, the computation one (as JAX reads it; the spec's reading,
-        # every process running @main on the whole arrays, is asked for with --replicas/--partitions)
+    partitioned = _read_globally(text, grid)
+    if partitioned is not None:
         prep.partitioned, stated, grid = partitioned, None, SINGLE
     if stated is not None and grid is not None and stated != grid:
         return Prepared(form, text, [], [], refusal=f"the module states a {stated} grid (mhlo.num_replicas × "
@@ -237,30 +235,17 @@ def _prepared(source, text: str, form: str, data: bytes, grid: Grid | None = Non
     return prep
 
 
+def _read_globally(text: str, asked: Grid | None) -> Grid | None:
+    """The devices of a jit with shardings (backends/xla.py `global_grid`)
+    when `run` judges it as one global computation — its mesh a layout, as
+    JAX reads it — which it does unless a grid is asked for (the spec's
+    reading: every process runs @main on the whole arrays); else None."""
+    partitioned = global_grid(text)
+    return partitioned if partitioned is not None and (asked is None or asked.size == 1) else None
+
+
 def _key(data: bytes, grid: Grid) -> tuple:
     return hashlib.sha256(data).hexdigest(), grid
-
-
-_GRID_ATTR = re.compile(r"\b(mhlo\.num_replicas|mhlo\.num_partitions)\s*=\s*([^:,}\s]+)")
-
-
-def _stated_grid(text: str):
-    """The grid the module's attributes state (`module attributes
-    {mhlo.num_partitions = 8 : i32, …}`: how JAX and XLA write it), None
-    when they state none, or a one-line refusal."""
-    head = text.split("func.func", 1)[0]
-    sizes = {}
-    for name, value in _GRID_ATTR.findall(head):
-        try:
-            sizes[name] = int(value)
-        except ValueError:
-            return f"module attribute {name} = {value} is not an integer"
-    if not sizes:
-        return None
-    try:
-        return Grid(sizes.get("mhlo.num_replicas", 1), sizes.get("mhlo.num_partitions", 1))
-    except ValueError as e:
-        return f"module attributes: {e}"
 
 
 def grid_expectations(data: bytes, grid: Grid, inputs: list) -> tuple[list | None, str]:
@@ -929,8 +914,10 @@ def judge_isolated(jobs, data: bytes, inputs_for, *, timeout: float | None, memo
             raise InputError(f"cannot read the program: {_failure(prep, reading, memory, explicit)}")
         why = f"reading the program failed: {_failure(prep, reading, memory, explicit)}"
         prep = Prepared("text", data.decode(), *sig)
-        stated = _stated_grid(prep.text)
+        stated = stated_in_text(prep.text)
         prep.grid = stated if isinstance(stated, Grid) else grid or SINGLE
+        if _read_globally(prep.text, grid) is not None:
+            prep.grid = SINGLE
         return prep, inputs_for(prep.types, prep.grid), None, why, "", timeout if explicit else program_timeout(data)
     if prep.refusal:
         raise InputError(prep.refusal)

@@ -25,6 +25,7 @@ never run into a hang).
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Iterator, Sequence
 
@@ -81,6 +82,29 @@ class Grid:
 
 
 SINGLE = Grid(1, 1)
+
+
+_GRID_ATTR = re.compile(r"\b(mhlo\.num_replicas|mhlo\.num_partitions)\s*=\s*([^:,}\s]+)")
+
+
+def stated_in_text(text: str):
+    """The grid a module's attributes state (`module attributes
+    {mhlo.num_partitions = 8 : i32, …}`: how JAX and XLA write it), read
+    from its text before the first function; None when they state none, or
+    a one-line refusal (a value that is not an integer, or not ≥ 1)."""
+    head = text.split("func.func", 1)[0]
+    sizes = {}
+    for name, value in _GRID_ATTR.findall(head):
+        try:
+            sizes[name] = int(value)
+        except ValueError:
+            return f"module attribute {name} = {value} is not an integer"
+    if not sizes:
+        return None
+    try:
+        return Grid(sizes.get("mhlo.num_replicas", 1), sizes.get("mhlo.num_partitions", 1))
+    except ValueError as e:
+        return f"module attributes: {e}"
 
 
 def cross_replica(grid: Grid, replica_groups: Sequence[Sequence[int]]) -> Iterator[list[ProcessId]]:
