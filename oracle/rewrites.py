@@ -166,6 +166,17 @@ def _rebuilt(value, chain: list):
     return value
 
 
+def _as_product(op, value) -> None:
+    """`op` (a divide) replaced by `multiply(its dividend, value)`, `value`
+    made at an InsertionPoint before `op`."""
+    from jaxlib.mlir import ir
+    with ir.InsertionPoint(op):
+        product = ir.Operation.create("stablehlo.multiply", results=[op.results[0].type],
+                                      operands=[op.operands[0], value])
+    op.results[0].replace_all_uses_with(product.results[0])
+    op.erase()
+
+
 def _constant_chain(value):
     """(the constant op, the ops from it to `value`) when `value` is a
     constant or a broadcast/reshape of one; else None."""
@@ -214,10 +225,7 @@ def reciprocal_multiplication(module) -> int:
         with ir.InsertionPoint(op):
             value = _rebuilt(ir.Operation.create("stablehlo.constant", results=[const.results[0].type],
                                                  attributes={"value": attr}).results[0], chain)
-            product = ir.Operation.create("stablehlo.multiply", results=[op.results[0].type],
-                                          operands=[op.operands[0], value])
-        op.results[0].replace_all_uses_with(product.results[0])
-        op.erase()
+        _as_product(op, value)
         sites += 1
     return sites
 
@@ -242,11 +250,9 @@ def broadcast_reciprocal(module) -> int:
         with ir.InsertionPoint(op):
             one = ir.Operation.create("stablehlo.constant", results=[t], attributes={
                 "value": ir.DenseElementsAttr.get_splat(t, ir.FloatAttr.get(t.element_type, 1.0))}).results[0]
-            recip = ir.Operation.create("stablehlo.divide", results=[t], operands=[one, d]).results[0]
-            product = ir.Operation.create("stablehlo.multiply", results=[op.results[0].type],
-                                          operands=[op.operands[0], _rebuilt(recip, chain)])
-        op.results[0].replace_all_uses_with(product.results[0])
-        op.erase()
+            recip = _rebuilt(ir.Operation.create("stablehlo.divide", results=[t], operands=[one, d]).results[0],
+                             chain)
+        _as_product(op, recip)
         sites += 1
     return sites
 
@@ -380,10 +386,7 @@ def reciprocal_square_root(module) -> int:
         with ir.InsertionPoint(op):
             value = _rebuilt(ir.Operation.create("stablehlo.rsqrt", results=[owner.results[0].type],
                                                  operands=[owner.operands[0]]).results[0], chain)
-            product = ir.Operation.create("stablehlo.multiply", results=[op.results[0].type],
-                                          operands=[op.operands[0], value])
-        op.results[0].replace_all_uses_with(product.results[0])
-        op.erase()
+        _as_product(op, value)
         sites += 1
     return sites
 
