@@ -248,7 +248,9 @@ def test_a_jit_with_shardings_is_judged_as_one_global_computation(capsys, tmp_pa
     contracting dimension sharded (XLA's partitioner sums each device's
     part and all-reduces them: another order of the same sums): judged
     as one computation on the whole arrays, XLA run partitioned with its
-    shards put together — it agrees; scaled by 1.01 it disagrees."""
+    shards put together — it agrees, as does the interpreter on one
+    process; scaled by 1.01 it disagrees; IREE, which has no sdy dialect,
+    says it cannot read the program (unsupported, not a refusal)."""
     import jax
     import jax.numpy as jnp
     from jax.sharding import Mesh, NamedSharding, PartitionSpec as Spec
@@ -262,10 +264,15 @@ def test_a_jit_with_shardings_is_judged_as_one_global_computation(capsys, tmp_pa
     a, w = rng.standard_normal((8, 64)).astype(np.float32), (rng.standard_normal((64, 4)) / 8).astype(np.float32)
     (tmp_path / "p.mlir").write_text(f.lower(a, w).as_text())
     np.savez(tmp_path / "in.npz", a, w)
-    rc, out, err = _run(capsys, tmp_path / "p.mlir", f"--backend=xla,{wrong}:Scaled", "--inputs", tmp_path / "in.npz")
+    rc, out, err = _run(capsys, tmp_path / "p.mlir", f"--backend=xla,interpreter,iree,{wrong}:Scaled", "--inputs",
+                        tmp_path / "in.npz")
     assert "a jit with shardings over 4 devices, judged as one global computation" in out, out
-    xla, scaled = out.split("\nxla ")[1].split(f"\n{wrong}")
+    xla, rest = out.split("\nxla ")[1].split("\ninterpreter ")
+    interpreter, rest = rest.split("\niree ")
+    iree, scaled = rest.split(f"\n{wrong}")
     assert rc == 1 and "#0 tensor<8x4xf32>: agrees" in xla and "DISAGREES" in scaled, out
+    assert "#0 tensor<8x4xf32>: agrees" in interpreter   # the shardings' annotations read past, one process
+    assert "UNSUPPORTED: iree: " in iree and "sdy" in iree   # no sdy dialect: cannot read it, not a refusal
     assert "process 1" not in out
 
 
