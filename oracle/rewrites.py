@@ -85,8 +85,14 @@ rewritten too) and returns how many sites it changed.  Today:
   broadcasts or reshapes) becomes `multiply(a, rsqrt(b))`: XLA's algebraic
   simplifier does this (a layer norm's `(x − m) / sqrt(v + ε)` in f16).
 
-Flushed subnormals are named by suites/causes.py already (inputs and
-outputs); any other order stays "out of tolerance" beyond the bounded kinds.
+* **subnormals flushed** — every subnormal an arithmetic op reads (DAZ) or
+  gives (FTZ) taken as a zero of its sign, all through the program, where
+  suites/causes.py can only name an element that is itself a flushed
+  subnormal: XLA:CPU runs with both modes set, so `jnp.frexp` or
+  `jnp.floor` of a subnormal input differ in elements that are not
+  subnormal at all.
+
+Any other order stays "out of tolerance" beyond the bounded kinds.
 """
 from __future__ import annotations
 
@@ -392,6 +398,65 @@ def reciprocal_square_root(module) -> int:
 
 
 # --------------------------------------------------------------------------
+# Subnormals flushed to zero (FTZ and DAZ) all through the program
+# --------------------------------------------------------------------------
+
+# Ops that move or reinterpret values without arithmetic: a CPU's FTZ/DAZ modes do not touch what they carry
+# (a bitcast, a select, a copy, a sign flip are bit operations), so their own operands are not flushed —
+_MOVES = ("stablehlo.reshape", "stablehlo.transpose", "stablehlo.broadcast_in_dim", "stablehlo.broadcast",
+          "stablehlo.slice", "stablehlo.dynamic_slice", "stablehlo.dynamic_update_slice", "stablehlo.concatenate",
+          "stablehlo.pad", "stablehlo.reverse", "stablehlo.gather", "stablehlo.bitcast_convert",
+          "stablehlo.get_tuple_element", "stablehlo.tuple", "stablehlo.optimization_barrier", "stablehlo.select",
+          "stablehlo.copy", "stablehlo.negate", "stablehlo.abs", "stablehlo.real", "stablehlo.imag",
+          "stablehlo.complex", "stablehlo.constant", "stablehlo.iota", "stablehlo.while", "stablehlo.if",
+          "stablehlo.case", "stablehlo.return", "func.return", "func.call", "func.func", "builtin.module",
+          # and compares: XLA:CPU sees a subnormal there (`jnp.frexp` of the largest subnormal: its `x == 0` test
+          # is false while the product before it read the input as zero)
+          "stablehlo.compare", "stablehlo.is_finite")
+
+
+def _flushed(value, fmt: str):
+    """`value` with its subnormal elements made zeros of their sign:
+    select(|v| < the smallest normal, v · 0, v) (insert where the caller's
+    InsertionPoint says)."""
+    from jaxlib.mlir import ir
+    t = ir.RankedTensorType(value.type)
+    flags = ir.RankedTensorType.get(t.shape, ir.IntegerType.get_signless(1))
+
+    def splat(x):
+        return ir.Operation.create("stablehlo.constant", results=[t], attributes={
+            "value": ir.DenseElementsAttr.get_splat(t, ir.FloatAttr.get(t.element_type, x))}).results[0]
+    magnitude = ir.Operation.create("stablehlo.abs", results=[t], operands=[value]).results[0]
+    tiny = ir.Operation.create(
+        "stablehlo.compare", results=[flags], operands=[magnitude, splat(2.0 ** element_type(fmt).format.emin)],
+        attributes={"comparison_direction": ir.Attribute.parse("#stablehlo<comparison_direction LT>"),
+                    "compare_type": ir.Attribute.parse("#stablehlo<comparison_type FLOAT>")}).results[0]
+    zero = ir.Operation.create("stablehlo.multiply", results=[t], operands=[value, splat(0.0)]).results[0]
+    return ir.Operation.create("stablehlo.select", results=[t], operands=[tiny, zero, value]).results[0]
+
+
+def flushed_subnormals(module) -> int:
+    """Every subnormal an arithmetic op reads (DAZ) or produces (FTZ) made a
+    zero of its sign: an operand is flushed where its consumer does
+    arithmetic (not one of `_MOVES`) or its producer did — so the
+    program's inputs as an arithmetic op reads them, every arithmetic
+    result wherever it goes (another op, a move, a return), but not a value
+    only moved from an input to an output."""
+    from jaxlib.mlir import ir
+    sites = 0
+    for op in walk(module.operation):
+        for i, v in enumerate(list(op.operands)):
+            fmt = _float_name(v.type)
+            producer = getattr(v.owner, "name", None)   # None: a block argument
+            if fmt is None or (op.name in _MOVES and (producer is None or producer in _MOVES)):
+                continue
+            with ir.InsertionPoint(op):
+                op.operands[i] = _flushed(v, fmt)
+            sites += 1
+    return sites
+
+
+# --------------------------------------------------------------------------
 # (x + c) − c folded to x
 # --------------------------------------------------------------------------
 
@@ -670,6 +735,8 @@ REWRITES = (
     Rewrite("FMA contraction", "a·b ± c computed with one rounding (fused multiply-add)", fma_contraction),
     Rewrite("excess precision", "a value narrowed and widened again kept unrounded (a bf16 or f16 op computed "
             "in f32)", excess_precision),
+    Rewrite("subnormals flushed", "every subnormal an arithmetic op reads or gives taken as a zero of its sign "
+            "(FTZ/DAZ)", flushed_subnormals),
     Rewrite("algebraic simplification", "(x + c) − c folded to x", cancelled_constants),
     Rewrite("fast min/max", "max/min as one compare and select (x < y ? y : x): NaN and −0 not ordered",
             fast_min_max),

@@ -83,9 +83,35 @@ def test_a_square_plus_a_term_is_contracted_like_a_product():
     assert sites == 1 and np.array_equal(e.array(), fused)
 
 
+def _flush(a):
+    """numpy's own flush: subnormal elements made zeros of their sign."""
+    return np.where(np.abs(a) < np.finfo(a.dtype).tiny, a * 0, a)
+
+
+def test_subnormals_are_flushed_where_arithmetic_reads_or_gives_them():
+    """floor(x · 2.5) and x · 2^-100 on inputs with subnormals: rewritten, a
+    subnormal input is read as a zero of its sign (floor(−tiny · 2.5) is −0,
+    not −1) and a subnormal product is given as one (numpy on flushed values
+    as the independent truth); an input only moved to an output keeps its
+    bits."""
+    x = np.array([1e-45, -1e-45, -1e-39, 3.0, -2.5e-38, 1.5, 0.0, -0.0], np.float32)
+    f = jax.jit(lambda x: (jax.numpy.floor(x * 2.5), x * np.float32(2.0 ** -100), x.reshape(2, 4)))
+    [(rw, changed, sites)] = [r for r in rewritten(f.lower(x).as_text()) if r[0].name == "subnormals flushed"]
+    floor, small, moved = execute(parse_program(changed), [x])
+    want_floor = np.floor(_flush(_flush(x) * np.float32(2.5)))
+    want_small = _flush(_flush(x) * np.float32(2.0 ** -100))
+    assert np.array_equal(floor.array().view(np.uint32), want_floor.view(np.uint32))
+    assert np.array_equal(small.array().view(np.uint32), want_small.view(np.uint32))
+    assert np.array_equal(moved.array().view(np.uint32), x.reshape(2, 4).view(np.uint32))
+    assert not np.array_equal(want_floor, np.floor(x * np.float32(2.5)))   # flushing changes the spec's values
+
+
 def test_nothing_to_rewrite_gives_nothing():
-    text = jax.jit(lambda x, y: x / y).lower(X, X).as_text()   # not a constant divisor
-    assert [r[0].name for r in rewritten(text)] == []
+    """x / y (not a constant divisor, nor a broadcast): only the flush, which
+    any float arithmetic has; a program that only moves values has none."""
+    text = jax.jit(lambda x, y: x / y).lower(X, X).as_text()
+    assert [r[0].name for r in rewritten(text)] == ["subnormals flushed"]
+    assert [r[0].name for r in rewritten(jax.jit(lambda x: x.reshape(10, 100).T).lower(X).as_text())] == []
 
 
 @pytest.mark.long   # ~15 s each: every rewrite's program run on XLA; make test-long (CI)
@@ -212,9 +238,9 @@ def test_a_division_by_a_square_root_becomes_a_product_with_its_reciprocal():
 def test_run_names_xla_keeping_a_bf16_product_in_f32(tmp_path, capsys):
     """XLA:CPU as jax.jit compiles it (excess precision allowed) returns
     (x.astype(bf16) · 3).astype(f32) unrounded, a layer norm's division by
-    a square root as a product with rsqrt and x / d[:, None] as x times
-    fl(1/d) (docs/findings.md): the failing elements are named so; a
-    1 %-scaled backend's are not."""
+    a square root as a product with rsqrt, x / d[:, None] as x times
+    fl(1/d) (docs/findings.md) and reads subnormal inputs as zeros: the
+    failing elements are named so; a 1 %-scaled backend's are not."""
     def named(f, *args):
         """(failing elements, `run`'s text) of XLA on f(*args); XLA's outputs
         scaled by 1.01 fail too and are named by none of these rewrites."""
@@ -229,18 +255,25 @@ def test_run_names_xla_keeping_a_bf16_product_in_f32(tmp_path, capsys):
         assert not any(f"({n})" in scaled for n in ("excess precision", "reciprocal square root",
                                                     "reciprocal multiplication (broadcast divisor)")), scaled
         failing = int(xla.split(f" of {np.asarray(f(*args)).size} elements differ")[0].rsplit(None, 1)[1])
-        return failing, xla
+        return failing, xla, scaled
 
-    failing, out = named(lambda x: (x.astype(jax.numpy.bfloat16) * 3).astype(jax.numpy.float32), X)
+    failing, out, _ = named(lambda x: (x.astype(jax.numpy.bfloat16) * 3).astype(jax.numpy.float32), X)
     assert failing > 300 and f"(excess precision) x{failing}" in out, out
     x = np.random.default_rng(2).standard_normal((16, 64)).astype(np.float16)
-    failing, out = named(lambda x: (x - x.mean(-1, keepdims=True)) / jax.numpy.sqrt(x.var(-1, keepdims=True) + 1e-3),
-                         x)
+    failing, out, _ = named(lambda x: (x - x.mean(-1, keepdims=True)) / jax.numpy.sqrt(x.var(-1, keepdims=True) + 1e-3),
+                            x)
     assert int(out.split("(reciprocal square root) x")[1].split()[0]) >= 0.9 * failing > 100, out
     x = np.random.default_rng(0).standard_normal((64, 64)).astype(np.float32)
     d = np.random.default_rng(1).uniform(0.5, 3, 64).astype(np.float32)
-    failing, out = named(lambda x, d: x / d[:, None], x, d)
+    failing, out, _ = named(lambda x, d: x / d[:, None], x, d)
     assert failing > 100 and f"(reciprocal multiplication (broadcast divisor)) x{failing}" in out, out
+    x = np.where(np.arange(256) % 3 == 0, np.float32(-3e-39), np.random.default_rng(4).standard_normal(256)
+                 .astype(np.float32)).astype(np.float32)
+    failing, out, scaled = named(lambda x: jax.numpy.floor(x * 2.5), x)   # XLA:CPU flushes subnormal inputs (DAZ)
+    assert failing >= 80 and f"(subnormals flushed) x{failing}" in out, out
+    # scaled by 1.01, XLA's flushed −0 stay −0 and are named so; the scaled others are not
+    wrong = int(scaled.split(" of 256 elements differ")[0].rsplit(None, 1)[1])
+    assert int(scaled.split("(subnormals flushed) x")[1].split()[0]) == failing < wrong, scaled
 
 
 def test_fast_min_max_is_named_for_xla_configured_so_and_only_then(tmp_path, capsys):
