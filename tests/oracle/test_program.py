@@ -53,6 +53,22 @@ def test_unknown_op_and_bad_element_type_and_syntax():
         OracleBackend().compile("func.func @main(%a: tensor<2xf32> {")
 
 
+@pytest.mark.parametrize("wrap", ["{}", "tuple<{}>", "tuple<tensor<2xf32>, tuple<{}>>"])
+def test_a_broken_quantized_type_is_refused_inside_a_tuple_too(wrap):
+    """Three scales' worth of per-axis parameters on a dimension of 3 given
+    2 (quantized_c13) — as a custom_call's result type, alone or as a
+    member of a (nested) tuple that no other value of the program has:
+    refused, naming the rule, wherever the type sits."""
+    q = "tensor<3x!quant.uniform<i8:f32:0, {0.5, 0.25}>>"
+    text = ("func.func @main() -> tensor<2xf32> {\n"
+            f"  %0 = stablehlo.custom_call @foo() : () -> {wrap.format(q)}\n"
+            "  %1 = stablehlo.constant dense<1.0> : tensor<2xf32>\n"
+            "  return %1 : tensor<2xf32>\n}\n")
+    with pytest.raises(ProgramRejected) as e:
+        parse_program(text)
+    assert e.value.constraint == "quantized_c13"
+
+
 def test_attribute_parsed_from_generic_form():
     """compare with an enum attribute: [1, 3] < [2, 2] = [true, false]."""
     attrs = "{comparison_direction = #stablehlo<comparison_direction LT>}"
