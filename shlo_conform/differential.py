@@ -330,8 +330,11 @@ def rewritten_expectations(text: str, inputs: list) -> list[tuple[str, str, int,
     applied: (name, what was computed instead, sites, expectations) per
     rewrite that changes the program and that the oracle can judge, all in
     this process (`run` asks for them one job at a time instead)."""
+    from .oracle.rewrites import worth_judging
     out = []
     for name, says, sites, changed in rewritten_programs(text):
+        if not worth_judging(name, inputs):
+            continue
         exps = rewritten_expectation(changed, inputs)
         if exps is not None:
             out.append((name, says, sites, exps))
@@ -1037,7 +1040,9 @@ def run_command(path: str, backends: list[str], *, inputs_npz: str | None = None
                                 memory=memory) if left() > 0 else None
                 if got is None or (isinstance(got, Failure) and got.kind == "timeout"):
                     stop(0, "the")
+                from .oracle.rewrites import worth_judging
                 todo = [] if got is None or isinstance(got, Failure) else got
+                todo = [row for row in todo if worth_judging(row[0], case.input_arrays())]
                 for i, (name, says, sites, changed) in enumerate(todo):
                     if left() <= 0:
                         stop(i, str(len(todo)))
