@@ -231,7 +231,7 @@ class XlaBackend(Backend):
         sharding of its own and runs on more than one partition is made one
         manual computation over the partitions first (`_manual`)."""
         ex = self._compile_over(mlir, grid)
-        if _carries_shardings_text(mlir) and not _manual_program(mlir) and _tiles(ex.loaded):
+        if _auto_sharded(mlir) and _tiles(ex.loaded):
             raise Unsupported("xla: @main's shardings (a jit with in/out shardings, no shard_map) make XLA "
                               "partition the whole program, each device taking a shard of an argument the spec "
                               "hands whole to every process; this adapter runs per-process programs (shard_map, "
@@ -327,9 +327,15 @@ def global_grid(text: str):
     and this adapter runs it partitioned (`_run_global`)."""
     from ..spec.grid import Grid, stated_in_text
     grid = stated_in_text(text)
-    if not isinstance(grid, Grid) or grid.size < 2 or not _carries_shardings_text(text) or _manual_program(text):
+    if not isinstance(grid, Grid) or grid.size < 2 or not _auto_sharded(text):
         return None
     return grid
+
+
+def _auto_sharded(text: str) -> bool:
+    """Shardings on the program's values and no manual computation: a jit
+    with shardings, which XLA's partitioner splits as one global program."""
+    return _carries_shardings_text(text) and not _manual_program(text)
 
 
 def _carries_shardings_text(text: str) -> bool:

@@ -91,7 +91,7 @@ rewritten too) and returns how many sites it changed.  Today:
   subnormal: XLA:CPU runs with both modes set, so `jnp.frexp` or
   `jnp.floor` of a subnormal input differ in elements that are not
   subnormal at all.  `run` judges this program only where an input holds
-  a subnormal (`Rewrite.when`): on other inputs it would cost a larger
+  a subnormal (`SUBNORMAL_INPUTS_ONLY`): on other inputs it would cost a larger
   program's run for every failing output and explain nothing but an
   underflow inside the program, which the element-level name covers.
 
@@ -114,35 +114,8 @@ class Rewrite:
     name: str                      # what the cause line names
     says: str                      # what was computed instead, in one phrase
     apply: Callable                # (module) -> sites rewritten, in place
-    when: Callable | None = None   # (input arrays) -> can it explain anything there; None: always
-
-
-def worth_judging(name: str, inputs) -> bool:
-    """Whether the rewrite `name` can explain a difference on these inputs
-    (its row's `when`), so that `run` judges its program only then."""
-    row = next((r for r in REWRITES if r.name == name), None)
-    return row is None or row.when is None or bool(row.when(inputs))
-
-
-def _subnormal_input(inputs) -> bool:
-    """Does a real float input hold a subnormal?  The flush rewrite is judged
-    only then: every failing `run` would otherwise judge a copy of its
-    program with a flush at every arithmetic operand, most of them with no
-    subnormal to flush (an underflow inside the program, from normal inputs,
-    is left to suites/causes.py's element-level name)."""
-    import ml_dtypes
-    for a in inputs:
-        a = np.asarray(a)
-        if a.dtype.kind == "c":
-            a = np.concatenate([a.real.ravel(), a.imag.ravel()])
-        try:
-            tiny = float(ml_dtypes.finfo(a.dtype).tiny)
-        except (TypeError, ValueError):   # integers, booleans: nothing to flush
-            continue
-        m = np.abs(a.astype(np.float64))
-        if np.any((m > 0) & (m < tiny)):
-            return True
-    return False
+    subnormal_inputs_only: bool = False   # explains nothing unless an input holds a subnormal (`run` asks
+                                          # suites/causes.py's flush_inputs), so judged only then
 
 
 # --------------------------------------------------------------------------
@@ -361,13 +334,11 @@ _ARITHMETIC = ("stablehlo.add", "stablehlo.subtract", "stablehlo.multiply", "sta
                "stablehlo.cosine", "stablehlo.tan")
 
 
-_WIDTH = {"bf16": 16, "f16": 16, "f32": 32, "f64": 64}
-
-
 def _narrowing(op) -> bool:
-    """`op` is a convert from a real float format into a narrower one."""
+    """`op` is a convert from a real float format into a narrower one (fewer bits)."""
     a, b = _float_name(op.operands[0].type), _float_name(op.results[0].type) if op.results else None
-    return op.name == "stablehlo.convert" and a is not None and b is not None and _WIDTH[b] < _WIDTH[a]
+    return op.name == "stablehlo.convert" and a is not None and b is not None \
+        and element_type(b).format.bits < element_type(a).format.bits
 
 
 def excess_precision(module) -> int:
@@ -460,7 +431,7 @@ def _flushed(value, fmt: str):
             "value": ir.DenseElementsAttr.get_splat(t, ir.FloatAttr.get(t.element_type, x))}).results[0]
     magnitude = ir.Operation.create("stablehlo.abs", results=[t], operands=[value]).results[0]
     tiny = ir.Operation.create(
-        "stablehlo.compare", results=[flags], operands=[magnitude, splat(2.0 ** element_type(fmt).format.emin)],
+        "stablehlo.compare", results=[flags], operands=[magnitude, splat(float(element_type(fmt).format.min_normal))],
         attributes={"comparison_direction": ir.Attribute.parse("#stablehlo<comparison_direction LT>"),
                     "compare_type": ir.Attribute.parse("#stablehlo<comparison_type FLOAT>")}).results[0]
     zero = ir.Operation.create("stablehlo.multiply", results=[t], operands=[value, splat(0.0)]).results[0]
@@ -768,7 +739,7 @@ REWRITES = (
     Rewrite("excess precision", "a value narrowed and widened again kept unrounded (a bf16 or f16 op computed "
             "in f32)", excess_precision),
     Rewrite("subnormals flushed", "every subnormal an arithmetic op reads or gives taken as a zero of its sign "
-            "(FTZ/DAZ)", flushed_subnormals, when=_subnormal_input),
+            "(FTZ/DAZ)", flushed_subnormals, subnormal_inputs_only=True),
     Rewrite("algebraic simplification", "(x + c) − c folded to x", cancelled_constants),
     Rewrite("fast min/max", "max/min as one compare and select (x < y ? y : x): NaN and −0 not ordered",
             fast_min_max),
@@ -780,6 +751,12 @@ REWRITES = (
             left_to_right),
     Rewrite("reassociation (balanced)", "a chain of + or × halved recursively: (a + b) + (c + d)", balanced),
 )
+
+
+# The rewrites `run` judges only where an input holds a subnormal: judged on every failing output, the flush would
+# cost a larger program's run and explain nothing but an underflow inside the program, which the element-level
+# name (suites/causes.py) already covers.
+SUBNORMAL_INPUTS_ONLY = frozenset(r.name for r in REWRITES if r.subnormal_inputs_only)
 
 
 def rewritten(text: str) -> list[tuple[Rewrite, str, int]]:

@@ -325,22 +325,6 @@ def rewritten_expectation(changed: str, inputs: list) -> list | None:
         return None
 
 
-def rewritten_expectations(text: str, inputs: list) -> list[tuple[str, str, int, list]]:
-    """The oracle's expectations for `text` with each known compiler rewrite
-    applied: (name, what was computed instead, sites, expectations) per
-    rewrite that changes the program and that the oracle can judge, all in
-    this process (`run` asks for them one job at a time instead)."""
-    from .oracle.rewrites import worth_judging
-    out = []
-    for name, says, sites, changed in rewritten_programs(text):
-        if not worth_judging(name, inputs):
-            continue
-        exps = rewritten_expectation(changed, inputs)
-        if exps is not None:
-            out.append((name, says, sites, exps))
-    return out
-
-
 WITHIN = "inside the rewritten program's enclosure, no wider than the spec's"
 
 
@@ -1040,9 +1024,11 @@ def run_command(path: str, backends: list[str], *, inputs_npz: str | None = None
                                 memory=memory) if left() > 0 else None
                 if got is None or (isinstance(got, Failure) and got.kind == "timeout"):
                     stop(0, "the")
-                from .oracle.rewrites import worth_judging
+                from .oracle.rewrites import SUBNORMAL_INPUTS_ONLY
+                from .suites.causes import flush_inputs
                 todo = [] if got is None or isinstance(got, Failure) else got
-                todo = [row for row in todo if worth_judging(row[0], case.input_arrays())]
+                if flush_inputs(case.input_arrays(), [v.tensor_type.element_type for v in case.inputs]) is None:
+                    todo = [row for row in todo if row[0] not in SUBNORMAL_INPUTS_ONLY]
                 for i, (name, says, sites, changed) in enumerate(todo):
                     if left() <= 0:
                         stop(i, str(len(todo)))
