@@ -189,21 +189,10 @@ class XlaBackend(Backend):
                 args.append(jax.make_array_from_callback(a.shape, GSPMDSharding(ex.devices, sharding),
                                                          lambda index, a=a: a[index]))
             results = ex.loaded.execute_sharded(args).disassemble_into_single_device_arrays()
-        outs = []
-        for shape, sharding, shards in zip(ex.shapes, ex.loaded.get_output_shardings(), results):
-            if shape is None:   # a token: nothing to put together
-                outs.append(np.asarray(shards[0]))
-                continue
-            where = GSPMDSharding(ex.devices, sharding).devices_indices_map(shape)
-            out = None
-            for shard in shards:
-                (device,) = shard.devices()
-                value = np.asarray(shard)
-                if out is None:
-                    out = np.empty(shape, dtype=value.dtype)
-                out[where[device]] = value
-            outs.append(out)
-        return outs
+            return [np.asarray(shards[0]) if shape is None   # a token: nothing to put together
+                    else np.array(jax.make_array_from_single_device_arrays(
+                        shape, GSPMDSharding(ex.devices, sharding), shards), copy=True)
+                    for shape, sharding, shards in zip(ex.shapes, ex.loaded.get_output_shardings(), results)]
 
     # ------------------------------------------------------------------ grid
     grid_capable = True
