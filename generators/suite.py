@@ -38,7 +38,6 @@ from typing import Callable
 import numpy as np
 
 from ..spec.dsl import OpSpec
-from ..spec.exercise import CLAMPED
 from ..spec.added import ADDED
 from ..spec.ops import OPS
 from ..suites.io import write_suite
@@ -266,12 +265,13 @@ def plan_for(spec: OpSpec) -> Plan:
 
 
 def _out_of_bounds_kind(spec: OpSpec) -> str:
-    """Indices past the bounds: a verdict case where the seed defines the
-    result (CLAMPED), a `survey` where it makes the behaviour
-    implementation-defined — even when the oracle's primary value leaves no
-    element open (a scatter update that misses every element): the seed's
-    "behavior" is the op's, and IREE shows it need not stay local."""
-    return "value" if spec.exercise.indices.out_of_bounds == CLAMPED else "survey"
+    """Indices past the bounds: a verdict case where the spec defines the
+    result (`Indices.defined`: clamped or skipped), a `survey` where it
+    makes the behaviour implementation-defined — even when the oracle's
+    primary value leaves no element open (a scatter update that misses
+    every element): such a "behavior" is the op's, and IREE showed it need
+    not stay local."""
+    return "value" if spec.exercise.indices.defined else "survey"
 
 
 def _slot_cases(spec, plan: Plan, skel, slot: str, rng, seed, expect_fn) -> list:

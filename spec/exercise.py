@@ -23,9 +23,13 @@ an op can declare, and what each declaration feeds:
                   constraints accept.
   indices         `Indices`: which operand holds positions into another one,
                   how they lie (`StartVectors`, `StartScalars`) and what an
-                  out-of-bounds position means (`CLAMPED` by the seed's own
-                  formula: an ordinary verdict case; `IMPLEMENTATION_DEFINED`:
-                  a survey case, reported and never scored).
+                  out-of-bounds position means: `CLAMPED` (the start moved
+                  into bounds: dynamic_slice and dynamic_update_slice by the
+                  seed's formula, gather by v1.20's) or `SKIPPED` (v1.20's
+                  scatter: an update whose result index is out of bounds is
+                  left out, element by element), both ordinary verdict
+                  cases; `IMPLEMENTATION_DEFINED` (the seed's gather and
+                  scatter): a survey case, reported and never scored.
   operand_values  (op instance, operand name, member index, tensor type, rng)
                   -> an array for that operand (member), or None for the
                   usual random and special values: reduce's init values are
@@ -79,6 +83,7 @@ CLAMPED = "clamped"
 # numpy, which states every expectation, holds at most 64 dimensions).
 PAST_SMALL_INTEGERS = 300
 IMPLEMENTATION_DEFINED = "implementation-defined"
+SKIPPED = "skipped"
 
 
 @dataclass(frozen=True, eq=False)
@@ -137,11 +142,17 @@ class StartScalars:
 class Indices:
     """An op that reads positions from an operand.  `placement(op)` gives,
     for a concrete instance, a `StartVectors` or `StartScalars`;
-    `out_of_bounds` is CLAMPED or IMPLEMENTATION_DEFINED, as the op's seed
-    section defines an out-of-range position."""
+    `out_of_bounds` is CLAMPED, SKIPPED or IMPLEMENTATION_DEFINED, as the
+    spec's section for the op defines an out-of-range position."""
 
     placement: Callable
     out_of_bounds: str
+
+    @property
+    def defined(self) -> bool:
+        """The spec states the result of an out-of-bounds position: its
+        cases are scored, not surveyed."""
+        return self.out_of_bounds in (CLAMPED, SKIPPED)
 
 
 @dataclass(frozen=True)

@@ -51,25 +51,27 @@ Readings we chose (findings, see the report of issue 3):
   offset size per entry of `offset_dims`): no program breaks one of C1, C5,
   C7, C11 alone (a search over array lengths 0..rank+1 and ranks 1..3 found
   a witness for every other constraint).
-* Out of bounds: "If `operand_index` is out of bounds for `operand`, then
-  the behavior is implementation-defined" does not say whether the element
-  or the op's behaviour is meant.  XLA (seed 002: `start_indices[i] =
-  clamp(start_indices[i], 0, operand.dimension_size[i] - size_indices[i])`,
-  confirmed on jaxlib) clamps the *whole slice's* start, so it also changes
-  in-bounds elements of a slice that reaches out of bounds.  We allow, per
-  slice that reaches out: at an out-of-bounds element the clamped value or
-  any value; at an in-bounds element of such a slice the literal
-  `operand[operand_index]` (primary) or the clamped value.
+* Out of bounds (v1.20): `full_start_index` clamps each start into
+  `[0, dim - slice_size]`, so a slice reaching out is moved back whole —
+  one value per element, what XLA does (seed 002's `clamp(start_indices[i],
+  0, operand.dimension_size[i] - size_indices[i])`, confirmed on jaxlib)
+  and what JAX's `jnp.take(mode='clip')` and default-mode indexing rely
+  on.  The seed said only "If `operand_index` is out of bounds for
+  `operand`, then the behavior is implementation-defined" (until stop 57
+  its cases were surveys: the clamped value or any value).  A collapsed
+  axis of slice size 0 still reads past its end after the clamp (start up
+  to `dim`): an out-of-bounds access, implementation-defined by the
+  Errors section — that element only is any value.
 * C8 allows `slice_sizes[i] = 0` for a collapsed dimension, and the
   formula then still reads `operand[operand_index]` (the StableHLO
-  interpreter does; we do).  XLA returns zeros there, and jax's own shape
+  interpreter does; we do), its start clamped into `[0, dim]`.  XLA returns zeros there, and jax's own shape
   rule rejects such a program ("can only collapse slice dims with bound 1").
 * `indices_are_sorted`: the formal sentence ranges over `indices(result)`,
   which include the offset axes — read literally, an offset axis in front of
   a batch axis would force all start indices equal.  We read it over the
   batch indices (row-major), as seed 002 does ("sorted … after scattering
   its values according to start_index_map"), and compare the full start
-  indices component-wise (the stricter of the two orders a vector `<=` can
+  indices (v1.20's: clamped) component-wise (the stricter of the two orders a vector `<=` can
   mean): an input sorted only lexicographically counts as a broken promise,
   whose result is undefined (any value), so no reading fails a backend.
 """
@@ -82,7 +84,7 @@ from ..dsl import (ANY, ANY_VALUE, INTEGER, And, Attribute, BoolAttr, Choices, D
                    contains, dim, in_range, is_sorted, is_symbolic, is_unique, rank, same_element_type,
                    shape, size)
 from ..dsl.quantization import MOVES_PER_TENSOR
-from ..exercise import IMPLEMENTATION_DEFINED, Corner, Exercise, Indices, StartVectors
+from ..exercise import CLAMPED, Corner, Exercise, Indices, StartVectors
 from ..types import TensorType
 
 MAX_INDEX_VECTOR_DIM = 4   # index_vector_dim <= rank(start_indices); enumerated 0..4 (generators draw ranks
@@ -356,7 +358,7 @@ def infer(op):
 
 
 # --------------------------------------------------------------------------
-# Semantics: the seed's index formulas, one result element at a time
+# Semantics: the spec's index formulas, one result element at a time
 # --------------------------------------------------------------------------
 
 def start_index(indices: np.ndarray, batch_index, index_vector_dim: int) -> list[int]:
@@ -375,6 +377,13 @@ def full_start_index(start, index_map, r: int) -> list[int]:
     for ds, do in enumerate(index_map):
         full[do] = start[ds]
     return full
+
+
+def clamped_start(full_start, operand_shape, slice_sizes) -> list[int]:
+    """v1.20's gather: `clamp(start_index[d_start], 0, dim(operand, d_operand)
+    - slice_sizes[d_operand])` on every axis (an axis `start_index_map`
+    leaves out starts at 0, which the clamp keeps).  Scatter does not clamp."""
+    return [min(max(s, 0), int(d) - int(z)) for s, d, z in zip(full_start, operand_shape, slice_sizes)]
 
 
 def full_batching_index(batch_index, operand_dims, index_dims, index_vector_dim: int, r: int) -> list[int]:
@@ -414,8 +423,8 @@ def components_sorted(starts) -> bool:
 
 SORTED_WHY = ("gather: \"If `indices_are_sorted` is `true` then the implementation can assume that "
               "`start_indices` are sorted with respect to `start_index_map`, otherwise the behavior is undefined.\"")
-OUT_OF_BOUNDS_WHY = ("gather: \"If `operand_index` is out of bounds for `operand`, then the behavior is "
-                     "implementation-defined.\" (XLA clamps the slice's start into bounds)")
+OUT_OF_BOUNDS_WHY = ("gather: a collapsed axis of slice size 0 reads `operand` past its end after the clamp; "
+                     "spec.md Errors: \"out-of-bounds accesses […] result in implementation-defined behavior\"")
 
 
 def undefined(primary: np.ndarray, label: str, why: str) -> Choices:
@@ -442,23 +451,16 @@ def arrays(op, operand, start_indices):
     for flat, result_index in enumerate(np.ndindex(*out_shape)):
         batch_index = tuple(result_index[d] for d in batch_dims)
         if batch_index not in starts:
-            starts[batch_index] = full_start_index(start_index(start_indices, batch_index, ivd), index_map, r)
+            starts[batch_index] = clamped_start(full_start_index(start_index(start_indices, batch_index, ivd),
+                                                                 index_map, r), operand.shape, slice_sizes)
         start = starts[batch_index]
         offset = [b + o for b, o in zip(batching(batch_index), full_window_index(
             [result_index[d] for d in offset_dims], collapsed + operand_batching, r))]
         operand_index = [s + o for s, o in zip(start, offset)]
-        clamped = [min(max(s, 0), operand.shape[d] - slice_sizes[d]) for d, s in enumerate(start)]
-        xla_index = [s + o for s, o in zip(clamped, offset)]
-        xla = operand[tuple(xla_index)] if in_bounds(xla_index, operand.shape) else None
         if in_bounds(operand_index, operand.shape):
             result[result_index] = operand[tuple(operand_index)]
-            if clamped != start and xla is not None:   # listed even where equal: the XLA alternative is whole
-                options[flat], labels[flat] = [xla], ["XLA: start index clamped"]
-        elif xla is not None:
-            result[result_index] = xla
-            options[flat], labels[flat] = [xla, ANY_VALUE], ["XLA: start index clamped", "any value"]
         else:
-            options[flat], labels[flat] = [ANY_VALUE], ["any value"]
+            options[flat], labels[flat] = [ANY_VALUE], ["any value: out-of-bounds access"]
     if op.indices_are_sorted and not batches_sorted(starts, lambda b: tuple(batching(b))):
         return [undefined(result, "any value: indices_are_sorted but start_indices are not sorted", SORTED_WHY)]
     if options:
@@ -579,7 +581,7 @@ SPEC = OpSpec(
                  gather_c24, gather_c25),
     infer=infer,
     semantics=DataMovement(arrays),
-    exercise=Exercise(corners=CORNERS, indices=Indices(start_placement, IMPLEMENTATION_DEFINED),
+    exercise=Exercise(corners=CORNERS, indices=Indices(start_placement, CLAMPED),
                       later=LATER_CORNERS),
     implied=('gather_c1', 'gather_c5', 'gather_c7', 'gather_c11', 'gather_c16', 'gather_c18'),
     later=LATER,

@@ -45,14 +45,15 @@ Semantics (`exec(schedule, inputs)` with an implementation-defined
   is accepted there (said in its label).  (Before stop 51 every element
   past the limit was any value: the gradient of an embedding lookup — a
   scatter-add of many rows onto few — was 85 % unchecked.)
-* Out of bounds: an update whose `result_index` is out of bounds is skipped
-  in the primary value (seed 002: "if `O` is a valid index for `output`").
-  XLA skips the whole update *window* (every update with the same
-  `update_scatter_index`) as soon as one of its indices is out of bounds
-  (confirmed on jaxlib); the seed only says "the behavior is
-  implementation-defined".  So an in-bounds element that a window reaching
-  out of bounds updates may hold the value with that window skipped
-  (labelled "XLA: out-of-bounds window skipped") or any value.
+* Out of bounds (v1.20): "If `result_index` is in bounds for
+  `shape(results...)` […] Otherwise `updated_results = results`": each
+  update element whose `result_index` is out of bounds is skipped alone,
+  the in-bounds elements of its window still updated — one value per
+  element.  The seed said "the behavior is implementation-defined" (until
+  stop 57 its cases were surveys).  XLA skips the whole update *window*
+  (every update with the same `update_scatter_index`) as soon as one of its
+  indices is out of bounds (seed 002, confirmed on jaxlib), which v1.20's
+  element-wise rule does not allow (docs/spec-findings.md).
 * Broken promises: `indices_are_sorted` with unsorted indices, or
   `unique_indices` with a repeated `result_index`, make the behaviour
   undefined: every element of every result may hold any value.  "Sorted"
@@ -84,7 +85,7 @@ import numpy as np
 from ..dsl import (ANY, ANY_VALUE, INTEGER, And, Attribute, BoolAttr, Choices, DataMovement, Group, ImplDefined, Range,
                    I64ArrayAttr, If, IntAttr, Not, OpSpec, Operand, Region, Result, all_of, any_of, at, contains,
                    in_range, is_sorted, is_unique, rank, same_shape, same_type, shape, size)
-from ..exercise import IMPLEMENTATION_DEFINED, Chosen, Corner, Exercise, Indices, StartVectors
+from ..exercise import SKIPPED, Chosen, Corner, Exercise, Indices, StartVectors
 from ..schedule import monoid_ops, product_range, sum_range
 from ..types import TensorType, exact_values
 from .gather import (batch_dim_options, batches_sorted, combine_holds, disjoint, full_batching_index,
@@ -310,9 +311,6 @@ SORTED_WHY = ("scatter: \"If `indices_are_sorted` is `true` then the implementat
 UNIQUE_WHY = ("scatter: \"If `unique_indices` is `true` but the indices being scattered to are not unique "
               "then the behavior is undefined.\"")
 SCHEDULE_WHY = "scatter: \"`schedule` is an implementation-defined permutation of the index space of `updates[0]`.\""
-OUT_OF_BOUNDS_WHY = ("scatter: \"If `result_index` is out of bounds for `shape(results[:])`, the behavior is "
-                     "implementation-defined.\" (XLA skips the whole update window)")
-
 
 def _bits(values) -> tuple:
     return tuple(np.asarray(v).tobytes() for v in values)
@@ -368,8 +366,7 @@ def arrays(op, *operands):
         return full_batching_index(usi, input_batching, index_batching, ivd, r)
 
     hits: dict = {}            # result_index -> [update_index, …] in row-major order
-    window_of: dict = {}       # update_index -> its update_scatter_index
-    oob_windows, all_targets, starts = set(), [], {}
+    all_targets, starts = [], {}
     for update_index in np.ndindex(*updates[0].shape):
         usi = tuple(update_index[d] for d in scatter_dims)
         if usi not in starts:
@@ -377,11 +374,8 @@ def arrays(op, *operands):
         window = full_window_index([update_index[d] for d in window_dims], inserted + input_batching, r)
         result_index = tuple(s + b + w for s, b, w in zip(starts[usi], batching(usi), window))
         all_targets.append(result_index)
-        window_of[update_index] = usi
-        if in_bounds(result_index, inputs[0].shape):
+        if in_bounds(result_index, inputs[0].shape):   # out of bounds: skipped (v1.20)
             hits.setdefault(result_index, []).append(update_index)
-        else:
-            oob_windows.add(usi)
 
     results = [a.copy() for a in inputs]
     ranges = [dict() for _ in range(n)]
@@ -415,12 +409,6 @@ def arrays(op, *operands):
                 for k, r in enumerate(stated):
                     if isinstance(r, Range):
                         ranges[k][flat] = r
-        if any(window_of[u] in oob_windows for u in ups):
-            skipped = current
-            for u, vals in zip(ups, upd_values):
-                if window_of[u] not in oob_windows:
-                    skipped = tuple(np.asarray(v, dtype=dt).reshape(()) for v, dt in zip(call(*skipped, *vals), dtypes))
-            alts += [(skipped, "XLA: out-of-bounds window skipped"), (None, "any value")]
         for k in range(n):
             results[k][result_index] = primary[k]
             have = {np.asarray(primary[k]).tobytes()}
@@ -441,8 +429,7 @@ def arrays(op, *operands):
     if broken:
         label, why = broken[0]
         return [undefined(a, label, " ".join(w for _, w in broken)) for a in results]
-    why = " ".join(w for w, used in ((SCHEDULE_WHY, True), (OUT_OF_BOUNDS_WHY, bool(oob_windows))) if used)
-    return [Choices(a, o, l, why, g) if o or g else a for a, o, l, g in zip(results, options, labels, ranges)]
+    return [Choices(a, o, l, SCHEDULE_WHY, g) if o or g else a for a, o, l, g in zip(results, options, labels, ranges)]
 
 
 NUMPY_ROUNDS = ("f16", "bf16", "f32", "f64")
@@ -730,7 +717,7 @@ SPEC = OpSpec(
                  scatter_c23, scatter_c24, scatter_c25),
     infer=infer,
     semantics=DataMovement(arrays, bit_exact=False),
-    exercise=Exercise(corners=CORNERS, indices=Indices(start_placement, IMPLEMENTATION_DEFINED),
+    exercise=Exercise(corners=CORNERS, indices=Indices(start_placement, SKIPPED),
                       later=LATER_CORNERS, operand_values=CHOSEN,
                       appended_last=(promoted_cases, unique_promise_broken, three_operands, many_updates_on_one)),
     implied=('scatter_c2', 'scatter_c8', 'scatter_c10', 'scatter_c17', 'scatter_c19'),

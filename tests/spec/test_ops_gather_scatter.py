@@ -191,18 +191,26 @@ def test_gather_from_an_empty_operand_is_any_value():
 
 
 def test_gather_out_of_bounds():
-    """Starts 4 and -1 with 3-element windows on 5 elements: the literal
-    formula at in-bounds elements, XLA's clamped start (4 -> 2, -1 -> 0) as
-    the alternative there, and clamped-or-anything where the index is out."""
+    """Starts 4 and -1 with 3-element windows on 5 elements: v1.20 clamps
+    each start into [0, 5 - 3] (4 -> 2, -1 -> 0), so every element has one
+    value, worked by hand: [30, 40, 50], [10, 20, 30], and the in-bounds
+    start 1's [20, 30, 40]."""
     inst = gather((5,), (3, 1), (1,), (), (0,), 1, (3,))
     out = run_gather(inst, OPERAND5, np.array([[4], [-1], [1]], np.int64))
+    assert isinstance(out, np.ndarray) and not isinstance(out, Choices)
+    assert out.tolist() == [[30, 40, 50], [10, 20, 30], [20, 30, 40]]
+
+
+def test_gather_reading_past_the_end_after_the_clamp_is_any_value_there_only():
+    """A collapsed axis of slice size 0: the clamp bounds a start by
+    dim - 0 = 5, so start 7 reads operand[5], past the end (an out-of-bounds
+    access: implementation-defined, that element only), -2 reads operand[0]
+    and 3 reads operand[3]."""
+    inst = gather((5,), (3, 1), (), (0,), (0,), 1, (0,))
+    out = run_gather(inst, OPERAND5, np.array([[7], [-2], [3]], np.int64))
     assert isinstance(out, Choices)
-    assert out.primary.tolist() == [[50, 40, 50], [10, 10, 20], [20, 30, 40]]
-    assert out.options == {0: [30], 1: [40, ANY_VALUE], 2: [50, ANY_VALUE],
-                           3: [10, ANY_VALUE], 4: [20], 5: [30]}
-    assert out.labels[0] == ["XLA: start index clamped"]
-    assert out.labels[1] == ["XLA: start index clamped", "any value"]
-    assert "implementation-defined" in out.why
+    assert out.options == {0: [ANY_VALUE]} and out.primary.tolist()[1:] == [10, 40]
+    assert "out-of-bounds access" in out.labels[0][0] and "implementation-defined" in out.why
 
 
 def test_gather_unsigned_indices():
@@ -414,15 +422,13 @@ def test_scatter_two_inputs_are_updated_jointly():
 
 def test_scatter_window_out_of_bounds():
     """Windows of 3 at starts 3 and 0 on 5 elements: the first reaches index
-    5.  Per element (primary) indices 3 and 4 are updated; XLA skips the
-    whole window, so 0 there is an alternative, as is any value."""
+    5.  v1.20 skips each out-of-bounds update element alone, so indices 3
+    and 4 are still updated: one value everywhere (XLA's whole-window skip,
+    which leaves 0 there, is not among them)."""
     inst = scatter((5,), (2, 1), (2, 3), (1,), (), (0,), 1)
     [out] = run_scatter(inst, np.zeros(5, np.int32), np.array([[3], [0]], np.int64), np.ones((2, 3), np.int32))
-    assert isinstance(out, Choices)
-    assert out.primary.tolist() == [1, 1, 1, 1, 1]
-    assert out.options == {3: [0, ANY_VALUE], 4: [0, ANY_VALUE]}
-    assert out.labels[3] == ["XLA: out-of-bounds window skipped", "any value"]
-    assert "out of bounds" in out.why
+    assert isinstance(out, np.ndarray) and not isinstance(out, Choices)
+    assert out.tolist() == [1, 1, 1, 1, 1]
 
 
 def test_scatter_negative_index_skipped():
