@@ -23,11 +23,14 @@ score the harness, not the op.)
 
 Tokens: @main neither takes nor returns them (no backend can pass or hand
 back a `!stablehlo.token`): a token operand is a fresh
-`"stablehlo.after_all"()`, a token result is left unreturned.
+`"stablehlo.after_all"()`, a token result is left unreturned.  An
+instance a builder marked (`spec.exercise.UNRETURNED`) has none of its
+results returned: @main returns nothing.
 """
 from __future__ import annotations
 
 from ..spec.dsl import Instance, OpSpec, Spelled
+from ..spec.exercise import UNRETURNED
 from ..spec.types import TensorType, TokenType, TupleType, dense_literal
 from . import regions
 
@@ -176,8 +179,9 @@ def program(spec: OpSpec, inst: Instance, present: set[str] | None = None,
             lines.append(f'  %g{n_tmp} = "stablehlo.get_tuple_element"({v}) {{index = {i} : i32}} : ({t.mlir}) -> {m.mlir}')
             unpack(f"%g{n_tmp}", m)
 
-    for v, t in zip(values, outs):
-        unpack(v, t)
+    if inst not in UNRETURNED:   # a hand-built instance may leave its results unreturned (spec/exercise.py)
+        for v, t in zip(values, outs):
+            unpack(v, t)
     out_list = _type_sig(ret_types)
     return (f"func.func @main({sig}) -> ({out_list}) {{\n" + "\n".join(lines) + "\n"
             f'  "func.return"({", ".join(rets)}) : ({out_list}) -> ()\n'

@@ -67,7 +67,10 @@ an op can declare, and what each declaration feeds:
                   dot_general's algorithm cases, added after those streams
                   were written.  A tuple of builders runs them in order on
                   that one stream, so a builder added at its end leaves the
-                  cases before it as they were.
+                  cases before it as they were.  A builder may leave its
+                  instance's results unreturned (`UNRETURNED.leave(inst)`):
+                  @main then returns nothing, so a tuple result's members
+                  appear in the program only inside the tuple.
 """
 from __future__ import annotations
 
@@ -202,3 +205,26 @@ class Chosen:
     def __call__(self, op, name, k, t, rng):
         got = self._by.get(op, {}).get(name)
         return got[k] if isinstance(got, list) else got
+
+
+class Unreturned:
+    """Hand-built instances whose results @main leaves unreturned
+    (generators/emit.py `program`): every other result is returned, a
+    tuple's taken apart by get_tuple_element into its leaves — so a type a
+    program holds only as a tuple's member (custom_call's
+    `broken_quantized_members`) needs its result unreturned.  Keyed weakly
+    by the instance, as `Chosen`."""
+
+    def __init__(self):
+        self._by = weakref.WeakSet()
+
+    def leave(self, inst):
+        """`inst`, its results to be left unreturned."""
+        self._by.add(inst)
+        return inst
+
+    def __contains__(self, inst) -> bool:
+        return inst in self._by
+
+
+UNRETURNED = Unreturned()

@@ -36,7 +36,8 @@ from .attributes import (EnumAttr, IntAttr, I64ArrayAttr, Group, BoolAttr, I64Ma
 from .custom_call_attributes import (StringAttr, API_VERSIONS, ApiVersionAttr, Dictionary, ConfigAttr,
                                      SymbolListAttr, RawAttr)
 from .declaration import (BOOLEAN, SIGNED, UNSIGNED, INTEGER, FLOAT, COMPLEX, ANY, Operand,
-                          Attribute, Result, Region, Function, Instance, Scoring, OpSpec, Spelled, unnumbered, constraint_named)
+                          Attribute, Result, Region, Function, Instance, Scoring, OpSpec, Spelled, unnumbered, constraint_named,
+                          type_rule)
 from .answers import (Approx, ImplDefined, INTEGER_OVERFLOW_WHY, integer_overflow, ANY_VALUE,
                       Exactly, RoundTo, Range, Choices)
 from .semantics import (Elementwise, Generic, finite, finite_nonzero, approx_if_complex, checked,
@@ -53,7 +54,7 @@ __all__ = ["is_symbolic", "And", "Or", "Not", "Implies", "If", "Eq", "Distinct",
            "StringAttr", "API_VERSIONS", "ApiVersionAttr", "Dictionary", "ConfigAttr",
            "SymbolListAttr", "RawAttr", "UnitAttr", "ReplicaGroupsAttr", "groups_shape",
            "groups_entries", "BOOLEAN", "SIGNED", "UNSIGNED", "INTEGER", "FLOAT", "COMPLEX", "ANY",
-           "Operand", "Attribute", "Result", "Region", "Function", "Instance", "Scoring", "OpSpec", "Spelled", "unnumbered", "constraint_named",
+           "Operand", "Attribute", "Result", "Region", "Function", "Instance", "Scoring", "OpSpec", "Spelled", "unnumbered", "constraint_named", "type_rule",
            "Approx", "ImplDefined", "INTEGER_OVERFLOW_WHY", "integer_overflow", "ANY_VALUE",
            "Exactly", "RoundTo", "Range", "Choices", "Elementwise", "Generic", "finite",
            "finite_nonzero", "approx_if_complex", "checked", "DataMovement", "Accumulating",

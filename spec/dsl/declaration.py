@@ -52,6 +52,16 @@ def unnumbered(label: str) -> bool:
     return label.rsplit("_", 1)[-1] in UNNUMBERED_RULES
 
 
+def type_rule(label: str) -> bool:
+    """Is `label` a rule of v1.20's quantized types (spec/quantized.py
+    `quantized_c1` … `quantized_c13`)?  No op's constraint: a program breaks
+    it by holding such a type anywhere (a tuple's member too), and the
+    oracle's reader refuses it naming the rule (oracle/functions.py
+    `_check_quantized`)."""
+    from ..quantized import CONSTRAINTS
+    return label in {c.__name__ for c in CONSTRAINTS}
+
+
 def constraint_named(label: str) -> str | None:
     """The constraint the oracle's rejection names for a program breaking
     `label`: the label itself, or none for an unnumbered rule (the oracle
@@ -327,12 +337,22 @@ class OpSpec:
 
     def breaks_only(self, inst: Instance, label: str | None) -> bool:
         """Does the instance break the rule `label` and no other numbered
-        constraint (None or "": none at all)?  An unnumbered rule
+        constraint (None or "": none at all)?  A rule of quantized types
+        (`type_rule`) is broken by the instance's types alone.  An unnumbered rule
         (`unnumbered`: the Inputs or Outputs table, type inference) is no
         function here: the instance breaks no numbered constraint, and the
         oracle's rejection of its program, naming none, says the rest
         (generators/expect.py `rejects_for`)."""
+        if label and type_rule(label):   # a type's rule: no constraint of the op broken, that rule alone by its types
+            return self.violated(inst) == [] and self.type_rules_broken(inst) == [label]
         return self.violated(inst) == ([] if not label or unnumbered(label) else [label])
+
+    def type_rules_broken(self, inst: Instance) -> list[str]:
+        """The rules of quantized types (`type_rule`) that the instance's
+        operand and result types break, tuples' members included, in order."""
+        from ..quantized import quantized_violations
+        values = list(inst.operands.values()) + list(inst.results.values())
+        return [r for t in _tensor_leaves(values) if t.element_type.is_quantized for r in quantized_violations(t)]
 
     def constraint(self, label: str) -> Callable:
         extra = self.quantization.constraints if self.quantization is not None else ()

@@ -56,9 +56,9 @@ import numpy as np
 from ..custom_targets import TARGETS, NoExactFactor, potrf_operand, unknown_target
 from ..dsl import (ANY, Accumulating, ApiVersionAttr, Attribute, BoolAttr, ConfigAttr, Dictionary, ImplDefined, OpSpec,
                    Operand, RawAttr, Result, Scoring, StringAttr, SymbolListAttr)
-from ..exercise import Exercise
+from ..exercise import UNRETURNED, Exercise
 from ..symbolic import Skeleton
-from ..types import E_F32, TensorType, exact_values
+from ..types import E_F32, TensorType, TupleType, exact_values, parse_type
 
 
 def infer(op):
@@ -189,6 +189,38 @@ def sharding_of_another_type(spec, skels, rng):
            spec.instance({"inputs": [t]}, attrs, {"results": [wrong]}))
 
 
+# A per-axis quantized type with three elements on its quantization dimension and two scales (quantized_c13):
+# tests/oracle/test_program.py's, broken by this one rule alone.
+BROKEN_QUANTIZED = "tensor<3x!quant.uniform<i8:f32:0, {0.5, 0.25}>>"
+
+
+def broken_quantized_members(spec, skels, rng):
+    """`Exercise.appended_last`: a call (of a target outside the registry,
+    no operands) whose result type holds a broken quantized type — alone,
+    as a tuple's member, as a nested tuple's member beside an f32 tensor:
+    invalid cases naming the type's rule (quantized_c13).  Its result is
+    left unreturned (`UNRETURNED`): @main returns a tuple's members taken
+    apart, so the broken type would otherwise stand at the top level too,
+    as a get_tuple_element's result; the call has a side effect, so it is
+    not dead code.  Why (docs/mutation.md §23): oracle/functions.py's
+    `_check_quantized` without its tuple branch survived every verdict — an
+    implementation that checks the types it sees at the top level only
+    passed suites/core.  The case alone is the rule's case at the top
+    level, which no other case held.  StableHLO's verifier refuses all
+    three and takes them with a type it admits (2 elements, 2 scales); the
+    oracle also reads custom_call as taking no quantized tensors (no
+    `quantization`), so without the tuple branch it still refuses the
+    tuple cases, naming no rule instead of quantized_c13."""
+    q = parse_type(BROKEN_QUANTIZED)
+    f = TensorType((2,), E_F32)
+    attrs = {"call_target_name": UNREGISTERED, "has_side_effect": True, "api_version": 1}
+    skel = Skeleton(spec.mnemonic, (), (("results", q.element_type),), tuple(attrs.items()))
+    for where, t in (("alone", q), ("as a tuple's member", TupleType((q,))),
+                     ("as a nested tuple's member", TupleType((f, TupleType((q,)))))):
+        yield (f"a result {t.mlir}: the broken quantized type {where}, unreturned", "quantized_c13", skel,
+               UNRETURNED.leave(spec.instance({"inputs": []}, attrs, {"results": [t]})))
+
+
 def unregistered(op) -> str | None:
     """`Exercise.survey_when`: a call of a target outside the registry is reported, not scored."""
     if op.call_target_name in TARGETS:
@@ -215,7 +247,8 @@ SPEC = OpSpec(
         Attribute("output_operand_aliases", RawAttr(), optional=True),
     ),
     exercise=Exercise(built_corners=typed_ffi_corners, operand_values=operand_values, survey_when=unregistered,
-                      appended_last=(empty_unregistered, sharding_of_another_type)),
+                      appended_last=(empty_unregistered, sharding_of_another_type,
+                                     broken_quantized_members)),
     results_unconstrained=("the seed's section has no Constraints and no type rule: a call's results are what its "
                            "program states (a registry target's type rule is the target's, not the spec's)"),
     scoring=Scoring(alone="a call's target may keep state between calls of one module"),

@@ -155,16 +155,18 @@ def test_generated_cases_call_registry_targets_with_their_types():
     operand for Sharding, numpy's Cholesky (and the input in the triangle
     never read) for the LAPACK targets.  The one survey case calls a target
     outside the registry with an empty result (`empty_unregistered`): the
-    empty tensor of the program's type is expected.  The one invalid case
-    breaks Sharding's type rule (`sharding_of_another_type`)."""
+    empty tensor of the program's type is expected.  The first invalid case
+    breaks Sharding's type rule (`sharding_of_another_type`); the others
+    hold a broken quantized type (`broken_quantized_members`, below)."""
     path = Path(__file__).resolve().parents[2] / "suites" / "core" / "custom_call.jsonl"
     cases = [json.loads(line) for line in path.read_text().splitlines()]
     surveys = [c for c in cases if c["kind"] == "survey"]
     assert len(surveys) == 1 and UNREGISTERED in surveys[0]["mlir"] and UNREGISTERED not in TARGETS
     (out,) = surveys[0]["expected"]
     assert out["hex"] == "" and out["type"] == surveys[0]["inputs"][0]["type"] and not out["impl_defined"]
-    invalid = [c for c in cases if c["kind"] == "invalid"]   # the one: a Sharding's type rule broken
-    assert [c["violates"] for c in invalid] == ["custom_call_infer"] and "tensor<3x2xf32>" in invalid[0]["mlir"]
+    invalid = [c for c in cases if c["kind"] == "invalid"]   # a Sharding's type rule broken, then quantized_c13
+    assert [c["violates"] for c in invalid] == ["custom_call_infer"] + ["quantized_c13"] * 3
+    assert "tensor<3x2xf32>" in invalid[0]["mlir"]
     cases = [c for c in cases if c["kind"] not in ("survey", "invalid")]
     assert cases and {c["kind"] for c in cases} == {"value"}
     names = set()
@@ -186,6 +188,31 @@ def test_generated_cases_call_registry_targets_with_their_types():
             np.testing.assert_array_equal(np.triu(f if lower else f.T, 1), np.triu(m, 1), err_msg=c["id"])
         assert not want[1].any()
     assert names == set(TARGETS)
+
+
+def test_a_broken_quantized_type_inside_a_tuple_is_a_case(monkeypatch):
+    """suites/core holds a call whose result type holds a broken quantized
+    type (quantized_c13) alone, in a tuple and in a nested tuple, and
+    nowhere else in the program (the result is unreturned): the oracle
+    refuses each naming the rule.  Without `_check_quantized`'s tuple
+    branch (docs/mutation.md §23: a mutant no verdict killed) the tuple
+    cases are no longer refused for it."""
+    from shlo_conform.generators import expect
+    from shlo_conform.oracle import functions
+    path = Path(__file__).resolve().parents[2] / "suites" / "core" / "custom_call.jsonl"
+    cases = [json.loads(line) for line in path.read_text().splitlines()]
+    broken = [c for c in cases if c.get("violates") == "quantized_c13"]
+    assert [c["mlir"].count("tuple<") for c in broken] == [0, 1, 2]
+    for c in broken:
+        assert c["mlir"].startswith("func.func @main() -> ()") and c["dtype"] == "quant_i8_f32_axis"
+        assert c["mlir"].count("!quant.uniform") == 1 and expect.rejection(c["mlir"]) == "quantized_c13"
+    top_level_only = functions._check_quantized
+
+    def mutant(vt, text):   # checks a type at the top level only
+        if not isinstance(vt, (functions.TupleType, functions.FutureType)):
+            top_level_only(vt, text)
+    monkeypatch.setattr(functions, "_check_quantized", mutant)
+    assert [expect.rejection(c["mlir"]) == "quantized_c13" for c in broken] == [True, False, False]
 
 
 def _same_or_both_nan(a, b) -> bool:
