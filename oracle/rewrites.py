@@ -95,6 +95,14 @@ rewritten too) and returns how many sites it changed.  Today:
   program's run for every failing output and explain nothing but an
   underflow inside the program, which the element-level name covers.
 
+* **mask multiplication as a select** — `multiply(m, x)` where `m` is a
+  float mask, every element a `convert` of an i1 (through shape ops and
+  calls: `jax.nn.one_hot` is a private function returning
+  `convert(compare(…))`), becomes `select(m != 0, x, 0)`.  The spec
+  multiplies: 0 · x is −0 for a negative x and NaN for an infinite or NaN
+  x; the select gives +0 (or 0 for the NaN).  XLA's algebraic simplifier
+  does this (`jax.nn.one_hot(i, n) * x`: docs/findings.md).
+
 Any other order stays "out of tolerance" beyond the bounded kinds.
 """
 from __future__ import annotations
@@ -460,6 +468,74 @@ def flushed_subnormals(module) -> int:
 
 
 # --------------------------------------------------------------------------
+# A float mask's product as a select
+# --------------------------------------------------------------------------
+
+_SHAPES = ("stablehlo.broadcast_in_dim", "stablehlo.reshape", "stablehlo.transpose", "stablehlo.slice")
+
+
+def _callee(module, call):
+    """The `func.func` a `func.call` names, or None."""
+    name = str(call.attributes["callee"]).lstrip("@")
+    for op in module.body.operations:
+        if op.operation.name == "func.func" and str(op.operation.attributes["sym_name"]).strip('"') == name:
+            return op.operation
+    return None
+
+
+def _from_booleans(module, value, depth: int = 0) -> bool:
+    """Is every element of `value` a `convert` of an i1 (0 or 1), through
+    shape ops and calls (JAX's `jax.nn.one_hot` is a private function whose
+    result is `convert(compare(…))`)?"""
+    from jaxlib.mlir import ir
+    owner = value.owner
+    name = getattr(owner, "name", None)
+    if depth > 16 or name is None:
+        return False
+    if name in _SHAPES:
+        return _from_booleans(module, owner.operands[0], depth + 1)
+    if name == "stablehlo.convert":
+        return str(ir.RankedTensorType(owner.operands[0].type).element_type) == "i1"
+    if name == "func.call":
+        f = _callee(module, owner)
+        if f is None:
+            return False
+        ret = f.regions[0].blocks[0].operations[len(f.regions[0].blocks[0].operations) - 1].operation
+        k = next(i for i, r in enumerate(owner.results) if r == value)
+        return _from_booleans(module, ret.operands[k], depth + 1)
+    return False
+
+
+def mask_select(module) -> int:
+    """`multiply(m, x)` (either order), `m` a float mask — every element a
+    convert of an i1, through shape ops and calls — becomes
+    `select(m != 0, x, 0)`: the product of a 0 is +0 whatever x is, where
+    IEEE gives −0 for a negative x and NaN for an infinite or NaN one."""
+    from jaxlib.mlir import ir
+    sites = 0
+    for op in walk(module.operation):
+        if op.name != "stablehlo.multiply" or _float_name(op.results[0].type) is None:
+            continue
+        k = next((k for k in (0, 1) if _from_booleans(module, op.operands[k])), None)
+        if k is None:
+            continue
+        t = ir.RankedTensorType(op.results[0].type)
+        flags = ir.RankedTensorType.get(t.shape, ir.IntegerType.get_signless(1))
+        with ir.InsertionPoint(op):
+            zero = ir.Operation.create("stablehlo.constant", results=[t], attributes={
+                "value": ir.DenseElementsAttr.get_splat(t, ir.FloatAttr.get(t.element_type, 0.0))}).results[0]
+            on = ir.Operation.create(
+                "stablehlo.compare", results=[flags], operands=[op.operands[k], zero],
+                attributes={"comparison_direction": ir.Attribute.parse("#stablehlo<comparison_direction NE>"),
+                            "compare_type": ir.Attribute.parse("#stablehlo<comparison_type FLOAT>")}).results[0]
+            chosen = ir.Operation.create("stablehlo.select", results=[t], operands=[on, op.operands[1 - k], zero])
+        op.results[0].replace_all_uses_with(chosen.results[0])
+        op.erase()
+        sites += 1
+    return sites
+
+
+# --------------------------------------------------------------------------
 # (x + c) − c folded to x
 # --------------------------------------------------------------------------
 
@@ -741,6 +817,8 @@ REWRITES = (
     Rewrite("subnormals flushed", "every subnormal an arithmetic op reads or gives taken as a zero of its sign "
             "(FTZ/DAZ)", flushed_subnormals, subnormal_inputs_only=True),
     Rewrite("algebraic simplification", "(x + c) − c folded to x", cancelled_constants),
+    Rewrite("mask multiplication as a select", "m · x with m a 0/1 mask (a converted boolean, jax.nn.one_hot) "
+            "computed as select(m, x, 0): +0 for a negative x, 0 for an infinite or NaN one", mask_select),
     Rewrite("fast min/max", "max/min as one compare and select (x < y ? y : x): NaN and −0 not ordered",
             fast_min_max),
     Rewrite("reassociation (constants folded)", "(x + c1) + c2 computed as x + fl(c1 + c2) (likewise −, ×)",

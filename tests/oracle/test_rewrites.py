@@ -303,6 +303,30 @@ def test_fast_min_max_is_named_for_xla_configured_so_and_only_then(tmp_path, cap
     assert rc == 0 and "fast min/max" not in capsys.readouterr().out
 
 
+def test_a_one_hot_product_becomes_a_select_and_xla_is_named(tmp_path, capsys):
+    """`jax.nn.one_hot(i, n) * x`: one_hot is a private function returning
+    convert(compare(…)), so the mask is found through the call.  The
+    rewritten program's value is numpy's `where(mask, x, 0)` (+0 where the
+    spec's product is −0 or NaN); XLA returns exactly that and `run` names
+    it on every element that differs — the signed zeros and the NaN of
+    0 · inf — while a product of two computed floats is not rewritten."""
+    x = np.array([[-1.5, 2.0, -3.0, np.inf], [4.0, -np.inf, np.nan, -0.5]], np.float32)
+    i = np.array([1, 3], np.int32)
+    f = jax.jit(lambda x, i: jax.nn.one_hot(i, 4) * x)
+    [(rw, changed, sites)] = [r for r in rewritten(f.lower(x, i).as_text()) if r[0].name.startswith("mask")]
+    [got] = execute(parse_program(changed), [x, i])
+    mask = np.arange(4)[None, :] == i[:, None]
+    assert sites == 1 and np.array_equal(got.array(), np.where(mask, x, np.float32(0)), equal_nan=True)
+    assert not np.signbit(got.array()[~mask]).any()   # every dropped element a +0
+    assert [r for r in rewritten(jax.jit(lambda a, b: a * b).lower(x, x).as_text()) if r[0].name.startswith("mask")] == []
+    (tmp_path / "m.mlir").write_text(f.lower(x, i).as_text())
+    np.savez(tmp_path / "m.npz", x, i)
+    rc = main(["run", str(tmp_path / "m.mlir"), "--backend=xla", "--inputs", str(tmp_path / "m.npz")])
+    out = capsys.readouterr().out
+    # the dropped -1.5, -3.0 (−0 in the spec), inf, -inf, nan (NaN): +0 from XLA; the dropped 4.0 is +0 in both
+    assert rc == 1 and "(mask multiplication as a select) x5" in out, out
+
+
 # --------------------------------------------------------------------------
 # Reassociation
 # --------------------------------------------------------------------------
