@@ -14,7 +14,7 @@ from shlo_conform.oracle.reading import holds_quantized_types, read_quantized
 from shlo_conform.generators import emit, negative, skeleton, solve, suite, values
 from shlo_conform.spec import checks
 from shlo_conform.spec import types as T
-from shlo_conform.spec.dsl import unnumbered
+from shlo_conform.spec.dsl import type_rule, unnumbered
 from shlo_conform.spec.ops import OPS
 from shlo_conform.suites.io import load_cases, load_manifest
 
@@ -204,7 +204,8 @@ def test_invalid_cases_name_a_constraint(small_suite):
     for c in _cases(base):
         if c.kind == "invalid":
             spec = OPS[c.op]
-            assert c.violates in spec.labels or unnumbered(c.violates) or spec.quantization and spec.constraint(c.violates)
+            assert (c.violates in spec.labels or unnumbered(c.violates) or type_rule(c.violates)
+                    or spec.quantization and spec.constraint(c.violates))
 
 
 def test_add_c1_broken_by_shape_and_by_type():
