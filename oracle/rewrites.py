@@ -95,6 +95,20 @@ rewritten too) and returns how many sites it changed.  Today:
   program's run for every failing output and explain nothing but an
   underflow inside the program, which the element-level name covers.
 
+* **subnormals flushed, compares too** — as above, and a compare's
+  operands flushed as well: a packed compare under DAZ reads a subnormal
+  as zero (`jnp.where(y > 0, x, 0)` with a subnormal y takes the 0 on
+  XLA:CPU), while frexp's `x == 0` test does not — which a backend does
+  depends on the instructions it picks, so each is a row.
+
+* **additive identity** — `add(x, +0)` folded to `x`: IEEE gives +0 for
+  −0 + +0, the fold keeps −0.  XLA's algebraic simplifier does this
+  (`x + 0.0`; docs/findings.md).
+
+* **square root of a square** — `sqrt(x · x)` folded to `|x|`: equal
+  wherever x·x neither overflows nor underflows (then the spec gives inf
+  or 0).  XLA:CPU does this (docs/findings.md).
+
 * **mask multiplication as a select** — `multiply(m, x)` where `m` is a
   float mask, every element a `convert` of an i1 (through shape ops and
   calls: `jax.nn.one_hot` is a private function returning
@@ -446,24 +460,81 @@ def _flushed(value, fmt: str):
     return ir.Operation.create("stablehlo.select", results=[t], operands=[tiny, zero, value]).results[0]
 
 
-def flushed_subnormals(module) -> int:
-    """Every subnormal an arithmetic op reads (DAZ) or produces (FTZ) made a
-    zero of its sign: an operand is flushed where its consumer does
-    arithmetic (not one of `_MOVES`) or its producer did — so the
-    program's inputs as an arithmetic op reads them, every arithmetic
-    result wherever it goes (another op, a move, a return), but not a value
-    only moved from an input to an output."""
+_COMPARES = ("stablehlo.compare", "stablehlo.is_finite")
+
+
+def _flushing(moves: tuple):
+    """The flush with `moves` as the ops that leave their operands alone."""
+    def flushed(module) -> int:
+        """Every subnormal an arithmetic op reads (DAZ) or produces (FTZ) made a
+        zero of its sign: an operand is flushed where its consumer does
+        arithmetic (not one of the moves) or its producer did — so the
+        program's inputs as an arithmetic op reads them, every arithmetic
+        result wherever it goes (another op, a move, a return), but not a value
+        only moved from an input to an output."""
+        from jaxlib.mlir import ir
+        sites = 0
+        for op in walk(module.operation):
+            for i, v in enumerate(list(op.operands)):
+                fmt = _float_name(v.type)
+                producer = getattr(v.owner, "name", None)   # None: a block argument
+                if fmt is None or (op.name in moves and (producer is None or producer in moves)):
+                    continue
+                with ir.InsertionPoint(op):
+                    op.operands[i] = _flushed(v, fmt)
+                sites += 1
+        return sites
+    return flushed
+
+
+# Compares excepted (frexp's `x == 0`), and — what a packed compare under DAZ does (`jnp.where(y > 0, …)` with a
+# subnormal y takes the other branch on XLA:CPU) — compares flushed too: which one a backend does depends on
+# the instructions it picks, so each is a row.
+flushed_subnormals = _flushing(_MOVES)
+flushed_subnormals_compares_too = _flushing(tuple(m for m in _MOVES if m not in _COMPARES))
+
+
+# --------------------------------------------------------------------------
+# Identities that hold for reals: x + 0 is x, sqrt(x·x) is |x|
+# --------------------------------------------------------------------------
+
+def added_zero(module) -> int:
+    """`add(x, +0)` (either order; a +0 splat constant through broadcasts
+    and reshapes) folded to `x`: IEEE's −0 + +0 is +0, the fold keeps −0."""
+    sites = 0
+    for op in walk(module.operation):
+        fmt = _float_name(op.results[0].type) if op.name == "stablehlo.add" else None
+        if fmt is None:
+            continue
+        for k in (0, 1):
+            c = _constant_values(op.operands[k], fmt)
+            keep = op.operands[1 - k]
+            if c is not None and c.ndim == 0 and c == 0 and not np.signbit(c) and keep.type == op.results[0].type:
+                op.results[0].replace_all_uses_with(keep)
+                op.erase()
+                sites += 1
+                break
+    return sites
+
+
+def square_root_of_square(module) -> int:
+    """`sqrt(multiply(x, x))` folded to `abs(x)`: sqrt(fl(x²)) is |x| for
+    every x whose square neither overflows nor underflows, and inf or 0
+    where it does."""
     from jaxlib.mlir import ir
     sites = 0
     for op in walk(module.operation):
-        for i, v in enumerate(list(op.operands)):
-            fmt = _float_name(v.type)
-            producer = getattr(v.owner, "name", None)   # None: a block argument
-            if fmt is None or (op.name in _MOVES and (producer is None or producer in _MOVES)):
-                continue
-            with ir.InsertionPoint(op):
-                op.operands[i] = _flushed(v, fmt)
-            sites += 1
+        if op.name != "stablehlo.sqrt" or _float_name(op.results[0].type) is None:
+            continue
+        square = op.operands[0].owner
+        if getattr(square, "name", None) != "stablehlo.multiply" or square.operands[0] != square.operands[1]:
+            continue
+        with ir.InsertionPoint(op):
+            magnitude = ir.Operation.create("stablehlo.abs", results=[op.results[0].type],
+                                            operands=[square.operands[0]]).results[0]
+        op.results[0].replace_all_uses_with(magnitude)
+        op.erase()
+        sites += 1
     return sites
 
 
@@ -816,6 +887,12 @@ REWRITES = (
             "in f32)", excess_precision),
     Rewrite("subnormals flushed", "every subnormal an arithmetic op reads or gives taken as a zero of its sign "
             "(FTZ/DAZ)", flushed_subnormals, subnormal_inputs_only=True),
+    Rewrite("subnormals flushed, compares too", "every subnormal an arithmetic op or a compare reads, or an "
+            "arithmetic op gives, taken as a zero of its sign (FTZ/DAZ)", flushed_subnormals_compares_too,
+            subnormal_inputs_only=True),
+    Rewrite("additive identity", "x + 0 folded to x: −0 + 0 kept −0", added_zero),
+    Rewrite("square root of a square", "sqrt(x · x) folded to |x|: no overflow to inf, no underflow to 0",
+            square_root_of_square),
     Rewrite("algebraic simplification", "(x + c) − c folded to x", cancelled_constants),
     Rewrite("mask multiplication as a select", "m · x with m a 0/1 mask (a converted boolean, jax.nn.one_hot) "
             "computed as select(m, x, 0): +0 for a negative x, 0 for an infinite or NaN one", mask_select),

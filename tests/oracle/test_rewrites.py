@@ -106,7 +106,7 @@ def test_subnormals_are_flushed_where_arithmetic_reads_or_gives_them():
     assert not np.array_equal(want_floor, np.floor(x * np.float32(2.5)))   # flushing changes the spec's values
     # `run` judges the flushed program only where an input holds a subnormal (any other rewrite: always)
     from shlo_conform.oracle.rewrites import SUBNORMAL_INPUTS_ONLY
-    assert SUBNORMAL_INPUTS_ONLY == {"subnormals flushed"}
+    assert SUBNORMAL_INPUTS_ONLY == {"subnormals flushed", "subnormals flushed, compares too"}
 
 
 def test_nothing_to_rewrite_gives_nothing():
@@ -325,6 +325,61 @@ def test_a_one_hot_product_becomes_a_select_and_xla_is_named(tmp_path, capsys):
     out = capsys.readouterr().out
     # the dropped -1.5, -3.0 (−0 in the spec), inf, -inf, nan (NaN): +0 from XLA; the dropped 4.0 is +0 in both
     assert rc == 1 and "(mask multiplication as a select) x5" in out, out
+
+
+def _xla_names(tmp_path, capsys, f, args, name):
+    """`run` on XLA (as jax.jit compiles) of `f` at `args`: its exit code and
+    how many elements the cause line gives `name`."""
+    import re
+    (tmp_path / "m.mlir").write_text(f.lower(*args).as_text())
+    np.savez(tmp_path / "m.npz", *args)
+    rc = main(["run", str(tmp_path / "m.mlir"), "--backend=xla", "--inputs", str(tmp_path / "m.npz")])
+    out = capsys.readouterr().out
+    found = re.search(re.escape(f"({name}) x") + r"(\d+)", out)
+    return rc, int(found.group(1)) if found else 0
+
+
+def test_x_plus_zero_folded_to_x_is_named(tmp_path, capsys):
+    """`x + 0.0`: the rewritten program is x itself, −0 kept (numpy: −0 +
+    +0 is +0, the spec's value); XLA returns x, and `run` names the one
+    element where that differs.  A −0 constant is no identity to fold."""
+    x = np.array([-0.0, 1.5, 0.0, -2.0], np.float32)
+    f = jax.jit(lambda x: x + 0.0)
+    [(rw, changed, sites)] = [r for r in rewritten(f.lower(x).as_text()) if r[0].name == "additive identity"]
+    [got] = execute(parse_program(changed), [x])
+    assert sites == 1 and got.array().tobytes() == x.tobytes() != (x + np.float32(0)).tobytes()
+    assert [r for r in rewritten(jax.jit(lambda x: x + -0.0).lower(x).as_text()) if r[0].name == "additive identity"] == []
+    assert _xla_names(tmp_path, capsys, f, [x], "additive identity") == (1, 1)
+
+
+def test_a_square_root_of_a_square_folded_to_the_magnitude_is_named(tmp_path, capsys):
+    """`sqrt(x * x)`: the rewritten program is |x| (numpy); the spec's value
+    is inf where x·x overflows (1e20, −1e30) and 0 where it underflows
+    (1e-25), |x| elsewhere — XLA returns |x| and `run` names those three."""
+    x = np.array([1e20, 1e-25, 3.0, -2.0, -1e30], np.float32)
+    f = jax.jit(lambda x: jax.numpy.sqrt(x * x))
+    [(rw, changed, sites)] = [r for r in rewritten(f.lower(x).as_text()) if r[0].name == "square root of a square"]
+    [got] = execute(parse_program(changed), [x])
+    assert sites == 1 and np.array_equal(got.array(), np.abs(x))
+    assert _xla_names(tmp_path, capsys, f, [x], "square root of a square") == (1, 3)
+
+
+def test_a_compare_reading_a_subnormal_as_zero_is_named(tmp_path, capsys):
+    """`jnp.where(y > 0, x, 0)` with y = 1e-40 (subnormal): the spec takes
+    x; the compares-too flush reads y as 0 and takes 0 (numpy on y
+    flushed), which XLA:CPU does; the flush without compares leaves the
+    compare alone and does not explain it."""
+    x = np.array([2.0, 3.0, 4.0, 5.0], np.float32)
+    y = np.array([1e-40, 1.0, -1e-40, 0.0], np.float32)
+    f = jax.jit(lambda x, y: jax.numpy.where(y > 0, x, 0.0))
+    found = {r[0].name: r for r in rewritten(f.lower(x, y).as_text())}
+    [got] = execute(parse_program(found["subnormals flushed, compares too"][1]), [x, y])
+    flushed = np.where(np.abs(y) < np.finfo(np.float32).tiny, np.float32(0), y)
+    assert np.array_equal(got.array(), np.where(flushed > 0, x, 0)) and got.array()[0] == 0
+    if "subnormals flushed" in found:   # the other flush, compares left alone, keeps the spec's x there
+        [kept] = execute(parse_program(found["subnormals flushed"][1]), [x, y])
+        assert kept.array()[0] == 2.0
+    assert _xla_names(tmp_path, capsys, f, [x, y], "subnormals flushed, compares too") == (1, 1)
 
 
 # --------------------------------------------------------------------------
