@@ -34,6 +34,10 @@ conclusive either: a scatter-add whose rows take more duplicate updates
 than the orders are enumerated for (an embedding's gradient) had 272 of
 its 320 elements unchecked and was called "agrees".
 
+An infinity is measured as the format's largest finite value (a
+tolerance around an overflowed result, [max − 3 ulp, inf], is a few ULPs
+wide; [1, inf] is half the range).
+
 Why 2^-6 (≈1.6 %): a bf16 result within a few ULPs (2^-8 relative each)
 stays resolved, while the gross wrong answers — zeros, a flipped sign, a
 result scaled by a few percent — cannot pass as resolved agreement.  The
@@ -226,9 +230,14 @@ def _relative(e: Expectation, c, ends) -> tuple:
     value = from_bits(np.reshape(e.bits, -1), c).astype(np.float64)
     lo = from_bits(from_ordinals(ends[0], c), c).astype(np.float64)
     hi = from_bits(from_ordinals(ends[1], c), c).astype(np.float64)
+    big = float(c.format.max_finite)
     with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
-        half = (hi - lo) / 2
-        rel = np.where((half == 0) | (lo == hi), 0.0, half / np.maximum(np.abs(value), float(c.format.min_normal)))
+        # an infinity measured as the largest finite value: [max − 4 ulp, inf] around inf is 4 ulp wide, not
+        # inf/inf (NaN, which made the median NaN and an overflowing power's output inconclusive), while
+        # [1, inf] around inf is half the range wide
+        clo, chi, cv = np.clip(lo, -big, big), np.clip(hi, -big, big), np.clip(value, -big, big)
+        half = (chi - clo) / 2
+        rel = np.where((half == 0) | (lo == hi), 0.0, half / np.maximum(np.abs(cv), float(c.format.min_normal)))
     rel[np.isnan(value) | np.isnan(lo) | np.isnan(hi)] = 0.0
     return value, lo, hi, rel
 

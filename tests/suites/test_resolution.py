@@ -56,6 +56,21 @@ def test_a_range_across_zero_is_measured_against_the_smallest_normal():
     assert resolution(_exp([2.0 ** -100], "bounded", lo=_bits([0.0]), hi=_bits([2.0 ** -99]))).rel_max == 1.0
 
 
+def test_an_infinite_value_is_measured_as_the_largest_finite_one():
+    """x² of 1e20 and two normal squares, within 4 ulp: the infinite
+    element's enclosure [max − 3 ulp, inf] is (max − (max − 3 ulp))/2 over
+    max = 1.5 ulp of max relative, not inf/inf (NaN made the median NaN and
+    an overflowing `jnp.power(x, 2.0)` INCONCLUSIVE); [1, inf] around inf
+    stays half the range wide, unresolved."""
+    big = float(np.finfo(np.float32).max)
+    below = float(np.nextafter(np.nextafter(np.nextafter(np.float32(big), 0), 0), 0))
+    e = _exp([np.inf, 4.0, 9.0], "bounded", lo=_bits([below, 4.0, 9.0]), hi=_bits([np.inf, 4.0, 9.0]))
+    r = resolution(e)
+    assert r.rel_max == (big - below) / 2 / big and r.rel_median == 0 and r.conclusive
+    wide = resolution(_exp([np.inf, np.inf, 4.0], "bounded", lo=_bits([1.0, 1.0, 4.0]), hi=_bits([np.inf] * 2 + [4.0])))
+    assert wide.rel_median == (big - 1.0) / 2 / big and not wide.conclusive
+
+
 def test_any_value_elements_are_unchecked():
     part = _exp([1.0, 2.0], impl_defined=[1], alternatives=[Alternative("any value", None, [1])])
     r = resolution(part)
