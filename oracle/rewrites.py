@@ -109,6 +109,10 @@ rewritten too) and returns how many sites it changed.  Today:
   wherever x·x neither overflows nor underflows (then the spec gives inf
   or 0).  XLA:CPU does this (docs/findings.md).
 
+* **reciprocal of a reciprocal** — `1 / (1 / x)` folded to `x`: the spec
+  rounds twice (1 ulp off on about one element in seven) and gives inf or
+  0 where 1/x underflows or overflows.  XLA:CPU does this.
+
 * **mask multiplication as a select** — `multiply(m, x)` where `m` is a
   float mask, every element a `convert` of an i1 (through shape ops and
   calls: `jax.nn.one_hot` is a private function returning
@@ -495,7 +499,7 @@ flushed_subnormals_compares_too = _flushing(tuple(m for m in _MOVES if m not in 
 
 
 # --------------------------------------------------------------------------
-# Identities that hold for reals: x + 0 is x, sqrt(x·x) is |x|
+# Identities that hold for reals: x + 0 is x, 1/(1/x) is x, sqrt(x·x) is |x|
 # --------------------------------------------------------------------------
 
 def added_zero(module) -> int:
@@ -514,6 +518,25 @@ def added_zero(module) -> int:
                 op.erase()
                 sites += 1
                 break
+    return sites
+
+
+def reciprocal_of_reciprocal(module) -> int:
+    """`divide(1, divide(1, x))` (1 a splat constant through broadcasts and
+    reshapes) folded to `x`: two roundings, and an inf or 0 where 1/x
+    overflows or underflows, where the fold returns x."""
+    sites = 0
+    for op in walk(module.operation):
+        fmt = _float_name(op.results[0].type) if op.name == "stablehlo.divide" else None
+        inner = op.operands[1].owner if fmt is not None else None
+        if getattr(inner, "name", None) != "stablehlo.divide":
+            continue
+        ones = [_constant_values(v, fmt) for v in (op.operands[0], inner.operands[0])]
+        if any(c is None or c.ndim != 0 or c != 1 for c in ones) or inner.operands[1].type != op.results[0].type:
+            continue
+        op.results[0].replace_all_uses_with(inner.operands[1])
+        op.erase()
+        sites += 1
     return sites
 
 
@@ -893,6 +916,8 @@ REWRITES = (
     Rewrite("additive identity", "x + 0 folded to x: −0 + 0 kept −0", added_zero),
     Rewrite("square root of a square", "sqrt(x · x) folded to |x|: no overflow to inf, no underflow to 0",
             square_root_of_square),
+    Rewrite("reciprocal of a reciprocal", "1 / (1 / x) folded to x: no double rounding, no overflow or underflow",
+            reciprocal_of_reciprocal),
     Rewrite("algebraic simplification", "(x + c) − c folded to x", cancelled_constants),
     Rewrite("mask multiplication as a select", "m · x with m a 0/1 mask (a converted boolean, jax.nn.one_hot) "
             "computed as select(m, x, 0): +0 for a negative x, 0 for an infinite or NaN one", mask_select),

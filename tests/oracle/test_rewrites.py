@@ -364,6 +364,23 @@ def test_a_square_root_of_a_square_folded_to_the_magnitude_is_named(tmp_path, ca
     assert _xla_names(tmp_path, capsys, f, [x], "square root of a square") == (1, 3)
 
 
+def test_a_reciprocal_of_a_reciprocal_folded_to_x_is_named(tmp_path, capsys):
+    """`1 / (1 / x)`: the rewritten program is x itself; numpy's two
+    divisions differ from it on 3e38 (1/x is subnormal: 1/(1/x) is inf)
+    and on 0.4193255 and 3.8429387 (double rounding, found by numpy), and
+    XLA returns x, named on exactly those; `2 / (1 / x)` is no such fold."""
+    x = np.array([3e38, 0.4193255, 3.8429387, 0.5, 8.0, 0.2], np.float32)
+    f = jax.jit(lambda x: 1.0 / (1.0 / x))
+    [(rw, changed, sites)] = [r for r in rewritten(f.lower(x).as_text()) if r[0].name == "reciprocal of a reciprocal"]
+    [got] = execute(parse_program(changed), [x])
+    assert sites == 1 and got.array().tobytes() == x.tobytes()
+    differ = int((np.float32(1) / (np.float32(1) / x) != x).sum())
+    assert differ == 3
+    assert [r for r in rewritten(jax.jit(lambda x: 2.0 / (1.0 / x)).lower(x).as_text())
+            if r[0].name == "reciprocal of a reciprocal"] == []
+    assert _xla_names(tmp_path, capsys, f, [x], "reciprocal of a reciprocal") == (1, differ)
+
+
 def test_a_compare_reading_a_subnormal_as_zero_is_named(tmp_path, capsys):
     """`jnp.where(y > 0, x, 0)` with y = 1e-40 (subnormal): the spec takes
     x; the compares-too flush reads y as 0 and takes 0 (numpy on y
