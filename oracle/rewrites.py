@@ -113,6 +113,12 @@ rewritten too) and returns how many sites it changed.  Today:
   rounds twice (1 ulp off on about one element in seven) and gives inf or
   0 where 1/x underflows or overflows.  XLA:CPU does this.
 
+* **scatter window skipped whole** — a `scatter` whose update window
+  reaches out of bounds has its index vector moved wholly out (every
+  element of the window out of bounds), so the whole window is skipped:
+  XLA's reading (seed 002), where v1.20 skips the out-of-bounds elements
+  alone and updates the rest (docs/spec-findings.md).
+
 * **mask multiplication as a select** — `multiply(m, x)` where `m` is a
   float mask, every element a `convert` of an i1 (through shape ops and
   calls: `jax.nn.one_hot` is a private function returning
@@ -562,6 +568,95 @@ def square_root_of_square(module) -> int:
 
 
 # --------------------------------------------------------------------------
+# A scatter window reaching out of bounds skipped whole
+# --------------------------------------------------------------------------
+
+def _window_sizes(op, sdn) -> list[int]:
+    """The update window's size along each operand axis: the updates' sizes
+    at `update_window_dims`, in order, on the axes neither inserted nor
+    batching; 1 on those."""
+    from jaxlib.mlir import ir
+    rank = len(ir.RankedTensorType(op.operands[0].type).shape)
+    updates = ir.RankedTensorType(op.operands[len(op.operands) // 2 + 1].type).shape   # inputs, indices, updates
+    window = iter(updates[d] for d in sdn.update_window_dims)
+    dropped = set(sdn.inserted_window_dims) | set(sdn.input_batching_dims)
+    return [1 if d in dropped else next(window) for d in range(rank)]
+
+
+def _component_ok(idx, k: int, v: int, lo: int, hi: int):
+    """Per batch position, whether component k of the index vectors (along
+    axis v; the whole of `idx` when v is its rank) lies in [lo, hi], as an
+    i1 tensor of `idx`'s shape with axis v kept at size 1 (or `idx`'s own)."""
+    from jaxlib.mlir import ir
+    t = ir.RankedTensorType(idx.type)
+    shape = list(t.shape)
+    if v < len(shape):
+        start, limit = [0] * len(shape), list(shape)
+        start[v], limit[v] = k, k + 1
+        shape[v] = 1
+        part = ir.RankedTensorType.get(shape, t.element_type)
+        idx = ir.Operation.create("stablehlo.slice", results=[part], operands=[idx], attributes={
+            "start_indices": ir.DenseI64ArrayAttr.get(start), "limit_indices": ir.DenseI64ArrayAttr.get(limit),
+            "strides": ir.DenseI64ArrayAttr.get([1] * len(shape))}).results[0]
+    part = ir.RankedTensorType(idx.type)
+    flags = ir.RankedTensorType.get(shape, ir.IntegerType.get_signless(1))
+
+    def splat(x):
+        return ir.Operation.create("stablehlo.constant", results=[part], attributes={
+            "value": ir.DenseElementsAttr.get_splat(part, ir.IntegerAttr.get(part.element_type, x))}).results[0]
+
+    def compare(direction, bound):
+        return ir.Operation.create("stablehlo.compare", results=[flags], operands=[idx, splat(bound)], attributes={
+            "comparison_direction": ir.Attribute.parse(f"#stablehlo<comparison_direction {direction}>"),
+            "compare_type": ir.Attribute.parse("#stablehlo<comparison_type SIGNED>")}).results[0]
+    return ir.Operation.create("stablehlo.and", results=[flags], operands=[compare("GE", lo), compare("LE", hi)]).results[0]
+
+
+def whole_window_skipped(module) -> int:
+    """`scatter` with each update window that reaches out of bounds moved
+    wholly out: its index vector replaced by the operand's sizes (every
+    element of the window then out of bounds, so v1.20 skips it all)
+    wherever a component k leaves `[0, dim − window]` — XLA's reading
+    (seed 002), where v1.20 skips the out-of-bounds elements alone."""
+    from jaxlib.mlir import ir
+    from jaxlib.mlir.dialects import stablehlo
+    sites = 0
+    for op in walk(module.operation):
+        if op.name != "stablehlo.scatter":
+            continue
+        sdn = stablehlo.ScatterDimensionNumbers(op.attributes["scatter_dimension_numbers"])
+        n = len(op.operands) // 2   # inputs … , indices, updates …: n inputs
+        idx = op.operands[n]
+        t = ir.RankedTensorType(idx.type)
+        width = {"i32": 32, "i64": 64, "si32": 32, "si64": 64}.get(str(t.element_type))
+        if width is None:   # JAX writes i32 or i64 index vectors; a narrower or unsigned one is left alone
+            continue
+        dims, window = ir.RankedTensorType(op.operands[0].type).shape, _window_sizes(op, sdn)
+        mapped, v = list(sdn.scattered_dims_to_operand_dims), sdn.index_vector_dim
+        flags_t = ir.RankedTensorType.get(t.shape, ir.IntegerType.get_signless(1))
+        with ir.InsertionPoint(op):
+            ok = None
+            for k, d in enumerate(mapped):
+                c = _component_ok(idx, k, v, 0, dims[d] - window[d])
+                ok = c if ok is None else ir.Operation.create("stablehlo.and", results=[c.type], operands=[ok, c]).results[0]
+            if ok is None:
+                continue
+            if v < len(t.shape):   # one flag per index vector, spread along its axis
+                ok = ir.Operation.create("stablehlo.broadcast_in_dim", results=[flags_t], operands=[ok], attributes={
+                    "broadcast_dimensions": ir.DenseI64ArrayAttr.get(list(range(len(t.shape))))}).results[0]
+            sizes = np.array([dims[d] for d in mapped], dtype=np.int64)
+            far = np.broadcast_to(sizes.reshape([-1 if a == v else 1 for a in range(len(t.shape))]) if v < len(t.shape)
+                                  else sizes[0], t.shape)
+            out = ir.Operation.create("stablehlo.constant", results=[t], attributes={
+                "value": ir.DenseElementsAttr.get(np.ascontiguousarray(far.astype(np.int64 if width == 64 else np.int32)),
+                                                  type=t.element_type)}).results[0]
+            moved = ir.Operation.create("stablehlo.select", results=[t], operands=[ok, idx, out]).results[0]
+        op.operands[n] = moved
+        sites += 1
+    return sites
+
+
+# --------------------------------------------------------------------------
 # A float mask's product as a select
 # --------------------------------------------------------------------------
 
@@ -919,6 +1014,8 @@ REWRITES = (
     Rewrite("reciprocal of a reciprocal", "1 / (1 / x) folded to x: no double rounding, no overflow or underflow",
             reciprocal_of_reciprocal),
     Rewrite("algebraic simplification", "(x + c) − c folded to x", cancelled_constants),
+    Rewrite("scatter window skipped whole", "an update window reaching out of bounds skipped whole (XLA's "
+            "reading), where v1.20 skips its out-of-bounds elements alone", whole_window_skipped),
     Rewrite("mask multiplication as a select", "m · x with m a 0/1 mask (a converted boolean, jax.nn.one_hot) "
             "computed as select(m, x, 0): +0 for a negative x, 0 for an infinite or NaN one", mask_select),
     Rewrite("fast min/max", "max/min as one compare and select (x < y ? y : x): NaN and −0 not ordered",

@@ -381,6 +381,31 @@ def test_a_reciprocal_of_a_reciprocal_folded_to_x_is_named(tmp_path, capsys):
     assert _xla_names(tmp_path, capsys, f, [x], "reciprocal of a reciprocal") == (1, differ)
 
 
+def test_a_scatter_window_reaching_out_is_skipped_whole_and_xla_is_named(tmp_path, capsys):
+    """Windows of 3 at starts 4, 0 and 7 (wholly out) on 6 zeros, all
+    updates 1: v1.20 skips the out-of-bounds elements alone, so the window
+    at 4 still updates 4 and 5: [1, 1, 1, 0, 1, 1]; moved wholly out, it is
+    skipped: numpy's whole-window scatter, by hand, [1, 1, 1, 0, 0, 0].
+    XLA returns that (FILL_OR_DROP, as JAX's mode='drop' lowers), and `run`
+    names it on elements 4 and 5."""
+    from jax import lax
+    x = np.zeros(6, np.float32)
+    i = np.array([4, 0, 7], np.int32)
+    u = np.ones((3, 3), np.float32)
+    dn = lax.ScatterDimensionNumbers(update_window_dims=(1,), inserted_window_dims=(), scatter_dims_to_operand_dims=(0,))
+    f = jax.jit(lambda x, i, u: lax.scatter_add(x, i[:, None], u, dn, mode=lax.GatherScatterMode.FILL_OR_DROP))
+    [(rw, changed, sites)] = [r for r in rewritten(f.lower(x, i, u).as_text()) if r[0].name == "scatter window skipped whole"]
+    [got] = execute(parse_program(changed), [x, i, u])
+    whole = x.copy()
+    for s in i:
+        if 0 <= s and s + 3 <= 6:
+            whole[s:s + 3] += 1
+    assert sites == 1 and got.array().tolist() == whole.tolist() == [1, 1, 1, 0, 0, 0]
+    [spec] = execute(parse_program(f.lower(x, i, u).as_text()), [x, i, u])
+    assert spec.array().tolist() == [1, 1, 1, 0, 1, 1]   # v1.20: window at 4 updates 4 and 5, skips 6
+    assert _xla_names(tmp_path, capsys, f, [x, i, u], "scatter window skipped whole") == (1, 2)
+
+
 def test_a_compare_reading_a_subnormal_as_zero_is_named(tmp_path, capsys):
     """`jnp.where(y > 0, x, 0)` with y = 1e-40 (subnormal): the spec takes
     x; the compares-too flush reads y as 0 and takes 0 (numpy on y
