@@ -1024,6 +1024,9 @@ def run_command(path: str, backends: list[str], *, inputs_npz: str | None = None
                                 memory=memory) if left() > 0 else None
                 if got is None or (isinstance(got, Failure) and got.kind == "timeout"):
                     stop(0, "the")
+                elif isinstance(got, Failure):   # a rewrite that fails on this program: said, not swallowed
+                    stopped.append(f"the search for compiler rewrites failed ({got.kind}: {got.detail}): no "
+                                   "difference is named by a rewrite; the verdicts stand")
                 from .oracle.rewrites import SUBNORMAL_INPUTS_ONLY
                 from .suites.causes import flush_inputs
                 todo = [] if got is None or isinstance(got, Failure) else got
