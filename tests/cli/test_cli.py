@@ -168,6 +168,7 @@ def _default_sigint():
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
+@pytest.mark.long   # ~13 s of a real interrupted run and its resumption: make test-long (CI)
 def test_ctrl_c_keeps_the_journal_and_the_same_command_resumes(tmp_path):
     import signal
     import time

@@ -166,7 +166,8 @@ def _in_pieces(text_of, arrays: list, piece: int) -> Expectation:
                                          ("is_finite", E_BF16, "i1"),
                                          # ~5 s, an exact widening: make test-long (CI)
                                          pytest.param("convert", E_BF16, "f32", marks=pytest.mark.long),
-                                         ("convert", E_F16, "si8")])
+                                         # ~8 s (every f16 to si8, the saturating cast's pieces): test-long too
+                                         pytest.param("convert", E_F16, "si8", marks=pytest.mark.long)])
 def test_a_narrow_unary_op_on_a_large_array_equals_the_op_on_its_pieces(op, et, out):
     """Every pattern of the type, three times over and shuffled (more
     elements than values: `_by_value` evaluates each value once), against

@@ -79,6 +79,7 @@ def _verdicts(cases, backend=BACKEND, **kw):
     return r, [(v.id, v.verdict, v.detail.split(" (")[0]) for v in r.run(cases)]
 
 
+@pytest.mark.long   # ~8 s: every case of several ops run batched and one by one; make test-long (CI)
 def test_batched_verdicts_are_the_single_verdicts():
     cases = _subset()
     single, one = _verdicts(cases, batch=1)
