@@ -167,6 +167,16 @@ def walk(op):
     return out
 
 
+def _compare(lhs, rhs, direction: str, kind: str = "FLOAT"):
+    """`compare(lhs, rhs)`, an i1 tensor of their shape (inserted where the
+    caller's InsertionPoint says)."""
+    from jaxlib.mlir import ir
+    flags = ir.RankedTensorType.get(ir.RankedTensorType(lhs.type).shape, ir.IntegerType.get_signless(1))
+    return ir.Operation.create("stablehlo.compare", results=[flags], operands=[lhs, rhs], attributes={
+        "comparison_direction": ir.Attribute.parse(f"#stablehlo<comparison_direction {direction}>"),
+        "compare_type": ir.Attribute.parse(f"#stablehlo<comparison_type {kind}>")}).results[0]
+
+
 _FLOATS = {"f16": "f16", "bf16": "bf16", "f32": "f32", "f64": "f64"}
 
 
@@ -291,10 +301,8 @@ def broadcast_reciprocal(module) -> int:
             continue
         t = ir.RankedTensorType(d.type)
         with ir.InsertionPoint(op):
-            one = ir.Operation.create("stablehlo.constant", results=[t], attributes={
-                "value": ir.DenseElementsAttr.get_splat(t, ir.FloatAttr.get(t.element_type, 1.0))}).results[0]
-            recip = _rebuilt(ir.Operation.create("stablehlo.divide", results=[t], operands=[one, d]).results[0],
-                             chain)
+            recip = _rebuilt(ir.Operation.create("stablehlo.divide", results=[t],
+                                                 operands=[_constant_of(d.type, np.float64(1.0)), d]).results[0], chain)
         _as_product(op, recip)
         sites += 1
     return sites
@@ -455,18 +463,11 @@ def _flushed(value, fmt: str):
     select(|v| < the smallest normal, v · 0, v) (insert where the caller's
     InsertionPoint says)."""
     from jaxlib.mlir import ir
-    t = ir.RankedTensorType(value.type)
-    flags = ir.RankedTensorType.get(t.shape, ir.IntegerType.get_signless(1))
-
-    def splat(x):
-        return ir.Operation.create("stablehlo.constant", results=[t], attributes={
-            "value": ir.DenseElementsAttr.get_splat(t, ir.FloatAttr.get(t.element_type, x))}).results[0]
+    t = value.type
     magnitude = ir.Operation.create("stablehlo.abs", results=[t], operands=[value]).results[0]
-    tiny = ir.Operation.create(
-        "stablehlo.compare", results=[flags], operands=[magnitude, splat(float(element_type(fmt).format.min_normal))],
-        attributes={"comparison_direction": ir.Attribute.parse("#stablehlo<comparison_direction LT>"),
-                    "compare_type": ir.Attribute.parse("#stablehlo<comparison_type FLOAT>")}).results[0]
-    zero = ir.Operation.create("stablehlo.multiply", results=[t], operands=[value, splat(0.0)]).results[0]
+    tiny = _compare(magnitude, _constant_of(t, np.float64(element_type(fmt).format.min_normal)), "LT")
+    zero = ir.Operation.create("stablehlo.multiply", results=[t],
+                               operands=[value, _constant_of(t, np.float64(0.0))]).results[0]
     return ir.Operation.create("stablehlo.select", results=[t], operands=[tiny, zero, value]).results[0]
 
 
@@ -599,17 +600,13 @@ def _component_ok(idx, k: int, v: int, lo: int, hi: int):
             "start_indices": ir.DenseI64ArrayAttr.get(start), "limit_indices": ir.DenseI64ArrayAttr.get(limit),
             "strides": ir.DenseI64ArrayAttr.get([1] * len(shape))}).results[0]
     part = ir.RankedTensorType(idx.type)
-    flags = ir.RankedTensorType.get(shape, ir.IntegerType.get_signless(1))
 
-    def splat(x):
-        return ir.Operation.create("stablehlo.constant", results=[part], attributes={
-            "value": ir.DenseElementsAttr.get_splat(part, ir.IntegerAttr.get(part.element_type, x))}).results[0]
-
-    def compare(direction, bound):
-        return ir.Operation.create("stablehlo.compare", results=[flags], operands=[idx, splat(bound)], attributes={
-            "comparison_direction": ir.Attribute.parse(f"#stablehlo<comparison_direction {direction}>"),
-            "compare_type": ir.Attribute.parse("#stablehlo<comparison_type SIGNED>")}).results[0]
-    return ir.Operation.create("stablehlo.and", results=[flags], operands=[compare("GE", lo), compare("LE", hi)]).results[0]
+    def within(direction, bound):
+        splat = ir.Operation.create("stablehlo.constant", results=[part], attributes={
+            "value": ir.DenseElementsAttr.get_splat(part, ir.IntegerAttr.get(part.element_type, bound))}).results[0]
+        return _compare(idx, splat, direction, "SIGNED")
+    low, high = within("GE", lo), within("LE", hi)
+    return ir.Operation.create("stablehlo.and", results=[low.type], operands=[low, high]).results[0]
 
 
 def whole_window_skipped(module) -> int:
@@ -638,7 +635,8 @@ def whole_window_skipped(module) -> int:
             ok = None
             for k, d in enumerate(mapped):
                 c = _component_ok(idx, k, v, 0, dims[d] - window[d])
-                ok = c if ok is None else ir.Operation.create("stablehlo.and", results=[c.type], operands=[ok, c]).results[0]
+                ok = c if ok is None else ir.Operation.create("stablehlo.and", results=[c.type],
+                                                              operands=[ok, c]).results[0]
             if ok is None:
                 continue
             if v < len(t.shape):   # one flag per index vector, spread along its axis
@@ -647,9 +645,9 @@ def whole_window_skipped(module) -> int:
             sizes = np.array([dims[d] for d in mapped], dtype=np.int64)
             far = np.broadcast_to(sizes.reshape([-1 if a == v else 1 for a in range(len(t.shape))]) if v < len(t.shape)
                                   else sizes[0], t.shape)
+            far = np.ascontiguousarray(far.astype(np.int64 if width == 64 else np.int32))
             out = ir.Operation.create("stablehlo.constant", results=[t], attributes={
-                "value": ir.DenseElementsAttr.get(np.ascontiguousarray(far.astype(np.int64 if width == 64 else np.int32)),
-                                                  type=t.element_type)}).results[0]
+                "value": ir.DenseElementsAttr.get(far, type=t.element_type)}).results[0]
             moved = ir.Operation.create("stablehlo.select", results=[t], operands=[ok, idx, out]).results[0]
         op.operands[n] = moved
         sites += 1
@@ -708,16 +706,11 @@ def mask_select(module) -> int:
         k = next((k for k in (0, 1) if _from_booleans(module, op.operands[k])), None)
         if k is None:
             continue
-        t = ir.RankedTensorType(op.results[0].type)
-        flags = ir.RankedTensorType.get(t.shape, ir.IntegerType.get_signless(1))
+        t = op.results[0].type
         with ir.InsertionPoint(op):
-            zero = ir.Operation.create("stablehlo.constant", results=[t], attributes={
-                "value": ir.DenseElementsAttr.get_splat(t, ir.FloatAttr.get(t.element_type, 0.0))}).results[0]
-            on = ir.Operation.create(
-                "stablehlo.compare", results=[flags], operands=[op.operands[k], zero],
-                attributes={"comparison_direction": ir.Attribute.parse("#stablehlo<comparison_direction NE>"),
-                            "compare_type": ir.Attribute.parse("#stablehlo<comparison_type FLOAT>")}).results[0]
-            chosen = ir.Operation.create("stablehlo.select", results=[t], operands=[on, op.operands[1 - k], zero])
+            zero = _constant_of(t, np.float64(0.0))
+            chosen = ir.Operation.create("stablehlo.select", results=[t],
+                                         operands=[_compare(op.operands[k], zero, "NE"), op.operands[1 - k], zero])
         op.results[0].replace_all_uses_with(chosen.results[0])
         op.erase()
         sites += 1
@@ -767,15 +760,10 @@ def fast_min_max(module) -> int:
     for op in walk(module.operation):
         if op.name not in ("stablehlo.maximum", "stablehlo.minimum") or _float_name(op.results[0].type) is None:
             continue
-        t = ir.RankedTensorType(op.results[0].type)
-        flags = ir.RankedTensorType.get(t.shape, ir.IntegerType.get_signless(1))
         direction = "LT" if op.name == "stablehlo.maximum" else "GT"
         x, y = op.operands[0], op.operands[1]
         with ir.InsertionPoint(op):
-            pick_y = ir.Operation.create(
-                "stablehlo.compare", results=[flags], operands=[x, y],
-                attributes={"comparison_direction": ir.Attribute.parse(f"#stablehlo<comparison_direction {direction}>"),
-                            "compare_type": ir.Attribute.parse("#stablehlo<comparison_type FLOAT>")}).results[0]
+            pick_y = _compare(x, y, direction)
             chosen = ir.Operation.create("stablehlo.select", results=[op.results[0].type], operands=[pick_y, y, x])
         op.results[0].replace_all_uses_with(chosen.results[0])
         op.erase()
