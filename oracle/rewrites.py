@@ -101,6 +101,17 @@ rewritten too) and returns how many sites it changed.  Today:
   XLA:CPU), while frexp's `x == 0` test does not — which a backend does
   depends on the instructions it picks, so each is a row.
 
+* **subnormals read as zero by compares** — only a compare's operands
+  flushed, the arithmetic keeping its subnormals: XLA:CPU's `remainder`
+  keeps a subnormal, and the `rem != 0` test jnp.remainder puts after it
+  reads it as zero, so the sign adjustment is skipped.
+
+* **subnormal read as half the smallest subnormal** — `log(x)` and
+  `power(x, y)` of a nonzero subnormal x computed as if x were ±2^(emin −
+  p) (f32: 2^-150, f64: 2^-1075), a value the format cannot hold; neither
+  the spec's value nor a flush's −inf, 0 or inf.  XLA:CPU's f32 log and
+  its f32 and f64 pow do this (docs/findings.md).
+
 * **additive identity** — `add(x, +0)` folded to `x`: IEEE gives +0 for
   −0 + +0, the fold keeps −0.  XLA's algebraic simplifier does this
   (`x + 0.0`; docs/findings.md).
@@ -503,6 +514,104 @@ def _flushing(moves: tuple):
 # the instructions it picks, so each is a row.
 flushed_subnormals = _flushing(_MOVES)
 flushed_subnormals_compares_too = _flushing(tuple(m for m in _MOVES if m not in _COMPARES))
+
+
+def flushed_in_compares(module) -> int:
+    """Every subnormal a compare reads taken as a zero of its sign, and
+    nothing else flushed: the arithmetic keeps its subnormals (XLA:CPU's
+    `remainder` keeps a subnormal dividend, and the `rem != 0` and `rem < 0`
+    tests jnp.remainder puts after it read that subnormal as zero, so the
+    sign adjustment is skipped)."""
+    from jaxlib.mlir import ir
+    sites = 0
+    for op in walk(module.operation):
+        if op.name not in _COMPARES:
+            continue
+        for i, v in enumerate(list(op.operands)):
+            fmt = _float_name(v.type)
+            if fmt is None:
+                continue
+            with ir.InsertionPoint(op):
+                op.operands[i] = _flushed(v, fmt)
+            sites += 1
+    return sites
+
+
+# --------------------------------------------------------------------------
+# A subnormal read as half the smallest subnormal (log, pow)
+# --------------------------------------------------------------------------
+
+def _half_smallest_subnormal(fmt: str) -> int:
+    """E with 2^E half the format's smallest subnormal (f32 −150, f64
+    −1075): one ULP below what the format holds."""
+    f = element_type(fmt).format
+    return f.emin - f.mantissa_bits - 1
+
+
+def _subnormal(value, fmt: str, positive: bool):
+    """i1: `value` a nonzero subnormal (0 < |v| < the smallest normal), or
+    with `positive` a positive one (insert where the caller says)."""
+    from jaxlib.mlir import ir
+    t = value.type
+    zero = _constant_of(t, np.float64(0.0))
+    magnitude = value if positive else ir.Operation.create("stablehlo.abs", results=[t], operands=[value]).results[0]
+    above = _compare(magnitude, zero, "GT")
+    below = _compare(magnitude, _constant_of(t, np.float64(element_type(fmt).format.min_normal)), "LT")
+    return ir.Operation.create("stablehlo.and", results=[above.type], operands=[above, below]).results[0]
+
+
+def _log_of_power_of_two(e: int, fmt: str) -> np.ndarray:
+    """RN(ln 2^e) in `fmt` as a 0-d float64 array (mpmath at 256 bits, far
+    from any midpoint of a format of ≤ 53 bits)."""
+    import mpmath
+    with mpmath.workprec(256):
+        sign, man, exp, _ = (mpmath.mpf(e) * mpmath.log(2))._mpf_
+    bits = round_bits((-1) ** sign * Fraction(int(man)) * Fraction(2) ** int(exp), element_type(fmt).format)
+    return np.array(from_bits(np.array(bits, dtype=element_type(fmt).bits_dtype), element_type(fmt)),
+                    dtype=np.float64)
+
+
+def subnormal_as_half_the_smallest(module) -> int:
+    """`log(x)` and `power(x, y)` with a nonzero subnormal x computed as if x
+    were ±2^E, E = emin − mantissa bits − 1 (f32: 2^-150, f64: 2^-1075): half
+    the smallest subnormal, a value the format cannot hold — neither x (the
+    spec) nor the zero a flush gives (log −inf, pow 0 or inf).  XLA:CPU's
+    f32 log, and its f32 and f64 pow, do this (docs/findings.md).
+
+    log: the constant RN(E·ln 2) where 0 < x < the smallest normal (a
+    negative x is NaN either way).  power: s^y · 2^fl(E·y), s = ±1 the sign
+    of x (NaN for a negative x and a y not an integer, the sign of an odd
+    y) — exact where E·y is and the whole is a power of two, one rounding
+    more elsewhere (an element there may stay unnamed, never misnamed)."""
+    from jaxlib.mlir import ir
+    sites = 0
+    for op in walk(module.operation):
+        fmt = _float_name(op.results[0].type) if op.name in ("stablehlo.log", "stablehlo.power") else None
+        if fmt is None:
+            continue
+        x, t = op.operands[0], op.results[0].type
+        e = _half_smallest_subnormal(fmt)
+        after = op.operation
+        with ir.InsertionPoint.after(after):
+            if op.name == "stablehlo.log":
+                tiny = _subnormal(x, fmt, positive=True)
+                read = _constant_of(t, _log_of_power_of_two(e, fmt))
+            else:
+                tiny = _subnormal(x, fmt, positive=False)
+                negative = _compare(x, _constant_of(t, np.float64(0.0)), "LT")
+                sign = ir.Operation.create("stablehlo.select", results=[t], operands=[
+                    negative, _constant_of(t, np.float64(-1.0)), _constant_of(t, np.float64(1.0))]).results[0]
+                y = op.operands[1]
+                exponent = ir.Operation.create("stablehlo.multiply", results=[t],
+                                               operands=[_constant_of(t, np.float64(e)), y]).results[0]
+                parts = [ir.Operation.create("stablehlo.power", results=[t], operands=pair).results[0]
+                         for pair in ([sign, y], [_constant_of(t, np.float64(2.0)), exponent])]
+                read = ir.Operation.create("stablehlo.multiply", results=[t], operands=parts).results[0]
+            chosen = ir.Operation.create("stablehlo.select", results=[t], operands=[tiny, read, op.results[0]])
+        op.results[0].replace_all_uses_with(chosen.results[0])
+        chosen.operands[2] = op.results[0]   # the select itself reads the op's own value
+        sites += 1
+    return sites
 
 
 # --------------------------------------------------------------------------
@@ -995,6 +1104,11 @@ REWRITES = (
             "(FTZ/DAZ)", flushed_subnormals, subnormal_inputs_only=True),
     Rewrite("subnormals flushed, compares too", "every subnormal an arithmetic op or a compare reads, or an "
             "arithmetic op gives, taken as a zero of its sign (FTZ/DAZ)", flushed_subnormals_compares_too,
+            subnormal_inputs_only=True),
+    Rewrite("subnormals read as zero by compares", "every subnormal a compare reads taken as zero, the arithmetic "
+            "keeping its subnormals", flushed_in_compares, subnormal_inputs_only=True),
+    Rewrite("subnormal read as half the smallest subnormal", "log and pow of a nonzero subnormal x computed as if x "
+            "were ±2^(emin − p) (f32: 2^-150), a value the format cannot hold", subnormal_as_half_the_smallest,
             subnormal_inputs_only=True),
     Rewrite("additive identity", "x + 0 folded to x: −0 + 0 kept −0", added_zero),
     Rewrite("square root of a square", "sqrt(x · x) folded to |x|: no overflow to inf, no underflow to 0",

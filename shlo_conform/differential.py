@@ -328,7 +328,7 @@ def rewritten_expectation(changed: str, inputs: list) -> list | None:
 WITHIN = "inside the rewritten program's enclosure, no wider than the spec's"
 
 
-def _name_rewrites(reports: list, exps: list, outputs: list, rewrites: list) -> None:
+def _name_rewrites(reports: list, exps: list, outputs: list, rewrites: list, failing: list | None = None) -> None:
     """Failing elements that equal the rewritten program's value bit for bit
     (NaN for NaN) get the rewrite's name as their cause
     (`OutputReport.specials`), the first rewrite that explains an element
@@ -338,12 +338,17 @@ def _name_rewrites(reports: list, exps: list, outputs: list, rewrites: list) -> 
     division, then a tanh), no backend's bits are the oracle's; an element
     still unexplained that lies inside the rewritten program's enclosure,
     where that enclosure is no wider than the spec's own (`_as_narrow`), is
-    named with the rewrite, saying so (`WITHIN`)."""
+    named with the rewrite, saying so (`WITHIN`).  An element so named
+    leaves the element-level cause it was counted under (a "wrong choice"
+    of an element with alternatives, a "signed zero"): one cause per
+    element, as the suite counts (`failing`: each output's (indices,
+    causes) from `compare`)."""
     from .suites.compare import matches
-    for r, exp, actual in zip(reports, exps, outputs):
+    for k, (r, exp, actual) in enumerate(zip(reports, exps, outputs)):
         if r.ok or not kind_of(exp).element_wise:
             continue
         left = ~matches(exp, actual)
+        named = np.zeros(left.shape, dtype=bool)
         for within in (False, True):
             for name, says, _, rw_exps in rewrites:
                 rw = rw_exps[r.index]
@@ -356,6 +361,20 @@ def _name_rewrites(reports: list, exps: list, outputs: list, rewrites: list) -> 
                 if explained.any():
                     r.specials[f"{says} ({name}{'; ' + WITHIN if within else ''})"] += int(explained.sum())
                     left &= ~explained
+                    named |= explained
+        if failing is not None and named.any():
+            _uncount(r.specials, *failing[k], named.reshape(-1))
+
+
+def _uncount(specials: Counter, indices, causes: list, named: np.ndarray) -> None:
+    """The element-level causes of the elements a rewrite named taken out of
+    `specials` (the worded counts `_worded` made of them)."""
+    for i, cause in zip(np.asarray(indices, dtype=np.int64).tolist(), causes):
+        word = SPECIAL_KINDS.get(cause, cause)
+        if named[i] and cause != "out of tolerance" and specials.get(word, 0) > 0:
+            specials[word] -= 1
+            if not specials[word]:
+                del specials[word]
 
 
 def _as_narrow(rw: Expectation, exp: Expectation, n: int) -> np.ndarray:
@@ -565,7 +584,7 @@ def judge_outputs(expected: list[Expectation], outputs: list, case: Case | None 
     against the oracle's result on the flushed inputs too (input_flush.py),
     as scoring does — computed by `flushed_for(case)` where given (`run`:
     in the oracle's isolated job process), else here."""
-    reports, flushed = [], False
+    reports, flushed, failing = [], False, []
     for k, (exp, actual) in enumerate(zip(expected, outputs)):
         cmp = compare(exp, actual)
         if not cmp.ok and case is not None and cmp.causes:
@@ -575,12 +594,13 @@ def judge_outputs(expected: list[Expectation], outputs: list, case: Case | None 
             if flushed is not None:
                 cmp = compare(exp, actual, flushed[k])
         specials = _worded(cmp.causes) if not cmp.ok else Counter()
+        failing.append(cmp.failing)
         reports.append(OutputReport(k, exp.type, cmp.ok, cmp.detail, cmp.max_ulp, specials,
                                     resolution=resolution(exp), used=_used(exp, actual) if cmp.ok else None))
     if rewrites_for is not None and case is not None and any(not r.ok for r in reports):
         rewrites = rewrites_for(case)   # the program with each known rewrite, judged: what failed may be one
         if rewrites:
-            _name_rewrites(reports, expected, outputs, rewrites)
+            _name_rewrites(reports, expected, outputs, rewrites, failing)
     return reports
 
 

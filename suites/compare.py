@@ -149,7 +149,8 @@ def compare(exp: Expectation, actual: np.ndarray, flushed: Expectation | None = 
         detail = f"{len(bad)} of {ok_elem.size} elements differ; " + "; ".join(
             f"[{i}] expected {e} got {a}" + (f" ({u:g} ulp)" if u is not None else "") + f" [{c}]"
             for i, e, a, u, c in shown)
-    return Comparison(not len(bad), ulp, shown, int(len(bad)), used, detail, causes_rule.count(why), meaningful)
+    return Comparison(not len(bad), ulp, shown, int(len(bad)), used, detail, causes_rule.count(why), meaningful,
+                      (bad, why))
 
 
 def compare_log(expected: list, actual: list) -> Comparison:

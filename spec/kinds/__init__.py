@@ -103,6 +103,8 @@ class Comparison:
     detail: str = ""
     causes: dict = field(default_factory=dict)   # cause -> failing elements (suites/causes.py)
     meaningful_ulp: float | None = None          # max ULP over passing and "out of tolerance" elements
+    failing: tuple = ((), ())                    # (flat indices, their causes): what `causes` counts, element
+                                                 # by element, so a later name (a rewrite) can take an element over
 
 
 class Kind:

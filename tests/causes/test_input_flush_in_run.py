@@ -77,5 +77,7 @@ def test_run_command_prints_the_input_flush(tmp_path):
     np.savez(tmp_path / "in.npz", arg0=x, arg1=w, arg2=b)
     out, rc = run_command(str(tmp_path / "mlp.mlir"), [f"{DAZ}:Daz"], inputs_npz=str(tmp_path / "in.npz"))
     assert rc == 1 and "DISAGREES" in out
-    assert "special values: subnormal flushed to zero x1" in out
+    # one cause for the element: the whole-program flush (oracle/rewrites.py) takes it over from the
+    # element-level "subnormal flushed to zero", which it is not counted under again
+    assert "(subnormals flushed) x1" in out and "subnormal flushed to zero" not in out
     assert "NaN returned" not in out and "NaN invented" not in out

@@ -106,7 +106,9 @@ def test_subnormals_are_flushed_where_arithmetic_reads_or_gives_them():
     assert not np.array_equal(want_floor, np.floor(x * np.float32(2.5)))   # flushing changes the spec's values
     # `run` judges the flushed program only where an input holds a subnormal (any other rewrite: always)
     from shlo_conform.oracle.rewrites import SUBNORMAL_INPUTS_ONLY
-    assert SUBNORMAL_INPUTS_ONLY == {"subnormals flushed", "subnormals flushed, compares too"}
+    assert SUBNORMAL_INPUTS_ONLY == {"subnormals flushed", "subnormals flushed, compares too",
+                                     "subnormals read as zero by compares",
+                                     "subnormal read as half the smallest subnormal"}
 
 
 def test_every_rewrite_reads_every_kind_of_program_without_failing():
@@ -134,6 +136,7 @@ def test_every_rewrite_reads_every_kind_of_program_without_failing():
         jax.jit(lambda x: lax.fori_loop(0, 3, lambda k, c: c * 0.5 + 1.0 / (1.0 / c) + 0.0, x)).lower(np.ones(4, f32)),
         jax.jit(lambda x, w: lax.conv(x, w, (1, 1), "SAME")).lower(np.ones((1, 2, 5, 5), f32), np.ones((3, 2, 3, 3), f32)),
         jax.jit(lambda x: (jnp.sort(x), jnp.sqrt(x * x), jnp.max(x), jnp.where(x > 0, x, 0.0))).lower(np.ones(6, f32)),
+        jax.jit(lambda x: (jnp.log(x), jnp.power(x, x), jnp.remainder(x, 0.7))).lower(np.ones(3, np.float64)),
         jax.jit(lambda x, n: ((x.astype(jnp.bfloat16) * 3).astype(f32) / jnp.sqrt(x + 1.0), n // 3 + n % 2)).lower(
             np.ones(4, f32), np.ones(4, np.int32)),
     ]
@@ -371,12 +374,18 @@ def test_a_one_hot_product_becomes_a_select_and_xla_is_named(tmp_path, capsys):
 
 def _xla_names(tmp_path, capsys, f, args, name):
     """`run` on XLA (as jax.jit compiles) of `f` at `args`: its exit code and
-    how many elements the cause line gives `name`."""
+    how many elements the cause line gives `name`.  Each failing output's
+    causes count each differing element once: a named element is not also
+    counted under an element-level cause (a signed zero, a wrong choice)."""
     import re
     (tmp_path / "m.mlir").write_text(f.lower(*args).as_text())
     np.savez(tmp_path / "m.npz", *args)
     rc = main(["run", str(tmp_path / "m.mlir"), "--backend=xla", "--inputs", str(tmp_path / "m.npz")])
     out = capsys.readouterr().out
+    for block in re.split(r"\n\s*#\d+ ", out.split("\nxla ", 1)[-1])[1:]:
+        differ = re.search(r"(\d+) of \d+ elements differ", block)
+        counted = sum(int(n) for n in re.findall(r"\n\s*(?:special values|cause): .* x(\d+)", block))
+        assert counted <= (int(differ.group(1)) if differ else 0), block
     found = re.search(re.escape(f"({name}) x") + r"(\d+)", out)
     return rc, int(found.group(1)) if found else 0
 
@@ -464,6 +473,46 @@ def test_a_compare_reading_a_subnormal_as_zero_is_named(tmp_path, capsys):
         [kept] = execute(parse_program(found["subnormals flushed"][1]), [x, y])
         assert kept.array()[0] == 2.0
     assert _xla_names(tmp_path, capsys, f, [x, y], "subnormals flushed, compares too") == (1, 1)
+
+
+def test_a_remainder_whose_sign_test_reads_a_subnormal_as_zero_is_named(tmp_path, capsys):
+    """`jnp.remainder(x, 0.7)`: fmod, then `rem + 0.7` where `rem != 0` and
+    its sign differs from 0.7's.  For x = −1e-40 the spec's rem is −1e-40,
+    adjusted to 0.7 − 1e-40 = 0.7.  With only the compares flushed the tests
+    read rem as zero and the subnormal itself comes out (numpy's fmod and
+    adjustment on the flushed compare, the independent truth) — what
+    XLA:CPU returns; flushing the arithmetic too (the other rows) gives −0."""
+    x = np.array([-1e-40, 1e-40, -0.5, 2.0], np.float32)
+    f = jax.jit(lambda x: jax.numpy.remainder(x, 0.7))
+    found = {r[0].name: r for r in rewritten(f.lower(x).as_text())}
+    [got] = execute(parse_program(found["subnormals read as zero by compares"][1]), [x])
+    c = np.float32(0.7)
+    rem = np.fmod(x, c)
+    seen = np.where(np.abs(rem) < np.finfo(np.float32).tiny, np.float32(0), rem)
+    want = np.where((seen != 0) & ((seen < 0) != (c < 0)), rem + c, rem)
+    assert got.array().tobytes() == want.tobytes() and got.array()[0] == np.float32(-1e-40)
+    [flushed] = execute(parse_program(found["subnormals flushed, compares too"][1]), [x])
+    assert flushed.array()[0] == 0
+    assert _xla_names(tmp_path, capsys, f, [x], "subnormals read as zero by compares") == (1, 1)
+
+
+def test_log_and_pow_of_a_subnormal_read_as_half_the_smallest_subnormal_are_named(tmp_path, capsys):
+    """f32 `log(x)` and `x ** -0.5` of a subnormal: the rewritten program
+    reads it as 2^-150 — log gives RN(−150·ln 2) (mpmath at 24 bits) and
+    the power 2^75 (exact), for 1e-40 and 2^-149 alike; a negative
+    subnormal's log stays NaN, a normal input is untouched.  XLA:CPU
+    returns exactly these, and `run` names them."""
+    x = np.array([1e-40, 2.0 ** -149, -1e-40, 0.5], np.float32)
+    f = jax.jit(lambda x: (jax.numpy.log(x), jax.numpy.power(x, -0.5)))
+    [(rw, changed, sites)] = [r for r in rewritten(f.lower(x).as_text())
+                              if r[0].name == "subnormal read as half the smallest subnormal"]
+    log, power = execute(parse_program(changed), [x])
+    with mpmath.workprec(24):
+        read = np.float32(float(mpmath.mpf(-150) * mpmath.log(2)))
+    assert sites == 2 and log.array()[:2].tolist() == [read, read] and np.isnan(log.array()[2])
+    assert log.array()[3] == np.log(np.float32(0.5))
+    assert power.array()[:2].tolist() == [2.0 ** 75] * 2 and np.isnan(power.array()[2])
+    assert _xla_names(tmp_path, capsys, f, [x], "subnormal read as half the smallest subnormal") == (1, 2)
 
 
 # --------------------------------------------------------------------------
