@@ -151,6 +151,38 @@ def typed_ffi_corners(spec, skels, rng):
                    spec.instance({"inputs": [t]}, attrs, {"results": results}))
 
 
+# How jax.jit writes a LAPACK call's result aliasing its operand (the factor overwrites the matrix: `jnp.linalg.cholesky`
+# on CPU); the seed has no such attribute, the pinned StableHLO does, and its meaning changes no value.
+JAX_ALIAS = "[#stablehlo.output_operand_alias<output_tuple_indices = [0], operand_index = 0, operand_tuple_indices = []>]"
+
+
+def aliases_and_called_computations(spec, skels, rng):
+    """`Exercise.appended_last`: the two optional attributes no generated
+    case writes — a Sharding with `called_computations = []` (the seed's
+    example names @foo; an empty list calls nothing, so the call's value
+    is still its operand), and the LAPACK Cholesky as jax.jit writes it,
+    with `output_operand_aliases` (the factor in the operand's buffer).
+    Why (docs/mutation.md §25): no case held either attribute, so an
+    implementation that refuses them (an unknown attribute) refused
+    programs JAX emits every day and still passed suites/core.  (One that
+    ignores them computes the same values: neither changes a result, so the
+    reader's mutants that garble the two names die only by unit tests.)"""
+    t = TensorType((2, 3), E_F32)
+    attrs = {"call_target_name": "Sharding", "has_side_effect": False, "api_version": 1, "called_computations": ()}
+    yield (f"a Sharding with called_computations = [] on {t.mlir}", None,
+           Skeleton(spec.mnemonic, (E_F32,), (), tuple(attrs.items())),
+           spec.instance({"inputs": [t]}, attrs, {"results": [t]}))
+    m = TensorType((3, 3), E_F32)
+    attrs = {"call_target_name": "lapack_spotrf_ffi", "api_version": 4, "backend_config": Dictionary("{uplo = 76 : ui8}"),
+             "operand_layouts": "[dense<[0, 1]> : tensor<2xindex>]",
+             "result_layouts": "[dense<[0, 1]> : tensor<2xindex>, dense<> : tensor<0xindex>]",
+             "output_operand_aliases": JAX_ALIAS}
+    inst = spec.instance({"inputs": [m]}, attrs, {})
+    yield (f"LAPACK Cholesky lapack_spotrf_ffi as jax.jit writes it: output_operand_aliases, {m.mlir}", None,
+           Skeleton(spec.mnemonic, (E_F32,), (), tuple((k, str(v)) for k, v in attrs.items())),
+           spec.instance({"inputs": [m]}, attrs, {"results": infer(inst)["results"]}))
+
+
 def operand_values(op, name, k, t, rng):
     """A LAPACK Cholesky's matrix: one whose factor is exact in every
     evaluation order (spec/custom_targets.py); other calls: the usual values."""
@@ -248,7 +280,7 @@ SPEC = OpSpec(
     ),
     exercise=Exercise(built_corners=typed_ffi_corners, operand_values=operand_values, survey_when=unregistered,
                       appended_last=(empty_unregistered, sharding_of_another_type,
-                                     broken_quantized_members)),
+                                     broken_quantized_members, aliases_and_called_computations)),
     results_unconstrained=("the seed's section has no Constraints and no type rule: a call's results are what its "
                            "program states (a registry target's type rule is the target's, not the spec's)"),
     scoring=Scoring(alone="a call's target may keep state between calls of one module"),

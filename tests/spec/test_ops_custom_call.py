@@ -340,9 +340,30 @@ def test_xla_factors_the_suite_lapack_cases_once_lapack_is_initialised():
     xla = load_backend("xla")
     path = Path(__file__).resolve().parents[2] / "suites" / "core" / "custom_call.jsonl"
     cases = [json.loads(line) for line in path.read_text().splitlines() if "lapack_" in line]
-    assert len(cases) == 10
+    assert len(cases) == 11   # ten from typed_ffi_corners, one as jax.jit writes it (output_operand_aliases)
     for c in cases:
         x = tensor_from_hex(c["inputs"][0]["hex"], parse_type(c["inputs"][0]["type"]))
         got = _run(xla, c["mlir"], [x])
         for g, e in zip(got, c["expected"]):
             assert np.asarray(g).tobytes() == tensor_from_hex(e["hex"], parse_type(e["type"])).tobytes(), c["id"]
+
+
+def test_the_suite_holds_the_attributes_jax_writes_and_xla_reads_them(oracle):
+    """The two appended cases (spec/ops/custom_call.py
+    `aliases_and_called_computations`): a Sharding with
+    `called_computations = []` and jax.jit's LAPACK Cholesky with
+    `output_operand_aliases` — read with the attribute kept (not set aside
+    as an unknown name), and XLA, which has both, gives the oracle's value."""
+    from jaxlib import lapack
+    lapack._lapack.initialize()
+    path = Path(__file__).resolve().parents[2] / "suites" / "core" / "custom_call.jsonl"
+    cases = {c["id"]: c for c in map(json.loads, path.read_text().splitlines())}
+    called, aliased = cases["custom_call/f32/9defd888f9f5"], cases["custom_call/f32/11266458ae2f"]
+    assert oracle.compile(called["mlir"]).steps[0].inst.called_computations == ()
+    assert "operand_index = 0" in oracle.compile(aliased["mlir"]).steps[0].inst.output_operand_aliases
+    xla = load_backend("xla")
+    for c in (called, aliased):
+        x = tensor_from_hex(c["inputs"][0]["hex"], parse_type(c["inputs"][0]["type"]))
+        got = _run(xla, c["mlir"], [x])
+        assert [np.asarray(g).tobytes() for g in got] == [
+            tensor_from_hex(e["hex"], parse_type(e["type"])).tobytes() for e in c["expected"]], c["id"]
