@@ -417,6 +417,42 @@ CHOLESKY_RANGE = ("the factors its criterion lets pass, as a range: L ± √aᵢ
                   "(oracle/chains.py)")
 
 
+_REMEMBERED: dict = {}   # (what, digest of the record) -> the ends computed for it, the last few
+_REMEMBER_MAX = 8
+
+
+def _remembered(what: str, rec: dict, compute):
+    """`compute()` once per record: every op that reads a residual-judged
+    value asks `as_range` again (jnp.linalg.solve's result passes through
+    reshapes and a transpose before it is computed on: five asks of one
+    record), and a range costs an arb inverse (about a second at order 256).  Keyed by
+    the record's contents; the ends are returned read-only, so no caller
+    can change what the next one gets."""
+    import hashlib
+    import json
+
+    def spelt(o):   # arrays by their bytes (str() would elide a large one's middle); anything else: not remembered
+        if isinstance(o, np.ndarray):
+            return [str(o.dtype), list(o.shape), hashlib.sha256(np.ascontiguousarray(o).tobytes()).hexdigest()]
+        if isinstance(o, np.generic):
+            return o.item()
+        raise TypeError(type(o).__name__)
+    try:
+        key = (what, hashlib.sha256(json.dumps(rec, sort_keys=True, default=spelt).encode()).hexdigest())
+    except (TypeError, ValueError):
+        return compute()
+    if key not in _REMEMBERED:
+        ends = compute()
+        if ends is not None:
+            ends = tuple(np.asarray(x) for x in ends)
+            for x in ends:
+                x.setflags(write=False)
+        while len(_REMEMBERED) >= _REMEMBER_MAX:
+            _REMEMBERED.pop(next(iter(_REMEMBERED)))
+        _REMEMBERED[key] = ends
+    return _REMEMBERED[key]
+
+
 def as_range(v) -> Expectation | None:
     """A residual-judged value of eigen- or singular values, a linear
     system's solution, or a Cholesky factor whose other triangle the
@@ -441,16 +477,16 @@ def as_range(v) -> Expectation | None:
         if rec is None or rec.get("pending") != "solve" or rec["factor"][0] != "cholesky":
             return None
         tc = parse_type(rec["c"]["type"])
-        ends = lapack.cholesky_solve_range({"type": rec["factor"][2], "hex": rec["factor"][1][0]},
-                                           tensor_from_hex(rec["c"]["hex"], tc), tc, bool(rec.get("rows")),
-                                           rec.get("slack"), rec.get("c_slack"))
+        ends = _remembered("first solve", rec, lambda: lapack.cholesky_solve_range(
+            {"type": rec["factor"][2], "hex": rec["factor"][1][0]}, tensor_from_hex(rec["c"]["hex"], tc), tc,
+            bool(rec.get("rows")), rec.get("slack"), rec.get("c_slack")))
         why = FIRST_SOLVE_RANGE
     elif rec.get("property") in ("eigh.values", "svd.values"):
-        ends, why = lapack.values_range(bare), VALUES_RANGE
+        ends, why = _remembered("values", bare, lambda: lapack.values_range(bare)), VALUES_RANGE
     elif rec.get("property") == "linear_solve":
-        ends, why = lapack.solve_range(bare), SOLVE_RANGE
+        ends, why = _remembered("solve", bare, lambda: lapack.solve_range(bare)), SOLVE_RANGE
     elif rec.get("op") == "cholesky" and rec.get("fixed"):
-        ends, why = lapack.cholesky_range(bare), CHOLESKY_RANGE
+        ends, why = _remembered("cholesky", bare, lambda: lapack.cholesky_range(bare)), CHOLESKY_RANGE
     else:
         return None
     if ends is None:

@@ -378,6 +378,28 @@ def test_a_solution_computed_on_is_judged_by_its_range(xla):
     assert e.kind != "bounded" and "any value" in e.why, e.why
 
 
+def test_a_range_is_computed_once_per_record(xla, monkeypatch):
+    """jnp.linalg.solve's result passes through reshapes and a transpose
+    before tanh reads it: every op that reads it asks for its range, and
+    the arb inverse behind it is computed once (oracle/chains.py
+    `_remembered`: it was five times); the range holds XLA's output and
+    not the ×1.01 one."""
+    from shlo_conform.oracle import chains
+    from shlo_conform.spec import lapack
+    calls = []
+    real = lapack.solve_range
+    monkeypatch.setattr(lapack, "solve_range", lambda rec: calls.append(1) or real(rec))
+    monkeypatch.setattr(chains, "_REMEMBERED", {}, raising=False)
+    rng = np.random.default_rng(11)
+    n = 48
+    a = (rng.standard_normal((n, n)) / np.sqrt(n) + 3 * np.eye(n)).astype(np.float32)
+    b = rng.standard_normal((n, 2)).astype(np.float32)
+    (e,), (got,) = program(xla, lambda a, b: jnp.tanh(jnp.linalg.solve(a, b)), [a, b])
+    assert e.kind == "bounded", e.why
+    assert ok(e, got) and not ok(e, got * 1.01)
+    assert len(calls) == 1
+
+
 def _exact_solve(a: list, b: list) -> list:
     """x = a⁻¹·b on exact rationals (Gauss–Jordan with a nonzero pivot)."""
     n = len(a)
