@@ -556,6 +556,30 @@ LATER_CORNERS = (
 )
 
 
+def slice_past_its_axis(spec, skels, rng):
+    """`Exercise.appended_last`: two rows of a 4x3 f32 operand read with
+    `slice_sizes = [1, 4]` — the window's second size (4) past its axis (3),
+    nonnegative, everything else valid (the result, 2x4, is what C13 makes
+    of those sizes): an invalid case naming gather_c12.  Why
+    (docs/mutation.md, stop 57): the other gather_c12 cases hold a negative
+    size, so `dims_fit` with `i < rank(t) or s <= dim(t, i)` for its `and`
+    — a verifier that never compares a size with its axis — passed every
+    verdict of suites/core; only a unit test killed it.  Its own stream, after
+    every other, so the op's other cases keep their bytes."""
+    from ..symbolic import Skeleton
+    from ..types import SI32
+    from ..types import element_type as _named
+    f32 = _named("f32")
+    attrs = {"operand_batching_dims": (), "start_indices_batching_dims": (), "offset_dims": (1,),
+             "collapsed_slice_dims": (0,), "index_vector_dim": 1, "start_index_map": (0,), "slice_sizes": (1, 4),
+             "indices_are_sorted": False}
+    inst = spec.instance({"operand": TensorType((4, 3), f32), "start_indices": TensorType((2, 1), SI32)}, attrs,
+                         {"result": TensorType((2, 4), f32)})
+    yield ("slice_sizes [1, 4] on a 4x3 operand: the second size past its axis", "gather_c12",
+           Skeleton(spec.mnemonic, (f32, SI32), attrs=(("index_vector_dim", 1), ("indices_are_sorted", False))),
+           inst)
+
+
 SPEC = OpSpec(
     mnemonic="gather",
     operands=(Operand("operand", ANY), Operand("start_indices", INTEGER)),
@@ -582,7 +606,7 @@ SPEC = OpSpec(
     infer=infer,
     semantics=DataMovement(arrays),
     exercise=Exercise(corners=CORNERS, indices=Indices(start_placement, CLAMPED),
-                      later=LATER_CORNERS),
+                      later=LATER_CORNERS, appended_last=slice_past_its_axis),
     implied=('gather_c1', 'gather_c5', 'gather_c7', 'gather_c11', 'gather_c16', 'gather_c18'),
     later=LATER,
     quantization=MOVES_PER_TENSOR,   # v1.20: "or per-tensor quantized tensor"; the storage values move

@@ -480,3 +480,61 @@ def test_scatter_too_many_orders_is_any_value():
     assert "7 updates" in out.labels[0][0]
 
 
+
+
+# --------------------------------------------------------------------------
+# appended_last invalid cases: each kills a mutant no other verdict killed
+# --------------------------------------------------------------------------
+
+# (op, module, function, its line, the mutant's line, the constraint, a text the program holds, what the
+# mutated oracle's rejection names: None, it accepts the program; "", it refuses it naming no constraint):
+# stop 57's mutants of spec/ops killed only by a test or a regeneration (docs/mutation.md).
+APPENDED_INVALID = (
+    ("gather", "gather", "dims_fit", "i < rank(t) and s <= dim(t, i)", "i < rank(t) or s <= dim(t, i)",
+     "gather_c12", "slice_sizes = array<i64: 1, 4>", None),
+    ("scatter", "scatter", "scatter_c16", "len(results) == len(op.inputs)", "len(results) >= len(op.inputs)",
+     "scatter_c16", "-> (tensor<6xf32>, tensor<6xf32>)", ""),
+    ("scatter", "scatter", "scatter_c24", "at(shape(op.inputs[0]), a) == at(shape(op.scatter_indices), b)",
+     "at(shape(op.inputs[0]), a) >= at(shape(op.scatter_indices), b)", "scatter_c24",
+     "(tensor<3x4xf32>, tensor<2x1xi32>, tensor<2xf32>)", None),
+)
+
+
+@pytest.mark.parametrize("op,module,function,line,mutated,label,holds,mutant_names", APPENDED_INVALID,
+                         ids=[f"{a[2]}:{a[5]}" for a in APPENDED_INVALID])
+def test_appended_invalid_case_kills_its_mutant(monkeypatch, op, module, function, line, mutated, label, holds,
+                                                mutant_names):
+    """suites/core's last cases of gather and scatter (`Exercise.appended_last`:
+    `slice_past_its_axis`, `results_past_inputs`, `batching_dim_past_the_indices`)
+    are invalid, each naming its constraint, and the oracle refuses each for
+    it; with the function rewritten as the mutant the verdict changes.
+    Gather's `dims_fit` with `or` for `and` (a slice size past its axis) and
+    scatter_c24 with `>=` (the input's batch larger than the indices'): the
+    oracle accepts the program, so a verifier behaving like the mutant fails
+    the case.  scatter_c16 with `>=` (more results than inputs): the oracle
+    still refuses the program, by type inference (one result per input),
+    naming no constraint — the kill is by the rejection's label, as the
+    mutation tool scores it (no program breaks C16's count and not the
+    inferred types)."""
+    import importlib
+    import inspect
+    import json
+    import textwrap
+    from pathlib import Path
+
+    from shlo_conform.generators import expect
+    path = Path(__file__).resolve().parents[2] / "suites" / "core" / f"{op}.jsonl"
+    cases = [json.loads(ln) for ln in path.read_text().splitlines()]
+    mine = [c for c in cases if c.get("violates") == label and holds in c["mlir"]]
+    assert len(mine) == 1, [c["id"] for c in mine]
+    (case,) = mine
+    assert case in cases[-2:] and case["kind"] == "invalid" and case["provenance"].get("stream") == "appended_last"
+    assert expect.rejection(case["mlir"]) == label
+    mod = importlib.import_module(f"shlo_conform.spec.ops.{module}")
+    fn = getattr(mod, function)
+    src = textwrap.dedent(inspect.getsource(fn))
+    assert src.count(line) == 1
+    space = dict(vars(mod))
+    exec(compile(src.replace(line, mutated), mod.__file__, "exec"), space)
+    monkeypatch.setattr(fn, "__code__", space[function].__code__)   # the constraints tuple holds `fn` itself
+    assert expect.rejection(case["mlir"]) == mutant_names
