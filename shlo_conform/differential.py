@@ -328,6 +328,42 @@ def rewritten_expectation(changed: str, inputs: list) -> list | None:
 WITHIN = "inside the rewritten program's enclosure, no wider than the spec's"
 
 
+class RewriteSearch:
+    """The rewritten programs' expectations, judged only as far as someone
+    reads: `_name_rewrites` stops asking once every failing element of an
+    output is named, so a failure the first rows explain costs no oracle
+    run of the others (each one a run of the whole program).  Iterating
+    yields the judged rows in REWRITES order, each judged once (shared by
+    every backend of the run); `judge(i, row)` gives the row's (name, says,
+    sites, expectations), None where its program could not be judged, or
+    False to stop (the time box: it says so itself)."""
+
+    def __init__(self, todo: list, judge):
+        self.todo, self.judge, self.judged, self.done = list(todo), judge, [], False
+
+    def __bool__(self) -> bool:
+        return bool(self.todo)
+
+    def __iter__(self):
+        k = 0
+        while True:
+            while k >= len(self.judged) and not self.done:
+                i = len(self.judged)
+                if i >= len(self.todo):
+                    self.done = True
+                    break
+                got = self.judge(i, self.todo[i])
+                if got is False:
+                    self.done = True
+                    break
+                self.judged.append(got)
+            if k >= len(self.judged):
+                return
+            if self.judged[k] is not None:
+                yield self.judged[k]
+            k += 1
+
+
 def _name_rewrites(reports: list, exps: list, outputs: list, rewrites: list, failing: list | None = None) -> None:
     """Failing elements that equal the rewritten program's value bit for bit
     (NaN for NaN) get the rewrite's name as their cause
@@ -350,9 +386,12 @@ def _name_rewrites(reports: list, exps: list, outputs: list, rewrites: list, fai
         left = ~matches(exp, actual)
         named = np.zeros(left.shape, dtype=bool)
         for within in (False, True):
-            for name, says, _, rw_exps in rewrites:
+            rows = iter(rewrites)
+            # every failing element named: the later rows are not asked for, so not judged at all
+            while left.any() and (row := next(rows, None)) is not None:
+                name, says, _, rw_exps = row
                 rw = rw_exps[r.index]
-                if rw.type != exp.type or not left.any():
+                if rw.type != exp.type:
                     continue
                 if within:
                     explained = left & matches(rw, actual) & _as_narrow(rw, exp, left.size)
@@ -1031,7 +1070,7 @@ def run_command(path: str, backends: list[str], *, inputs_npz: str | None = None
 
         def rewrites_for(case):   # the oracle on the program with each known rewrite, once, in the same process:
             if not rewrites:      # one job per rewrite, all within the search's time box (`cause_search_box`)
-                found, begun = [], time.monotonic()
+                begun = time.monotonic()
 
                 def left() -> float:
                     return min(timeout, box - (time.monotonic() - begun))
@@ -1052,15 +1091,16 @@ def run_command(path: str, backends: list[str], *, inputs_npz: str | None = None
                 todo = [] if got is None or isinstance(got, Failure) else got
                 if flush_inputs(case.input_arrays(), [v.tensor_type.element_type for v in case.inputs]) is None:
                     todo = [row for row in todo if row[0] not in SUBNORMAL_INPUTS_ONLY]
-                for i, (name, says, sites, changed) in enumerate(todo):
+
+                def judged(i: int, row):
+                    name, says, sites, changed = row
                     if left() <= 0:
                         stop(i, str(len(todo)))
-                        break
+                        return False
                     exps = jobs.call("shlo_conform.differential:rewritten_expectation", changed, case.input_arrays(),
                                      timeout=left(), memory=memory)
-                    if exps is not None and not isinstance(exps, Failure):
-                        found.append((name, says, sites, exps))
-                rewrites.append(found)
+                    return None if exps is None or isinstance(exps, Failure) else (name, says, sites, exps)
+                rewrites.append(RewriteSearch(todo, judged))
             return rewrites[0]
 
         reports = run_backends(prep.text, inputs, prep.types, backends, expected, timeout, flushed_for, prep.grid,

@@ -674,3 +674,34 @@ def test_the_rewrite_search_stops_at_its_time_box_and_says_so(tmp_path, capsys, 
 def test_the_time_box_is_four_times_the_judging_and_at_least_thirty_seconds():
     from shlo_conform.differential import cause_search_box
     assert cause_search_box(2.0) == 30.0 and cause_search_box(20.0) == 80.0
+
+
+def test_the_rewrite_search_judges_no_row_past_the_one_that_names_every_failing_element():
+    """`RewriteSearch` judges a rewritten program only when `_name_rewrites`
+    asks for it: an output whose failing elements the first row names
+    costs no oracle run of the second; one it leaves unnamed asks for the
+    rest (each judged once however many outputs ask), and the first row
+    that explains an element still wins."""
+    from collections import Counter
+
+    from shlo_conform.differential import OutputReport, RewriteSearch, _name_rewrites
+    from shlo_conform.spec.expectation import Expectation
+    from shlo_conform.spec.types import parse_type
+    t = parse_type("tensor<2xf32>")
+    exact = [Expectation(t, np.array([1.0, 2.0], np.float32).view(np.uint32), "exact")]
+    rows = {"first": np.array([1.0, 3.0], np.float32), "second": np.array([1.0, 3.0], np.float32)}
+    asked = []
+
+    def judge(i, row):
+        asked.append(row[0])
+        return row[0], row[0], 1, [Expectation(t, rows[row[0]].view(np.uint32), "exact")]
+
+    def report():
+        return OutputReport(0, t, False, "", None, Counter())
+    search = RewriteSearch([("first",), ("second",)], judge)
+    named = report()
+    _name_rewrites([named], exact, [np.array([1.0, 3.0], np.float32)], search)
+    assert asked == ["first"] and named.specials == {"first (first)": 1}
+    unnamed = report()
+    _name_rewrites([unnamed], exact, [np.array([1.0, 4.0], np.float32)], search)
+    assert asked == ["first", "second"] and not unnamed.specials
