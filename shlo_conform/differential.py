@@ -394,7 +394,8 @@ def _name_rewrites(reports: list, exps: list, outputs: list, rewrites: list, fai
                 if rw.type != exp.type:
                     continue
                 if within:
-                    explained = left & matches(rw, actual) & _as_narrow(rw, exp, left.size)
+                    explained = left & matches(rw, actual) & _as_narrow(rw, exp, left.size) & _zero_sign_kept(
+                        rw, actual)
                 else:
                     explained = left & matches(Expectation(rw.type, rw.bits, EXACT.name), actual)
                 if explained.any():
@@ -414,6 +415,21 @@ def _uncount(specials: Counter, indices, causes: list, named: np.ndarray) -> Non
             specials[word] -= 1
             if not specials[word]:
                 del specials[word]
+
+
+def _zero_sign_kept(rw: Expectation, actual) -> np.ndarray:
+    """Per element (flat, as `matches`): not a zero whose sign differs from
+    the rewritten program's value.  A range from 0 to 0 admits −0 too, so a negated
+    output's −0 where the spec states +0 (pow(huge, −huge)) lay "inside"
+    the flushed program's enclosure and was named a flush; a rewrite that
+    gives +0 there explains no −0."""
+    got = np.asarray(actual).reshape(-1)
+    want = np.asarray(rw.array()).reshape(-1)
+    try:
+        zero = (got == 0) & (want == 0)
+        return ~zero | (np.signbit(got) == np.signbit(want))
+    except TypeError:   # a type without a sign of zero to compare (integers, complex parts): nothing to flip
+        return np.ones(got.shape, dtype=bool)
 
 
 def _as_narrow(rw: Expectation, exp: Expectation, n: int) -> np.ndarray:

@@ -656,6 +656,23 @@ def test_a_negated_output_inside_a_wide_shifted_enclosure_names_no_rewrite(tmp_p
     assert "reciprocal multiplication" not in out, out
 
 
+def test_a_negated_zero_inside_a_zero_width_range_names_no_rewrite(tmp_path, capsys):
+    """`jnp.power(|x|, x)` with a subnormal among the inputs, XLA's outputs
+    negated: the spec states +0 for |−inf|^−inf and (3.4e38)^−3.4e38 (a zero
+    result, its sign too); the flushed program states a range from 0 to 0
+    there, which admits −0, so the negated zeros were named "subnormals
+    flushed" (inside the rewritten program's enclosure).  A flush that
+    gives +0 explains no −0: they stay "signed zero differs"."""
+    x = np.array([-np.inf, -3.4028235e38, 1e-40, 0.5, 2.0, -np.inf, -3.4028235e38, 3.0], np.float32)
+    f = jax.jit(lambda x: jax.numpy.power(jax.numpy.abs(x), x))
+    (tmp_path / "p.mlir").write_text(f.lower(x).as_text())
+    np.savez(tmp_path / "p.npz", x)
+    rc = main(["run", str(tmp_path / "p.mlir"), f"--backend={WRONG}:Negated", "--inputs", str(tmp_path / "p.npz")])
+    out = capsys.readouterr().out
+    assert rc == 1 and "signed zero differs x4" in out, out
+    assert "subnormals flushed" not in out, out
+
+
 def test_the_rewrite_search_stops_at_its_time_box_and_says_so(tmp_path, capsys, monkeypatch):
     """With a time box of nothing, XLA's x/0.9 keeps its failing elements
     "out of tolerance" — and the output says the search was stopped, so
