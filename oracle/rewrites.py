@@ -591,8 +591,7 @@ def subnormal_as_half_the_smallest(module) -> int:
             continue
         x, t = op.operands[0], op.results[0].type
         e = _half_smallest_subnormal(fmt)
-        after = op.operation
-        with ir.InsertionPoint.after(after):
+        with ir.InsertionPoint.after(op):
             if op.name == "stablehlo.log":
                 tiny = _subnormal(x, fmt, positive=True)
                 read = _constant_of(t, _log_of_power_of_two(e, fmt))
