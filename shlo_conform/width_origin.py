@@ -39,7 +39,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .oracle import affine
+from .oracle import affine, chains
 from .oracle.execution import input_values, leaves, run_block, run_step, watching
 from .spec.expectation import Expectation
 from .spec.types import to_bits
@@ -93,9 +93,19 @@ def _pct(x: float) -> str:
 
 def _width(value) -> float:
     """A value's widest median relative half-width over its float tensors
-    (0 for exact values, integers, tokens; inf for unchecked ones)."""
+    (0 for exact values, integers, tokens; inf for unchecked ones).  A
+    value the spec defines by a property (a linear solve's solution, a
+    Cholesky factor: a residual record) is as wide as what its criterion
+    lets pass — the range the ops after it compute from (oracle/chains.py
+    `as_range`), or any value where none is proven — not its primary
+    value alone, which would read as exact and put the start after it."""
     widest = 0.0
     for leaf in leaves(value) if isinstance(value, tuple) else [value]:
+        if isinstance(leaf, Expectation) and leaf.residual is not None:
+            ranged = chains.as_range(leaf)
+            if ranged is None:
+                return float("inf")
+            leaf = ranged
         if isinstance(leaf, Expectation):
             res = resolution(leaf)
             widest = max(widest, float("inf") if res.mostly_unchecked else res.rel_median if res.stated else 0.0)

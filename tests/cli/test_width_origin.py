@@ -118,3 +118,22 @@ def test_a_cancellation_is_a_width_that_grows_along_the_program(tmp_path, capsys
     out = capsys.readouterr().out
     assert rc == 3 and "width: starts at @main's op" in out and "stablehlo.subtract" in out, out
     assert "is not decided" in out
+
+
+def test_a_linear_solve_is_wide_by_its_criterion_not_by_what_follows(tmp_path, capsys):
+    """tanh(solve(a, b)) of order 128: the solution is defined by a
+    property (LAPACK's residual test, threshold 30), and the range that
+    lets pass is ±15 % here (spec/lapack.py `solve_range`).  The width
+    starts with the solve — its own statement on exact operands — and
+    not at the tanh after it, which had said "operands within ±0 %":
+    the solve's primary value read as exact."""
+    rng = np.random.default_rng(11)
+    n = 128
+    a = (rng.standard_normal((n, n)) / np.sqrt(n) + 3 * np.eye(n)).astype(np.float32)
+    b = rng.standard_normal((n, 2)).astype(np.float32)
+    prep, inputs = _prepared(tmp_path, lambda a, b: jnp.tanh(jnp.linalg.solve(a, b)), [a, b])
+    o = origin(parse_program(prep.text), inputs, 0)
+    assert o is not None and o.op != "stablehlo.tanh" and o.spec_allows and o.alone > 0.05, o
+    rc = main(["run", str(tmp_path / "p.mlir"), "--backend=xla", "--inputs", str(tmp_path / "in.npz")])
+    out = capsys.readouterr().out
+    assert rc == 3 and "that op's allowance" in out and "LAPACK" in out, out
