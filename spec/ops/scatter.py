@@ -624,6 +624,16 @@ def promoted_cases(spec, skels, rng):
 CHOSEN = Chosen()   # the scatter_indices of `unique_promise_broken`'s instance
 
 
+def _f32_add_skeleton(spec, unique: bool = False):
+    """The skeleton of the hand-built f32 scatters below (`Exercise.appended_last`):
+    f32 input and updates, si32 indices, an add body, sorted not promised."""
+    from ..types import SI32
+    from ..types import element_type as _named
+    f32 = _named("f32")
+    return Skeleton(spec.mnemonic, (f32, SI32, f32), attrs=(("indices_are_sorted", False), ("unique_indices", unique)),
+                    regions=(("update_computation", "add"),))
+
+
 def unique_promise_broken(spec, skels, rng):
     """`quantized_example`'s scatter in f32 promising `unique_indices` while
     two of its three updates land on element 1 (indices [1, 4, 1];
@@ -632,14 +642,10 @@ def unique_promise_broken(spec, skels, rng):
     promise a program makes, so no other case breaks one; this one breaks
     the unique promise alone, with its indices unsorted and sorted not
     promised."""
-    from ..types import SI32
-    from ..types import element_type as _named
     inst = quantized_example({})
     inst.attributes["unique_indices"] = True
-    f32 = _named("f32")
     yield ("unique_indices promised, indices [1, 4, 1] repeat: undefined", None,
-           Skeleton(spec.mnemonic, (f32, SI32, f32), attrs=(("indices_are_sorted", False), ("unique_indices", True)),
-                    regions=(("update_computation", "add"),)),
+           _f32_add_skeleton(spec, unique=True),
            CHOSEN.choose(inst, scatter_indices=np.array([[1], [4], [1]], dtype=np.int32)))
 
 
@@ -682,8 +688,7 @@ def many_updates_on_one(spec, skels, rng):
                          {"update_computation": Function((scalar, scalar), (scalar,), body="add")})
     updates = np.array([1.1, -2.3, 3.7e-3, 4.5, -0.77, 1e3, -999.9, 0.1, 7.0, -3.3, 2.2, 0.05], dtype=np.float32)
     yield ("twelve updates of both signs on one element: every order's sum", None,
-           Skeleton(spec.mnemonic, (f32, SI32, f32), attrs=(("indices_are_sorted", False), ("unique_indices", False)),
-                    regions=(("update_computation", "add"),)),
+           _f32_add_skeleton(spec),
            CHOSEN.choose(inst, inputs=[np.array([0.5, 1.5, 0.25, -1.0, 2.0, 3.0], dtype=np.float32)],
                          scatter_indices=np.full((12, 1), 2, dtype=np.int32), updates=[updates]))
 
@@ -697,14 +702,11 @@ def results_past_inputs(spec, skels, rng):
     len(op.inputs)` for its `==` — a verifier taking a result past the
     inputs — passed every verdict of suites/core; only a unit test killed
     it."""
-    from ..types import SI32
     from ..types import element_type as _named
-    f32 = _named("f32")
     inst = quantized_example({})
-    inst.results["results"] = [TensorType((6,), f32)] * 2
+    inst.results["results"] = [TensorType((6,), _named("f32"))] * 2
     yield ("one input and update, two results of the input's type", "scatter_c16",
-           Skeleton(spec.mnemonic, (f32, SI32, f32), attrs=(("indices_are_sorted", False), ("unique_indices", False)),
-                    regions=(("update_computation", "add"),)), inst)
+           _f32_add_skeleton(spec), inst)
 
 
 def batching_dim_past_the_indices(spec, skels, rng):
@@ -728,8 +730,7 @@ def batching_dim_past_the_indices(spec, skels, rng):
                           "updates": [TensorType((2,), f32)]}, attrs, {"results": [TensorType((3, 4), f32)]},
                          {"update_computation": Function((scalar, scalar), (scalar,), body="add")})
     yield ("input batching dim 3, indices batching dim 2", "scatter_c24",
-           Skeleton(spec.mnemonic, (f32, SI32, f32), attrs=(("indices_are_sorted", False), ("unique_indices", False)),
-                    regions=(("update_computation", "add"),)), inst)
+           _f32_add_skeleton(spec), inst)
 
 
 SPEC = OpSpec(
