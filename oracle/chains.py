@@ -81,7 +81,12 @@ range, and JAX emits each:
   on row i, then V·(…) (vt likewise, of the same A): x judged by "lstsq" —
   the normal equations' residual ‖Aᴴ(A·x − b)‖ (LAPACK's dqrt17), with a
   threshold covering the SVD's backward error and D's deviation
-  (spec/lapack.py `lstsq_threshold`).
+  (spec/lapack.py `lstsq_threshold`).  `jnp.linalg.pinv` is the same
+  chain with b = I: V·(Uᴴ ⊘ s), s the singular values (∞ past the cutoff,
+  so 1/s = 0 and D out of reach: no claim) — pinv(A)'s columns are the
+  least-squares solutions for the columns of the identity, judged by the
+  same criterion (`_utb`); for complex A JAX factors conj(A) and takes
+  plain transposes, so the result is the conjugate (the record's `conj`).
 
 Between the steps JAX moves the values (reshape, transpose, slice, pad,
 select on info): `moved` follows a value through any op that moves its
@@ -540,7 +545,10 @@ def _lstsq(inst, inputs: list, outs: list, primary: list) -> list | None:
     lhs, rhs = inputs
     if name == "dot_general" and _matmul(inst, lhs.type.rank, rhs.type.rank) and RESIDUAL.judges(lhs):
         rec = lhs.residual
-        if not _transposed(rec.get("view"), lhs.type) or bool(rec.get("conj")) != o.type.element_type.is_complex:
+        p = tag(rhs)
+        flipped = p is not None and bool(p.get("conj"))   # every factor unconjugated: the conjugate (`_utb`)
+        if not _transposed(rec.get("view"), lhs.type) \
+                or bool(rec.get("conj")) != (o.type.element_type.is_complex and not flipped):
             return None   # Uᴴ, V: the transpose, of the conjugate where complex
         if rec.get("property") == "svd.u" and exact(rhs):
             k = int(lhs.type.shape[-2])
@@ -551,7 +559,6 @@ def _lstsq(inst, inputs: list, outs: list, primary: list) -> list | None:
             pend = {"pending": "lstsq.utb", "svd": _svd_of(rec), "b": b, "values": rec["attributes"]["values"],
                     "error": rec["attributes"]["error"]}
             return [ch.unstated(o.type, o.bits, f"{ch.DOWNSTREAM}; Uᴴ·b of xGESDD's U (oracle/chains.py)", pend)]
-        p = tag(rhs)
         if rec.get("property") == "svd.vt" and p is not None and p.get("pending") == "lstsq.scaled" \
                 and not p.get("view") and p["svd"] == _svd_of(rec):
             ta = parse_type(rec["operands"][0]["type"])
@@ -563,17 +570,17 @@ def _lstsq(inst, inputs: list, outs: list, primary: list) -> list | None:
             big = max(int(d) for d in ta.shape[-2:])
             thr = lapack.lstsq_threshold(big, p["eta"] / lapack.norm_of(a, ta), o.type.element_type)
             new = lapack.record("lstsq", {"threshold": thr, "rho": p["rho"]}, [(a, ta), (b, tb)],
-                                lapack.LSTSQ_STATEMENT, thr)
+                                lapack.LSTSQ_STATEMENT, thr, **({"conj": True} if flipped else {}))
             new["reference"] = ch.significant(lapack.measure(new, o.type, o.array()).value)
             return [Expectation(o.type, o.bits, RESIDUAL.name, residual=new, why=LSTSQ_WHY.format(rho=p["rho"]))]
         return None
-    if name == "multiply":
-        for d, y in ((lhs, rhs), (rhs, lhs)):
-            p = tag(y)
-            if p is None or p.get("pending") != "lstsq.utb" or p.get("view") or ch.is_free(d) \
-                    or d.type != y.type:
+    if name in ("multiply", "divide"):   # D ⊙ (Uᴴ·b); pinv's Uᴴ ⊘ s (D = 1/s, b = I)
+        pairs = ((lhs, rhs), (rhs, lhs)) if name == "multiply" else ((rhs, lhs),)
+        for d, y in pairs:
+            p = _utb(y)
+            if p is None or ch.is_free(d) or d.type != y.type:
                 continue
-            got = _scaling(d, p, y.type)
+            got = _scaling(d, p, y.type, reciprocal=name == "divide")
             if got is None:
                 return None
             rho, eta = got
@@ -583,10 +590,40 @@ def _lstsq(inst, inputs: list, outs: list, primary: list) -> list | None:
     return None
 
 
-def _scaling(d: Expectation, p: dict, t: TensorType) -> tuple | None:
+def _utb(y) -> dict | None:
+    """The pending Uᴴ·b that `y` is: the tag of a value `_lstsq` made, or —
+    `jnp.linalg.pinv`, V·(Uᴴ ⊘ s) — xGESDD's Uᴴ itself (U through a
+    transpose, of its conjugate where complex), Uᴴ·b with b = I: pinv(A)'s
+    columns are the least-squares solutions for the columns of the identity,
+    so it is judged by lstsq's criterion with b = I.  None otherwise."""
+    p = tag(y)
+    if p is None:
+        return None
+    if p.get("pending") == "lstsq.utb" and not p.get("view"):
+        return p
+    if not RESIDUAL.judges(y) or p.get("property") != "svd.u" or not _transposed(p.get("view"), y.type):
+        return None
+    batch = tuple(int(d) for d in y.type.shape[:-2])
+    k, m = (int(d) for d in y.type.shape[-2:])
+    if k != len(p["attributes"]["values"]) // max(1, int(np.prod(batch, dtype=np.int64))):
+        return None   # U with more columns than singular values (mode 'A'): not pinv's
+    tb = TensorType(batch + (m, m), y.type.element_type)
+    eye = np.broadcast_to(np.eye(m), batch + (m, m)).astype(tb.element_type.numpy)
+    pend = {"pending": "lstsq.utb", "svd": _svd_of(p), "b": {"type": tb.mlir, "hex": tensor_to_hex(eye, tb)},
+            "values": p["attributes"]["values"], "error": p["attributes"]["error"]}
+    if y.type.element_type.is_complex and not p.get("conj"):
+        pend["conj"] = True   # Uᵀ: JAX's complex pinv takes the SVD of conj(A), x = conj(pinv(conj(A)))
+    return pend
+
+
+def _scaling(d: Expectation, p: dict, t: TensorType, reciprocal: bool = False) -> tuple | None:
     """(ρ, η): the largest relative distance ρᵢ of D's range from 1/σᵢ (row
     i), and the largest σᵢ·ρᵢ — what D's deviation adds to A's normal
-    equations: Aᴴ·A·V·Σ⁻¹·Δ·Uᴴ·b = V·Σ·Δ·Uᴴ·b; None where ρ > RHO_MAX."""
+    equations: Aᴴ·A·V·Σ⁻¹·Δ·Uᴴ·b = V·Σ·Δ·Uᴴ·b; None where ρ > RHO_MAX.
+    `reciprocal`: `d` is what Uᴴ·b is divided by (pinv's s), D = 1/d —
+    real and positive ends only (a complex divisor with zero imaginary
+    parts, JAX's s converted, counts as real); the division's own rounding
+    is a relative u per element, as the product's is (lstsq_threshold)."""
     from ..spec.types import from_bits
     et = d.type.element_type
     kind = kind_of(d)
@@ -603,6 +640,13 @@ def _scaling(d: Expectation, p: dict, t: TensorType) -> tuple | None:
     shape = tuple(int(s) for s in t.shape)
     sig = np.asarray(p["values"], dtype=np.float64).reshape(shape[:-2] + (shape[-2], 1))
     err = np.asarray(p["error"], dtype=np.float64).reshape(shape[:-2] + (1, 1))
+    if reciprocal:
+        lo, hi = np.asarray(lo), np.asarray(hi)
+        if np.any(lo.imag != 0) or np.any(hi.imag != 0) or not (lo.real > 0).all():
+            return None
+        with np.errstate(divide="ignore", over="ignore"):   # 1/x rounded outward (1/inf = 0: a dropped σ)
+            lo, hi = np.nextafter(1 / hi.real, -np.inf), np.nextafter(1 / lo.real, np.inf)
+        lo, hi = np.maximum(lo, 0.0), hi
     if not (np.isfinite(lo).all() and np.isfinite(hi).all()) or (sig - err <= 0).any():
         return None
     lo, hi = np.asarray(lo), np.asarray(hi)   # a complex range is a box: |dσ − 1| ≤ |re dev| + |im|·σ over it

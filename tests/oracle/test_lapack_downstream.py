@@ -237,6 +237,45 @@ def test_lstsq_is_judged_by_the_normal_equations(xla, dtype, shape, k):
         assert not ok(e, np.linalg.solve(a[:n].astype(w), b[:n].astype(w)))
 
 
+PINV = [(np.float32, (6, 4)), (np.float64, (7, 3)), (np.complex64, (6, 4)), (np.float32, (2, 5, 3))]
+
+
+@pytest.mark.parametrize("dtype, shape", PINV)
+def test_pinv_is_judged_as_the_least_squares_solutions_of_the_identity(xla, dtype, shape):
+    """jnp.linalg.pinv (xGESDD, then V·(Uᴴ ⊘ s)): pinv(A)'s columns are the
+    least-squares solutions for the columns of I, judged by lstsq's
+    criterion with b = I (oracle/chains.py `_utb`).  The exact pseudoinverse
+    (rationals, column by column of the identity) and XLA's and numpy's
+    pass; zero, negated, ×1.01, the conjugate and the transpose of the
+    square subsystem's inverse fail."""
+    rng = np.random.default_rng(31)
+    a = rand(shape, dtype, rng)
+    (e,), (got,) = program(xla, jnp.linalg.pinv, [a])
+    assert e.kind == "residual" and e.residual["property"] == "lstsq", e.why
+    assert ok(e, got)
+    w = np.complex128 if np.iscomplexobj(a) else np.float64
+    mats = a.reshape((-1,) + shape[-2:])
+    exact = np.stack([exact_lstsq(m, np.eye(shape[-2])) for m in mats]).reshape(got.shape)
+    assert ok(e, exact) and ok(e, np.linalg.pinv(a.astype(w)))
+    for wrong in (np.zeros_like(got), scaled(got, -1), scaled(got, 1.01)):
+        assert not ok(e, wrong)
+    if np.iscomplexobj(a):
+        assert not ok(e, np.conj(got))
+    n = shape[-1]
+    square = np.linalg.inv(a[..., :n, :].astype(w))
+    assert not ok(e, np.concatenate([square, np.zeros(square.shape[:-1] + (shape[-2] - n,))], axis=-1))
+
+
+def test_pinv_with_a_dropped_singular_value_is_not_claimed(xla):
+    """A repeated column: pinv's cutoff drops σ ≈ 0 (s → inf, 1/s = 0),
+    D is not within reach of Σ⁻¹ — any value, never a verdict."""
+    rng = np.random.default_rng(32)
+    a = rng.standard_normal((6, 4))
+    a[:, 3] = a[:, 2]
+    (e,), (got,) = program(xla, jnp.linalg.pinv, [a.astype(np.float32)])
+    assert e.kind != "residual" and ok(e, got)
+
+
 def test_lstsq_of_a_rank_deficient_matrix_is_not_claimed(xla):
     """A repeated column: a singular value is ~0, JAX's rcond drops it or
     not depending on rounding — D is not within reach of Σ⁻¹: any value."""
