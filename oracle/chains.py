@@ -33,6 +33,15 @@ range, and JAX emits each:
   triangle (`lower` flipped), so the complex Cholesky solve is checked end
   to end like the real one; of any other judged value it is the conjugate,
   marked `conj` (spec/lapack.py `measure` conjugates the output back).
+* **Least squares through QR** (`q, r = jnp.linalg.qr(a)`, then
+  `solve_triangular(r, qᴴ @ b)`; `_qr_lstsq`): Qᴴ·b (xORGQR's Q of xGEQRF's
+  outputs through a transpose, b exact) is pending; the upper triangular
+  solve with R — xGEQRF's result of the same A, its leading n×n in place —
+  gives x, judged by "lstsq" with a threshold derived from the criteria of
+  Q, of the factorisation read whole (A = Q·R + E: R and the reflectors
+  are one factorisation) and of the solve (spec/lapack.py
+  `qr_lstsq_threshold`).  The signs free in Q and in R alone cancel in
+  R⁻¹·Qᴴ.
 * **U's diagonal** (`jnp.linalg.det`, `slogdet`: Σ log|uₖₖ|, the signs of
   uₖₖ and the pivots' parity): where data movement (JAX's gather) picks
   only diagonal elements of U out of a real xGETRF result, the picked
@@ -251,7 +260,7 @@ def combine(inst, inputs: list, outs: list, primary: list) -> list | None:
         key = _factor_key(rec) if rec is not None else None
         role = _role(rec, tri) if key is not None else None
         if role is None:
-            return None
+            return _qr_lstsq(inst, inputs, outs, primary)
         (o,) = outs
         spread = None if exact(b) or not _ranged_real(b) else radius(b)   # ĉ's distance from c, where computed
         if role == "L" and (exact(b) or (spread is not None and np.isfinite(spread).all())):
@@ -296,6 +305,9 @@ def combine(inst, inputs: list, outs: list, primary: list) -> list | None:
     parts = _components(inst, inputs, outs)
     if parts is not None:
         return parts
+    by_qr = _qr_lstsq(inst, inputs, outs, primary)
+    if by_qr is not None:
+        return by_qr
     least = _lstsq(inst, inputs, outs, primary)
     if least is not None:
         return least
@@ -614,6 +626,85 @@ def _utb(y) -> dict | None:
     if y.type.element_type.is_complex and not p.get("conj"):
         pend["conj"] = True   # Uᵀ: JAX's complex pinv takes the SVD of conj(A), x = conj(pinv(conj(A)))
     return pend
+
+
+QR_LSTSQ_WHY = ("R̃⁻¹·(Q̃ᴴ·b) with Q̃ from xORGQR and R̃ from the same xGEQRF of A: x of min ‖A·x − b‖, judged by "
+               "the normal equations (spec/lapack.py `qr_lstsq_threshold`; oracle/chains.py)")
+
+
+def _qr_lstsq(inst, inputs: list, outs: list, primary: list) -> list | None:
+    """Least squares through QR (`q, r = jnp.linalg.qr(a)`, then
+    `solve_triangular(r, q.T @ b)`), A m×n of full column rank, m ≥ n:
+    Qᴴ·b (xORGQR's Q judged as "qr.q", through a transpose — of its
+    conjugate where complex —, b exact) is pending; the upper triangular
+    solve with R (xGEQRF's result of the same A, its leading n×n in place:
+    the triangle the solve reads) applied to it is x, judged by "lstsq"
+    with the threshold spec/lapack.py `qr_lstsq_threshold` derives from
+    the criteria of Q, of the factorisation and of the solve.  Signs are
+    free in Q and in R alone; R̃⁻¹Q̃ᴴ is not, since both come from one
+    factorisation.  Records of an operand approximate upstream (`ranged`):
+    None, as anything else is."""
+    from . import characterized as ch
+    if len(outs) != 1 or isinstance(outs[0], tuple) or len(inputs) != 2 or any(isinstance(x, tuple) for x in inputs):
+        return None
+    (o,) = outs
+    lhs, rhs = inputs
+    cplx = o.type.element_type.is_complex
+    if inst.spec.mnemonic == "dot_general" and _matmul(inst, lhs.type.rank, rhs.type.rank) \
+            and RESIDUAL.judges(lhs) and exact(rhs):
+        rec = lhs.residual
+        if rec.get("property") != "qr.q" or rec.get("ranged") or not _transposed(rec.get("view"), lhs.type) \
+                or bool(rec.get("conj")) != cplx:
+            return None
+        ta = parse_type(rec["operands"][0]["type"])
+        m, n = (int(d) for d in ta.shape[-2:])
+        if m < n or int(lhs.type.shape[-2]) != n:
+            return None   # complete Q (mode 'complete'), or fewer equations than unknowns
+        b = {"type": rhs.type.mlir, "hex": tensor_to_hex(np.asarray(primary[1]).astype(rhs.type.element_type.numpy),
+                                                         rhs.type)}
+        pend = {"pending": "qr.qtb", "a": rec["operands"][0], "b": b, "t_q": rec["threshold"]}
+        return [ch.unstated(o.type, o.bits, f"{ch.DOWNSTREAM}; Qᴴ·b of xORGQR's Q (oracle/chains.py)", pend)]
+    tri = _triangular(inst)
+    if tri is None or not RESIDUAL.judges(lhs):
+        return None
+    rec, p = lhs.residual, tag(rhs)
+    if p is None or p.get("pending") != "qr.qtb" or p.get("view") or rec.get("property") != "geqrf.r" \
+            or rec.get("ranged") or rec.get("conj") or rec["operands"][0] != p["a"]:
+        return None
+    if not tri.left_side or tri.lower or tri.unit_diagonal or tri.transpose_a != "NO_TRANSPOSE":
+        return None
+    ta = parse_type(p["a"]["type"])
+    n = int(ta.shape[-1])
+    if tuple(int(d) for d in lhs.type.shape) != tuple(int(d) for d in ta.shape[:-2]) + (n, n) \
+            or not _leading_upper(rec.get("view"), ta, n):
+        return None
+    a = tensor_from_hex(p["a"]["hex"], ta)
+    tb = parse_type(p["b"]["type"])
+    if o.type != TensorType(tuple(ta.shape[:-2]) + (n, tb.shape[-1]), tb.element_type):
+        return None
+    thr = lapack.qr_lstsq_threshold(a, ta, float(p["t_q"]))
+    if thr is None:
+        return None
+    new = lapack.record("lstsq", {"threshold": thr}, [(a, ta), (tensor_from_hex(p["b"]["hex"], tb), tb)],
+                        lapack.LSTSQ_STATEMENT, thr)
+    new["reference"] = ch.significant(lapack.measure(new, o.type, o.array()).value)
+    return [Expectation(o.type, o.bits, RESIDUAL.name, residual=new, why=QR_LSTSQ_WHY)]
+
+
+def _leading_upper(view: dict | None, ta: TensorType, n: int) -> bool:
+    """Does a value of n×n matrices hold, on and above its diagonal, the
+    same elements of xGEQRF's m×n result (type ta) — R in place?"""
+    shape0 = tuple(int(d) for d in (parse_type(view["type"]).shape if view else ta.shape))
+    if shape0 != tuple(int(d) for d in ta.shape):
+        return False
+    m = shape0[-1 - 1]
+    batch = shape0[:-2]
+    want = np.arange(int(np.prod(shape0, dtype=np.int64))).reshape(shape0)[..., :n, :]
+    src = np.asarray(view["src"], dtype=np.int64).reshape(batch + (n, n)) if view else None
+    if src is None:
+        return m == n
+    upper = np.broadcast_to(np.triu(np.ones((n, n), dtype=bool)), batch + (n, n))
+    return bool((src[upper] == want[upper]).all())
 
 
 def _scaling(d: Expectation, p: dict, t: TensorType, reciprocal: bool = False) -> tuple | None:

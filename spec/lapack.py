@@ -859,6 +859,62 @@ def lstsq_threshold(big: int, eta: float, et) -> float:
     return 4 * two_sided(big, et) + 2 * (eta + 2 * u) / u
 
 
+def qr_lstsq_threshold(a: np.ndarray, ta: TensorType, t_q: float) -> float:
+    """`lstsq`'s threshold for x from a QR least-squares solve: y = Q̃ᴴ·b
+    (a dot at full precision), then R̃·x = y (triangular_solve), with Q̃
+    from xORGQR and R̃ from the same xGEQRF (oracle/chains.py
+    `_qr_lstsq`).  A is m×n, m ≥ n, u the unit roundoff.  What is
+    assumed, each a criterion the project states:
+
+    * Q̃ᴴQ̃ = I + D, ‖D‖₁ ≤ δ = t_q·m·u (qr.q's orthogonality part);
+    * A = Q̃·R̃ + E, ‖E‖₁ ≤ e = t_r·big·‖A‖₁·u, t_r = two_sided(big) —
+      xGEQRF's contract read whole: its R and the reflectors xORGQR
+      multiplies out are one factorisation (LAPACK's dqrt01 test);
+    * y = Q̃ᴴb + f, |f| ≤ γ_m·|Q̃ᴴ|·|b| (dot_general, full precision;
+      complex: 2·γ_{m+2});
+    * R̃x = y + r, ‖r‖₁ ≤ t_s·n·‖R̃‖₁·‖x‖₁·u (triangular_solve's criterion).
+
+    Then Ax − b = Q̃(Q̃ᴴb + f + r) + Ex − b and, with Q̃ᴴ(Q̃Q̃ᴴ − I) = D·Q̃ᴴ,
+
+        Aᴴ(Ax − b) = R̃ᴴ·D·Q̃ᴴb + R̃ᴴ(I + D)(f + r) + R̃ᴴQ̃ᴴE·x + Eᴴ(Ax − b),
+
+    so ‖Aᴴ(Ax − b)‖₁ ≤ α·‖b‖₁ + β·‖x‖₁ with ‖Q̃‖∞ ≤ √(n(1 + δ)),
+    ‖Q̃‖₁ ≤ √(m(1 + δ)) (‖Q̃‖₂² ≤ 1 + δ), R̃ = (I + D)⁻¹Q̃ᴴ(A − E) —
+    ‖R̃‖₁ ≤ ‖Q̃‖∞(‖A‖₁ + e)/(1 − δ), ‖R̃‖∞ ≤ ‖Q̃‖₁(‖A‖∞ + n·e)/(1 − δ) — and
+    ‖E‖∞ ≤ n·‖E‖₁:
+
+        α = ‖R̃‖∞·‖Q̃‖∞·(δ + (1 + δ)·γ) + n·e
+        β = ‖R̃‖∞·((1 + δ)·t_s·n·‖R̃‖₁·u + ‖Q̃‖∞·e) + n·e·‖A‖₁.
+
+    The criterion divides by big·N·(‖b‖₁ + N·‖x‖₁)·u, N = max(‖A‖₁, ‖A‖∞):
+    the threshold is max(α/(big·N·u), β/(big·N²·u)) over the batch, raised
+    by 10⁻⁹ for float64's own rounding here.  None where δ ≥ 1/2 (Q̃ not
+    near enough to orthonormal for the bound)."""
+    from .ops.triangular_solve import threshold as triangular_threshold
+    et = ta.element_type
+    m, n = (int(d) for d in ta.shape[-2:])
+    big = max(m, n, 1)
+    u = unit_roundoff(et)
+    A = to_working(a, et).astype(np.complex128 if et.is_complex else np.float64)
+    a1, ainf = one_norm(A).reshape(-1), _norm_inf(A).reshape(-1)
+    N = np.maximum(a1, ainf)
+    delta = t_q * m * u
+    if delta >= 0.5:
+        return None
+    t_r, t_s = two_sided(big, et), triangular_threshold(n, et)
+    g = (2 * gamma(m + 2, u) if et.is_complex else gamma(m, u))
+    e = t_r * big * a1 * u
+    q_inf, q_1 = math.sqrt(n * (1 + delta)), math.sqrt(m * (1 + delta))
+    r_1 = q_inf * (a1 + e) / (1 - delta)
+    r_inf = q_1 * (ainf + n * e) / (1 - delta)
+    alpha = r_inf * q_inf * (delta + (1 + delta) * g) + n * e
+    beta = r_inf * ((1 + delta) * t_s * n * r_1 * u + q_inf * e) + n * e * a1
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.maximum(alpha / (big * N * u), beta / (big * N * N * u))
+    ratio = np.where(N > 0, ratio, 0.0)
+    return float(np.max(ratio, initial=0.0)) * (1 + 1e-9)
+
+
 def norm_of(a: np.ndarray, ta: TensorType) -> float:
     """N(A) = max(‖A‖₁, ‖A‖∞), the largest over a batch."""
     A = to_working(a, ta.element_type)

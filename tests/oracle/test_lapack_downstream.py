@@ -276,6 +276,107 @@ def test_pinv_with_a_dropped_singular_value_is_not_claimed(xla):
     assert e.kind != "residual" and ok(e, got)
 
 
+def qr_lstsq(a, b):
+    q, r = jnp.linalg.qr(a)
+    return jax.scipy.linalg.solve_triangular(r, jnp.conj(jnp.swapaxes(q, -1, -2)) @ b, lower=False)
+
+
+QR_LSTSQ = [(np.float32, (6, 4), 2), (np.float32, (5, 5), 1), (np.float64, (7, 3), 2), (np.complex64, (6, 4), 1),
+            (np.float32, (3, 6, 4), 2)]
+
+
+@pytest.mark.parametrize("dtype, shape, k", QR_LSTSQ)
+def test_least_squares_through_qr_is_judged_by_the_normal_equations(xla, dtype, shape, k):
+    """`q, r = jnp.linalg.qr(a)`, `solve_triangular(r, qᴴ @ b)`: x is judged
+    by lstsq's criterion (oracle/chains.py `_qr_lstsq`).  The exact
+    least-squares solution (rationals), XLA's and numpy's pass; zero,
+    negated, ×1.01 and the square subsystem's solution fail."""
+    rng = np.random.default_rng(33)
+    a, b = rand(shape, dtype, rng), rand(shape[:-1] + (k,), dtype, rng)
+    (e,), (got,) = program(xla, qr_lstsq, [a, b])
+    assert e.kind == "residual" and e.residual["property"] == "lstsq", e.why
+    assert "xGEQRF" in e.why and ok(e, got)
+    w = np.complex128 if np.iscomplexobj(a) else np.float64
+    pairs = zip(a.reshape((-1,) + shape[-2:]), b.reshape((-1, shape[-2], k)))
+    assert ok(e, np.stack([exact_lstsq(x, y) for x, y in pairs]).reshape(got.shape))
+    assert ok(e, np.stack([np.linalg.lstsq(x.astype(w), y.astype(w), rcond=None)[0]
+                           for x, y in zip(a.reshape((-1,) + shape[-2:]), b.reshape((-1, shape[-2], k)))])
+              .reshape(got.shape))
+    for wrong in (np.zeros_like(got), scaled(got, -1)):
+        assert not ok(e, wrong)
+    c = resolution(e).scaling_caught   # the finest scaling the criterion refuses, as `run` prints it
+    assert c is not None and c <= 1 / 16 and not ok(e, scaled(got, 1 + 2 * c))
+    if c <= 0.01:
+        assert not ok(e, scaled(got, 1.01))
+    n = shape[-1]
+    if shape[-2] > n:
+        assert not ok(e, np.linalg.solve(a[..., :n, :].astype(w), b[..., :n, :].astype(w)))
+
+
+def test_qr_least_squares_threshold_holds_every_factorisation_the_criteria_pass():
+    """The threshold (spec/lapack.py `qr_lstsq_threshold`) against brute
+    force: Q̃ = Q·W·(I + H) (W orthogonal, H symmetric) with ‖Q̃ᴴQ̃ − I‖₁ near
+    qr.q's bound, R̃ = Q̃⁺(A − E) so that A − Q̃R̃ is E's projection, scaled
+    to the contract's bound, y = Q̃ᴴb + f with |f| at the dot's bound, x =
+    R̃⁻¹(y + r) with ‖r‖₁ at the solve's bound — each drawn at random and
+    put at its edge, in float64 with the f32 format's u.  Every x meets the
+    threshold, and the worst comes within a factor the assertion prints (the
+    bound must not be vacuous: above 1 %)."""
+    from shlo_conform.spec import lapack
+    from shlo_conform.spec.ops.triangular_solve import threshold as t_solve
+    from shlo_conform.spec.types import parse_type
+    rng = np.random.default_rng(34)
+    worst = 0.0
+    n1 = lambda x: np.abs(x).sum(axis=0).max()   # noqa: E731
+    for m, n in ((6, 4), (16, 8), (9, 9)):
+        ta = parse_type(f"tensor<{m}x{n}xf32>")
+        u, big = 2.0 ** -24, max(m, n)
+        t_q = t_r = lapack.two_sided(big, ta.element_type)
+        for _ in range(40):
+            a = rng.standard_normal((m, n)).astype(np.float32)
+            A, b = a.astype(np.float64), rng.standard_normal((m, 1))
+            thr = lapack.qr_lstsq_threshold(a, ta, t_q)
+            q, _ = np.linalg.qr(A)
+            h = rng.standard_normal((n, n))
+            h = (h + h.T) * t_q * m * u / (2.02 * n1(h + h.T))   # (I + H)² − I = 2H + H²: ‖·‖₁ just under δ
+            w, _ = np.linalg.qr(rng.standard_normal((n, n)))
+            Q = q @ w @ (np.eye(n) + h)
+            assert n1(Q.T @ Q - np.eye(n)) <= t_q * m * u
+            pinv = np.linalg.pinv(Q)
+            E = Q @ (pinv @ rng.standard_normal((m, n)))   # A − Q̃·Q̃⁺(A − E) = E for E in Q̃'s range
+            E *= 0.99 * t_r * big * n1(A) * u / n1(E)
+            R = pinv @ (A - E)
+            assert n1(A - Q @ R) <= t_r * big * n1(A) * u
+            f = rng.choice([-1, 1], size=(n, 1)) * (m * u / (1 - m * u)) * (np.abs(Q.T) @ np.abs(b))
+            y = Q.T @ b + f
+            r = rng.standard_normal((n, 1))
+            x = np.linalg.solve(R, y)
+            for _ in range(3):   # ‖r‖₁ at the bound for the x it gives
+                r *= 0.99 * t_solve(n, ta.element_type) * n * n1(R) * np.abs(x).sum() * u / np.abs(r).sum()
+                x = np.linalg.solve(R, y + r)
+            if np.abs(R @ x - y).sum() > t_solve(n, ta.element_type) * n * n1(R) * np.abs(x).sum() * u:
+                continue   # the fixed point not reached: not a sample the solve's criterion passes
+            N = max(n1(A), np.abs(A).sum(axis=1).max())
+            ratio = np.abs(A.T @ (A @ x - b)).sum() / (big * N * (np.abs(b).sum() + N * np.abs(x).sum()) * u)
+            worst = max(worst, ratio / thr)
+            assert ratio <= thr, (m, n, ratio, thr)
+    print(f"worst sample: {worst:.3g} of the threshold")
+    assert worst > 0.01, worst
+
+
+def test_least_squares_through_a_complete_q_is_not_claimed(xla):
+    """mode='complete': Q is m×m, Qᴴ·b has m rows — not the reduced system
+    R·x = Q₁ᴴ·b; no claim (any value)."""
+    rng = np.random.default_rng(35)
+    a, b = rng.standard_normal((6, 4)).astype(np.float32), rng.standard_normal((6, 1)).astype(np.float32)
+
+    def f(a, b):
+        q, r = jnp.linalg.qr(a, mode="complete")
+        return jax.scipy.linalg.solve_triangular(r[:4], (q.T @ b)[:4], lower=False)
+    (e,), (got,) = program(xla, f, [a, b])
+    assert e.kind != "residual" and ok(e, got)
+
+
 def test_lstsq_of_a_rank_deficient_matrix_is_not_claimed(xla):
     """A repeated column: a singular value is ~0, JAX's rcond drops it or
     not depending on rounding — D is not within reach of Σ⁻¹: any value."""
