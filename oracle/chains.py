@@ -308,6 +308,10 @@ def combine(inst, inputs: list, outs: list, primary: list) -> list | None:
     by_qr = _qr_lstsq(inst, inputs, outs, primary)
     if by_qr is not None:
         return by_qr
+    from . import spectral
+    by_eigh = spectral.combine(inst, inputs, outs, primary)
+    if by_eigh is not None:
+        return by_eigh
     least = _lstsq(inst, inputs, outs, primary)
     if least is not None:
         return least

@@ -1,0 +1,275 @@
+"""Spectral functions of a symmetric matrix, put together from `eigh`:
+V·diag(d)·Vᵀ, d computed from the eigenvalues.
+
+`w, v = jnp.linalg.eigh(s)`, then `(v * g(w)) @ v.T` or `v @ jnp.diag(g(w))
+@ v.T`, is how JAX programs write a matrix square root, an inverse square
+root (whitening, Shampoo's preconditioner), a projection onto the positive
+semidefinite cone or a plain reconstruction.  Each factor alone is free
+(an eigenvector's sign, a degenerate eigenspace's basis) and so "any value"
+downstream (oracle/characterized.py); the product is not, and this module
+states its range.
+
+**The range.**  A real symmetric n×n A = U·Λ·Uᵀ (U exact eigenvectors, Λ
+ascending).  The backend's V passes eigh's criterion (spec/lapack.py
+`eigh_vectors`): ‖VᵀV − I‖₁ ≤ η and ‖A·V − V·Λ‖₁ ≤ ρ, Λ the exact values;
+the program scales V's column k by d_k, any value in the enclosure
+[lo_k, hi_k] the oracle states for it, and contracts with Vᵀ.  Let
+c = the oracle's primary d and T = U·diag(c)·Uᵀ.  With V = Q·H (polar: Q
+orthogonal, ‖H − I‖₂ ≤ η) and E = A − Q·Λ·Qᵀ (symmetric, ‖E‖_F ≤ e),
+
+    Y − T = rounding + V(D − C)Vᵀ + Q(HCH − C)Qᵀ + (QCQᵀ − UCUᵀ),
+
+bounded elementwise by the 2-norm of each term:
+
+* rounding (the scaling, one product, and the contraction at full
+  precision — dot_general's reading): γ_{n+1}·max|d|·(1 + η) per element
+  (rows of V have 2-norms at most ‖V‖₂ ≤ √(1 + η)), plus underflow's
+  absolute (n + 1)·2^(emin − p) at most;
+* ‖V(D − C)Vᵀ‖₂ ≤ (1 + η)·max_k max(hi_k − c_k, c_k − lo_k);
+* ‖HCH − C‖₂ ≤ (2η + η²)·max|c|;
+* QCQᵀ − UCUᵀ = U(MC − CM)MᵀUᵀ with M = UᵀQ orthogonal, and MΛMᵀ = Λ − UᵀEU
+  gives MΛ − ΛM = −UᵀEUM: entry (i, j) of MC − CM is M_ij·(c_j − c_i), of
+  MΛ − ΛM M_ij·(λ_j − λ_i).  So ‖QCQᵀ − UCUᵀ‖_F ≤ L·‖E‖_F with L = the
+  largest |c_i − c_j|/|λ_i − λ_j| — the divided differences of the values
+  the program computed, at the exact eigenvalues (A and Q·Λ·Qᵀ have the
+  same spectrum).  Where two eigenvalues are not told apart and their c
+  differ, no L exists: a degenerate eigenspace's basis is free, and so is
+  the product (no range: any value, as before).
+* e: A·Q − Q·Λ = R·H⁻¹ + Q·((H − I)Λ − Λ(H − I))·H⁻¹, so
+  ‖E‖_F ≤ √n·(ρ + 2η·‖Λ‖₂)/√(1 − η) (‖X‖_F ≤ √n·‖X‖₁ for the n×n ones).
+
+The criterion's own enclosure is accounted for as spec/lapack.py does
+(ρ and η raised by the ratio's rounding).  T itself is computed in float64
+from numpy's eigh of A, whose U₆₄ is placed by the same bound with its
+own η₆₄ and ρ₆₄ measured (plus γ of float64 for the measuring and for
+T's product): tiny beside the f32 terms.
+
+Held against brute force in tests/oracle/test_spectral.py: V drawn as
+U·W·(I + S) at the criterion's edge (W orthogonal within degenerate
+clusters, S symmetric), d anywhere in its range, the product in numpy in
+every order and in f32; every Y lies in the range.
+
+What stays "any value": complex Hermitian A (not yet derived), a V seen
+through anything but a transpose, d not constant along V's rows, f64 (no
+wider format to centre on: the float64 center's error is not small
+beside f64's own), and eigen-spectra too clustered for L.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..spec.expectation import Expectation
+from ..spec.kinds.bounded import BOUNDED
+from ..spec.kinds.residual import RESIDUAL
+from .rounding import outward_bits
+
+WHY = ("V·diag(d)·Vᵀ of eigh's V and d computed from its values: every product the criteria and d's range let "
+       "pass, as a range (oracle/spectral.py)")
+SCALED = "eigh's V with its columns scaled by d (oracle/spectral.py)"
+U64 = 2.0 ** -53
+
+
+def _bare(rec: dict) -> dict:
+    return {k: v for k, v in rec.items() if k not in ("view", "fixed")}
+
+
+def _vectors(v) -> dict | None:
+    """The eigh.vectors record of a real value seen in place (no view), else None."""
+    if isinstance(v, tuple) or not RESIDUAL.judges(v) or v.type.element_type.is_complex:
+        return None
+    rec = v.residual
+    if rec.get("property") != "eigh.vectors" or rec.get("view") or rec.get("ranged") or rec.get("conj"):
+        return None
+    if not v.type.element_type.is_float or v.type.element_type.format.precision > 24:
+        return None
+    return rec
+
+
+def _transposed_vectors(v) -> dict | None:
+    """The eigh.vectors record of a real value that is its matrices transposed (Vᵀ), else None."""
+    from .chains import _transposed
+    if isinstance(v, tuple) or not RESIDUAL.judges(v) or v.type.element_type.is_complex:
+        return None
+    rec = v.residual
+    if rec.get("property") != "eigh.vectors" or rec.get("ranged") or rec.get("conj") \
+            or not _transposed(rec.get("view"), v.type):
+        return None
+    return rec
+
+
+def _column_scale(d, primary: np.ndarray):
+    """(c, lo, hi) per column k — float64, batch × n — where every row of
+    `d` (…, n, n) holds the same value per column, else None."""
+    from .chains import exact
+    from .characterized import is_free
+    from .propagation import is_ranged, value_ends
+    if isinstance(d, tuple) or is_free(d) or d.type.element_type.is_complex:
+        return None
+    if not (exact(d) or is_ranged(d)):
+        return None
+    lo, hi = (np.asarray(x, dtype=np.float64) for x in value_ends(d))
+    c = np.asarray(primary, dtype=np.float64)
+    shape = tuple(int(s) for s in d.type.shape)
+    lo, hi, c = (x.reshape(shape) for x in (lo, hi, c))
+    if not all((x == x[..., :1, :]).all() for x in (lo, hi, c)):
+        return None
+    if not (np.isfinite(lo).all() and np.isfinite(hi).all()):
+        return None
+    return c[..., 0, :], lo[..., 0, :], hi[..., 0, :]
+
+
+def _diagonal_scale(d, primary: np.ndarray):
+    """(c, lo, hi) where `d` (…, n, n) is diag(d) — its off-diagonal elements
+    exactly zero — else None."""
+    from .chains import exact
+    from .characterized import is_free
+    from .propagation import is_ranged, value_ends
+    if isinstance(d, tuple) or is_free(d) or d.type.element_type.is_complex or not (exact(d) or is_ranged(d)):
+        return None
+    lo, hi = (np.asarray(x, dtype=np.float64) for x in value_ends(d))
+    c = np.asarray(primary, dtype=np.float64)
+    shape = tuple(int(s) for s in d.type.shape)
+    lo, hi, c = (x.reshape(shape) for x in (lo, hi, c))
+    off = ~np.eye(shape[-1], dtype=bool)
+    if not all((x[..., off] == 0).all() for x in (lo, hi, c)):
+        return None
+    if not (np.isfinite(lo).all() and np.isfinite(hi).all()):
+        return None
+    k = np.arange(shape[-1])
+    return c[..., k, k], lo[..., k, k], hi[..., k, k]
+
+
+def combine(inst, inputs: list, outs: list, primary: list) -> list | None:
+    """The outputs where `inst` is a step of V·diag(d)·Vᵀ (module
+    docstring): V ⊙ d or V·diag(d) is pending (any value, tagged); that
+    times Vᵀ of the same record is the range.  None for anything else."""
+    from . import characterized as ch
+    from .chains import _matmul
+    if len(outs) != 1 or isinstance(outs[0], tuple) or len(inputs) != 2 or any(isinstance(x, tuple) for x in inputs):
+        return None
+    (o,) = outs
+    lhs, rhs = inputs
+    name = inst.spec.mnemonic
+    got = None
+    if name == "multiply":
+        for i, (v, d) in enumerate(((lhs, rhs), (rhs, lhs))):
+            rec = _vectors(v)
+            if rec is not None and d.type == v.type and v.type.rank >= 2:
+                got = rec, _column_scale(d, primary[1 - i])
+                break
+    elif name == "dot_general" and _matmul(inst, lhs.type.rank, rhs.type.rank):
+        rec = _vectors(lhs)
+        if rec is not None and rhs.type == lhs.type:
+            got = rec, _diagonal_scale(rhs, primary[1])
+        elif lhs.residual is not None and lhs.residual.get("pending") == "eigh.scaled" \
+                and not lhs.residual.get("view"):
+            return _product(lhs.residual, rhs, o)
+    if got is None or got[1] is None:
+        return None
+    rec, (c, lo, hi) = got
+    pend = {"pending": "eigh.scaled", "vectors": _bare(rec), "c": c.tolist(), "lo": lo.tolist(), "hi": hi.tolist()}
+    return [ch.unstated(o.type, o.bits, f"{ch.DOWNSTREAM}; {SCALED}", pend)]
+
+
+def _product(p: dict, rhs, o) -> list | None:
+    rec = _transposed_vectors(rhs)
+    if rec is None or _bare(rec) != p["vectors"]:
+        return None
+    (a,), (ta,) = _operands(rec)
+    got = spectral_range(a, ta, rec, np.asarray(p["c"]), np.asarray(p["lo"]), np.asarray(p["hi"]))
+    if got is None:
+        return None
+    lo, hi = got
+    et = o.type.element_type
+    shape = tuple(int(d) for d in o.type.shape)
+    return [Expectation(o.type, o.bits, BOUNDED.name, lo=outward_bits(lo.reshape(-1), et, True).reshape(shape),
+                        hi=outward_bits(hi.reshape(-1), et, False).reshape(shape), why=WHY)]
+
+
+def _operands(rec: dict):
+    from ..spec.lapack import operands_of
+    return operands_of(rec)
+
+
+def _sigma(n: int, u: float) -> float:
+    return (n * u) / (1 - n * u) if n * u < 1 else math.inf
+
+
+def spectral_range(a: np.ndarray, ta, rec: dict, c: np.ndarray, lo: np.ndarray, hi: np.ndarray):
+    """(low, high) float64 of every Y = V·diag(d)·Vᵀ (module docstring), or
+    None where no bound holds (η ≥ 1/2, a cluster with differing c)."""
+    from ..spec.lapack import hermitian_read, unit_roundoff
+    et = ta.element_type
+    n = int(ta.shape[-1])
+    batch = tuple(int(d) for d in ta.shape[:-2])
+    u = float(unit_roundoff(et))
+    tiny = 2.0 ** (et.format.emin - et.format.precision + 1)
+    attrs = rec["attributes"]
+    A = hermitian_read(np.asarray(a, dtype=np.float64), bool(attrs["lower"]))
+    lam = np.asarray(attrs["values"], dtype=np.float64).reshape(batch + (n,))
+    lam_err = np.asarray(attrs["error"], dtype=np.float64).reshape(batch)
+    thr = float(rec["threshold"])
+    c, lo, hi = (np.asarray(x, dtype=np.float64).reshape(batch + (n,)) for x in (c, lo, hi))
+    out_lo, out_hi = np.empty(batch + (n, n)), np.empty(batch + (n, n))
+    slack = 1 + 2.0 ** -20   # the criterion's enclosure: a ratio passes up to its rounding above thr
+    for idx in np.ndindex(*batch):
+        Ai, li, le = A[idx], lam[idx], float(lam_err[idx])
+        a1 = float(np.abs(Ai).sum(axis=0).max(initial=0.0))
+        lam2 = float(np.abs(li).max(initial=0.0)) + le
+        eta = thr * n * u * slack + 4 * _sigma(n + 3, U64) * n
+        if eta >= 0.5:
+            return None
+        rho = thr * 2 * n * a1 * u * slack + _sigma(n + 3, U64) * math.sqrt(n) * (a1 + lam2) * 2 + le * math.sqrt(n) * 2
+        L = _divided_differences(li, le, c[idx])
+        if L is None:
+            return None
+        e = math.sqrt(n) * (rho + 2 * eta * lam2) / math.sqrt(1 - eta)
+        width = float(np.max(np.maximum(hi[idx] - c[idx], c[idx] - lo[idx]), initial=0.0))
+        dmax = float(np.max(np.maximum(np.abs(lo[idx]), np.abs(hi[idx])), initial=0.0))
+        cmax = float(np.abs(c[idx]).max(initial=0.0))
+        center, center_err = _center(Ai, li, le, c[idx], L)
+        if center is None:
+            return None
+        rad = ((1 + eta) * width + (2 * eta + eta * eta) * cmax + L * e
+               + _sigma(n + 1, u) * dmax * (1 + eta) + (n + 1) * tiny + center_err)
+        rad *= 1 + 2.0 ** -40
+        out_lo[idx], out_hi[idx] = center - rad, center + rad
+    return np.nextafter(out_lo, -np.inf), np.nextafter(out_hi, np.inf)
+
+
+def _divided_differences(lam: np.ndarray, err: float, c: np.ndarray) -> float | None:
+    """max |c_i − c_j| / |λ_i − λ_j| over pairs, λ known within `err`; None
+    where two eigenvalues may be equal and their c differ."""
+    if lam.size < 2:
+        return 0.0
+    dc = np.abs(c[:, None] - c[None, :])
+    gap = np.abs(lam[:, None] - lam[None, :]) * (1 - 2.0 ** -50) - 2 * err
+    np.fill_diagonal(gap, np.inf)
+    if ((gap <= 0) & (dc > 0)).any():
+        return None
+    with np.errstate(divide="ignore", invalid="ignore"):
+        q = np.where(dc > 0, dc / np.where(gap > 0, gap, np.inf), 0.0)
+    return float(q.max()) * (1 + 2.0 ** -50)
+
+
+def _center(A: np.ndarray, lam: np.ndarray, lam_err: float, c: np.ndarray, L: float):
+    """(T₆₄, its distance from U·diag(c)·Uᵀ at most): numpy's float64 eigh
+    placed by the module's bound with its own measured η and ρ."""
+    n = A.shape[-1]
+    _, U = np.linalg.eigh(A)
+    g = U.T @ U - np.eye(n)
+    eta = float(np.abs(g).sum(axis=0).max(initial=0.0)) + 2 * _sigma(n + 2, U64) * n
+    R = A @ U - U * lam[None, :]
+    a1 = float(np.abs(A).sum(axis=0).max(initial=0.0))
+    lam2 = float(np.abs(lam).max(initial=0.0)) + lam_err
+    rho = float(np.abs(R).sum(axis=0).max(initial=0.0)) \
+        + 2 * _sigma(n + 3, U64) * math.sqrt(n) * (a1 + lam2) + lam_err * math.sqrt(n) * 2
+    if eta >= 0.5:
+        return None, math.inf
+    e = math.sqrt(n) * (rho + 2 * eta * lam2) / math.sqrt(1 - eta)
+    cmax = float(np.abs(c).max(initial=0.0))
+    T = (U * c[None, :]) @ U.T
+    err = (2 * eta + eta * eta) * cmax + L * e + 2 * _sigma(n + 1, U64) * cmax * (1 + eta)
+    return T, err
