@@ -398,7 +398,7 @@ def _conjugate_transposed(rec: dict, t: TensorType) -> tuple | None:
     view = rec.get("view")
     if rec.get("op") != "cholesky":
         return None
-    if not _transposed(view, t):
+    if not is_transposed(view, t):
         return None
     lower = not rec["attributes"].get("lower", False)
     new = {k: v for k, v in rec.items() if k != "view"}
@@ -406,7 +406,7 @@ def _conjugate_transposed(rec: dict, t: TensorType) -> tuple | None:
     return new, f"lower = {str(lower).lower()}"
 
 
-def _transposed(view: dict | None, t: TensorType) -> bool:
+def is_transposed(view: dict | None, t: TensorType) -> bool:
     """Is the `view` (a value of type t) the transpose of its record's matrices, batch dimensions kept?"""
     if not view:
         return False
@@ -529,7 +529,7 @@ def as_range(v) -> Expectation | None:
                        hi=outward_bits(hi, et, False).reshape(shape), why="; ".join(w for w in (v.why, why) if w))
 
 
-def _matmul(inst, lhs_rank: int, rhs_rank: int) -> bool:
+def is_matmul(inst, lhs_rank: int, rhs_rank: int) -> bool:
     """Is the dot_general a batched matrix product lhs·rhs (batch dimensions leading, in order)?"""
     if inst.spec.mnemonic != "dot_general" or lhs_rank != rhs_rank or lhs_rank < 2:
         return False
@@ -559,11 +559,11 @@ def _lstsq(inst, inputs: list, outs: list, primary: list) -> list | None:
     (o,) = outs
     name = inst.spec.mnemonic
     lhs, rhs = inputs
-    if name == "dot_general" and _matmul(inst, lhs.type.rank, rhs.type.rank) and RESIDUAL.judges(lhs):
+    if name == "dot_general" and is_matmul(inst, lhs.type.rank, rhs.type.rank) and RESIDUAL.judges(lhs):
         rec = lhs.residual
         p = tag(rhs)
         flipped = p is not None and bool(p.get("conj"))   # every factor unconjugated: the conjugate (`_utb`)
-        if not _transposed(rec.get("view"), lhs.type) \
+        if not is_transposed(rec.get("view"), lhs.type) \
                 or bool(rec.get("conj")) != (o.type.element_type.is_complex and not flipped):
             return None   # Uᴴ, V: the transpose, of the conjugate where complex
         if rec.get("property") == "svd.u" and exact(rhs):
@@ -617,7 +617,7 @@ def _utb(y) -> dict | None:
         return None
     if p.get("pending") == "lstsq.utb" and not p.get("view"):
         return p
-    if not RESIDUAL.judges(y) or p.get("property") != "svd.u" or not _transposed(p.get("view"), y.type):
+    if not RESIDUAL.judges(y) or p.get("property") != "svd.u" or not is_transposed(p.get("view"), y.type):
         return None
     batch = tuple(int(d) for d in y.type.shape[:-2])
     k, m = (int(d) for d in y.type.shape[-2:])
@@ -654,10 +654,10 @@ def _qr_lstsq(inst, inputs: list, outs: list, primary: list) -> list | None:
     (o,) = outs
     lhs, rhs = inputs
     cplx = o.type.element_type.is_complex
-    if inst.spec.mnemonic == "dot_general" and _matmul(inst, lhs.type.rank, rhs.type.rank) \
+    if inst.spec.mnemonic == "dot_general" and is_matmul(inst, lhs.type.rank, rhs.type.rank) \
             and RESIDUAL.judges(lhs) and exact(rhs):
         rec = lhs.residual
-        if rec.get("property") != "qr.q" or rec.get("ranged") or not _transposed(rec.get("view"), lhs.type) \
+        if rec.get("property") != "qr.q" or rec.get("ranged") or not is_transposed(rec.get("view"), lhs.type) \
                 or bool(rec.get("conj")) != cplx:
             return None
         ta = parse_type(rec["operands"][0]["type"])

@@ -89,12 +89,12 @@ def _vectors(v) -> dict | None:
 
 def _transposed_vectors(v) -> dict | None:
     """The eigh.vectors record of a real value that is its matrices transposed (Vᵀ), else None."""
-    from .chains import _transposed
+    from .chains import is_transposed
     if isinstance(v, tuple) or not RESIDUAL.judges(v) or v.type.element_type.is_complex:
         return None
     rec = v.residual
     if rec.get("property") != "eigh.vectors" or rec.get("ranged") or rec.get("conj") \
-            or not _transposed(rec.get("view"), v.type):
+            or not is_transposed(rec.get("view"), v.type):
         return None
     return rec
 
@@ -146,7 +146,7 @@ def combine(inst, inputs: list, outs: list, primary: list) -> list | None:
     docstring): V ⊙ d or V·diag(d) is pending (any value, tagged); that
     times Vᵀ of the same record is the range.  None for anything else."""
     from . import characterized as ch
-    from .chains import _matmul
+    from .chains import is_matmul
     if len(outs) != 1 or isinstance(outs[0], tuple) or len(inputs) != 2 or any(isinstance(x, tuple) for x in inputs):
         return None
     (o,) = outs
@@ -159,7 +159,7 @@ def combine(inst, inputs: list, outs: list, primary: list) -> list | None:
             if rec is not None and d.type == v.type and v.type.rank >= 2:
                 got = rec, _column_scale(d, primary[1 - i])
                 break
-    elif name == "dot_general" and _matmul(inst, lhs.type.rank, rhs.type.rank):
+    elif name == "dot_general" and is_matmul(inst, lhs.type.rank, rhs.type.rank):
         rec = _vectors(lhs)
         if rec is not None and rhs.type == lhs.type:
             got = rec, _diagonal_scale(rhs, primary[1])
