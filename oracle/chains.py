@@ -231,6 +231,9 @@ def column_slack(r: np.ndarray) -> list:
     return np.nextafter(np.abs(r).sum(axis=-2), np.inf).tolist()
 
 
+SYMMETRIC = ("eigh.values", "eigh.vectors")   # records whose operand is read as a Hermitian matrix, as cholesky's
+
+
 def matrix_slack(v, rec: dict) -> list | None:
     """‖Â − A‖₁ at most, per matrix of the batch (flat list), for a real
     factorisation's operand `v` approximate upstream: what the backend
@@ -242,7 +245,7 @@ def matrix_slack(v, rec: dict) -> list | None:
     if v.type.element_type.is_complex:
         return None
     r = radius(v)
-    if rec.get("op") == "cholesky":
+    if rec.get("op") == "cholesky" or rec.get("property") in SYMMETRIC:
         r = np.abs(hermitian(r, bool(rec["attributes"].get("lower", False))))
     norms = np.nextafter(r.sum(axis=-2).max(axis=-1), np.inf) if r.shape[-1] else np.zeros(r.shape[:-2])
     if not np.isfinite(norms).all():   # an end not finite: no distance to add, no statement downstream

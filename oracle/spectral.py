@@ -68,6 +68,8 @@ from .rounding import outward_bits
 WHY = ("V·diag(d)·Vᵀ of eigh's V and d computed from its values: every product the criteria and d's range let "
        "pass, as a range (oracle/spectral.py)")
 SCALED = "eigh's V with its columns scaled by d (oracle/spectral.py)"
+LEFT_WHY = ("X·V·diag(d)·Vᵀ of a stated X, eigh's V and d computed from its values: every product the criteria and "
+            "the ranges of X and d let pass, as a range (oracle/spectral.py)")
 U64 = 2.0 ** -53
 
 
@@ -75,12 +77,17 @@ def _bare(rec: dict) -> dict:
     return {k: v for k, v in rec.items() if k not in ("view", "fixed")}
 
 
+def _unplaced(rec: dict) -> bool:
+    """A record of a matrix approximate upstream whose distance is not known (`ranged`, no `slack`)."""
+    return bool(rec.get("ranged")) and rec.get("slack") is None
+
+
 def _vectors(v) -> dict | None:
     """The eigh.vectors record of a real value seen in place (no view), else None."""
     if isinstance(v, tuple) or not RESIDUAL.judges(v) or v.type.element_type.is_complex:
         return None
     rec = v.residual
-    if rec.get("property") != "eigh.vectors" or rec.get("view") or rec.get("ranged") or rec.get("conj"):
+    if rec.get("property") != "eigh.vectors" or rec.get("view") or _unplaced(rec) or rec.get("conj"):
         return None
     if not v.type.element_type.is_float or v.type.element_type.format.precision > 24:
         return None
@@ -93,7 +100,7 @@ def _transposed_vectors(v) -> dict | None:
     if isinstance(v, tuple) or not RESIDUAL.judges(v) or v.type.element_type.is_complex:
         return None
     rec = v.residual
-    if rec.get("property") != "eigh.vectors" or rec.get("ranged") or rec.get("conj") \
+    if rec.get("property") != "eigh.vectors" or _unplaced(rec) or rec.get("conj") \
             or not is_transposed(rec.get("view"), v.type):
         return None
     return rec
@@ -142,9 +149,10 @@ def _diagonal_scale(d, primary: np.ndarray):
 
 
 def combine(inst, inputs: list, outs: list, primary: list) -> list | None:
-    """The outputs where `inst` is a step of V·diag(d)·Vᵀ (module
-    docstring): V ⊙ d or V·diag(d) is pending (any value, tagged); that
-    times Vᵀ of the same record is the range.  None for anything else."""
+    """The outputs where `inst` is a step of [X·]V·diag(d)·Vᵀ (module
+    docstring): V ⊙ d or V·diag(d) is pending (any value, tagged), X times
+    it too; that times Vᵀ of the same record is the range.  None for
+    anything else."""
     from . import characterized as ch
     from .chains import is_matmul
     if len(outs) != 1 or isinstance(outs[0], tuple) or len(inputs) != 2 or any(isinstance(x, tuple) for x in inputs):
@@ -160,12 +168,19 @@ def combine(inst, inputs: list, outs: list, primary: list) -> list | None:
                 got = rec, _column_scale(d, primary[1 - i])
                 break
     elif name == "dot_general" and is_matmul(inst, lhs.type.rank, rhs.type.rank):
+        p = _pending(lhs)
+        q = _pending(rhs)
         rec = _vectors(lhs)
         if rec is not None and rhs.type == lhs.type:
             got = rec, _diagonal_scale(rhs, primary[1])
-        elif lhs.residual is not None and lhs.residual.get("pending") == "eigh.scaled" \
-                and not lhs.residual.get("view"):
-            return _product(lhs.residual, rhs, o)
+        elif p is not None:
+            return _product(p, rhs, o)
+        elif q is not None and "left" not in q:   # X·(V ⊙ d): X a stated matrix, exact or ranged
+            left = _stated(lhs, primary[0])
+            if left is None:
+                return None
+            new = {**q, "left": left}
+            return [ch.unstated(o.type, o.bits, f"{ch.DOWNSTREAM}; X·({SCALED})", new)]
     if got is None or got[1] is None:
         return None
     rec, (c, lo, hi) = got
@@ -173,19 +188,58 @@ def combine(inst, inputs: list, outs: list, primary: list) -> list | None:
     return [ch.unstated(o.type, o.bits, f"{ch.DOWNSTREAM}; {SCALED}", pend)]
 
 
+def _pending(v) -> dict | None:
+    rec = None if isinstance(v, tuple) else v.residual
+    return rec if rec is not None and rec.get("pending") == "eigh.scaled" and not rec.get("view") else None
+
+
+def _stated(x, primary: np.ndarray) -> dict | None:
+    """{"c", "r"}: a real matrix's primary values and radius (0 where exact), else None (free, complex, not finite)."""
+    from .chains import exact, radius
+    from .characterized import is_free
+    from .propagation import is_ranged
+    if is_free(x) or x.type.element_type.is_complex or not (exact(x) or is_ranged(x)):
+        return None
+    c = np.asarray(primary, dtype=np.float64).reshape(tuple(int(d) for d in x.type.shape))
+    r = radius(x).reshape(c.shape)
+    if not (np.isfinite(c).all() and np.isfinite(r).all()):
+        return None
+    return {"c": c, "r": r}
+
+
 def _product(p: dict, rhs, o) -> list | None:
     rec = _transposed_vectors(rhs)
     if rec is None or _bare(rec) != p["vectors"]:
         return None
     (a,), (ta,) = _operands(rec)
-    got = spectral_range(a, ta, rec, np.asarray(p["c"]), np.asarray(p["lo"]), np.asarray(p["hi"]))
+    got = spectral_parts(a, ta, rec, np.asarray(p["c"]), np.asarray(p["lo"]), np.asarray(p["hi"]))
     if got is None:
         return None
-    lo, hi = got
+    T, r, rounding, tiny = got
     et = o.type.element_type
+    n = int(ta.shape[-1])
+    left = p.get("left")
+    if left is None:
+        center, rad = T, (r + rounding + tiny)[..., None, None]
+    else:   # X̃·Y, X̃ within X ± R, Y within T ± r: |X̃Y − XT| ≤ |X|·r + R·|T| + R·r; and the two dots' rounding
+        X, R = left["c"], left["r"]
+        if X.shape[:-2] != T.shape[:-2] or X.shape[-1] != n:
+            return None
+        ax = np.abs(X) + R
+        rows = ax.sum(axis=-1, keepdims=True)
+        rr = r[..., None, None]
+        center = X @ T
+        rad = np.abs(X).sum(axis=-1, keepdims=True) * rr + R @ np.abs(T) + R.sum(axis=-1, keepdims=True) * rr \
+            + rows * (rounding * 3)[..., None, None] + _gamma(n + 1, U64) * (np.abs(X) @ np.abs(T)) \
+            + (2 * n + 2) * tiny[..., None, None] * (1 + rows)
+    rad = rad * (1 + 2.0 ** -40)
+    lo, hi = np.nextafter(center - rad, -np.inf), np.nextafter(center + rad, np.inf)
     shape = tuple(int(d) for d in o.type.shape)
+    if lo.shape != shape:
+        return None
     return [Expectation(o.type, o.bits, BOUNDED.name, lo=outward_bits(lo.reshape(-1), et, True).reshape(shape),
-                        hi=outward_bits(hi.reshape(-1), et, False).reshape(shape), why=WHY)]
+                        hi=outward_bits(hi.reshape(-1), et, False).reshape(shape),
+                        why=WHY if left is None else LEFT_WHY)]
 
 
 def _operands(rec: dict):
@@ -193,35 +247,45 @@ def _operands(rec: dict):
     return operands_of(rec)
 
 
-def _sigma(n: int, u: float) -> float:
+def _gamma(n: int, u: float) -> float:
     return (n * u) / (1 - n * u) if n * u < 1 else math.inf
 
 
-def spectral_range(a: np.ndarray, ta, rec: dict, c: np.ndarray, lo: np.ndarray, hi: np.ndarray):
-    """(low, high) float64 of every Y = V·diag(d)·Vᵀ (module docstring), or
-    None where no bound holds (η ≥ 1/2, a cluster with differing c)."""
+def spectral_parts(a: np.ndarray, ta, rec: dict, c: np.ndarray, lo: np.ndarray, hi: np.ndarray):
+    """(T, r, rounding, tiny), batch-wise: the float64 center T (n×n), the
+    radius r of V·diag(d̃)·Vᵀ about it in exact arithmetic, the product's
+    rounding — (u + 2γ_n)·max|d|·(1 + η) per element, γ_n for each
+    contraction at full precision: the scaling rounds once, and a value is
+    at most max|d|·(1 + η) in magnitude, |V||D||Vᵀ| elementwise — and
+    underflow's absolute 2^(emin − p + 1) (module docstring).  None where
+    no bound holds (η ≥ 1/2, a cluster with differing c)."""
     from ..spec.lapack import hermitian_read, unit_roundoff
     et = ta.element_type
     n = int(ta.shape[-1])
     batch = tuple(int(d) for d in ta.shape[:-2])
     u = float(unit_roundoff(et))
-    tiny = 2.0 ** (et.format.emin - et.format.precision + 1)
     attrs = rec["attributes"]
     A = hermitian_read(np.asarray(a, dtype=np.float64), bool(attrs["lower"]))
     lam = np.asarray(attrs["values"], dtype=np.float64).reshape(batch + (n,))
     lam_err = np.asarray(attrs["error"], dtype=np.float64).reshape(batch)
+    dms = np.asarray(rec["slack"], dtype=np.float64).reshape(batch) if rec.get("slack") is not None \
+        else np.zeros(batch)
     thr = float(rec["threshold"])
     c, lo, hi = (np.asarray(x, dtype=np.float64).reshape(batch + (n,)) for x in (c, lo, hi))
-    out_lo, out_hi = np.empty(batch + (n, n)), np.empty(batch + (n, n))
+    T = np.empty(batch + (n, n))
+    r, rounding = np.empty(batch), np.empty(batch)
     slack = 1 + 2.0 ** -20   # the criterion's enclosure: a ratio passes up to its rounding above thr
     for idx in np.ndindex(*batch):
-        Ai, li, le = A[idx], lam[idx], float(lam_err[idx])
+        Ai, li, le, dm = A[idx], lam[idx], float(lam_err[idx]), float(dms[idx])
         a1 = float(np.abs(Ai).sum(axis=0).max(initial=0.0))
         lam2 = float(np.abs(li).max(initial=0.0)) + le
-        eta = thr * n * u * slack + 4 * _sigma(n + 3, U64) * n
+        eta = thr * n * u * slack + 4 * _gamma(n + 3, U64) * n
         if eta >= 0.5:
             return None
-        rho = thr * 2 * n * a1 * u * slack + _sigma(n + 3, U64) * math.sqrt(n) * (a1 + lam2) * 2 + le * math.sqrt(n) * 2
+        v1 = math.sqrt(n * (1 + eta))   # ‖V‖₁ at most
+        # the criterion on the backend's own Â (‖Â − A‖₁ ≤ dm): against A, (A − Â)·V and V·(Λ̂ − Λ) besides (Weyl)
+        rho = thr * 2 * n * (a1 + dm) * u * slack + 2 * _gamma(n + 3, U64) * v1 * (a1 + lam2) + 2 * le * v1 \
+            + 2 * dm * v1
         L = _divided_differences(li, le, c[idx])
         if L is None:
             return None
@@ -232,11 +296,21 @@ def spectral_range(a: np.ndarray, ta, rec: dict, c: np.ndarray, lo: np.ndarray, 
         center, center_err = _center(Ai, li, le, c[idx], L)
         if center is None:
             return None
-        rad = ((1 + eta) * width + (2 * eta + eta * eta) * cmax + L * e
-               + _sigma(n + 1, u) * dmax * (1 + eta) + (n + 1) * tiny + center_err)
-        rad *= 1 + 2.0 ** -40
-        out_lo[idx], out_hi[idx] = center - rad, center + rad
-    return np.nextafter(out_lo, -np.inf), np.nextafter(out_hi, np.inf)
+        T[idx] = center
+        r[idx] = ((1 + eta) * width + (2 * eta + eta * eta) * cmax + L * e + center_err) * (1 + 2.0 ** -40)
+        rounding[idx] = (u + 2 * _gamma(n, u)) * (1 + u) * dmax * (1 + eta) * (1 + 2.0 ** -40)
+    tiny = np.full(batch, (n + 1) * 2.0 ** (et.format.emin - et.format.precision + 1))
+    return T, r, rounding, tiny
+
+
+def spectral_range(a: np.ndarray, ta, rec: dict, c: np.ndarray, lo: np.ndarray, hi: np.ndarray):
+    """(low, high) float64 of every Y = V·diag(d)·Vᵀ (module docstring), or None."""
+    got = spectral_parts(a, ta, rec, c, lo, hi)
+    if got is None:
+        return None
+    T, r, rounding, tiny = got
+    rad = (r + rounding + tiny)[..., None, None] * (1 + 2.0 ** -40)
+    return np.nextafter(T - rad, -np.inf), np.nextafter(T + rad, np.inf)
 
 
 def _divided_differences(lam: np.ndarray, err: float, c: np.ndarray) -> float | None:
@@ -260,16 +334,16 @@ def _center(A: np.ndarray, lam: np.ndarray, lam_err: float, c: np.ndarray, L: fl
     n = A.shape[-1]
     _, U = np.linalg.eigh(A)
     g = U.T @ U - np.eye(n)
-    eta = float(np.abs(g).sum(axis=0).max(initial=0.0)) + 2 * _sigma(n + 2, U64) * n
+    eta = float(np.abs(g).sum(axis=0).max(initial=0.0)) + 2 * _gamma(n + 2, U64) * n
     R = A @ U - U * lam[None, :]
     a1 = float(np.abs(A).sum(axis=0).max(initial=0.0))
     lam2 = float(np.abs(lam).max(initial=0.0)) + lam_err
     rho = float(np.abs(R).sum(axis=0).max(initial=0.0)) \
-        + 2 * _sigma(n + 3, U64) * math.sqrt(n) * (a1 + lam2) + lam_err * math.sqrt(n) * 2
+        + 2 * _gamma(n + 3, U64) * math.sqrt(n) * (a1 + lam2) + lam_err * math.sqrt(n) * 2
     if eta >= 0.5:
         return None, math.inf
     e = math.sqrt(n) * (rho + 2 * eta * lam2) / math.sqrt(1 - eta)
     cmax = float(np.abs(c).max(initial=0.0))
     T = (U * c[None, :]) @ U.T
-    err = (2 * eta + eta * eta) * cmax + L * e + 2 * _sigma(n + 1, U64) * cmax * (1 + eta)
+    err = (2 * eta + eta * eta) * cmax + L * e + 2 * _gamma(n + 1, U64) * cmax * (1 + eta)
     return T, err

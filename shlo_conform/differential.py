@@ -394,8 +394,8 @@ def _name_rewrites(reports: list, exps: list, outputs: list, rewrites: list, fai
                 if rw.type != exp.type:
                     continue
                 if within:
-                    explained = left & matches(rw, actual) & _as_narrow(rw, exp, left.size) & _zero_sign_kept(
-                        rw, actual)
+                    explained = left & matches(rw, actual) & _as_narrow(rw, exp, left.size) \
+                        & _shifted(rw, exp, actual, left.size) & _zero_sign_kept(rw, actual)
                 else:
                     explained = left & matches(Expectation(rw.type, rw.bits, EXACT.name), actual)
                 if explained.any():
@@ -415,6 +415,27 @@ def _uncount(specials: Counter, indices, causes: list, named: np.ndarray) -> Non
             specials[word] -= 1
             if not specials[word]:
                 del specials[word]
+
+
+def _shifted(rw: Expectation, exp: Expectation, actual, n: int) -> np.ndarray:
+    """Per element: within the spec's own half-width (in ordinals, plus one)
+    of the rewritten enclosure's middle — what the rewrite moved, not what
+    it widened.  A rewritten enclosure up to twice as wide (`_as_narrow`)
+    held a 1 %-scaled backend's elements just past the spec's edge of a
+    whitening's ±1 % range, and named them a reciprocal multiplication."""
+    from .spec.kinds import flat_ordinals
+    from .spec.types import to_bits
+    got = [kind_of(e).admits(e) for e in (rw, exp)]
+    if any(g is None or len(g[0]) != n for g in got):
+        return np.zeros(n, dtype=bool)
+    (rl, rh), (el, eh) = ((np.asarray(lo, dtype=np.float64), np.asarray(hi, dtype=np.float64)) for lo, hi in got)
+    try:
+        x = flat_ordinals(to_bits(np.asarray(actual), exp.type.element_type), exp).astype(np.float64)
+    except (TypeError, ValueError):
+        return np.zeros(n, dtype=bool)
+    if x.size != n:
+        return np.zeros(n, dtype=bool)
+    return np.abs(x - (rl + rh) / 2) <= (eh - el) / 2 + 1
 
 
 def _zero_sign_kept(rw: Expectation, actual) -> np.ndarray:

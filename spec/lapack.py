@@ -840,6 +840,11 @@ def values_range(rec: dict) -> tuple[np.ndarray, np.ndarray]:
     err = np.asarray(attrs["error"], dtype=np.float64).reshape(batch)
     slack = float(rec["threshold"]) * max(m, n) * norm * unit_roundoff(et) * (1 + 2.0 ** -40) \
         + err + 2.0 ** -51 * np.abs(lam).max(axis=-1, initial=0.0)
+    if rec.get("slack") is not None and kind == "eigh":
+        # the backend factors Â, ‖Â − A‖₁ ≤ dm (chains.matrix_slack), Hermitian: |λᵢ(Â) − λᵢ(A)| ≤ ‖Â − A‖₂ ≤ dm
+        # (Weyl), and the criterion's allowance is on ‖Â‖₁ ≤ ‖A‖₁ + dm
+        dm = np.asarray(rec["slack"], dtype=np.float64).reshape(batch)
+        slack = slack + dm * (1 + float(rec["threshold"]) * max(m, n) * unit_roundoff(et)) * (1 + 2.0 ** -40)
     lo, hi = lam - slack[..., None], lam + slack[..., None]
     lo, hi = np.nextafter(lo, -np.inf), np.nextafter(hi, np.inf)
     return (np.maximum(lo, 0.0) if kind == "svd" else lo), hi
