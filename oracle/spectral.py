@@ -49,10 +49,23 @@ U·W·(I + S) at the criterion's edge (W orthogonal within degenerate
 clusters, S symmetric), d anywhere in its range, the product in numpy in
 every order and in f32; every Y lies in the range.
 
+**A matrix computed upstream** (a covariance): the backend factors its own
+Â, ‖Â − A‖₁ ≤ dm (the record's `slack`, oracle/chains.py `matrix_slack`).
+Its V passes the criterion against Â, so against A the residual grows by
+(A − Â)·V and V·(Λ̂ − Λ), |λ̂ᵢ − λᵢ| ≤ dm (Weyl): ρ + 2·dm·‖V‖₁, and the
+criterion's own allowance is on ‖Â‖₁ ≤ ‖A‖₁ + dm.  The values computed on
+are widened by dm too (spec/lapack.py `values_range`).
+
+**A data matrix in front** (ZCA whitening, `xc @ (v * d) @ v.T`): X·(V ⊙ d)
+is pending, X a stated matrix (exact, or a range X ± R); the product with
+Vᵀ is every fl(fl(X̃·fl(V ⊙ d̃))·Vᵀ) — `left_product_range`.
+
 What stays "any value": complex Hermitian A (not yet derived), a V seen
 through anything but a transpose, d not constant along V's rows, f64 (no
 wider format to centre on: the float64 center's error is not small
-beside f64's own), and eigen-spectra too clustered for L.
+beside f64's own), eigen-spectra too clustered for L, and a matrix
+computed upstream whose distance is unknown (a `ranged` record without
+`slack`).
 """
 from __future__ import annotations
 
@@ -221,17 +234,11 @@ def _product(p: dict, rhs, o) -> list | None:
     left = p.get("left")
     if left is None:
         center, rad = T, (r + rounding + tiny)[..., None, None]
-    else:   # X̃·Y, X̃ within X ± R, Y within T ± r: |X̃Y − XT| ≤ |X|·r + R·|T| + R·r; and the two dots' rounding
+    else:
         X, R = left["c"], left["r"]
         if X.shape[:-2] != T.shape[:-2] or X.shape[-1] != n:
             return None
-        ax = np.abs(X) + R
-        rows = ax.sum(axis=-1, keepdims=True)
-        rr = r[..., None, None]
-        center = X @ T
-        rad = np.abs(X).sum(axis=-1, keepdims=True) * rr + R @ np.abs(T) + R.sum(axis=-1, keepdims=True) * rr \
-            + rows * (rounding * 3)[..., None, None] + _gamma(n + 1, U64) * (np.abs(X) @ np.abs(T)) \
-            + (2 * n + 2) * tiny[..., None, None] * (1 + rows)
+        center, rad = left_product_range(X, R, T, r, rounding, tiny)
     rad = rad * (1 + 2.0 ** -40)
     lo, hi = np.nextafter(center - rad, -np.inf), np.nextafter(center + rad, np.inf)
     shape = tuple(int(d) for d in o.type.shape)
@@ -240,6 +247,23 @@ def _product(p: dict, rhs, o) -> list | None:
     return [Expectation(o.type, o.bits, BOUNDED.name, lo=outward_bits(lo.reshape(-1), et, True).reshape(shape),
                         hi=outward_bits(hi.reshape(-1), et, False).reshape(shape),
                         why=WHY if left is None else LEFT_WHY)]
+
+
+def left_product_range(X: np.ndarray, R: np.ndarray, T: np.ndarray, r, rounding, tiny):
+    """(center, radius) of every fl(fl(X̃·fl(V ⊙ d̃))·Vᵀ), X̃ within X ± R
+    elementwise, V·diag(d̃)·Vᵀ within T ± r (`spectral_parts`, batch-wise):
+    |X̃·Y − X·T| ≤ |X|·r + R·|T| + R·r; the scaling's and the two
+    contractions' rounding at most 3·rounding·Σₖ|x̃ᵢₖ| (each a relative
+    u + 2γ_n of |X̃|·|V|·|D|·|Vᵀ|, whose elements are at most
+    Σₖ|x̃ᵢₖ|·max|d|·(1 + η)); float64's own in X·T; underflow's absolute
+    terms through both contractions."""
+    n = T.shape[-1]
+    rr, rounding, tiny = (np.asarray(x, dtype=np.float64)[..., None, None] for x in (r, rounding, tiny))
+    rows = (np.abs(X) + R).sum(axis=-1, keepdims=True)
+    center = X @ T
+    rad = np.abs(X).sum(axis=-1, keepdims=True) * rr + R @ np.abs(T) + R.sum(axis=-1, keepdims=True) * rr \
+        + rows * 3 * rounding + _gamma(n + 1, U64) * (np.abs(X) @ np.abs(T)) + (2 * n + 2) * tiny * (1 + rows)
+    return center, rad
 
 
 def _operands(rec: dict):

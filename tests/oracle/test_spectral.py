@@ -139,10 +139,15 @@ def _edge_vectors(A, lam, thr, u, rng):
 
 
 def test_every_product_the_criteria_let_pass_lies_in_the_range():
-    from shlo_conform.oracle.spectral import spectral_range
+    """V at the edge of eigh's criterion, for A itself and — half the trials —
+    for a backend's own Â within the record's `slack` of A; d anywhere in its
+    range; Y = V·diag(d)·Vᵀ in float64 and in f32, and X̃·(V ⊙ d)·Vᵀ in f32
+    for X̃ anywhere within X ± R (`left_product_range`): all inside."""
+    from shlo_conform.oracle.spectral import left_product_range, spectral_parts, spectral_range
     from shlo_conform.spec import lapack
     rng = np.random.default_rng(47)
     worst = 0.0
+    f32 = np.float32
     for n in (3, 6, 10):
         ta = parse_type(f"tensor<{n}x{n}xf32>")
         u = 2.0 ** -24
@@ -153,20 +158,33 @@ def test_every_product_the_criteria_let_pass_lies_in_the_range():
             lam, err = lapack.spectrum(A, ta.element_type, "eigh")
             rec = {"attributes": {"lower": True, "values": lam.tolist(), "error": err.reshape(-1).tolist()},
                    "threshold": thr}
-            c = np.sqrt(lam).astype(np.float32).astype(np.float64)
-            width = np.abs(c) * 2.0 ** -20 * rng.random(n)
+            A_hat, lam_hat, dm = A, lam.reshape(-1), 0.0
+            if trial % 2:   # the backend factors Â, ‖Â − A‖₁ = dm
+                E = rng.standard_normal((n, n))
+                E = E + E.T
+                dm = 1e-4 * np.abs(A).sum(axis=0).max()
+                A_hat = A + E * dm / np.abs(E).sum(axis=0).max()
+                lam_hat = np.linalg.eigvalsh(A_hat)
+                rec["slack"] = [dm]
+            c = np.sqrt(lam).astype(np.float32).astype(np.float64).reshape(-1)
+            width = np.abs(c) * 2.0 ** -20 * rng.random(n) + np.abs(np.sqrt(lam_hat) - c)
             lo_d, hi_d = c - width, c + width
             lo, hi = spectral_range(s, ta, rec, c, lo_d, hi_d)
             center = (lo + hi) / 2
+            T, r, rounding, tiny = spectral_parts(s, ta, rec, c, lo_d, hi_d)
+            X = rng.standard_normal((5, n))
+            R = np.abs(X) * 1e-3 * rng.random((5, n))
+            zc, zr = left_product_range(X, R, T, r, rounding, tiny)
             for _ in range(4):
-                V = _edge_vectors(A, lam, thr, u, rng)
+                V = _edge_vectors(A_hat, lam_hat, thr, u, rng)   # the criterion on Â, as the backend meets it
                 d = lo_d + (hi_d - lo_d) * rng.random(n)
-                ys = [((V * d) @ V.T),
-                      (V.astype(np.float32) * d.astype(np.float32)) @ V.T.astype(np.float32)]
-                for Y in ys:
+                for Y in ((V * d) @ V.T, (V.astype(f32) * d.astype(f32)) @ V.T.astype(f32)):
                     Y = np.asarray(Y, dtype=np.float64)
                     assert ((lo <= Y) & (Y <= hi)).all(), (n, trial)
                     worst = max(worst, float(np.max(np.abs(Y - center) / ((hi - lo) / 2))))
+                Xt = (X + R * rng.uniform(-1, 1, X.shape)).astype(f32)
+                Z = ((Xt @ (V.astype(f32) * d.astype(f32))) @ V.T.astype(f32)).astype(np.float64)
+                assert (np.abs(Z - zc) <= zr).all(), (n, trial)
     print(f"worst sample: {worst:.3g} of the half-width")
     assert worst > 1e-3, worst
 
