@@ -106,6 +106,25 @@ def _ridge(x, y):
     return jnp.linalg.solve(x.T @ x + 0.1 * jnp.eye(x.shape[1]), x.T @ y)
 
 
+def _whiten(x):
+    """ZCA whitening: a computed covariance's eigh, the data times V·diag(1/√(w + ε))·Vᵀ (oracle/spectral.py)."""
+    xc = x - x.mean(0)
+    w, v = jnp.linalg.eigh(xc.T @ xc / x.shape[0])
+    return xc @ (v * (1 / jnp.sqrt(w + 1e-5))) @ v.T
+
+
+def _sqrtm(s):
+    """A symmetric matrix's square root through eigh (oracle/spectral.py)."""
+    w, v = jnp.linalg.eigh(s)
+    return (v * jnp.sqrt(jnp.clip(w, 0))) @ v.T
+
+
+def _qr_lstsq(a, b):
+    """Least squares through QR: R⁻¹·(Qᵀ·b) (oracle/chains.py `_qr_lstsq`)."""
+    q, r = jnp.linalg.qr(a)
+    return jax.scipy.linalg.solve_triangular(r, q.T @ b, lower=False)
+
+
 def _spd(n):
     m = _n(n, n)
     return (m @ m.T + n * np.eye(n)).astype(np.float32)
@@ -132,6 +151,10 @@ PROGRAMS = {
     "cholesky-solve": (_chol_solve, lambda: [_spd(16), _n(16, 4)]),
     "mvn-logpdf": (_mvn_logpdf, lambda: [_n(64, 16), _n(16), _spd(16)]),
     "ridge-regression": (_ridge, lambda: [_n(256, 32), _n(256, 4)]),
+    "zca-whitening": (_whiten, lambda: [_n(256, 8)]),
+    "eigh-sqrtm": (_sqrtm, lambda: [_spd(8)]),
+    "pinv": (jnp.linalg.pinv, lambda: [_n(32, 8)]),
+    "qr-lstsq": (_qr_lstsq, lambda: [_n(32, 8), _n(32, 2)]),
     "fft-conv": (lambda x, k: jnp.fft.irfft(jnp.fft.rfft(x) * jnp.fft.rfft(k), n=x.shape[-1]),
                  lambda: [_n(8, 256), _n(8, 256, scale=0.1)]),
     "ln-softmax-sort": (_ln_softmax_sort, lambda: [_n(256, 512), _n(512, 512, scale=1 / 22), _n(512, 128, scale=1 / 22)]),
