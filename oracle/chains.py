@@ -311,10 +311,11 @@ def combine(inst, inputs: list, outs: list, primary: list) -> list | None:
     by_qr = _qr_lstsq(inst, inputs, outs, primary)
     if by_qr is not None:
         return by_qr
-    from . import spectral
-    by_eigh = spectral.combine(inst, inputs, outs, primary)
-    if by_eigh is not None:
-        return by_eigh
+    from . import singular, spectral
+    for rule in (spectral.combine, singular.combine):   # V·diag(d)·Vᵀ of eigh, U·diag(d)·Vᵀ of svd
+        got = rule(inst, inputs, outs, primary)
+        if got is not None:
+            return got
     least = _lstsq(inst, inputs, outs, primary)
     if least is not None:
         return least

@@ -119,7 +119,7 @@ def _transposed_vectors(v) -> dict | None:
     return rec
 
 
-def _column_scale(d, primary: np.ndarray):
+def column_scale(d, primary: np.ndarray):
     """(c, lo, hi) per column k — float64, batch × n — where every row of
     `d` (…, n, n) holds the same value per column, else None."""
     from .chains import exact
@@ -140,7 +140,7 @@ def _column_scale(d, primary: np.ndarray):
     return c[..., 0, :], lo[..., 0, :], hi[..., 0, :]
 
 
-def _diagonal_scale(d, primary: np.ndarray):
+def diagonal_scale(d, primary: np.ndarray):
     """(c, lo, hi) where `d` (…, n, n) is diag(d) — its off-diagonal elements
     exactly zero — else None."""
     from .chains import exact
@@ -178,14 +178,14 @@ def combine(inst, inputs: list, outs: list, primary: list) -> list | None:
         for i, (v, d) in enumerate(((lhs, rhs), (rhs, lhs))):
             rec = _vectors(v)
             if rec is not None and d.type == v.type and v.type.rank >= 2:
-                got = rec, _column_scale(d, primary[1 - i])
+                got = rec, column_scale(d, primary[1 - i])
                 break
     elif name == "dot_general" and is_matmul(inst, lhs.type.rank, rhs.type.rank):
         p = _pending(lhs)
         q = _pending(rhs)
         rec = _vectors(lhs)
         if rec is not None and rhs.type == lhs.type:
-            got = rec, _diagonal_scale(rhs, primary[1])
+            got = rec, diagonal_scale(rhs, primary[1])
         elif p is not None:
             return _product(p, rhs, o)
         elif q is not None and "left" not in q:   # X·(V ⊙ d): X a stated matrix, exact or ranged
@@ -262,7 +262,7 @@ def left_product_range(X: np.ndarray, R: np.ndarray, T: np.ndarray, r, rounding,
     rows = (np.abs(X) + R).sum(axis=-1, keepdims=True)
     center = X @ T
     rad = np.abs(X).sum(axis=-1, keepdims=True) * rr + R @ np.abs(T) + R.sum(axis=-1, keepdims=True) * rr \
-        + rows * 3 * rounding + _gamma(n + 1, U64) * (np.abs(X) @ np.abs(T)) + (2 * n + 2) * tiny * (1 + rows)
+        + rows * 3 * rounding + gamma(n + 1, U64) * (np.abs(X) @ np.abs(T)) + (2 * n + 2) * tiny * (1 + rows)
     return center, rad
 
 
@@ -271,7 +271,7 @@ def _operands(rec: dict):
     return operands_of(rec)
 
 
-def _gamma(n: int, u: float) -> float:
+def gamma(n: int, u: float) -> float:
     return (n * u) / (1 - n * u) if n * u < 1 else math.inf
 
 
@@ -303,14 +303,14 @@ def spectral_parts(a: np.ndarray, ta, rec: dict, c: np.ndarray, lo: np.ndarray, 
         Ai, li, le, dm = A[idx], lam[idx], float(lam_err[idx]), float(dms[idx])
         a1 = float(np.abs(Ai).sum(axis=0).max(initial=0.0))
         lam2 = float(np.abs(li).max(initial=0.0)) + le
-        eta = thr * n * u * slack + 4 * _gamma(n + 3, U64) * n
+        eta = thr * n * u * slack + 4 * gamma(n + 3, U64) * n
         if eta >= 0.5:
             return None
         v1 = math.sqrt(n * (1 + eta))   # ‖V‖₁ at most
         # the criterion on the backend's own Â (‖Â − A‖₁ ≤ dm): against A, (A − Â)·V and V·(Λ̂ − Λ) besides (Weyl)
-        rho = thr * 2 * n * (a1 + dm) * u * slack + 2 * _gamma(n + 3, U64) * v1 * (a1 + lam2) + 2 * le * v1 \
+        rho = thr * 2 * n * (a1 + dm) * u * slack + 2 * gamma(n + 3, U64) * v1 * (a1 + lam2) + 2 * le * v1 \
             + 2 * dm * v1
-        L = _divided_differences(li, le, c[idx])
+        L = divided_differences(li, le, c[idx])
         if L is None:
             return None
         e = math.sqrt(n) * (rho + 2 * eta * lam2) / math.sqrt(1 - eta)
@@ -322,7 +322,7 @@ def spectral_parts(a: np.ndarray, ta, rec: dict, c: np.ndarray, lo: np.ndarray, 
             return None
         T[idx] = center
         r[idx] = ((1 + eta) * width + (2 * eta + eta * eta) * cmax + L * e + center_err) * (1 + 2.0 ** -40)
-        rounding[idx] = (u + 2 * _gamma(n, u)) * (1 + u) * dmax * (1 + eta) * (1 + 2.0 ** -40)
+        rounding[idx] = (u + 2 * gamma(n, u)) * (1 + u) * dmax * (1 + eta) * (1 + 2.0 ** -40)
     tiny = np.full(batch, (n + 1) * 2.0 ** (et.format.emin - et.format.precision + 1))
     return T, r, rounding, tiny
 
@@ -337,7 +337,7 @@ def spectral_range(a: np.ndarray, ta, rec: dict, c: np.ndarray, lo: np.ndarray, 
     return np.nextafter(T - rad, -np.inf), np.nextafter(T + rad, np.inf)
 
 
-def _divided_differences(lam: np.ndarray, err: float, c: np.ndarray) -> float | None:
+def divided_differences(lam: np.ndarray, err: float, c: np.ndarray) -> float | None:
     """max |c_i − c_j| / |λ_i − λ_j| over pairs, λ known within `err`; None
     where two eigenvalues may be equal and their c differ."""
     if lam.size < 2:
@@ -358,16 +358,16 @@ def _center(A: np.ndarray, lam: np.ndarray, lam_err: float, c: np.ndarray, L: fl
     n = A.shape[-1]
     _, U = np.linalg.eigh(A)
     g = U.T @ U - np.eye(n)
-    eta = float(np.abs(g).sum(axis=0).max(initial=0.0)) + 2 * _gamma(n + 2, U64) * n
+    eta = float(np.abs(g).sum(axis=0).max(initial=0.0)) + 2 * gamma(n + 2, U64) * n
     R = A @ U - U * lam[None, :]
     a1 = float(np.abs(A).sum(axis=0).max(initial=0.0))
     lam2 = float(np.abs(lam).max(initial=0.0)) + lam_err
     rho = float(np.abs(R).sum(axis=0).max(initial=0.0)) \
-        + 2 * _gamma(n + 3, U64) * math.sqrt(n) * (a1 + lam2) + lam_err * math.sqrt(n) * 2
+        + 2 * gamma(n + 3, U64) * math.sqrt(n) * (a1 + lam2) + lam_err * math.sqrt(n) * 2
     if eta >= 0.5:
         return None, math.inf
     e = math.sqrt(n) * (rho + 2 * eta * lam2) / math.sqrt(1 - eta)
     cmax = float(np.abs(c).max(initial=0.0))
     T = (U * c[None, :]) @ U.T
-    err = (2 * eta + eta * eta) * cmax + L * e + 2 * _gamma(n + 1, U64) * cmax * (1 + eta)
+    err = (2 * eta + eta * eta) * cmax + L * e + 2 * gamma(n + 1, U64) * cmax * (1 + eta)
     return T, err
