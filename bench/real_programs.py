@@ -119,6 +119,12 @@ def _sqrtm(s):
     return (v * jnp.sqrt(jnp.clip(w, 0))) @ v.T
 
 
+def _polar(a):
+    """The polar factor U·Vᵀ of a thin SVD (oracle/singular.py)."""
+    u, _, vt = jnp.linalg.svd(a, full_matrices=False)
+    return u @ vt
+
+
 def _qr_lstsq(a, b):
     """Least squares through QR: R⁻¹·(Qᵀ·b) (oracle/chains.py `_qr_lstsq`)."""
     q, r = jnp.linalg.qr(a)
@@ -154,6 +160,7 @@ PROGRAMS = {
     "zca-whitening": (_whiten, lambda: [_n(256, 8)]),
     "eigh-sqrtm": (_sqrtm, lambda: [_spd(8)]),
     "pinv": (jnp.linalg.pinv, lambda: [_n(32, 8)]),
+    "svd-polar": (_polar, lambda: [_n(8, 4)]),
     "qr-lstsq": (_qr_lstsq, lambda: [_n(32, 8), _n(32, 2)]),
     "fft-conv": (lambda x, k: jnp.fft.irfft(jnp.fft.rfft(x) * jnp.fft.rfft(k), n=x.shape[-1]),
                  lambda: [_n(8, 256), _n(8, 256, scale=0.1)]),

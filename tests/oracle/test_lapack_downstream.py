@@ -724,8 +724,9 @@ def test_a_computed_matrix_is_judged_with_its_range(xla):
     so the solve's criterion and the ranges downstream add that distance
     (spec/lapack.py `solve_slack`, the records' `slack`): bounded, XLA
     agrees, the exact value (mpmath from the exact xᵀx + I) lies inside,
-    1.01× does not.  Eigenvalues of a computed matrix get no range (no
-    slack is carried for them): any value, said."""
+    1.01× does not.  Eigenvalues of a computed matrix likewise (eigh's
+    record carries the slack since stop 59): their sum holds the exact
+    trace."""
     import jax.scipy.linalg as jsl
     import mpmath
     rng = np.random.default_rng(23)
@@ -748,8 +749,14 @@ def test_a_computed_matrix_is_judged_with_its_range(xla):
         lo, hi = _ends(e)
         assert ((lo <= want) & (want <= hi)).all(), (lo, want, hi)
         assert ok(e, got) and not ok(e, got * 1.01)
-    (e,), _ = program(xla, lambda x: jnp.sum(jnp.linalg.eigvalsh(x.T @ x + jnp.eye(8))) * 2, [x])
-    assert e.kind != "bounded" and "any value" in e.why, e.why
+    # eigenvalues of a computed matrix: the record's slack too (Weyl: |λᵢ(Â) − λᵢ(A)| ≤ ‖Â − A‖₂); their sum is
+    # the exact trace
+    (e,), (got,) = program(xla, lambda x: jnp.sum(jnp.linalg.eigvalsh(x.T @ x + jnp.eye(8))) * 2, [x])
+    assert e.kind == "bounded", e.why
+    lo, hi = _ends(e)
+    with mpmath.workdps(60):
+        trace = float(2 * sum(M[i, i] for i in range(8)))
+    assert lo[0] <= trace <= hi[0] and ok(e, got) and not ok(e, got * 1.01)
 
 
 def test_a_solution_of_a_perturbed_system_lies_in_the_slackened_range():
