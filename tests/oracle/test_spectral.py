@@ -227,6 +227,7 @@ def test_whitening_of_a_computed_covariance_is_judged(xla):
         assert not ok(e, wrong)
 
 
+@pytest.mark.long   # ~7 s: two backends through `run`; make test-long (CI)
 def test_a_scaled_whitening_is_not_named_a_rewrite(tmp_path, capsys):
     """A rewritten program's enclosure up to twice as wide held a 1 %-scaled
     backend's elements just past the spec's ±1 % and named them
