@@ -621,8 +621,9 @@ def _utb(y) -> dict | None:
         return None
     if p.get("pending") == "lstsq.utb" and not p.get("view"):
         return p
-    if not RESIDUAL.judges(y) or p.get("property") != "svd.u" or not is_transposed(p.get("view"), y.type):
-        return None
+    if not RESIDUAL.judges(y) or p.get("property") != "svd.u" or p.get("ranged") \
+            or not is_transposed(p.get("view"), y.type):
+        return None   # a computed A's SVD is judged against the primary A only: no claim downstream
     batch = tuple(int(d) for d in y.type.shape[:-2])
     k, m = (int(d) for d in y.type.shape[-2:])
     if k != len(p["attributes"]["values"]) // max(1, int(np.prod(batch, dtype=np.int64))):
