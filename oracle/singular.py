@@ -51,11 +51,8 @@ import math
 
 import numpy as np
 
-from ..spec.expectation import Expectation
-from ..spec.kinds.bounded import BOUNDED
 from ..spec.kinds.residual import RESIDUAL
-from .rounding import outward_bits
-from .spectral import U64, column_scale, diagonal_scale, divided_differences, gamma
+from .spectral import U64, bounded, divided_differences, exact_radius, gamma, scaled_columns, two_in_one_out
 
 WHY = ("U·diag(d)·Vᵀ of svd's U and Vᵀ (d computed from its values, or none): every product the criteria, xGESDD's "
        "contract and d's range let pass, as a range (oracle/singular.py)")
@@ -86,33 +83,23 @@ def combine(inst, inputs: list, outs: list, primary: list) -> list | None:
     """The outputs where `inst` is a step of U·diag(d)·Vᵀ (module docstring), else None."""
     from . import characterized as ch
     from .chains import is_matmul
-    if len(outs) != 1 or isinstance(outs[0], tuple) or len(inputs) != 2 or any(isinstance(x, tuple) for x in inputs):
+    if not two_in_one_out(inputs, outs):
         return None
     (o,) = outs
     lhs, rhs = inputs
-    name = inst.spec.mnemonic
-    scaled = None
-    if name == "multiply":
-        for i, (v, d) in enumerate(((lhs, rhs), (rhs, lhs))):
-            rec = _side(v, "u")
-            if rec is not None and d.type == v.type:
-                scaled = rec, column_scale(d, primary[1 - i])
-                break
-    elif name == "dot_general" and is_matmul(inst, lhs.type.rank, rhs.type.rank):
+    if inst.spec.mnemonic == "dot_general" and is_matmul(inst, lhs.type.rank, rhs.type.rank):
         u_rec, vt_rec = _side(lhs, "u"), _side(rhs, "vt")
-        p = None if isinstance(lhs, tuple) or lhs.residual is None else lhs.residual
+        p = lhs.residual
         if u_rec is not None and vt_rec is not None and _same(u_rec, vt_rec):   # U·Vᵀ: d = 1
-            k = int(lhs.type.shape[-1])
-            ones = np.ones(tuple(int(d) for d in lhs.type.shape[:-2]) + (k,))
+            ones = np.ones(tuple(int(d) for d in lhs.type.shape[:-2]) + (int(lhs.type.shape[-1]),))
             return _product(u_rec, ones, ones, ones, o)
         if p is not None and p.get("pending") == "svd.scaled" and not p.get("view") and vt_rec is not None \
                 and _same(p["u"], vt_rec):
             return _product(p["u"], *(np.asarray(p[x]) for x in ("c", "lo", "hi")), o)
-        if u_rec is not None and rhs.type.shape[-2:] == rhs.type.shape[-1:] * 2:   # U·diag(d)
-            scaled = u_rec, diagonal_scale(rhs, primary[1])
-    if scaled is None or scaled[1] is None:
+    got = scaled_columns(inst, inputs, primary, lambda v: _side(v, "u"))
+    if got is None:
         return None
-    rec, (c, lo, hi) = scaled
+    rec, (c, lo, hi) = got
     pend = {"pending": "svd.scaled", "u": {k: v for k, v in rec.items() if k != "view"},
             "c": c.tolist(), "lo": lo.tolist(), "hi": hi.tolist()}
     return [ch.unstated(o.type, o.bits, f"{ch.DOWNSTREAM}; {SCALED}", pend)]
@@ -121,17 +108,9 @@ def combine(inst, inputs: list, outs: list, primary: list) -> list | None:
 def _product(rec: dict, c, lo, hi, o) -> list | None:
     from ..spec.lapack import operands_of
     (a,), (ta,) = operands_of(rec)
-    got = singular_range(a, ta, rec, np.asarray(c, dtype=np.float64), np.asarray(lo, dtype=np.float64),
-                         np.asarray(hi, dtype=np.float64))
-    if got is None:
-        return None
-    lo_, hi_ = got
-    et = o.type.element_type
-    shape = tuple(int(d) for d in o.type.shape)
-    if lo_.shape != shape:
-        return None
-    return [Expectation(o.type, o.bits, BOUNDED.name, lo=outward_bits(lo_.reshape(-1), et, True).reshape(shape),
-                        hi=outward_bits(hi_.reshape(-1), et, False).reshape(shape), why=WHY)]
+    got = singular_range(a, ta, rec, *(np.asarray(x, dtype=np.float64) for x in (c, lo, hi)))
+    out = None if got is None else bounded(o, *got, WHY)
+    return None if out is None else [out]
 
 
 def _dilated(sig: np.ndarray, c: np.ndarray, m: int, n: int) -> tuple[np.ndarray, np.ndarray]:
@@ -178,14 +157,11 @@ def singular_range(a: np.ndarray, ta, rec: dict, c: np.ndarray, lo: np.ndarray, 
             return None
         lam2 = float(np.abs(s).max(initial=0.0)) + se
         e = (res + 2 * math.sqrt(2) * gF * lam2) / math.sqrt(1 - eta)   # ‖H − I‖_F ≤ √(‖G_u‖²_F + ‖G_v‖²_F)
-        width = float(np.max(np.maximum(hi[idx] - c[idx], c[idx] - lo[idx]), initial=0.0))
-        dmax = float(np.max(np.maximum(np.abs(lo[idx]), np.abs(hi[idx])), initial=0.0))
-        cmax = float(np.abs(c[idx]).max(initial=0.0))
         center, center_err = _center(Ai, s, se, c[idx], L)
         if center is None:
             return None
-        rad = ((1 + eta) * width + (2 * eta + eta * eta) * cmax + L * e + center_err
-               + (u + 2 * gamma(k, u)) * (1 + u) * dmax * (1 + eta) + tiny) * (1 + 2.0 ** -40)
+        r, dmax = exact_radius(eta, L, e, c[idx], lo[idx], hi[idx], center_err)
+        rad = (r + (u + 2 * gamma(k, u)) * (1 + u) * dmax * (1 + eta) + tiny) * (1 + 2.0 ** -40)
         out_lo[idx], out_hi[idx] = center - rad, center + rad
     return np.nextafter(out_lo, -np.inf), np.nextafter(out_hi, np.inf)
 

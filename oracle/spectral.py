@@ -161,6 +161,46 @@ def diagonal_scale(d, primary: np.ndarray):
     return c[..., k, k], lo[..., k, k], hi[..., k, k]
 
 
+def two_in_one_out(inputs: list, outs: list) -> bool:
+    """Is the op's shape one the factor rules read: two values in, one out (no tuples)?"""
+    return len(outs) == 1 and not isinstance(outs[0], tuple) and len(inputs) == 2 \
+        and not any(isinstance(x, tuple) for x in inputs)
+
+
+def scaled_columns(inst, inputs: list, primary: list, factor) -> tuple | None:
+    """(record, (c, lo, hi)) where `inst` scales the columns of a factor
+    that `factor` recognises (its record, else None) — factor ⊙ d, d the
+    same down each column, or factor·diag(d) — by a stated d; None
+    otherwise."""
+    from .chains import is_matmul
+    lhs, rhs = inputs
+    name = inst.spec.mnemonic
+    if name == "multiply":
+        for i, (v, d) in enumerate(((lhs, rhs), (rhs, lhs))):
+            rec = factor(v)
+            if rec is not None and d.type == v.type and v.type.rank >= 2:
+                got = column_scale(d, primary[1 - i])
+                return None if got is None else (rec, got)
+    elif name == "dot_general" and is_matmul(inst, lhs.type.rank, rhs.type.rank):
+        rec = factor(lhs)
+        k = int(lhs.type.shape[-1])
+        if rec is not None and tuple(int(d) for d in rhs.type.shape[-2:]) == (k, k):
+            got = diagonal_scale(rhs, primary[1])
+            return None if got is None else (rec, got)
+    return None
+
+
+def bounded(o: Expectation, lo: np.ndarray, hi: np.ndarray, why: str) -> Expectation | None:
+    """A "bounded" expectation of output `o` from float64 ends, rounded outward into its format; None where the
+    ends are not of its shape."""
+    et = o.type.element_type
+    shape = tuple(int(d) for d in o.type.shape)
+    if np.shape(lo) != shape:
+        return None
+    return Expectation(o.type, o.bits, BOUNDED.name, lo=outward_bits(np.reshape(lo, -1), et, True).reshape(shape),
+                       hi=outward_bits(np.reshape(hi, -1), et, False).reshape(shape), why=why)
+
+
 def combine(inst, inputs: list, outs: list, primary: list) -> list | None:
     """The outputs where `inst` is a step of [X·]V·diag(d)·Vᵀ (module
     docstring): V ⊙ d or V·diag(d) is pending (any value, tagged), X times
@@ -168,33 +208,21 @@ def combine(inst, inputs: list, outs: list, primary: list) -> list | None:
     anything else."""
     from . import characterized as ch
     from .chains import is_matmul
-    if len(outs) != 1 or isinstance(outs[0], tuple) or len(inputs) != 2 or any(isinstance(x, tuple) for x in inputs):
+    if not two_in_one_out(inputs, outs):
         return None
     (o,) = outs
     lhs, rhs = inputs
-    name = inst.spec.mnemonic
-    got = None
-    if name == "multiply":
-        for i, (v, d) in enumerate(((lhs, rhs), (rhs, lhs))):
-            rec = _vectors(v)
-            if rec is not None and d.type == v.type and v.type.rank >= 2:
-                got = rec, column_scale(d, primary[1 - i])
-                break
-    elif name == "dot_general" and is_matmul(inst, lhs.type.rank, rhs.type.rank):
-        p = _pending(lhs)
-        q = _pending(rhs)
-        rec = _vectors(lhs)
-        if rec is not None and rhs.type == lhs.type:
-            got = rec, diagonal_scale(rhs, primary[1])
-        elif p is not None:
+    if inst.spec.mnemonic == "dot_general" and is_matmul(inst, lhs.type.rank, rhs.type.rank):
+        p, q = _pending(lhs), _pending(rhs)
+        if p is not None:
             return _product(p, rhs, o)
-        elif q is not None and "left" not in q:   # X·(V ⊙ d): X a stated matrix, exact or ranged
+        if q is not None and "left" not in q:   # X·(V ⊙ d): X a stated matrix, exact or ranged
             left = _stated(lhs, primary[0])
             if left is None:
                 return None
-            new = {**q, "left": left}
-            return [ch.unstated(o.type, o.bits, f"{ch.DOWNSTREAM}; X·({SCALED})", new)]
-    if got is None or got[1] is None:
+            return [ch.unstated(o.type, o.bits, f"{ch.DOWNSTREAM}; X·({SCALED})", {**q, "left": left})]
+    got = scaled_columns(inst, inputs, primary, _vectors)
+    if got is None:
         return None
     rec, (c, lo, hi) = got
     pend = {"pending": "eigh.scaled", "vectors": _bare(rec), "c": c.tolist(), "lo": lo.tolist(), "hi": hi.tolist()}
@@ -229,7 +257,6 @@ def _product(p: dict, rhs, o) -> list | None:
     if got is None:
         return None
     T, r, rounding, tiny = got
-    et = o.type.element_type
     n = int(ta.shape[-1])
     left = p.get("left")
     if left is None:
@@ -240,13 +267,9 @@ def _product(p: dict, rhs, o) -> list | None:
             return None
         center, rad = left_product_range(X, R, T, r, rounding, tiny)
     rad = rad * (1 + 2.0 ** -40)
-    lo, hi = np.nextafter(center - rad, -np.inf), np.nextafter(center + rad, np.inf)
-    shape = tuple(int(d) for d in o.type.shape)
-    if lo.shape != shape:
-        return None
-    return [Expectation(o.type, o.bits, BOUNDED.name, lo=outward_bits(lo.reshape(-1), et, True).reshape(shape),
-                        hi=outward_bits(hi.reshape(-1), et, False).reshape(shape),
-                        why=WHY if left is None else LEFT_WHY)]
+    got = bounded(o, np.nextafter(center - rad, -np.inf), np.nextafter(center + rad, np.inf),
+                  WHY if left is None else LEFT_WHY)
+    return None if got is None else [got]
 
 
 def left_product_range(X: np.ndarray, R: np.ndarray, T: np.ndarray, r, rounding, tiny):
@@ -314,14 +337,11 @@ def spectral_parts(a: np.ndarray, ta, rec: dict, c: np.ndarray, lo: np.ndarray, 
         if L is None:
             return None
         e = math.sqrt(n) * (rho + 2 * eta * lam2) / math.sqrt(1 - eta)
-        width = float(np.max(np.maximum(hi[idx] - c[idx], c[idx] - lo[idx]), initial=0.0))
-        dmax = float(np.max(np.maximum(np.abs(lo[idx]), np.abs(hi[idx])), initial=0.0))
-        cmax = float(np.abs(c[idx]).max(initial=0.0))
         center, center_err = _center(Ai, li, le, c[idx], L)
         if center is None:
             return None
         T[idx] = center
-        r[idx] = ((1 + eta) * width + (2 * eta + eta * eta) * cmax + L * e + center_err) * (1 + 2.0 ** -40)
+        r[idx], dmax = exact_radius(eta, L, e, c[idx], lo[idx], hi[idx], center_err)
         rounding[idx] = (u + 2 * gamma(n, u)) * (1 + u) * dmax * (1 + eta) * (1 + 2.0 ** -40)
     tiny = np.full(batch, (n + 1) * 2.0 ** (et.format.emin - et.format.precision + 1))
     return T, r, rounding, tiny
@@ -335,6 +355,18 @@ def spectral_range(a: np.ndarray, ta, rec: dict, c: np.ndarray, lo: np.ndarray, 
     T, r, rounding, tiny = got
     rad = (r + rounding + tiny)[..., None, None] * (1 + 2.0 ** -40)
     return np.nextafter(T - rad, -np.inf), np.nextafter(T + rad, np.inf)
+
+
+def exact_radius(eta: float, L: float, e: float, c: np.ndarray, lo: np.ndarray, hi: np.ndarray,
+                 center_err: float) -> tuple[float, float]:
+    """(the radius about the float64 center in exact arithmetic, max|d|):
+    d's spread (1 + η)·max(hi − c, c − lo), the Gram error (2η + η²)·max|c|,
+    the divided differences times ‖E‖_F, L·e, and the center's own error
+    (module docstring)."""
+    width = float(np.max(np.maximum(hi - c, c - lo), initial=0.0))
+    dmax = float(np.max(np.maximum(np.abs(lo), np.abs(hi)), initial=0.0))
+    cmax = float(np.abs(c).max(initial=0.0))
+    return ((1 + eta) * width + (2 * eta + eta * eta) * cmax + L * e + center_err) * (1 + 2.0 ** -40), dmax
 
 
 def divided_differences(lam: np.ndarray, err: float, c: np.ndarray) -> float | None:
