@@ -23,9 +23,6 @@ from shlo_conform.spec.types import parse_type  # noqa: E402
 from tests.oracle.jax_programs import ends, judged_by_range, ok, program  # noqa: E402
 
 
-_ends = ends
-
-
 def spd(n, rng, spread=1.0):
     g = rng.standard_normal((n, n))
     return (g @ g.T / n + spread * np.eye(n)).astype(np.float32)
@@ -72,7 +69,7 @@ def test_a_batch_of_spectral_functions(xla):
         return (v * jnp.sqrt(jnp.clip(w, 0))[..., None, :]) @ jnp.swapaxes(v, -1, -2)
     (e,), (got,) = program(xla, sqrtm, [s])
     assert e.kind == "bounded", e.why
-    lo, hi = _ends(e)
+    lo, hi = ends(e)
     for k in range(3):
         truth = exact_function(s[k], mpmath.sqrt)
         assert ((lo[k] <= truth) & (truth <= hi[k])).all()
@@ -212,7 +209,7 @@ def test_whitening_of_a_computed_covariance_is_judged(xla):
     x = rng.standard_normal((64, 8)).astype(np.float32)
     (e,), (got,) = program(xla, whiten, [x])
     assert e.kind == "bounded" and "X·V·diag(d)·Vᵀ" in e.why, e.why
-    lo, hi = _ends(e)
+    lo, hi = ends(e)
     truth = exact_whitening(x)
     assert ((lo <= truth) & (truth <= hi)).all()
     assert ok(e, got)
