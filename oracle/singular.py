@@ -2,8 +2,8 @@
 U·diag(d)·Vᵀ, d computed from the singular values (or none: U·Vᵀ).
 
 `u, s, vt = jnp.linalg.svd(a, full_matrices=False)`, then `u @ vt` (the
-polar factor: orthogonalisation, Procrustes), `(u * s) @ vt` (a
-reconstruction) or `u @ jnp.diag(g(s)) @ vt`.  U and V alone are free
+polar factor: orthogonalisation, Procrustes), `(u * s) @ vt` or
+`u @ (s[:, None] * vt)` (a reconstruction), `u @ jnp.diag(g(s)) @ vt`.  U and V alone are free
 (each singular pair's sign), so "any value" downstream; the product is
 not, and this module states its range.
 
@@ -52,7 +52,8 @@ import math
 import numpy as np
 
 from ..spec.kinds.residual import RESIDUAL
-from .spectral import U64, bounded, divided_differences, exact_radius, gamma, scaled_columns, two_in_one_out
+from .spectral import (U64, bounded, divided_differences, exact_radius, gamma, scaled_columns, scaled_rows,
+                       two_in_one_out)
 
 WHY = ("U·diag(d)·Vᵀ of svd's U and Vᵀ (d computed from its values, or none): every product the criteria, xGESDD's "
        "contract and d's range let pass, as a range (oracle/singular.py)")
@@ -76,6 +77,7 @@ def _side(v, side: str) -> dict | None:
 
 
 def _same(u: dict, vt: dict) -> bool:
+    """Do two of svd's records (either side) state one factorisation of one A?"""
     return u["operands"] == vt["operands"] and u["attributes"]["values"] == vt["attributes"]["values"]
 
 
@@ -93,15 +95,19 @@ def combine(inst, inputs: list, outs: list, primary: list) -> list | None:
         if u_rec is not None and vt_rec is not None and _same(u_rec, vt_rec):   # U·Vᵀ: d = 1
             ones = np.ones(tuple(int(d) for d in lhs.type.shape[:-2]) + (int(lhs.type.shape[-1]),))
             return _product(u_rec, ones, ones, ones, o)
-        if p is not None and p.get("pending") == "svd.scaled" and not p.get("view") and vt_rec is not None \
-                and _same(p["u"], vt_rec):
-            return _product(p["u"], *(np.asarray(p[x]) for x in ("c", "lo", "hi")), o)
-    got = scaled_columns(inst, inputs, primary, lambda v: _side(v, "u"))
+        q = rhs.residual
+        for pend, other in ((p, vt_rec), (q, u_rec)):   # (U ⊙ d)·Vᵀ, or U·(d ⊙ Vᵀ) with d down the rows
+            if pend is not None and pend.get("pending") == "svd.scaled" and not pend.get("view") \
+                    and bool(pend.get("rows")) == (other is u_rec) and other is not None and _same(pend["svd"], other):
+                return _product(pend["svd"], *(np.asarray(pend[x]) for x in ("c", "lo", "hi")), o)
+    got, rows = scaled_columns(inst, inputs, primary, lambda v: _side(v, "u")), False
+    if got is None:
+        got, rows = scaled_rows(inst, inputs, primary, lambda v: _side(v, "vt")), True
     if got is None:
         return None
     rec, (c, lo, hi) = got
-    pend = {"pending": "svd.scaled", "u": {k: v for k, v in rec.items() if k != "view"},
-            "c": c.tolist(), "lo": lo.tolist(), "hi": hi.tolist()}
+    pend = {"pending": "svd.scaled", "svd": {k: v for k, v in rec.items() if k != "view"},
+            "c": c.tolist(), "lo": lo.tolist(), "hi": hi.tolist(), **({"rows": True} if rows else {})}
     return [ch.unstated(o.type, o.bits, f"{ch.DOWNSTREAM}; {SCALED}", pend)]
 
 

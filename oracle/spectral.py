@@ -1,8 +1,8 @@
 """Spectral functions of a symmetric matrix, put together from `eigh`:
 V·diag(d)·Vᵀ, d computed from the eigenvalues.
 
-`w, v = jnp.linalg.eigh(s)`, then `(v * g(w)) @ v.T` or `v @ jnp.diag(g(w))
-@ v.T`, is how JAX programs write a matrix square root, an inverse square
+`w, v = jnp.linalg.eigh(s)`, then `(v * g(w)) @ v.T`, `v @ jnp.diag(g(w))
+@ v.T` or `v @ (g(w)[:, None] * v.T)`, is how JAX programs write a matrix square root, an inverse square
 root (whitening, Shampoo's preconditioner), a projection onto the positive
 semidefinite cone or a plain reconstruction.  Each factor alone is free
 (an eigenvector's sign, a degenerate eigenspace's basis) and so "any value"
@@ -119,46 +119,46 @@ def _transposed_vectors(v) -> dict | None:
     return rec
 
 
-def column_scale(d, primary: np.ndarray):
-    """(c, lo, hi) per column k — float64, batch × n — where every row of
-    `d` (…, n, n) holds the same value per column, else None."""
-    from .chains import exact
-    from .characterized import is_free
-    from .propagation import is_ranged, value_ends
-    if isinstance(d, tuple) or is_free(d) or d.type.element_type.is_complex:
-        return None
-    if not (exact(d) or is_ranged(d)):
-        return None
-    lo, hi = (np.asarray(x, dtype=np.float64) for x in value_ends(d))
-    c = np.asarray(primary, dtype=np.float64)
-    shape = tuple(int(s) for s in d.type.shape)
-    lo, hi, c = (x.reshape(shape) for x in (lo, hi, c))
-    if not all((x == x[..., :1, :]).all() for x in (lo, hi, c)):
-        return None
-    if not (np.isfinite(lo).all() and np.isfinite(hi).all()):
-        return None
-    return c[..., 0, :], lo[..., 0, :], hi[..., 0, :]
-
-
-def diagonal_scale(d, primary: np.ndarray):
-    """(c, lo, hi) where `d` (…, n, n) is diag(d) — its off-diagonal elements
-    exactly zero — else None."""
+def _ends_of(d, primary: np.ndarray):
+    """(c, lo, hi) float64 in `d`'s shape: a real stated value (exact or a
+    range; not free) with finite ends, else None."""
     from .chains import exact
     from .characterized import is_free
     from .propagation import is_ranged, value_ends
     if isinstance(d, tuple) or is_free(d) or d.type.element_type.is_complex or not (exact(d) or is_ranged(d)):
         return None
-    lo, hi = (np.asarray(x, dtype=np.float64) for x in value_ends(d))
-    c = np.asarray(primary, dtype=np.float64)
     shape = tuple(int(s) for s in d.type.shape)
-    lo, hi, c = (x.reshape(shape) for x in (lo, hi, c))
-    off = ~np.eye(shape[-1], dtype=bool)
-    if not all((x[..., off] == 0).all() for x in (lo, hi, c)):
-        return None
+    lo, hi = (np.asarray(x, dtype=np.float64).reshape(shape) for x in value_ends(d))
     if not (np.isfinite(lo).all() and np.isfinite(hi).all()):
         return None
-    k = np.arange(shape[-1])
-    return c[..., k, k], lo[..., k, k], hi[..., k, k]
+    return np.asarray(primary, dtype=np.float64).reshape(shape), lo, hi
+
+
+def column_scale(d, primary: np.ndarray, axis: int = -2):
+    """(c, lo, hi) per column k — float64, batch × n — where every row of
+    `d` (…, n, n) holds the same value per column (`axis` −2; −1: every
+    column the same per row, values per row), else None."""
+    got = _ends_of(d, primary)
+    if got is None:
+        return None
+    first = (slice(None),) * (len(got[0].shape) + axis) + (slice(0, 1),)
+    if not all((x == x[first]).all() for x in got):
+        return None
+    return tuple(np.take(x, 0, axis=axis) for x in got)
+
+
+def diagonal_scale(d, primary: np.ndarray):
+    """(c, lo, hi) where `d` (…, n, n) is diag(d) — its off-diagonal elements
+    exactly zero — else None."""
+    got = _ends_of(d, primary)
+    if got is None:
+        return None
+    n = got[0].shape[-1]
+    off = ~np.eye(n, dtype=bool)
+    if not all((x[..., off] == 0).all() for x in got):
+        return None
+    k = np.arange(n)
+    return tuple(x[..., k, k] for x in got)
 
 
 def two_in_one_out(inputs: list, outs: list) -> bool:
@@ -190,6 +190,21 @@ def scaled_columns(inst, inputs: list, primary: list, factor) -> tuple | None:
     return None
 
 
+def scaled_rows(inst, inputs: list, primary: list, factor) -> tuple | None:
+    """(record, (c, lo, hi)) where `inst` multiplies a factor that `factor`
+    recognises by d the same along each row (row k scaled by d_k: d[:, None]
+    * vᵀ), else None."""
+    if inst.spec.mnemonic != "multiply":
+        return None
+    lhs, rhs = inputs
+    for i, (v, d) in enumerate(((lhs, rhs), (rhs, lhs))):
+        rec = factor(v)
+        if rec is not None and d.type == v.type and v.type.rank >= 2:
+            got = column_scale(d, primary[1 - i], axis=-1)
+            return None if got is None else (rec, got)
+    return None
+
+
 def bounded(o: Expectation, lo: np.ndarray, hi: np.ndarray, why: str) -> Expectation | None:
     """A "bounded" expectation of output `o` from float64 ends, rounded outward into its format; None where the
     ends are not of its shape."""
@@ -214,18 +229,25 @@ def combine(inst, inputs: list, outs: list, primary: list) -> list | None:
     lhs, rhs = inputs
     if inst.spec.mnemonic == "dot_general" and is_matmul(inst, lhs.type.rank, rhs.type.rank):
         p, q = _pending(lhs), _pending(rhs)
-        if p is not None:
-            return _product(p, rhs, o)
+        if p is not None and not p.get("rows"):   # (V ⊙ d)·Vᵀ
+            rec = _transposed_vectors(rhs)
+            return _product(p, o) if rec is not None and _bare(rec) == p["vectors"] else None
+        if q is not None and q.get("rows"):   # V·(d ⊙ Vᵀ), d down the rows: `v @ (d[:, None] * v.T)`
+            rec = _vectors(lhs)
+            return _product(q, o) if rec is not None and _bare(rec) == q["vectors"] else None
         if q is not None and "left" not in q:   # X·(V ⊙ d): X a stated matrix, exact or ranged
             left = _stated(lhs, primary[0])
             if left is None:
                 return None
             return [ch.unstated(o.type, o.bits, f"{ch.DOWNSTREAM}; X·({SCALED})", {**q, "left": left})]
-    got = scaled_columns(inst, inputs, primary, _vectors)
+    got, rows = scaled_columns(inst, inputs, primary, _vectors), False
+    if got is None:
+        got, rows = scaled_rows(inst, inputs, primary, _transposed_vectors), True
     if got is None:
         return None
     rec, (c, lo, hi) = got
-    pend = {"pending": "eigh.scaled", "vectors": _bare(rec), "c": c.tolist(), "lo": lo.tolist(), "hi": hi.tolist()}
+    pend = {"pending": "eigh.scaled", "vectors": _bare(rec), "c": c.tolist(), "lo": lo.tolist(), "hi": hi.tolist(),
+            **({"rows": True} if rows else {})}
     return [ch.unstated(o.type, o.bits, f"{ch.DOWNSTREAM}; {SCALED}", pend)]
 
 
@@ -248,11 +270,10 @@ def _stated(x, primary: np.ndarray) -> dict | None:
     return {"c": c, "r": r}
 
 
-def _product(p: dict, rhs, o) -> list | None:
-    rec = _transposed_vectors(rhs)
-    if rec is None or _bare(rec) != p["vectors"]:
-        return None
-    (a,), (ta,) = _operands(rec)
+def _product(p: dict, o) -> list | None:
+    """The range of the product a pending V ⊙ d (or d ⊙ Vᵀ, or X·(V ⊙ d)) completes."""
+    (a,), (ta,) = _operands(p["vectors"])
+    rec = p["vectors"]
     got = spectral_parts(a, ta, rec, np.asarray(p["c"]), np.asarray(p["lo"]), np.asarray(p["hi"]))
     if got is None:
         return None

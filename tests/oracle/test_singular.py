@@ -36,6 +36,7 @@ def svd_of(a):
 PROGRAMS = {
     "polar": (lambda a: (lambda u, s, vt: u @ vt)(*svd_of(a)), lambda x: mpmath.mpf(1)),
     "reconstruction": (lambda a: (lambda u, s, vt: (u * s) @ vt)(*svd_of(a)), lambda x: x),
+    "reconstruction, rows of vt scaled": (lambda a: (lambda u, s, vt: u @ (s[:, None] * vt))(*svd_of(a)), lambda x: x),
     "square root, jnp.diag": (lambda a: (lambda u, s, vt: u @ jnp.diag(jnp.sqrt(s)) @ vt)(*svd_of(a)), mpmath.sqrt),
 }
 

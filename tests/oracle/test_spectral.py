@@ -42,6 +42,8 @@ def exact_function(a: np.ndarray, g) -> np.ndarray:
 PROGRAMS = {
     "reconstruction": (lambda s: (lambda w, v: (v * w) @ v.T)(*jnp.linalg.eigh(s)), lambda x: x),
     "sqrtm": (lambda s: (lambda w, v: (v * jnp.sqrt(jnp.clip(w, 0))) @ v.T)(*jnp.linalg.eigh(s)), mpmath.sqrt),
+    "sqrtm, rows of vᵀ scaled": (lambda s: (lambda w, v: v @ (jnp.sqrt(w)[:, None] * v.T))(*jnp.linalg.eigh(s)),
+                                 mpmath.sqrt),
     "inverse sqrt, jnp.diag": (lambda s: (lambda w, v: v @ jnp.diag(1 / jnp.sqrt(w + 1e-3)) @ v.T)(
         *jnp.linalg.eigh(s)), lambda x: 1 / mpmath.sqrt(x + mpmath.mpf(float(np.float32(1e-3))))),
 }
