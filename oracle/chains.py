@@ -311,8 +311,9 @@ def combine(inst, inputs: list, outs: list, primary: list) -> list | None:
     by_qr = _qr_lstsq(inst, inputs, outs, primary)
     if by_qr is not None:
         return by_qr
-    from . import singular, spectral
-    for rule in (spectral.combine, singular.combine):   # V·diag(d)·Vᵀ of eigh, U·diag(d)·Vᵀ of svd
+    from . import projection, singular, spectral
+    # V·diag(d)·Vᵀ of eigh, U·diag(d)·Vᵀ of svd, Q·(Qᴴ·x) of qr
+    for rule in (spectral.combine, singular.combine, projection.combine):
         got = rule(inst, inputs, outs, primary)
         if got is not None:
             return got
@@ -660,7 +661,7 @@ def _qr_lstsq(inst, inputs: list, outs: list, primary: list) -> list | None:
     lhs, rhs = inputs
     cplx = o.type.element_type.is_complex
     if inst.spec.mnemonic == "dot_general" and is_matmul(inst, lhs.type.rank, rhs.type.rank) \
-            and RESIDUAL.judges(lhs) and exact(rhs):
+            and RESIDUAL.judges(lhs) and (exact(rhs) or _ranged_real(rhs)):
         rec = lhs.residual
         if rec.get("property") != "qr.q" or rec.get("ranged") or not is_transposed(rec.get("view"), lhs.type) \
                 or bool(rec.get("conj")) != cplx:
@@ -672,12 +673,17 @@ def _qr_lstsq(inst, inputs: list, outs: list, primary: list) -> list | None:
         b = {"type": rhs.type.mlir, "hex": tensor_to_hex(np.asarray(primary[1]).astype(rhs.type.element_type.numpy),
                                                          rhs.type)}
         pend = {"pending": "qr.qtb", "a": rec["operands"][0], "b": b, "t_q": rec["threshold"]}
+        if not exact(rhs):   # b computed upstream: its radius, for Q·(Qᴴ·b) (oracle/projection.py); no lstsq claim
+            r = radius(rhs)
+            if not np.isfinite(r).all():
+                return None
+            pend["b_r"] = r.tolist()
         return [ch.unstated(o.type, o.bits, f"{ch.DOWNSTREAM}; Qᴴ·b of xORGQR's Q (oracle/chains.py)", pend)]
     tri = _triangular(inst)
     if tri is None or not RESIDUAL.judges(lhs):
         return None
     rec, p = lhs.residual, tag(rhs)
-    if p is None or p.get("pending") != "qr.qtb" or p.get("view") or rec.get("property") != "geqrf.r" \
+    if p is None or p.get("pending") != "qr.qtb" or p.get("view") or "b_r" in p or rec.get("property") != "geqrf.r" \
             or rec.get("ranged") or rec.get("conj") or rec["operands"][0] != p["a"]:
         return None
     if not tri.left_side or tri.lower or tri.unit_diagonal or tri.transpose_a != "NO_TRANSPOSE":
