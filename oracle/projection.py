@@ -34,9 +34,9 @@ QR of A (its own δ₆₄ and E₆₄ measured, the same bound) — tiny beside 
 
 Held against mpmath's projector at 50 digits and brute force in
 tests/oracle/test_projection.py.  What stays "any value": complex A, Q of
-mode 'complete', a matrix computed upstream (`ranged`), f64 (the center's
-error is not small beside f64's own), A too close to rank-deficient
-(σ_n ≤ ‖E‖₂).
+mode 'complete', a matrix computed upstream (`ranged`), A too close to
+rank-deficient (σ_n ≤ ‖E‖₂).  (f64 is covered: the float64 center's error
+is accounted.)
 """
 from __future__ import annotations
 
@@ -67,7 +67,7 @@ def combine(inst, inputs: list, outs: list, primary: list) -> list | None:
             or p is None or p.get("pending") != "qr.qtb" or p.get("view") or rec["operands"][0] != p["a"]:
         return None
     et = o.type.element_type
-    if not et.is_float or et.format.precision > 24:
+    if not et.is_float or et.format.precision > 53:
         return None
     ta, tb = parse_type(p["a"]["type"]), parse_type(p["b"]["type"])
     a = np.asarray(tensor_from_hex(p["a"]["hex"], ta), dtype=np.float64)

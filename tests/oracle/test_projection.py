@@ -97,3 +97,11 @@ def test_every_projection_the_criteria_let_pass_lies_in_the_range():
                     worst = max(worst, float(np.max(np.abs(Y - center) / half)))
     print(f"worst sample: {worst:.3g} of the half-width")
     assert worst > 1e-3, worst
+
+
+def test_an_f64_projection_is_tight(xla):
+    rng = np.random.default_rng(65)
+    a, x = rng.standard_normal((7, 4)) + 2 * np.eye(7, 4), rng.standard_normal((7, 2))
+    (e,), (got,) = program(xla, project, [a, x])
+    judged_by_range(e, "oracle/projection.py", exact_projection(a, x), got)
+    assert not ok(e, got * (1 + 1e-8))

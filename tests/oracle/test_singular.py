@@ -118,3 +118,11 @@ def test_every_product_the_criteria_and_the_contract_let_pass_lies_in_the_range(
                         worst = max(worst, float(np.max(np.abs(Y - center) / half)))
     print(f"worst of {samples} samples: {worst:.3g} of the half-width")
     assert samples > 300 and worst > 1e-4, (samples, worst)
+
+
+def test_an_f64_polar_factor_is_tight(xla):
+    rng = np.random.default_rng(57)
+    a = rng.standard_normal((7, 4)) + 2 * np.eye(7, 4)
+    (e,), (got,) = program(xla, PROGRAMS["polar"][0], [a])
+    judged_by_range(e, "oracle/singular.py", exact_product(a, PROGRAMS["polar"][1]), got)
+    assert not ok(e, got * (1 + 1e-8))

@@ -234,3 +234,19 @@ def test_a_scaled_whitening_is_not_named_a_rewrite(tmp_path, capsys):
     out = capsys.readouterr().out
     assert rc == 1 and "xla" in out and "agrees" in out and "DISAGREES" in out, out
     assert "reciprocal multiplication" not in out, out
+
+
+@pytest.mark.parametrize("name", ["sqrtm", "inverse sqrt, jnp.diag"])
+def test_an_f64_spectral_function_is_tight(xla, name):
+    """In f64 the float64 center's own error is accounted like the rest: the
+    range is about 10⁻¹¹ relative and holds the exact value (mpmath at 60
+    digits; the program's ε is f64's 10⁻³ here)."""
+    rng = np.random.default_rng(49)
+    g = rng.standard_normal((6, 6))
+    s = g @ g.T / 6 + np.eye(6)
+    f, fn = PROGRAMS[name]
+    fn = fn if name == "sqrtm" else (lambda x: 1 / mpmath.sqrt(x + mpmath.mpf(1e-3)))
+    (e,), (got,) = program(xla, f, [s])
+    judged_by_range(e, "oracle/spectral.py", exact_function(s, fn), got)
+    lo, hi = ends(e)
+    assert np.median((hi - lo) / 2 / np.abs(got)) < 1e-9 and not ok(e, got * (1 + 1e-8))
