@@ -131,6 +131,12 @@ def _qr_lstsq(a, b):
     return jax.scipy.linalg.solve_triangular(r, q.T @ b, lower=False)
 
 
+def _qr_projection(a, x):
+    """x's part orthogonal to A's columns, x − Q·(Qᵀ·x) (oracle/projection.py)."""
+    q, _ = jnp.linalg.qr(a)
+    return x - q @ (q.T @ x)
+
+
 def _spd(n):
     m = _n(n, n)
     return (m @ m.T + n * np.eye(n)).astype(np.float32)
@@ -162,6 +168,7 @@ PROGRAMS = {
     "pinv": (jnp.linalg.pinv, lambda: [_n(32, 8)]),
     "svd-polar": (_polar, lambda: [_n(8, 4)]),
     "qr-lstsq": (_qr_lstsq, lambda: [_n(32, 8), _n(32, 2)]),
+    "qr-projection": (_qr_projection, lambda: [_n(32, 8), _n(32, 4)]),
     "fft-conv": (lambda x, k: jnp.fft.irfft(jnp.fft.rfft(x) * jnp.fft.rfft(k), n=x.shape[-1]),
                  lambda: [_n(8, 256), _n(8, 256, scale=0.1)]),
     "ln-softmax-sort": (_ln_softmax_sort, lambda: [_n(256, 512), _n(512, 512, scale=1 / 22), _n(512, 128, scale=1 / 22)]),
