@@ -102,7 +102,7 @@ def projection_range(a: np.ndarray, ta, t_q: float, x: np.ndarray, r: np.ndarray
         smin = float(sig[idx].min(initial=math.inf)) - float(err[idx])
         if delta >= 0.5 or smin <= e2:
             return None
-        center, spread = _center(A, X)
+        center, spread = _center(A, X, smin)
         if center is None:
             return None
         xn = np.sqrt((X * X).sum(axis=-2)) + np.sqrt((R * R).sum(axis=-2))   # ‖x̃_j‖₂ at most, per column
@@ -114,16 +114,15 @@ def projection_range(a: np.ndarray, ta, t_q: float, x: np.ndarray, r: np.ndarray
     return np.nextafter(lo, -np.inf), np.nextafter(hi, np.inf)
 
 
-def _center(A: np.ndarray, X: np.ndarray):
+def _center(A: np.ndarray, X: np.ndarray, smin: float):
     """(P₆₄·x in float64, its distance from P_A·x per unit ‖x_j‖₂): numpy's
-    QR of A placed by the module's bound with its δ₆₄ and E₆₄ measured."""
+    QR of A placed by the module's bound with its δ₆₄ and E₆₄ measured;
+    `smin` ≤ σ_n(A), as the caller has it from `spectrum`."""
     m, n = A.shape
     Q, Rq = np.linalg.qr(A)
     d64 = float(np.abs(Q.T @ Q - np.eye(n)).sum(axis=0).max(initial=0.0)) + 2 * gamma(m + 2, U64) * n
     e64 = math.sqrt(n) * (float(np.abs(A - Q @ Rq).sum(axis=0).max(initial=0.0))
                           + 2 * gamma(n + 2, U64) * float((np.abs(Q) @ np.abs(Rq)).sum(axis=0).max(initial=0.0)))
-    s = np.linalg.svd(A, compute_uv=False)
-    smin = float(s.min(initial=math.inf)) * (1 - 2.0 ** -40) - 8 * max(m, n) * U64 * float(np.abs(A).sum())
     if d64 >= 0.5 or smin <= e64:
         return None, math.inf
     P = Q @ (Q.T @ X)
