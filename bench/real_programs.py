@@ -137,6 +137,11 @@ def _qr_projection(a, x):
     return x - q @ (q.T @ x)
 
 
+def _orthogonal_init(key):
+    """jax.nn.initializers.orthogonal on a 64×16 weight: Q·sign(diag R) of Gaussian draws (oracle/unique_qr.py)."""
+    return jax.nn.initializers.orthogonal()(jax.random.wrap_key_data(key), (64, 16), jnp.float32)
+
+
 def _spd(n):
     m = _n(n, n)
     return (m @ m.T + n * np.eye(n)).astype(np.float32)
@@ -169,6 +174,7 @@ PROGRAMS = {
     "svd-polar": (_polar, lambda: [_n(8, 4)]),
     "qr-lstsq": (_qr_lstsq, lambda: [_n(32, 8), _n(32, 2)]),
     "qr-projection": (_qr_projection, lambda: [_n(32, 8), _n(32, 4)]),
+    "orthogonal-init": (_orthogonal_init, lambda: [RNG.integers(0, 2 ** 32, 2, dtype=np.uint64).astype(np.uint32)]),
     "fft-conv": (lambda x, k: jnp.fft.irfft(jnp.fft.rfft(x) * jnp.fft.rfft(k), n=x.shape[-1]),
                  lambda: [_n(8, 256), _n(8, 256, scale=0.1)]),
     "ln-softmax-sort": (_ln_softmax_sort, lambda: [_n(256, 512), _n(512, 512, scale=1 / 22), _n(512, 128, scale=1 / 22)]),

@@ -42,6 +42,14 @@ range, and JAX emits each:
   are one factorisation) and of the solve (spec/lapack.py
   `qr_lstsq_threshold`).  The signs free in Q and in R alone cancel in
   R⁻¹·Qᴴ.
+* **Q·sign(diag R)** (`jax.nn.initializers.orthogonal`: the Q of A whose R
+  has a positive diagonal, unique for A of full column rank;
+  oracle/unique_qr.py): R's diagonal picked out by data movement is
+  pending "qr.rdiag" (`_diagonal`), its sign "qr.rsign", a broadcast along
+  Q's rows keeps it (`REPEATABLE`), and its product with xORGQR's Q of the
+  same A is judged as "qr.q.positive": Q's orthogonality and its distance
+  from the oracle's Q₊ within a proven radius; computed on, the range
+  Q₊ ± ρ (`as_range`).
 * **U's diagonal** (`jnp.linalg.det`, `slogdet`: Σ log|uₖₖ|, the signs of
   uₖₖ and the pivots' parity): where data movement (JAX's gather) picks
   only diagonal elements of U out of a real xGETRF result, the picked
@@ -232,6 +240,8 @@ def column_slack(r: np.ndarray) -> list:
 
 
 SYMMETRIC = ("eigh.values", "eigh.vectors")   # records whose operand is read as a Hermitian matrix, as cholesky's
+# Records of a real factorisation whose `slack` (‖Â − A‖₁) a rule downstream adds (besides cholesky's)
+SLACKED = SYMMETRIC + ("getrf.lu", "geqrf.r")
 
 
 def matrix_slack(v, rec: dict) -> list | None:
@@ -311,9 +321,9 @@ def combine(inst, inputs: list, outs: list, primary: list) -> list | None:
     by_qr = _qr_lstsq(inst, inputs, outs, primary)
     if by_qr is not None:
         return by_qr
-    from . import projection, singular, spectral
-    # V·diag(d)·Vᵀ of eigh, U·diag(d)·Vᵀ of svd, Q·(Qᴴ·x) of qr
-    for rule in (spectral.combine, singular.combine, projection.combine):
+    from . import projection, singular, spectral, unique_qr
+    # V·diag(d)·Vᵀ of eigh, U·diag(d)·Vᵀ of svd, Q·(Qᴴ·x) of qr, Q·sign(diag R) of qr
+    for rule in (spectral.combine, singular.combine, projection.combine, unique_qr.combine):
         got = rule(inst, inputs, outs, primary)
         if got is not None:
             return got
@@ -513,6 +523,9 @@ def as_range(v) -> Expectation | None:
         ends, why = _remembered("solve", bare, lambda: lapack.solve_range(bare)), SOLVE_RANGE
     elif rec.get("op") == "cholesky" and rec.get("fixed"):
         ends, why = _remembered("cholesky", bare, lambda: lapack.cholesky_range(bare)), CHOLESKY_RANGE
+    elif rec.get("property") == "qr.q.positive":
+        from .unique_qr import RANGE, q_range
+        ends, why = q_range(bare), RANGE
     else:
         return None
     if ends is None:
@@ -781,6 +794,9 @@ def _embeds(rec: dict, t: TensorType) -> bool:
 
 
 MOVED = "moved by data movement (its elements followed: oracle/chains.py)"
+# Pending values whose elements may come out more than once (a broadcast): signs applied along Q's rows
+# (oracle/unique_qr.py).  Every other tag's elements come out once each: a criterion reads each once.
+REPEATABLE = ("qr.rdiag", "qr.rsign")
 
 
 def moved(run_op, inst, arrays: list, i: int, v: Expectation, k: int, o) -> Expectation | None:
@@ -807,7 +823,8 @@ def moved(run_op, inst, arrays: list, i: int, v: Expectation, k: int, o) -> Expe
     need = ch.scored(v).reshape(-1) if RESIDUAL.judges(v) else np.ones(n, dtype=bool)
     got_src = src[src >= 0]
     counts = np.bincount(got_src, minlength=n) if got_src.size else np.zeros(n, dtype=np.int64)
-    if (counts[need] != 1).any():
+    repeats = rec.get("pending") in REPEATABLE and bool((src >= 0).all())   # broadcast along Q's rows
+    if (counts[need] != 1).any() and not repeats:
         return _diagonal(rec, v, src, o) if RESIDUAL.judges(v) else None
     if view:
         src0 = np.asarray(view["src"], dtype=np.int64)
@@ -855,6 +872,9 @@ def _diagonal(rec: dict, v: Expectation, src: np.ndarray, o: Expectation) -> Exp
     """Output `o` where every element holds an element of U's diagonal of a
     getrf.lu value `v` (`src`: the elements' numbers in `v`, −1 where none):
     a "bounded" expectation from oracle/lu_diagonal.py; None elsewhere."""
+    if rec.get("property") == "geqrf.r":   # its signs, for Q·sign(diag R)
+        from .unique_qr import picked as r_diagonal
+        return r_diagonal(rec, src, o)
     if rec.get("property") != "getrf.lu":
         return None
     picked = diagonal_picked(rec, src)

@@ -77,7 +77,7 @@ KIND = RESIDUAL.name   # what this module states; `RESIDUAL.judges(v)` asks whet
 DOWNSTREAM = "any value: computed from a result the spec defines by a property (oracle/characterized.py)"
 PRIMARY = "the value computed on the oracle's reference"
 PASSED_THROUGH = "the property of {op}'s result, whose elements this {by} passes through unchanged"
-# A residual record so judged is marked `ranged`; a real Cholesky, LU or eigh factorisation's also carries `slack`, ‖Â − A‖₁
+# A residual record so judged is marked `ranged`; a real Cholesky, LU, eigh or QR factorisation's also carries `slack`, ‖Â − A‖₁
 # per matrix (chains.matrix_slack), which the ranges and the solve criterion downstream add (spec/lapack.py); others
 # get no range downstream (chains.as_range).
 RANGED_OPERAND = ("an operand is approximate upstream: the property is judged against the oracle's primary "
@@ -205,8 +205,7 @@ def downstream(run_op, inst, inputs: list, outs: list, arrays: list | None) -> l
                 o.why = "; ".join(w for w in (o.why, RANGED_OPERAND) if w)
                 if RESIDUAL.judges(o):   # what the backend factors is not the primary M: its distance, or no range
                     slack = chains.matrix_slack(inputs[0], o.residual) \
-                        if (o.residual.get("op") == "cholesky" or o.residual.get("property") == "getrf.lu"
-                            or o.residual.get("property") in chains.SYMMETRIC) \
+                        if (o.residual.get("op") == "cholesky" or o.residual.get("property") in chains.SLACKED) \
                         and isinstance(inputs[0], Expectation) else None
                     o.residual = {**o.residual, "ranged": True, **({"slack": slack} if slack is not None else {})}
             return outs

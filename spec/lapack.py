@@ -1091,6 +1091,33 @@ def qr_q(attrs, arrays, types, rt, actual) -> Measured:
                     thr, finite, np.ones(finite.shape, bool), "matrices")
 
 
+QR_Q_POSITIVE_STATEMENT = ("max(‖I − QᴴQ‖₁/(m·ε), t·‖Q − Q₊‖_F/ρ) for Q·sign(diag R) (oracle/unique_qr.py): "
+                           "Q₊ the oracle's center of A = Q₊R₊ with R₊'s diagonal positive, ρ the radius every Q "
+                           "the criteria of xORGQR and xGEQRF let pass lies within")
+
+
+def qr_q_positive(attrs, arrays, types, rt, actual) -> Measured:
+    """Q's orthogonality, as "qr.q", and its Frobenius distance from the
+    stored center Q₊ against the stored radius ρ (scaled to the threshold t:
+    at most t where ‖Q − Q₊‖_F ≤ ρ)."""
+    op = _two_sided_operand(arrays, types)
+    et, m, uw, u = op.et, op.m, op.uw, op.u
+    thr = float(attrs.get("threshold", op.thr))
+    if 0 in op.shape or 0 in np.shape(actual):
+        return Measured(0.0, thr, True, "no element")
+    Q, finite = _finite(to_working(actual, et))
+    c = Q.shape[-1]
+    g, g_err = _gram_residual(Q, uw)
+    o, o_lo, o_hi = enclosure(g, g_err, c * u, gamma(m + 3, uw))
+    tc = parse_type(attrs["center"]["type"])
+    C = to_working(tensor_from_hex(attrs["center"]["hex"], tc), et)
+    rho = np.asarray(attrs["radius"], dtype=np.float64).reshape(op.shape[:-2])
+    dist = np.sqrt((np.abs(Q - C) ** 2).sum(axis=(-2, -1)))
+    d, d_lo, d_hi = enclosure(dist, 0.0, rho / thr, gamma(m * c + 4, uw))
+    return _verdict([("‖I − QᴴQ‖₁/(m·ε)", o, o_lo, o_hi), ("t·‖Q − Q₊‖_F/ρ", d, d_lo, d_hi)],
+                    thr, finite, np.ones(finite.shape, bool), "matrices")
+
+
 def householder_product(a: np.ndarray, tau: np.ndarray, cols: int, et, exact: bool = True):
     """(H₁⋯H_k·I[:, :cols] per matrix, Π(1 + |τᵢ|·‖vᵢ‖²) per matrix): the reflectors
     Hᵢ = I − τᵢ·vᵢ·vᵢᴴ, vᵢ = (0…0, 1, a[i+1:, i]) — in mpmath at 2p + 64 bits
@@ -1152,4 +1179,5 @@ def householder(attrs, arrays, types, rt, actual) -> Measured:
 
 PROPERTIES = {"getrf.lu": getrf_lu, "linear_solve": linear_solve, "eigh.values": eigh_values,
               "eigh.vectors": eigh_vectors, "svd.values": svd_values, "svd.u": svd_vectors, "svd.vt": svd_vectors,
-              "geqrf.r": geqrf_r, "qr.q": qr_q, "householder": householder, "lstsq": lstsq}
+              "geqrf.r": geqrf_r, "qr.q": qr_q, "qr.q.positive": qr_q_positive, "householder": householder,
+              "lstsq": lstsq}

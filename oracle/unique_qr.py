@@ -1,0 +1,234 @@
+"""Q·sign(diag R): the one Q of A = Q·R whose R has a positive diagonal,
+put together from `qr`.
+
+`q, r = jnp.linalg.qr(a)`, then `q * jnp.sign(jnp.diagonal(r))` is how JAX
+makes a matrix with orthonormal columns out of a random one
+(`jax.nn.initializers.orthogonal`, every recurrent and RL code base's
+weight initialiser; random rotations; Haar-distributed samples).  Q alone
+is free (each column's sign: xGEQRF's R may have either sign on its
+diagonal), and so is the sign of R's diagonal; their product is not: for A
+of full column rank, A = Q₊·R₊ with R₊'s diagonal positive has one Q₊.
+
+**The steps followed** (oracle/chains.py calls `picked` and `combine`):
+the diagonal of xGEQRF's R picked out by data movement (JAX's gather,
+through the `case` jnp.diagonal lowers to) is pending "qr.rdiag"; `sign`
+of it "qr.rsign"; broadcast, which repeats it along Q's rows, keeps the tag
+(`chains.REPEATABLE`); its product with xORGQR's Q of the same A — element
+(…, i, j) scaled by the sign of r_jj — is judged as "qr.q.positive"
+(spec/lapack.py `qr_q_positive`): Q's orthogonality criterion (‖I −
+MᵀM‖₁ ≤ t_q·m·ε, as "qr.q") and ‖M − Q₊‖_F ≤ ρ, Q₊ the oracle's center.
+
+**The radius.**  Real A, m×n, m ≥ n, u the unit roundoff, t_q "qr.q"'s
+threshold, t_r = two_sided(max(m, n)) (spec/lapack.py).  The backend's Q̃
+passes "qr.q": Q̃ᵀQ̃ = I + F, ‖F‖₁ ≤ δ = t_q·m·u; xGEQRF's contract read
+whole, as oracle/projection.py reads it: Q̃·R̃ = A − E, ‖E‖₁ ≤ e₁ =
+t_r·max(m, n)·‖A‖₁·u.  S = diag(sign(r̃ⱼⱼ)) is exact (a product by ±1), M
+= Q̃·S, R̃₊ = S·R̃ (positive diagonal).  Let σ ≤ σ_n(A) (spec/lapack.py
+`spectrum`, less its error), ‖E‖_F ≤ √n·e₁ =: e_F < σ.
+
+* R̃ is nonsingular: σ_n(R̃) ≥ σ_n(A − E)/‖Q̃‖₂ ≥ (σ − e_F)/√(1 + δ) > 0,
+  so no r̃ⱼⱼ is 0 and sign is ±1.
+* M·R̃₊ = A − E = Q₊R₊ − E, so M = Q₊·T − G with T = R₊R̃₊⁻¹ (upper
+  triangular, positive diagonal) and G = E·R̃₊⁻¹, ‖G‖_F ≤ g =
+  e_F·√(1 + δ)/(σ − e_F).
+* TᵀT = (M + G)ᵀ(M + G) = I + K, K = SFS + MᵀG + GᵀM + GᵀG, and
+  ‖K‖_F ≤ k = √n·δ + 2·√(1 + δ)·g + g² (‖F‖_F ≤ √n·‖F‖₁ column by column;
+  ‖M‖₂ ≤ √(1 + δ)).
+* T = I + U, U upper triangular: U + Uᵀ = K − UᵀU, and U = up(K − UᵀU)
+  (up: the strict upper triangle and half the diagonal), ‖up(X)‖_F ≤
+  ‖X‖_F/√2 for symmetric X, so ‖U‖_F ≤ (k + ‖U‖_F²)/√2.  For k < 1/2 this
+  leaves ‖U‖_F ≤ u₋ = (1 − √(1 − 2k))/√2 or ‖U‖_F ≥ u₊ = (1 + √(1 − 2k))/√2;
+  along chol(I + tK), t from 0 to 1 (positive definite throughout, the
+  factor continuous, starting at U = 0), the gap (u₋, u₊) only widens, so
+  ‖U‖_F ≤ u₋ (the argument of Sun's and Stewart's Cholesky perturbation
+  bounds, here with the constants spelt out).
+* M − Q₊ = Q₊(T − I) − G: ‖M − Q₊‖_F ≤ u₋ + g = ρ.
+
+Q₊ itself is the oracle's float64 center C: numpy's QR of A with its
+columns' signs fixed the same way, placed by the same bound with its own
+δ₆₄ and E₆₄ measured (plus float64's rounding of the measuring), so the
+criterion reads ‖M − C‖_F ≤ ρ + ρ₆₄.  Held against mpmath's Q₊ at 50
+digits and brute force (Q̃, R̃ drawn at the criteria's edges) in
+tests/oracle/test_unique_qr.py.
+
+**A matrix computed upstream** (the orthogonal initialiser's Gaussian
+draws): the backend factors Â, ‖Â − A‖₁ ≤ s (the record's `slack`,
+oracle/chains.py `matrix_slack`), so E = Ê + (A − Â) and e₁ =
+t_r·max(m, n)·(‖A‖₁ + s)·u + s.
+
+What stays "any value": complex A (its sign is a phase), a complete Q,
+A too close to rank-deficient (σ ≤ e_F, or k ≥ 1/2), the diagonal's signs
+anywhere but along Q's columns, and a matrix computed upstream whose
+distance is not known.
+
+**Computed on** (the initialiser's `scale * Q` with a gain other than 1):
+M enters as a range, C ± ρ at every element (`q_range`; an element is at
+most the Frobenius norm), and the program's arithmetic is carried as any
+ranged value's (oracle/chains.py `as_range`).
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..spec import lapack
+from ..spec.expectation import Expectation
+from ..spec.kinds.residual import RESIDUAL
+from ..spec.types import TensorType, parse_type, tensor_from_hex, tensor_to_hex
+from .spectral import U64, gamma
+
+PICKED = "R's diagonal of xGEQRF, picked out by data movement: its signs are free (oracle/unique_qr.py)"
+SIGNED = "the signs of R's diagonal of xGEQRF: free alone (oracle/unique_qr.py)"
+WHY = ("Q·sign(diag R) of xORGQR's Q and xGEQRF's R of one A: the Q of A = Q·R with R's diagonal positive, judged by "
+       "Q's orthogonality and its distance from the oracle's Q₊ (oracle/unique_qr.py)")
+
+
+def picked(rec: dict, src: np.ndarray, o) -> Expectation | None:
+    """Output `o` where data movement picks only diagonal elements of R out
+    of a real xGEQRF result (`src`: the elements' numbers, −1 where none):
+    "any value", tagged "qr.rdiag" with each element's (batch, k); else None."""
+    from . import characterized as ch
+    from .chains import diagonal_picked
+    if rec.get("property") != "geqrf.r" or rec.get("conj") or o.type.element_type.is_complex:
+        return None
+    got = diagonal_picked(rec, src)
+    if got is None:
+        return None
+    _, _, flat_batch, k = got
+    tag = {"pending": "qr.rdiag", "a": rec["operands"][0], "k": np.asarray(k).tolist(),
+           "batch": np.asarray(flat_batch).tolist()}
+    tag.update({key: rec[key] for key in ("ranged", "slack") if key in rec})
+    return ch.unstated(o.type, o.bits, PICKED, tag)
+
+
+def combine(inst, inputs: list, outs: list, primary: list) -> list | None:
+    """sign of a "qr.rdiag" value (tagged "qr.rsign"), or xORGQR's Q times
+    the signs along its columns ("qr.q.positive"); else None."""
+    from . import characterized as ch
+    from .chains import tag
+    if len(outs) != 1 or isinstance(outs[0], tuple) or any(isinstance(x, tuple) for x in inputs):
+        return None
+    (o,) = outs
+    name = inst.spec.mnemonic
+    if name == "sign" and len(inputs) == 1:
+        t = tag(inputs[0])
+        if t is None or t.get("pending") != "qr.rdiag" or t.get("view"):
+            return None
+        return [ch.unstated(o.type, o.bits, SIGNED, {**t, "pending": "qr.rsign"})]
+    if name != "multiply" or len(inputs) != 2:
+        return None
+    for q, s in (inputs, inputs[::-1]):
+        got = _signed_q(q, s, o)
+        if got is not None:
+            return [got]
+    return None
+
+
+def _signed_q(q, s, o) -> Expectation | None:
+    """`o` = Q ⊙ signs, where `q` is xORGQR's Q (no view) and `s` the signs
+    of R's diagonal of the same A, element (…, i, j) that of r_jj."""
+    from .chains import tag
+    if not RESIDUAL.judges(q) or s.residual is None:
+        return None
+    rec, t = q.residual, tag(s)
+    if rec.get("property") != "qr.q" or rec.get("view") or rec.get("conj") or t.get("pending") != "qr.rsign" \
+            or rec["operands"][0] != t["a"] or (t.get("ranged") and t.get("slack") is None):
+        return None
+    ta = parse_type(t["a"]["type"])
+    m, n = (int(d) for d in ta.shape[-2:])
+    shape = tuple(int(d) for d in o.type.shape)
+    if m < n or shape != tuple(int(d) for d in ta.shape) or o.type != q.type:
+        return None   # a complete Q (m×m), or a product of another shape
+    view = t.get("view")
+    src = np.asarray(view["src"] if view else np.arange(int(np.prod(shape))), dtype=np.int64)
+    if src.size != int(np.prod(shape)) or (src < 0).any():
+        return None
+    ks, bs = np.asarray(t["k"], dtype=np.int64), np.asarray(t["batch"], dtype=np.int64)
+    batch = shape[:-2]
+    idx = np.indices(shape).reshape(len(shape), -1)
+    flat_b = np.ravel_multi_index(idx[:-2], batch) if batch else np.zeros(src.size, dtype=np.int64)
+    if not ((ks[src] == idx[-1]) & (bs[src] == flat_b)).all():
+        return None
+    a = tensor_from_hex(t["a"]["hex"], ta)
+    slack = np.asarray(t.get("slack") or [0.0] * max(1, int(np.prod(batch, dtype=np.int64))), dtype=np.float64)
+    got = positive_q(np.asarray(a, dtype=np.float64), ta, float(rec["threshold"]), slack)
+    if got is None:
+        return None
+    center, rho = got
+    tc = TensorType(ta.shape, parse_type("tensor<f64>").element_type)
+    attrs = {"threshold": float(rec["threshold"]), "center": {"type": tc.mlir, "hex": tensor_to_hex(center, tc)},
+             "radius": rho.reshape(-1).tolist()}
+    placed = {key: t[key] for key in ("ranged", "slack") if key in t}   # A computed upstream, and its distance
+    new = lapack.record("qr.q.positive", attrs, [(a, ta)], lapack.QR_Q_POSITIVE_STATEMENT, float(rec["threshold"]),
+                        **placed)
+    from .characterized import significant
+    new["reference"] = significant(lapack.measure(new, o.type, o.array()).value)
+    return Expectation(o.type, o.bits, RESIDUAL.name, residual=new, why=WHY)
+
+
+RANGE = ("Q·sign(diag R) computed on: every element within ρ (the radius of its criterion, ‖M − Q₊‖_F ≤ ρ) of "
+         "the oracle's Q₊ (oracle/unique_qr.py)")
+
+
+def q_range(rec: dict) -> tuple | None:
+    """(low, high) float64 of every element of every M a "qr.q.positive"
+    record lets pass: C ± ρ, an element being at most the Frobenius norm."""
+    attrs = rec["attributes"]
+    tc = parse_type(attrs["center"]["type"])
+    c = np.asarray(tensor_from_hex(attrs["center"]["hex"], tc), dtype=np.float64)
+    rho = np.asarray(attrs["radius"], dtype=np.float64).reshape(c.shape[:-2] + (1, 1))
+    return np.nextafter(c - rho, -np.inf), np.nextafter(c + rho, np.inf)
+
+
+def radius(delta: float, e_f: float, smin: float, n: int) -> float:
+    """ρ of the module docstring: ‖M − Q₊‖_F at most, for ‖MᵀM − I‖₁ ≤ δ,
+    ‖E‖_F ≤ e_F, σ_n(A) ≥ smin; inf where no bound holds."""
+    if smin <= e_f or delta >= 0.5:
+        return math.inf
+    g = e_f * math.sqrt(1 + delta) / (smin - e_f)
+    k = math.sqrt(n) * delta + 2 * math.sqrt(1 + delta) * g + g * g
+    if k >= 0.5:
+        return math.inf
+    return (2 * k / (1 + math.sqrt(1 - 2 * k))) / math.sqrt(2) + g   # 1 − √(1 − 2k), without its cancellation
+
+
+def positive_q(a: np.ndarray, ta, t_q: float, slack: np.ndarray):
+    """(C, ρ + ρ₆₄ per matrix), float64: the center Q₊ and the radius every
+    M the criteria let pass lies within (Frobenius), or None."""
+    et = ta.element_type
+    m, n = (int(d) for d in ta.shape[-2:])
+    big = max(m, n)
+    u = float(lapack.unit_roundoff(et))
+    batch = tuple(int(d) for d in ta.shape[:-2])
+    sig, err = lapack.spectrum(a, et, "svd")
+    sig, err = sig.reshape(batch + (n,)), np.asarray(err).reshape(batch)
+    t_r = lapack.two_sided(big, et)
+    up = 1 + 2.0 ** -20   # float64's rounding of these few products, generously
+    center, rho = np.empty(a.shape), np.empty(batch)
+    for i, idx in enumerate(np.ndindex(*batch)):
+        A = a[idx]
+        s = float(slack.reshape(-1)[i])
+        smin = float(sig[idx].min(initial=math.inf)) - float(err[idx])
+        e1 = (t_r * big * (float(np.abs(A).sum(axis=0).max(initial=0.0)) + s) * u + s) * up
+        r = radius(t_q * m * u * up, math.sqrt(n) * e1 * up, smin, n)
+        c, r64 = _center(A, smin)
+        if not math.isfinite(r + r64):
+            return None
+        center[idx], rho[idx] = c, (r + r64) * (1 + 2.0 ** -40)
+    return center, rho
+
+
+def _center(A: np.ndarray, smin: float):
+    """(numpy's Q of A, its columns' signs those of R's diagonal; its
+    distance from Q₊ by `radius`, δ₆₄ and E₆₄ measured and their
+    measuring's rounding added)."""
+    m, n = A.shape
+    Q, R = np.linalg.qr(A)
+    d = np.sign(np.diagonal(R))
+    if (d == 0).any():
+        return Q, math.inf
+    d64 = float(np.abs(Q.T @ Q - np.eye(n)).sum(axis=0).max(initial=0.0)) + 2 * gamma(m + 2, U64) * n
+    e64 = float(np.abs(A - Q @ R).sum(axis=0).max(initial=0.0)) \
+        + 2 * gamma(n + 2, U64) * float((np.abs(Q) @ np.abs(R)).sum(axis=0).max(initial=0.0))
+    return Q * d, radius(d64, math.sqrt(n) * e64, smin, n)

@@ -1,0 +1,158 @@
+"""Q·sign(diag R) from `jnp.linalg.qr`: the one Q of A = Q·R with R's
+diagonal positive, judged by orthogonality and distance (oracle/unique_qr.py).
+
+Independent truth: Gram–Schmidt of A in mpmath at 50 digits (exactly the
+Q with R's diagonal positive); XLA's output must pass and lie within the
+stated radius of it; wrong outputs (zero, negated, ×1.01, one column's
+sign flipped, another matrix's Q) must fail.  Brute force: Q̃, R̃ drawn at
+the edges of the criteria the radius assumes, every M = Q̃·sign(diag R̃)
+within the radius."""
+from __future__ import annotations
+
+import math
+
+import jax
+import jax.numpy as jnp
+import mpmath
+import numpy as np
+
+from shlo_conform.spec.types import parse_type
+from tests.oracle.jax_programs import judged_by_range, ok, program
+
+
+def signed_q(a):
+    q, r = jnp.linalg.qr(a)
+    return q * jnp.sign(jnp.diagonal(r, axis1=-2, axis2=-1))[..., None, :]
+
+
+def gram_schmidt(a: np.ndarray) -> np.ndarray:
+    """A's Q with R's diagonal positive, in mpmath at 50 digits (modified Gram–Schmidt on exact inputs)."""
+    m, n = a.shape
+    with mpmath.workdps(50):
+        cols = [[mpmath.mpf(float(a[i, j])) for i in range(m)] for j in range(n)]
+        out = []
+        for v in cols:
+            for q in out:
+                d = mpmath.fsum(x * y for x, y in zip(q, v))
+                v = [x - d * y for x, y in zip(v, q)]
+            norm = mpmath.sqrt(mpmath.fsum(x * x for x in v))
+            out.append([x / norm for x in v])
+        return np.array([[float(out[j][i]) for j in range(n)] for i in range(m)])
+
+
+def radius_of(e) -> np.ndarray:
+    return np.asarray(e.residual["attributes"]["radius"], dtype=np.float64)
+
+
+def test_xla_passes_and_lies_within_the_radius_of_the_exact_q(xla):
+    rng = np.random.default_rng(71)
+    a = rng.standard_normal((12, 5)).astype(np.float32)
+    (e,), (got,) = program(xla, signed_q, [a])
+    assert e.kind == "residual" and e.residual["property"] == "qr.q.positive", e.why
+    truth = gram_schmidt(a)
+    (rho,) = radius_of(e)
+    assert np.linalg.norm(got - truth) <= rho and ok(e, got)
+    assert ok(e, truth.astype(np.float32))   # the correctly rounded Q₊ itself passes
+    flipped = got.copy()
+    flipped[:, 2] *= -1                        # a Q whose column 2 is not the sign-fixed one
+    other = np.asarray(signed_q(a[::-1]))      # another matrix's Q (rows reversed)
+    for wrong in (np.zeros_like(got), -got, got * np.float32(1.01), flipped, other):
+        assert not ok(e, wrong)
+    assert rho < 0.05, rho   # tight enough to tell a sign or a 1 % scaling apart, not just any orthonormal Q
+
+
+def test_a_batched_f64_q_is_judged_tightly(xla):
+    rng = np.random.default_rng(72)
+    a = rng.standard_normal((3, 7, 4))
+    (e,), (got,) = program(xla, signed_q, [a])
+    assert e.residual["property"] == "qr.q.positive", e.why
+    rho = radius_of(e)
+    assert rho.shape == (3,) and (rho < 1e-9).all(), rho
+    for i in range(3):
+        assert np.linalg.norm(got[i] - gram_schmidt(a[i])) <= rho[i]
+    assert ok(e, got)
+    wrong = got.copy()
+    wrong[1] *= 1 + 1e-7
+    assert not ok(e, wrong)
+
+
+def test_the_orthogonal_initializer_is_judged_from_its_gaussian_draws(xla):
+    """jax.nn.initializers.orthogonal: A is computed (erf_inv of uniform bits), so the record carries A's
+    distance (`slack`), and `scale * Q` with scale 1 passes the property through."""
+    init = jax.nn.initializers.orthogonal()
+    key = np.asarray(jax.random.key_data(jax.random.PRNGKey(3)))
+    (e,), (got,) = program(xla, lambda k: init(jax.random.wrap_key_data(k), (16, 8), jnp.float32), [key])
+    assert e.kind == "residual" and e.residual["property"] == "qr.q.positive", e.why
+    assert e.residual.get("slack") and e.residual["slack"][0] > 0
+    a = np.asarray(jax.random.normal(jax.random.PRNGKey(3), (16, 8), jnp.float32), dtype=np.float64)
+    assert np.linalg.norm(got - gram_schmidt(a)) <= radius_of(e)[0]
+    assert ok(e, got)
+    for wrong in (np.zeros_like(got), -got, got * np.float32(1.01)):
+        assert not ok(e, wrong)
+
+
+def test_a_gain_computed_on_q_is_a_range_holding_the_exact_value(xla):
+    """orthogonal(scale=√2), a ReLU network's gain: √2·Q₊ within the range; zeroed, negated refused."""
+    rng = np.random.default_rng(75)
+    a = rng.standard_normal((10, 4)).astype(np.float32)
+    (e,), (got,) = program(xla, lambda a: np.float32(math.sqrt(2)) * signed_q(a), [a])
+    judged_by_range(e, "oracle/propagation.py", math.sqrt(2) * gram_schmidt(a), got)   # the ranged walk on C ± ρ
+
+
+def test_what_the_bound_does_not_cover_is_not_claimed(xla):
+    rng = np.random.default_rng(73)
+    a = rng.standard_normal((6, 3)).astype(np.float32)
+    deficient = a.copy()
+    deficient[:, 2] = deficient[:, 1]
+
+    def complete(a):
+        q, r = jnp.linalg.qr(a, mode="complete")
+        return q[:, :3] * jnp.sign(jnp.diagonal(r))
+
+    def rows(a):   # the signs along Q's rows: no rule makes this a Q
+        q, r = jnp.linalg.qr(a[:3])
+        return q * jnp.sign(jnp.diagonal(r))[:, None]
+    c = (rng.standard_normal((5, 3)) + 1j * rng.standard_normal((5, 3))).astype(np.complex64)
+    for f, x in ((signed_q, deficient), (complete, a), (rows, a), (signed_q, c)):
+        (e,), (got,) = program(xla, f, [x])
+        assert e.kind != "residual" and "any value" in e.why and ok(e, got), e.why
+
+
+def test_every_q_the_criteria_let_pass_lies_within_the_radius():
+    """Q̃ = Q_B·(I + X)·S, R̃ = S·(I + X)⁻¹·R_B: B = A − E with E at xGEQRF's contract's bound, X upper
+    triangular with Q̃'s Gram error at qr.q's bound, S random signs — Q̃·R̃ = B exactly, R̃ upper
+    triangular.  M = Q̃·sign(diag R̃) must lie within ρ of the exact Q₊ (mpmath)."""
+    from shlo_conform.oracle.unique_qr import positive_q
+    from shlo_conform.spec import lapack
+    rng = np.random.default_rng(74)
+    worst = 0.0
+    n1 = lambda v: np.abs(v).sum(axis=0).max()   # noqa: E731
+    for m, n in ((6, 3), (10, 4), (5, 5)):
+        ta = parse_type(f"tensor<{m}x{n}xf32>")
+        u = 2.0 ** -24
+        t_q = t_r = lapack.two_sided(max(m, n), ta.element_type)
+        for trial in range(8):
+            a = (rng.standard_normal((m, n)) + 2 * np.eye(m, n)).astype(np.float32)
+            A = a.astype(np.float64)
+            got = positive_q(A, ta, t_q, np.zeros(1))
+            assert got is not None
+            center, rho = got[0], float(got[1])
+            truth = gram_schmidt(A)
+            assert np.linalg.norm(center - truth) <= rho * 1e-3   # the center's own error is float64's
+            for _ in range(6):
+                E = rng.standard_normal((m, n))
+                E *= 0.99 * t_r * max(m, n) * n1(A) * u / n1(E)
+                qb, rb = np.linalg.qr(A - E)
+                x = np.triu(rng.standard_normal((n, n)))
+                x *= 0.98 * t_q * m * u / n1(x + x.T)   # the Gram error's first-order part; x's square is δ² small
+                assert n1((np.eye(n) + x).T @ (np.eye(n) + x) - np.eye(n)) <= t_q * m * u
+                s = np.diag(rng.choice([-1.0, 1.0], n))
+                qt = qb @ (np.eye(n) + x) @ s
+                rt = s @ np.linalg.solve(np.eye(n) + x, rb)
+                M = qt * np.sign(np.diagonal(rt))
+                d = float(np.linalg.norm(M - truth))
+                assert d <= rho, (m, n, trial, d, rho)
+                worst = max(worst, d / rho)
+    print(f"worst sample: {worst:.3g} of the radius")
+    assert worst > 1e-3, worst
+    assert math.isfinite(worst)
