@@ -142,6 +142,19 @@ def _orthogonal_init(key):
     return jax.nn.initializers.orthogonal()(jax.random.wrap_key_data(key), (64, 16), jnp.float32)
 
 
+def _pca(x):
+    """PCA reconstruction on the top 2 components of a computed covariance: Xc·V_k·V_kᵀ (oracle/spectral.py)."""
+    xc = x - x.mean(axis=0)
+    _, v = jnp.linalg.eigh(xc.T @ xc / x.shape[0])
+    return xc @ v[:, -2:] @ v[:, -2:].T
+
+
+def _truncated_svd(a):
+    """The best rank-4 approximation, U[:, :4]·diag(s[:4])·Vᵀ[:4] (oracle/singular.py)."""
+    u, s, vt = jnp.linalg.svd(a, full_matrices=False)
+    return (u[:, :4] * s[:4]) @ vt[:4]
+
+
 def _spd(n):
     m = _n(n, n)
     return (m @ m.T + n * np.eye(n)).astype(np.float32)
@@ -174,6 +187,8 @@ PROGRAMS = {
     "svd-polar": (_polar, lambda: [_n(8, 4)]),
     "qr-lstsq": (_qr_lstsq, lambda: [_n(32, 8), _n(32, 2)]),
     "qr-projection": (_qr_projection, lambda: [_n(32, 8), _n(32, 4)]),
+    "pca-reconstruct": (_pca, lambda: [_n(64, 4) * np.float32([4, 3, 1, 1])]),
+    "truncated-svd": (_truncated_svd, lambda: [_n(8, 6) + np.eye(8, 6, dtype=np.float32) * np.float32([9, 8, 7, 6, 1, 1])]),
     "orthogonal-init": (_orthogonal_init, lambda: [RNG.integers(0, 2 ** 32, 2, dtype=np.uint64).astype(np.uint32)]),
     "fft-conv": (lambda x, k: jnp.fft.irfft(jnp.fft.rfft(x) * jnp.fft.rfft(k), n=x.shape[-1]),
                  lambda: [_n(8, 256), _n(8, 256, scale=0.1)]),

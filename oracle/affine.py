@@ -73,6 +73,10 @@ in every form), or boxes them into r where those do not fit.
 Implementation-defined alternatives of an intermediate value do not
 propagate (as in propagation.py: the program's later ops are judged on the
 primary range); a value's stated range becomes its form where it has none.
+A value that is "any value" downstream of a factorisation (characterized.
+is_free) has no form: where oracle/chains.py restores a range from such
+values (two parts of one eigh's V, PCA's X·V_k·V_kᵀ) that range is the
+whole statement, and a form at their primary values would cut it.
 
 `run` intersects each ranged value's stated [lo, hi] (the op-by-op
 enclosure) with its form's [c − rad, c + rad], rounded outward into the
@@ -621,9 +625,10 @@ def of(e) -> Form | None:
 
 def _stated(e: Expectation) -> Form | None:
     """The expectation's own statement as a form: a point, or its range as fresh symbols."""
+    from .characterized import is_free
     fmt = _format(e.type)
-    if fmt is None:
-        return None
+    if fmt is None or is_free(e):   # "any value" downstream of a factorisation: its primary is no point of it —
+        return None                 # a rule that restores a range from such values (oracle/chains.py) states it whole
     et = e.type.element_type
     kind = kind_of(e)
     if kind.pinned:

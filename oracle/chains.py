@@ -797,6 +797,11 @@ MOVED = "moved by data movement (its elements followed: oracle/chains.py)"
 # Pending values whose elements may come out more than once (a broadcast): signs applied along Q's rows
 # (oracle/unique_qr.py).  Every other tag's elements come out once each: a criterion reads each once.
 REPEATABLE = ("qr.rdiag", "qr.rsign")
+# Factors whose part — some of their columns or rows, each once, picked by data movement — oracle/spectral.py and
+# singular.py read as the whole factor with d = 0 off the part (PCA's top k, a truncated SVD): tagged "part"
+# (any value alone: the factor's criterion reads all of it), with the record and the composed `view`.
+PARTS = ("eigh.vectors", "svd.u", "svd.vt")
+PART = "a part of a factor's columns or rows, picked by data movement: any value alone (oracle/chains.py)"
 
 
 def moved(run_op, inst, arrays: list, i: int, v: Expectation, k: int, o) -> Expectation | None:
@@ -824,7 +829,9 @@ def moved(run_op, inst, arrays: list, i: int, v: Expectation, k: int, o) -> Expe
     got_src = src[src >= 0]
     counts = np.bincount(got_src, minlength=n) if got_src.size else np.zeros(n, dtype=np.int64)
     repeats = rec.get("pending") in REPEATABLE and bool((src >= 0).all())   # broadcast along Q's rows
-    if (counts[need] != 1).any() and not repeats:
+    partial = rec.get("property") in PARTS and (RESIDUAL.judges(v) or rec.get("pending") == "part") \
+        and bool((src >= 0).all()) and int(counts.max(initial=0)) <= 1   # PCA's v[:, -k:], a truncated SVD
+    if (counts[need] != 1).any() and not repeats and not partial:
         return _diagonal(rec, v, src, o) if RESIDUAL.judges(v) else None
     if view:
         src0 = np.asarray(view["src"], dtype=np.int64)
@@ -835,6 +842,8 @@ def moved(run_op, inst, arrays: list, i: int, v: Expectation, k: int, o) -> Expe
     new = {key: val for key, val in rec.items() if key != "view"}
     if not (o.type.mlir == t0 and (src == np.arange(src.size)).all()):
         new["view"] = {"type": t0, "src": src.tolist()}
+    if partial and (counts != 1).any():   # elements dropped: a part, which the criterion cannot read alone
+        return ch.unstated(o.type, o.bits, "; ".join(w for w in (v.why, PART) if w), {**new, "pending": "part"})
     if RESIDUAL.judges(v):
         note = MOVED if MOVED not in v.why else ""
         return Expectation(o.type, o.bits, RESIDUAL.name, residual=new, why="; ".join(w for w in (v.why, note) if w))

@@ -51,34 +51,38 @@ import math
 
 import numpy as np
 
-from ..spec.kinds.residual import RESIDUAL
+from ..spec.types import parse_type
 from .spectral import (U64, bounded, divided_differences, exact_radius, gamma, scaled_columns, scaled_rows,
-                       two_in_one_out)
+                       factor_record, selection, two_in_one_out, widened)
 
 WHY = ("U·diag(d)·Vᵀ of svd's U and Vᵀ (d computed from its values, or none): every product the criteria, xGESDD's "
        "contract and d's range let pass, as a range (oracle/singular.py)")
 SCALED = "svd's U with its columns scaled by d (oracle/singular.py)"
 
 
-def _side(v, side: str) -> dict | None:
-    """The svd.u / svd.vt record of a real f32-or-narrower value seen in place, else None."""
-    if isinstance(v, tuple) or not RESIDUAL.judges(v) or v.type.element_type.is_complex:
-        return None
-    rec = v.residual
-    if rec.get("property") != f"svd.{side}" or rec.get("view") or rec.get("ranged") or rec.get("conj"):
+def _side(v, side: str) -> tuple | None:
+    """(the svd.u / svd.vt record, S) of a real f32-or-narrower value
+    holding U's columns S (`side` "u") or Vᵀ's rows S ("vt") in order — all
+    of them in place, the leading k of a truncated SVD —, else None."""
+    rec = factor_record(v, f"svd.{side}")
+    if rec is None or rec.get("ranged"):
         return None
     et = v.type.element_type
     if not et.is_float or et.format.precision > 53:
         return None
-    k = len(rec["attributes"]["values"]) // max(1, int(np.prod(v.type.shape[:-2], dtype=np.int64)))
-    if int(v.type.shape[-1 if side == "u" else -2]) != k:
+    t0 = parse_type(rec["view"]["type"]) if rec.get("view") else v.type
+    k = len(rec["attributes"]["values"]) // max(1, int(np.prod(t0.shape[:-2], dtype=np.int64)))
+    if int(t0.shape[-1 if side == "u" else -2]) != k:
         return None   # mode 'A': more vectors than values
-    return rec
+    cols = selection(rec.get("view"), v.type, "columns" if side == "u" else "rows")
+    return None if cols is None else ({k: x for k, x in rec.items() if k != "pending"}, cols)
 
 
-def _same(u: dict, vt: dict) -> bool:
-    """Do two of svd's records (either side) state one factorisation of one A?"""
-    return u["operands"] == vt["operands"] and u["attributes"]["values"] == vt["attributes"]["values"]
+def _same(u: tuple, vt: tuple) -> bool:
+    """Do two of svd's factors (record, S) state one factorisation of one A, the same S picked?"""
+    (a, s), (b, t) = u, vt
+    return a["operands"] == b["operands"] and a["attributes"]["values"] == b["attributes"]["values"] \
+        and s.tolist() == t.tolist()
 
 
 def combine(inst, inputs: list, outs: list, primary: list) -> list | None:
@@ -90,31 +94,39 @@ def combine(inst, inputs: list, outs: list, primary: list) -> list | None:
     (o,) = outs
     lhs, rhs = inputs
     if inst.spec.mnemonic == "dot_general" and is_matmul(inst, lhs.type.rank, rhs.type.rank):
-        u_rec, vt_rec = _side(lhs, "u"), _side(rhs, "vt")
-        p = lhs.residual
-        if u_rec is not None and vt_rec is not None and _same(u_rec, vt_rec):   # U·Vᵀ: d = 1
-            ones = np.ones(tuple(int(d) for d in lhs.type.shape[:-2]) + (int(lhs.type.shape[-1]),))
-            return _product(u_rec, ones, ones, ones, o)
-        q = rhs.residual
-        for pend, other in ((p, vt_rec), (q, u_rec)):   # (U ⊙ d)·Vᵀ, or U·(d ⊙ Vᵀ) with d down the rows
+        u_side, vt_side = _side(lhs, "u"), _side(rhs, "vt")
+        if u_side is not None and vt_side is not None and _same(u_side, vt_side):   # U_S·Vᵀ_S: d = 1 on S
+            return _product(_scaled(u_side, *(np.ones(u_side[1].size),) * 3), o)
+        for pend, other in ((lhs.residual, vt_side), (rhs.residual, u_side)):   # (U ⊙ d)·Vᵀ, or U·(d ⊙ Vᵀ)
             if pend is not None and pend.get("pending") == "svd.scaled" and not pend.get("view") \
-                    and bool(pend.get("rows")) == (other is u_rec) and other is not None and _same(pend["svd"], other):
-                return _product(pend["svd"], *(np.asarray(pend[x]) for x in ("c", "lo", "hi")), o)
+                    and bool(pend.get("rows")) == (other is u_side) and other is not None \
+                    and _same((pend["svd"], np.asarray(pend["cols"])), other):
+                return _product(pend, o)
     got, rows = scaled_columns(inst, inputs, primary, lambda v: _side(v, "u")), False
     if got is None:
         got, rows = scaled_rows(inst, inputs, primary, lambda v: _side(v, "vt")), True
     if got is None:
         return None
-    rec, (c, lo, hi) = got
-    pend = {"pending": "svd.scaled", "svd": {k: v for k, v in rec.items() if k != "view"},
-            "c": c.tolist(), "lo": lo.tolist(), "hi": hi.tolist(), **({"rows": True} if rows else {})}
+    factor, (c, lo, hi) = got
+    pend = {**_scaled(factor, c, lo, hi), **({"rows": True} if rows else {})}
     return [ch.unstated(o.type, o.bits, f"{ch.DOWNSTREAM}; {SCALED}", pend)]
 
 
-def _product(rec: dict, c, lo, hi, o) -> list | None:
+def _scaled(factor: tuple, c, lo, hi) -> dict:
+    """The pending U ⊙ d of a factor (record, S): d over all k values, 0 off S."""
+    rec, cols = factor
+    k = len(rec["attributes"]["values"]) // max(1, int(np.prod(parse_type(rec["operands"][0]["type"]).shape[:-2],
+                                                                dtype=np.int64)))
+    return {"pending": "svd.scaled", "svd": {key: v for key, v in rec.items() if key != "view"},
+            "cols": cols.tolist(), **{name: widened(np.asarray(x, dtype=np.float64), cols, k).tolist()
+                                      for name, x in (("c", c), ("lo", lo), ("hi", hi))}}
+
+
+def _product(pend: dict, o) -> list | None:
     from ..spec.lapack import operands_of
+    rec = pend["svd"]
     (a,), (ta,) = operands_of(rec)
-    got = singular_range(a, ta, rec, *(np.asarray(x, dtype=np.float64) for x in (c, lo, hi)))
+    got = singular_range(a, ta, rec, *(np.asarray(pend[x], dtype=np.float64) for x in ("c", "lo", "hi")))
     out = None if got is None else bounded(o, *got, WHY)
     return None if out is None else [out]
 

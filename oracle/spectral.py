@@ -77,6 +77,7 @@ import numpy as np
 from ..spec.expectation import Expectation
 from ..spec.kinds.bounded import BOUNDED
 from ..spec.kinds.residual import RESIDUAL
+from ..spec.types import parse_type
 from .rounding import outward_bits
 
 WHY = ("V·diag(d)·Vᵀ of eigh's V and d computed from its values: every product the criteria and d's range let "
@@ -88,7 +89,7 @@ U64 = 2.0 ** -53
 
 
 def _bare(rec: dict) -> dict:
-    return {k: v for k, v in rec.items() if k not in ("view", "fixed")}
+    return {k: v for k, v in rec.items() if k not in ("view", "fixed", "pending")}
 
 
 def _unplaced(rec: dict) -> bool:
@@ -96,28 +97,73 @@ def _unplaced(rec: dict) -> bool:
     return bool(rec.get("ranged")) and rec.get("slack") is None
 
 
-def _vectors(v) -> dict | None:
-    """The eigh.vectors record of a real value seen in place (no view), else None."""
-    if isinstance(v, tuple) or not RESIDUAL.judges(v) or v.type.element_type.is_complex:
+def _vectors(v) -> tuple | None:
+    """(the eigh.vectors record, S) of a real value holding columns S of
+    its record's V in order (in place: all of them), else None."""
+    return _eigh_factor(v, "columns")
+
+
+def _transposed_vectors(v) -> tuple | None:
+    """(the eigh.vectors record, S) of a real value that is columns S of
+    its record's V transposed (Vᵀ, or V[:, S]ᵀ), else None."""
+    return _eigh_factor(v, "transposed")
+
+
+def _eigh_factor(v, how: str) -> tuple | None:
+    rec = factor_record(v, "eigh.vectors")
+    if rec is None or _unplaced(rec) or not v.type.element_type.is_float \
+            or v.type.element_type.format.precision > 53:
+        return None
+    cols = selection(rec.get("view"), v.type, how)
+    return None if cols is None else ({k: x for k, x in rec.items() if k != "pending"}, cols)
+
+
+def factor_record(v, prop: str) -> dict | None:
+    """The record of property `prop` a real value states (residual-judged)
+    or is a part of (oracle/chains.py `PARTS`, tagged "part"), with its view;
+    None otherwise (conjugated parts included)."""
+    if isinstance(v, tuple) or v.type.element_type.is_complex or v.residual is None:
         return None
     rec = v.residual
-    if rec.get("property") != "eigh.vectors" or rec.get("view") or _unplaced(rec) or rec.get("conj"):
-        return None
-    if not v.type.element_type.is_float or v.type.element_type.format.precision > 53:
+    if rec.get("property") != prop or rec.get("conj") or not (RESIDUAL.judges(v) or rec.get("pending") == "part"):
         return None
     return rec
 
 
-def _transposed_vectors(v) -> dict | None:
-    """The eigh.vectors record of a real value that is its matrices transposed (Vᵀ), else None."""
-    from .chains import is_transposed
-    if isinstance(v, tuple) or not RESIDUAL.judges(v) or v.type.element_type.is_complex:
+def selection(view: dict | None, t, how: str) -> np.ndarray | None:
+    """S where a value of type t holds, of its record's matrices (the
+    view's type; the value's own without a view), the columns S in order
+    (`how` "columns": V[:, S], U[:, :k]), the rows S ("rows": Vᵀ[:k]) or the
+    columns S transposed ("transposed": V[:, S]ᵀ), batch dimensions kept;
+    None for any other movement.  A truncated factor (PCA's top k, a
+    truncated SVD) is the whole one with c = 0 off S."""
+    shape = tuple(int(d) for d in t.shape)
+    shape0 = tuple(int(d) for d in parse_type(view["type"]).shape) if view else shape
+    if len(shape) < 2 or len(shape0) != len(shape) or shape[:-2] != shape0[:-2] or (not view and how == "transposed"):
         return None
-    rec = v.residual
-    if rec.get("property") != "eigh.vectors" or _unplaced(rec) or rec.get("conj") \
-            or not is_transposed(rec.get("view"), v.type):
+    src = np.asarray(view["src"], dtype=np.int64) if view else np.arange(int(np.prod(shape, dtype=np.int64)))
+    if src.size != int(np.prod(shape, dtype=np.int64)) or (src < 0).any() or src.size == 0:
         return None
-    return rec
+    b0, r0, c0 = np.unravel_index(src, (int(np.prod(shape0[:-2], dtype=np.int64)),) + shape0[-2:])
+    b, x, y = np.unravel_index(np.arange(src.size), (int(np.prod(shape[:-2], dtype=np.int64)),) + shape[-2:])
+    if (b != b0).any():
+        return None
+    inner, picked = {"columns": (r0 - x, c0), "rows": (c0 - y, r0), "transposed": (r0 - y, c0)}[how]
+    if inner.any():
+        return None
+    order = y if how == "columns" else x   # the position along the picked axis
+    cols = np.full(int(order.max()) + 1, -1, dtype=np.int64)
+    cols[order] = picked   # the pick at each position: every element there must agree with it
+    if (cols[order] != picked).any() or (cols < 0).any() or np.unique(cols).size != cols.size:
+        return None
+    return cols
+
+
+def widened(c: np.ndarray, cols: np.ndarray, n: int) -> np.ndarray:
+    """d on the columns S of a factor, as c over all n of them: 0 off S."""
+    out = np.zeros(c.shape[:-1] + (n,))
+    out[..., cols] = c
+    return out
 
 
 def _ends_of(d, primary: np.ndarray):
@@ -231,25 +277,46 @@ def combine(inst, inputs: list, outs: list, primary: list) -> list | None:
     if inst.spec.mnemonic == "dot_general" and is_matmul(inst, lhs.type.rank, rhs.type.rank):
         p, q = _pending(lhs), _pending(rhs)
         if p is not None and not p.get("rows"):   # (V ⊙ d)·Vᵀ
-            rec = _transposed_vectors(rhs)
-            return _product(p, o) if rec is not None and _bare(rec) == p["vectors"] else None
+            return _product(p, o) if _completes(p, _transposed_vectors(rhs)) else None
         if q is not None and q.get("rows"):   # V·(d ⊙ Vᵀ), d down the rows: `v @ (d[:, None] * v.T)`
-            rec = _vectors(lhs)
-            return _product(q, o) if rec is not None and _bare(rec) == q["vectors"] else None
+            return _product(q, o) if _completes(q, _vectors(lhs)) else None
         if q is not None and "left" not in q:   # X·(V ⊙ d): X a stated matrix, exact or ranged
             left = _stated(lhs, primary[0])
             if left is None:
                 return None
             return [ch.unstated(o.type, o.bits, f"{ch.DOWNSTREAM}; X·({SCALED})", {**q, "left": left})]
+        v, vt, right = _vectors(lhs), _transposed_vectors(rhs), _vectors(rhs)
+        if v is not None and vt is not None:   # V_S·V_Sᵀ: the projector onto an invariant subspace (d = 1 on S)
+            pend = _scaled(v, *(np.ones(v[1].size),) * 3)
+            return _product(pend, o) if _completes(pend, vt) else None
+        if right is not None and v is None:   # X·V_S, d = 1 on S (PCA's scores, X·V[:, -k:])
+            left = _stated(lhs, primary[0])
+            if left is None:
+                return None
+            pend = {**_scaled(right, *(np.ones(right[1].size),) * 3), "left": left}
+            return [ch.unstated(o.type, o.bits, f"{ch.DOWNSTREAM}; X·({SCALED})", pend)]
     got, rows = scaled_columns(inst, inputs, primary, _vectors), False
     if got is None:
         got, rows = scaled_rows(inst, inputs, primary, _transposed_vectors), True
     if got is None:
         return None
-    rec, (c, lo, hi) = got
-    pend = {"pending": "eigh.scaled", "vectors": _bare(rec), "c": c.tolist(), "lo": lo.tolist(), "hi": hi.tolist(),
-            **({"rows": True} if rows else {})}
+    factor, (c, lo, hi) = got
+    pend = {**_scaled(factor, c, lo, hi), **({"rows": True} if rows else {})}
     return [ch.unstated(o.type, o.bits, f"{ch.DOWNSTREAM}; {SCALED}", pend)]
+
+
+def _scaled(factor: tuple, c, lo, hi) -> dict:
+    """The pending V ⊙ d of a factor (record, S): d over all n columns, 0 off S."""
+    rec, cols = factor
+    n = int(parse_type(rec["operands"][0]["type"]).shape[-1])
+    return {"pending": "eigh.scaled", "vectors": _bare(rec), "cols": cols.tolist(),
+            **{k: widened(np.asarray(x, dtype=np.float64), cols, n).tolist() for k, x in (("c", c), ("lo", lo),
+                                                                                         ("hi", hi))}}
+
+
+def _completes(p: dict, factor: tuple | None) -> bool:
+    """Is `factor` (record, S) the other side of the pending V ⊙ d: the same record, the same columns S?"""
+    return factor is not None and _bare(factor[0]) == p["vectors"] and factor[1].tolist() == p["cols"]
 
 
 def _pending(v) -> dict | None:
