@@ -148,3 +148,29 @@ def test_every_truncated_product_the_criterion_lets_pass_lies_in_the_range():
                     worst = max(worst, float(np.max(np.abs(Y - center) / ((hi - lo) / 2))))
     print(f"worst sample: {worst:.3g} of the half-width")
     assert worst > 1e-3, worst
+
+
+def test_run_s_affine_forms_keep_the_range_whole(xla):
+    """`run` intersects a range with the affine form of its operands.  The two parts of one factor are "any
+    value" alone, and a form at their primary values once cut PCA's range so far that XLA's own output
+    fell outside (DISAGREES, oracle/affine.py `_stated`).  With forms on, XLA's output passes and the range
+    still holds the exact projection."""
+    import jax
+    from shlo_conform.oracle import affine
+    from shlo_conform.oracle.program import execute, parse_program
+    from tests.oracle.jax_programs import ends
+
+    def pca(x):
+        xc = x - x.mean(axis=0)
+        _, v = jnp.linalg.eigh(xc.T @ xc / x.shape[0])
+        return xc @ v[:, -K:] @ v[:, -K:].T
+    x = (np.random.default_rng(82).standard_normal((64, 4)) * [4, 3, 1, 1]).astype(np.float32)
+    text = jax.jit(pca).lower(x).as_text()
+    with affine.enable():
+        (e,) = execute(parse_program(text), [x])
+    got = np.asarray(xla.run(xla.compile(text), [x])[0])
+    xc = x.astype(np.float64) - x.astype(np.float64).mean(axis=0)
+    _, v = np.linalg.eigh(xc.T @ xc / x.shape[0])
+    lo, hi = ends(e)
+    truth = xc @ v[:, -K:] @ v[:, -K:].T
+    assert e.kind == "bounded" and ok(e, got) and ((lo <= truth) & (truth <= hi)).all()
