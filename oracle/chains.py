@@ -49,7 +49,8 @@ range, and JAX emits each:
   Q's rows keeps it (`REPEATABLE`), and its product with xORGQR's Q of the
   same A is judged as "qr.q.positive": Q's orthogonality and its distance
   from the oracle's Q₊ within a proven radius; computed on, the range
-  Q₊ ± ρ (`as_range`).
+  Q₊ ± ρ (`as_range`).  `abs` of R's diagonal (slogdet with method "qr")
+  is a range from geqrf.r's criterion (`unique_qr.diagonal_range`).
 * **U's diagonal** (`jnp.linalg.det`, `slogdet`: Σ log|uₖₖ|, the signs of
   uₖₖ and the pivots' parity): where data movement (JAX's gather) picks
   only diagonal elements of U out of a real xGETRF result, the picked

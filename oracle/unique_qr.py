@@ -61,6 +61,22 @@ A too close to rank-deficient (σ ≤ e_F, or k ≥ 1/2), the diagonal's signs
 anywhere but along Q's columns, and a matrix computed upstream whose
 distance is not known.
 
+**R's diagonal in magnitude** (`jnp.linalg.slogdet(a, method="qr")`,
+Σ log|r̃ₖₖ|; a Gram log-determinant ½·log det(AᵀA) from `qr(a, mode="r")`):
+|r̃ₖₖ| is free of R's row signs, and `abs` of the picked diagonal is stated
+as a range from geqrf.r's own criterion, R̃ᵀR̃ = AᵀA + F with ‖F‖₁ ≤ f =
+t·max(m, n)·‖A‖₁·‖A‖∞·u (A m×n, m ≥ n).  With R₊ the exact factor (R₊ᵀR₊ =
+AᵀA) and R̃₊ = S·R̃, W = R̃₊R₊⁻¹ is upper triangular with a positive
+diagonal and WᵀW = I + R₊⁻ᵀFR₊⁻¹, ‖·‖_F ≤ k = √n·f/σ_n(A)²; the bound above
+gives ‖W − I‖_F ≤ w = (1 − √(1 − 2k))/√2, and wₖₖ = |r̃ₖₖ|/r₊ₖₖ, so |r̃ₖₖ| ∈
+r₊ₖₖ·[1 − w, 1 + w].  r₊ₖₖ is |diag| of numpy's R placed the same way (its F₆₄
+measured).  A matrix computed upstream adds ‖ÂᵀÂ − AᵀA‖₁ ≤ n·s·‖A‖₁ +
+‖A‖∞·s + n·s² to f (‖Â − A‖₁ ≤ s, so ‖Â − A‖∞ ≤ n·s), and the criterion's
+own allowance is taken at ‖A‖₁ + s, ‖A‖∞ + n·s.  The program's log and sum
+are then the ordinary ranged walk.  (slogdet's sign, which multiplies the
+diagonal's signs by the reflectors' parity — tau, implementation-defined —
+stays any value.)
+
 **Computed on** (the initialiser's `scale * Q` with a gain other than 1):
 M enters as a range, C ± ρ at every element (`q_range`; an element is at
 most the Frobenius norm), and the program's arithmetic is carried as any
@@ -76,10 +92,12 @@ from ..spec import lapack
 from ..spec.expectation import Expectation
 from ..spec.kinds.residual import RESIDUAL
 from ..spec.types import TensorType, parse_type, tensor_from_hex, tensor_to_hex
-from .spectral import U64, gamma
+from .spectral import U64, bounded, gamma
 
 PICKED = "R's diagonal of xGEQRF, picked out by data movement: its signs are free (oracle/unique_qr.py)"
 SIGNED = "the signs of R's diagonal of xGEQRF: free alone (oracle/unique_qr.py)"
+MAGNITUDES = ("|diag R| of xGEQRF: every |r̃ₖₖ| an R passing its criterion can have — R₊'s diagonal within the "
+              "Cholesky perturbation of RᵀR = AᵀA + F (oracle/unique_qr.py)")
 WHY = ("Q·sign(diag R) of xORGQR's Q and xGEQRF's R of one A: the Q of A = Q·R with R's diagonal positive, judged by "
        "Q's orthogonality and its distance from the oracle's Q₊ (oracle/unique_qr.py)")
 
@@ -97,7 +115,7 @@ def picked(rec: dict, src: np.ndarray, o) -> Expectation | None:
         return None
     _, _, flat_batch, k = got
     tag = {"pending": "qr.rdiag", "a": rec["operands"][0], "k": np.asarray(k).tolist(),
-           "batch": np.asarray(flat_batch).tolist()}
+           "batch": np.asarray(flat_batch).tolist(), "threshold": rec["threshold"]}
     tag.update({key: rec[key] for key in ("ranged", "slack") if key in rec})
     return ch.unstated(o.type, o.bits, PICKED, tag)
 
@@ -111,11 +129,16 @@ def combine(inst, inputs: list, outs: list, primary: list) -> list | None:
         return None
     (o,) = outs
     name = inst.spec.mnemonic
-    if name == "sign" and len(inputs) == 1:
+    if name in ("sign", "abs") and len(inputs) == 1:
         t = tag(inputs[0])
         if t is None or t.get("pending") != "qr.rdiag" or t.get("view"):
             return None
-        return [ch.unstated(o.type, o.bits, SIGNED, {**t, "pending": "qr.rsign"})]
+        if name == "sign":
+            return [ch.unstated(o.type, o.bits, SIGNED, {**t, "pending": "qr.rsign"})]
+        got = None if t.get("ranged") and t.get("slack") is None else diagonal_range(t)
+        out = None if got is None else bounded(o, *(x.reshape(tuple(int(d) for d in o.type.shape)) for x in got),
+                                               MAGNITUDES)
+        return None if out is None else [out]
     if name != "multiply" or len(inputs) != 2:
         return None
     for q, s in (inputs, inputs[::-1]):
@@ -181,16 +204,58 @@ def q_range(rec: dict) -> tuple | None:
     return np.nextafter(c - rho, -np.inf), np.nextafter(c + rho, np.inf)
 
 
+def diagonal_range(t: dict):
+    """(low, high) float64 per element of a "qr.rdiag" value: every |r̃ₖₖ|
+    an R̃ passing geqrf.r's criterion can have (module docstring, "R's
+    diagonal in magnitude"), or None where no bound holds."""
+    ta = parse_type(t["a"]["type"])
+    et = ta.element_type
+    m, n = (int(d) for d in ta.shape[-2:])
+    if m < n:
+        return None
+    a = np.asarray(tensor_from_hex(t["a"]["hex"], ta), dtype=np.float64)
+    batch = tuple(int(d) for d in ta.shape[:-2])
+    a = a.reshape((-1, m, n))
+    slack = np.asarray(t.get("slack") or [0.0] * a.shape[0], dtype=np.float64).reshape(-1)
+    sig, err = lapack.spectrum(a.reshape(batch + (m, n)), et, "svd")
+    smin = (sig.reshape(-1, n).min(axis=-1, initial=math.inf) - np.asarray(err).reshape(-1))
+    u, big, thr = float(lapack.unit_roundoff(et)), max(m, n), float(t["threshold"])
+    up = 1 + 2.0 ** -20
+    lo, hi = np.empty((a.shape[0], n)), np.empty((a.shape[0], n))
+    for b in range(a.shape[0]):
+        A, s, sm = a[b], float(slack[b]), float(smin[b])
+        a1, ainf = float(np.abs(A).sum(axis=0).max(initial=0.0)), float(np.abs(A).sum(axis=1).max(initial=0.0))
+        f1 = (thr * big * (a1 + s) * (ainf + n * s) * u + n * s * a1 + ainf * s + n * s * s) * up
+        if sm <= 0:
+            return None
+        w = _cholesky_step(math.sqrt(n) * f1 / (sm * sm) * up)
+        R = np.linalg.qr(A, mode="r")
+        f64 = float(np.abs(R.T @ R - A.T @ A).sum(axis=0).max(initial=0.0)) \
+            + 2 * gamma(big + 2, U64) * float((np.abs(A).T @ np.abs(A) + np.abs(R).T @ np.abs(R)).sum(axis=0).max())
+        w64 = _cholesky_step(math.sqrt(n) * f64 / (sm * sm) * up)
+        if not (w < 1 and w64 < 1):
+            return None
+        d = np.abs(np.diagonal(R))
+        lo[b], hi[b] = d * (1 - w) / (1 + w64) * (1 - 2.0 ** -40), d * (1 + w) / (1 - w64) * (1 + 2.0 ** -40)
+    ks, bs = np.asarray(t["k"], dtype=np.int64), np.asarray(t["batch"], dtype=np.int64)
+    return np.nextafter(lo[bs, ks], -np.inf), np.nextafter(hi[bs, ks], np.inf)
+
+
+def _cholesky_step(k: float) -> float:
+    """‖T − I‖_F at most for the upper triangular T with positive diagonal and TᵀT = I + K, ‖K‖_F ≤ k
+    (module docstring); inf for k ≥ 1/2."""
+    if not k < 0.5:
+        return math.inf
+    return (2 * k / (1 + math.sqrt(1 - 2 * k))) / math.sqrt(2)   # (1 − √(1 − 2k))/√2, without its cancellation
+
+
 def radius(delta: float, e_f: float, smin: float, n: int) -> float:
     """ρ of the module docstring: ‖M − Q₊‖_F at most, for ‖MᵀM − I‖₁ ≤ δ,
     ‖E‖_F ≤ e_F, σ_n(A) ≥ smin; inf where no bound holds."""
     if smin <= e_f or delta >= 0.5:
         return math.inf
     g = e_f * math.sqrt(1 + delta) / (smin - e_f)
-    k = math.sqrt(n) * delta + 2 * math.sqrt(1 + delta) * g + g * g
-    if k >= 0.5:
-        return math.inf
-    return (2 * k / (1 + math.sqrt(1 - 2 * k))) / math.sqrt(2) + g   # 1 − √(1 − 2k), without its cancellation
+    return _cholesky_step(math.sqrt(n) * delta + 2 * math.sqrt(1 + delta) * g + g * g) + g
 
 
 def positive_q(a: np.ndarray, ta, t_q: float, slack: np.ndarray):

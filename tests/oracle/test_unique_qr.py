@@ -156,3 +156,65 @@ def test_every_q_the_criteria_let_pass_lies_within_the_radius():
     print(f"worst sample: {worst:.3g} of the radius")
     assert worst > 1e-3, worst
     assert math.isfinite(worst)
+
+
+def exact_logdet(a: np.ndarray) -> float:
+    """½·log det(AᵀA) in mpmath at 50 digits: log|det A| for square A, log of R's diagonal's product."""
+    with mpmath.workdps(50):
+        A = mpmath.matrix(np.asarray(a, dtype=np.float64).tolist())
+        return float(mpmath.log(mpmath.det(A.T * A)) / 2)
+
+
+def test_slogdet_through_qr_is_a_range_holding_the_exact_value(xla):
+    """jnp.linalg.slogdet(a, method="qr"): Σ log|r̃ₖₖ|, each |r̃ₖₖ| in the range geqrf.r's criterion allows."""
+    rng = np.random.default_rng(76)
+    a = (rng.standard_normal((6, 6)) + 3 * np.eye(6)).astype(np.float32)
+    (e,), (got,) = program(xla, lambda a: jnp.linalg.slogdet(a, method="qr")[1], [a])
+    judged_by_range(e, "oracle/propagation.py", np.float64(exact_logdet(a)), got)
+    assert not ok(e, got * np.float32(1.05))
+
+
+def test_the_log_volume_of_a_tall_matrix_is_judged(xla):
+    """Σ log|diag(qr(a, mode="r"))| = ½·log det(AᵀA), a Gram log-determinant."""
+    rng = np.random.default_rng(77)
+    a = rng.standard_normal((8, 5)).astype(np.float32)
+    f = lambda a: jnp.sum(jnp.log(jnp.abs(jnp.diagonal(jnp.linalg.qr(a, mode="r")))))   # noqa: E731
+    (e,), (got,) = program(xla, f, [a])
+    judged_by_range(e, "oracle/propagation.py", np.float64(exact_logdet(a)), got)
+    assert not ok(e, got * np.float32(1.01))
+
+
+def test_every_r_the_criterion_lets_pass_has_its_diagonal_in_the_range():
+    """R̃ the R-factor (any signs) of Â = A + E with ‖ÂᵀÂ − AᵀA‖₁ at geqrf.r's bound: |r̃ₖₖ| inside."""
+    from shlo_conform.oracle.unique_qr import diagonal_range
+    from shlo_conform.spec import lapack
+    from shlo_conform.spec.types import tensor_to_hex
+    rng = np.random.default_rng(78)
+    worst, covered = 0.0, 0
+    n1 = lambda v: np.abs(v).sum(axis=0).max()   # noqa: E731
+    for m, n in ((6, 6), (9, 4), (5, 3)):
+        ta = parse_type(f"tensor<{m}x{n}xf32>")
+        thr = lapack.two_sided(max(m, n), ta.element_type)
+        for trial in range(8):
+            a = (rng.standard_normal((m, n)) + 2 * np.eye(m, n)).astype(np.float32)
+            A = a.astype(np.float64)
+            tag = {"a": {"type": ta.mlir, "hex": tensor_to_hex(a, ta)}, "k": list(range(n)), "batch": [0] * n,
+                   "threshold": thr}
+            got = diagonal_range(tag)
+            if got is None:   # σ_n too small for the bound: no claim (counted below)
+                continue
+            covered += 1
+            lo, hi = got
+            bound = thr * max(m, n) * n1(A) * np.abs(A).sum(axis=1).max() * 2.0 ** -24
+            for _ in range(6):
+                E = rng.standard_normal((m, n))
+                F = lambda t: n1((A + t * E).T @ (A + t * E) - A.T @ A)   # noqa: E731
+                t = 1.0
+                while F(t) > 0.99 * bound:
+                    t /= 1.3
+                R = np.linalg.qr(A + t * E, mode="r") * rng.choice([-1.0, 1.0], (n, 1))
+                d = np.abs(np.diagonal(R))
+                assert ((lo <= d) & (d <= hi)).all(), (m, n, trial)
+                worst = max(worst, float(np.max(np.abs(d - (lo + hi) / 2) / ((hi - lo) / 2))))
+    print(f"worst sample: {worst:.3g} of the half-width; {covered} of 24 matrices claimed")
+    assert worst > 1e-3 and covered >= 16, (worst, covered)
