@@ -50,7 +50,8 @@ range, and JAX emits each:
   same A is judged as "qr.q.positive": Q's orthogonality and its distance
   from the oracle's Q₊ within a proven radius; computed on, the range
   Q₊ ± ρ (`as_range`).  `abs` of R's diagonal (slogdet with method "qr")
-  is a range from geqrf.r's criterion (`unique_qr.diagonal_range`).
+  is a range from geqrf.r's criterion (`unique_qr.diagonal_range`), and
+  Q·R is A within the contract (oracle/reconstruction.py).
 * **U's diagonal** (`jnp.linalg.det`, `slogdet`: Σ log|uₖₖ|, the signs of
   uₖₖ and the pivots' parity): where data movement (JAX's gather) picks
   only diagonal elements of U out of a real xGETRF result, the picked
@@ -322,9 +323,9 @@ def combine(inst, inputs: list, outs: list, primary: list) -> list | None:
     by_qr = _qr_lstsq(inst, inputs, outs, primary)
     if by_qr is not None:
         return by_qr
-    from . import projection, singular, spectral, unique_qr
-    # V·diag(d)·Vᵀ of eigh, U·diag(d)·Vᵀ of svd, Q·(Qᴴ·x) of qr, Q·sign(diag R) of qr
-    for rule in (spectral.combine, singular.combine, projection.combine, unique_qr.combine):
+    from . import projection, reconstruction, singular, spectral, unique_qr
+    # V·diag(d)·Vᵀ of eigh, U·diag(d)·Vᵀ of svd, Q·(Qᴴ·x), Q·sign(diag R) and Q·R of qr
+    for rule in (spectral.combine, singular.combine, projection.combine, unique_qr.combine, reconstruction.combine):
         got = rule(inst, inputs, outs, primary)
         if got is not None:
             return got
