@@ -77,7 +77,14 @@ are then the ordinary ranged walk.  (slogdet's sign, which multiplies the
 diagonal's signs by the reflectors' parity — tau, implementation-defined —
 stays any value.)
 
-**Computed on** (the initialiser's `scale * Q` with a gain other than 1):
+**A gain** (`orthogonal(scale=√2)`, ReLU networks' initialiser): g·M for one
+exact g ≠ 0, 1 is judged as M̂ = fl(g·M)/g, which is M·(1 + ε), |ε| ≤ η =
+u + 2⁻⁵² (the product rounded once in the format, the division in float64):
+‖M̂ᵀM̂ − MᵀM‖₁ ≤ (2η + η²)·n·(1 + δ) raises the orthogonality threshold by
+2.1·η·n·(1 + δ)/(m·u) and ‖M̂ − M‖_F ≤ η·√(n(1 + δ)) the radius (the
+record's `scale`).
+
+**Computed on** (any other arithmetic on M):
 M enters as a range, C ± ρ at every element (`q_range`; an element is at
 most the Frobenius norm), and the program's arithmetic is carried as any
 ranged value's (oracle/chains.py `as_range`).
@@ -96,6 +103,7 @@ from .spectral import U64, bounded, gamma
 
 PICKED = "R's diagonal of xGEQRF, picked out by data movement: its signs are free (oracle/unique_qr.py)"
 SIGNED = "the signs of R's diagonal of xGEQRF: free alone (oracle/unique_qr.py)"
+GAINED = "times a gain g: the same property of the output divided by g (oracle/unique_qr.py)"
 MAGNITUDES = ("|diag R| of xGEQRF: every |r̃ₖₖ| an R passing its criterion can have — R₊'s diagonal within the "
               "Cholesky perturbation of RᵀR = AᵀA + F (oracle/unique_qr.py)")
 WHY = ("Q·sign(diag R) of xORGQR's Q and xGEQRF's R of one A: the Q of A = Q·R with R's diagonal positive, judged by "
@@ -143,9 +151,39 @@ def combine(inst, inputs: list, outs: list, primary: list) -> list | None:
         return None
     for q, s in (inputs, inputs[::-1]):
         got = _signed_q(q, s, o)
+        if got is None:
+            got = _gained(q, s, o)
         if got is not None:
             return [got]
     return None
+
+
+def _gained(m, g, o) -> Expectation | None:
+    """`o` = g·M, M a "qr.q.positive" value in place and g one exact value
+    other than 0 and 1 at every element (the initialiser's gain): the same
+    property of o/g (module docstring, "A gain")."""
+    from .chains import exact
+    if not RESIDUAL.judges(m) or g.residual is not None or not exact(g) or g.type != m.type or o.type != m.type:
+        return None
+    rec = m.residual
+    attrs = rec["attributes"]
+    if rec.get("property") != "qr.q.positive" or rec.get("view") or rec.get("fixed") or "scale" in attrs:
+        return None
+    vals = np.unique(np.asarray(g.array(), dtype=np.float64))
+    if vals.size != 1 or not np.isfinite(vals[0]) or vals[0] in (0.0, 1.0):
+        return None
+    rows, cols = (int(d) for d in o.type.shape[-2:])
+    u = float(lapack.unit_roundoff(o.type.element_type))
+    eta = u + 2.0 ** -52   # fl(g·M) once in the format, then /g in float64
+    thr = float(attrs["threshold"])
+    delta = thr * rows * u
+    thr_g = (thr + 2.1 * eta * cols * (1 + delta) / (rows * u)) * (1 + 2.0 ** -40)
+    rho = [(r + eta * math.sqrt(cols * (1 + delta))) * (1 + 2.0 ** -40) for r in attrs["radius"]]
+    new = {**rec, "attributes": {**attrs, "scale": float(vals[0]), "threshold": thr_g, "radius": rho},
+           "threshold": thr_g}
+    from .characterized import significant
+    new["reference"] = significant(lapack.measure(new, o.type, o.array()).value)
+    return Expectation(o.type, o.bits, RESIDUAL.name, residual=new, why="; ".join(w for w in (m.why, GAINED) if w))
 
 
 def _signed_q(q, s, o) -> Expectation | None:
@@ -201,7 +239,9 @@ def q_range(rec: dict) -> tuple | None:
     tc = parse_type(attrs["center"]["type"])
     c = np.asarray(tensor_from_hex(attrs["center"]["hex"], tc), dtype=np.float64)
     rho = np.asarray(attrs["radius"], dtype=np.float64).reshape(c.shape[:-2] + (1, 1))
-    return np.nextafter(c - rho, -np.inf), np.nextafter(c + rho, np.inf)
+    g = float(attrs.get("scale", 1.0))   # y = fl(g·M): y/g within C ± ρ (the radius covers the rounding), so y in g·(C ± ρ)
+    lo, hi = np.minimum(g * (c - rho), g * (c + rho)), np.maximum(g * (c - rho), g * (c + rho))
+    return np.nextafter(lo, -np.inf), np.nextafter(hi, np.inf)
 
 
 def diagonal_range(t: dict):

@@ -1106,6 +1106,8 @@ def qr_q_positive(attrs, arrays, types, rt, actual) -> Measured:
     if 0 in op.shape or 0 in np.shape(actual):
         return Measured(0.0, thr, True, "no element")
     Q, finite = _finite(to_working(actual, et))
+    if "scale" in attrs:   # g·Q: judged as Q·(1 + ε) = (g·Q)/g, the threshold and radius raised for ε (unique_qr.py)
+        Q = Q / attrs["scale"]
     c = Q.shape[-1]
     g, g_err = _gram_residual(Q, uw)
     o, o_lo, o_hi = enclosure(g, g_err, c * u, gamma(m + 3, uw))

@@ -91,12 +91,25 @@ def test_the_orthogonal_initializer_is_judged_from_its_gaussian_draws(xla):
         assert not ok(e, wrong)
 
 
-def test_a_gain_computed_on_q_is_a_range_holding_the_exact_value(xla):
-    """orthogonal(scale=√2), a ReLU network's gain: √2·Q₊ within the range; zeroed, negated refused."""
+def test_a_gain_keeps_the_property(xla):
+    """orthogonal(scale=√2), a ReLU network's gain: judged as Q·sign(diag R) of the output over the gain."""
     rng = np.random.default_rng(75)
     a = rng.standard_normal((10, 4)).astype(np.float32)
-    (e,), (got,) = program(xla, lambda a: np.float32(math.sqrt(2)) * signed_q(a), [a])
-    judged_by_range(e, "oracle/propagation.py", math.sqrt(2) * gram_schmidt(a), got)   # the ranged walk on C ± ρ
+    g = np.float32(math.sqrt(2))
+    (e,), (got,) = program(xla, lambda a: g * signed_q(a), [a])
+    assert e.kind == "residual" and e.residual["attributes"]["scale"] == float(g), e.why
+    assert ok(e, got) and ok(e, (g * gram_schmidt(a)).astype(np.float32))
+    for wrong in (np.zeros_like(got), -got, got * np.float32(1.01), got / g):
+        assert not ok(e, wrong)
+
+
+def test_q_computed_on_is_a_range_holding_the_exact_value(xla):
+    """Q₊ ± ρ where the program computes on Q (here 1 + g·Q, the gain's rounding inside ρ): holds the exact value."""
+    rng = np.random.default_rng(79)
+    a = rng.standard_normal((10, 4)).astype(np.float32)
+    g = np.float32(math.sqrt(2))
+    (e,), (got,) = program(xla, lambda a: 1 + g * signed_q(a), [a])
+    judged_by_range(e, "oracle/propagation.py", 1 + float(g) * gram_schmidt(a), got)
 
 
 def test_what_the_bound_does_not_cover_is_not_claimed(xla):
