@@ -12,7 +12,6 @@ import numpy as np
 
 import jax.numpy as jnp
 
-from shlo_conform.spec.types import parse_type
 from tests.oracle.jax_programs import ends, judged_by_range, ok, program
 
 
@@ -65,36 +64,28 @@ def test_a_complete_q_or_a_rank_deficient_a_is_not_claimed(xla):
 def test_every_projection_the_criteria_let_pass_lies_in_the_range():
     from scipy.linalg import orth
     from shlo_conform.oracle.projection import projection_range
-    from shlo_conform.spec import lapack
+    from tests.oracle.qr_edges import U32, contract_error, matrices, n1
     rng = np.random.default_rng(64)
     worst, f32 = 0.0, np.float32
-    n1 = lambda v: np.abs(v).sum(axis=0).max()   # noqa: E731
-    for m, n in ((6, 3), (12, 4), (5, 5)):
-        ta = parse_type(f"tensor<{m}x{n}xf32>")
-        u = 2.0 ** -24
-        t_q = t_r = lapack.two_sided(max(m, n), ta.element_type)
-        for trial in range(20):
-            a = (rng.standard_normal((m, n)) + 2 * np.eye(m, n)).astype(np.float32)
-            A = a.astype(np.float64)
-            x = rng.standard_normal((m, 2))
-            r = np.abs(x) * 1e-4 * rng.random(x.shape)
-            got = projection_range(a, ta, t_q, x, r)
-            assert got is not None
-            lo, hi = got
-            center, half = (lo + hi) / 2, (hi - lo) / 2
-            for _ in range(4):
-                E = rng.standard_normal((m, n))
-                E *= 0.99 * t_r * max(m, n) * n1(A) * u / n1(E)
-                w, _ = np.linalg.qr(rng.standard_normal((n, n)))
-                h = rng.standard_normal((n, n))
-                h = (h + h.T) * t_q * m * u / (2.02 * n1(h + h.T))
-                Q = orth(A - E) @ w @ (np.eye(n) + h)
-                assert n1(Q.T @ Q - np.eye(n)) <= t_q * m * u
-                xt = x + r * rng.uniform(-1, 1, x.shape)
-                for Y in (Q @ (Q.T @ xt), Q.astype(f32) @ (Q.T.astype(f32) @ xt.astype(f32))):
-                    Y = np.asarray(Y, dtype=np.float64)
-                    assert ((lo <= Y) & (Y <= hi)).all(), (m, n, trial)
-                    worst = max(worst, float(np.max(np.abs(Y - center) / half)))
+    for m, n, ta, t, a in matrices(rng, ((6, 3), (12, 4), (5, 5)), 20):
+        A = a.astype(np.float64)
+        x = rng.standard_normal((m, 2))
+        r = np.abs(x) * 1e-4 * rng.random(x.shape)
+        got = projection_range(a, ta, t, x, r)
+        assert got is not None
+        lo, hi = got
+        center, half = (lo + hi) / 2, (hi - lo) / 2
+        for _ in range(4):
+            w, _ = np.linalg.qr(rng.standard_normal((n, n)))
+            h = rng.standard_normal((n, n))
+            h = (h + h.T) * t * m * U32 / (2.02 * n1(h + h.T))
+            Q = orth(A - contract_error(A, t, rng)) @ w @ (np.eye(n) + h)
+            assert n1(Q.T @ Q - np.eye(n)) <= t * m * U32
+            xt = x + r * rng.uniform(-1, 1, x.shape)
+            for Y in (Q @ (Q.T @ xt), Q.astype(f32) @ (Q.T.astype(f32) @ xt.astype(f32))):
+                Y = np.asarray(Y, dtype=np.float64)
+                assert ((lo <= Y) & (Y <= hi)).all(), (m, n)
+                worst = max(worst, float(np.max(np.abs(Y - center) / half)))
     print(f"worst sample: {worst:.3g} of the half-width")
     assert worst > 1e-3, worst
 

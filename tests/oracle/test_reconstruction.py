@@ -10,7 +10,6 @@ from __future__ import annotations
 import jax.numpy as jnp
 import numpy as np
 
-from shlo_conform.spec.types import parse_type
 from tests.oracle.jax_programs import judged_by_range, ok, program
 
 
@@ -54,29 +53,17 @@ def test_what_is_not_one_factorisation_is_not_claimed(xla):
 
 def test_every_product_the_criteria_let_pass_lies_in_the_range():
     from shlo_conform.oracle.reconstruction import product_range
-    from shlo_conform.spec import lapack
+    from tests.oracle.qr_edges import factors_at_the_edges, matrices
     rng = np.random.default_rng(94)
     worst = 0.0
-    n1 = lambda v: np.abs(v).sum(axis=0).max()   # noqa: E731
-    for m, n in ((6, 3), (10, 4), (5, 5)):
-        ta = parse_type(f"tensor<{m}x{n}xf32>")
-        u = 2.0 ** -24
-        t = lapack.two_sided(max(m, n), ta.element_type)
-        for trial in range(8):
-            a = rng.standard_normal((m, n)).astype(np.float32)
-            A = a.astype(np.float64)
-            lo, hi = product_range(A, ta, t, t, np.zeros(1))
-            for _ in range(6):
-                E = rng.standard_normal((m, n))
-                E *= 0.99 * t * max(m, n) * n1(A) * u / n1(E)
-                qb, rb = np.linalg.qr(A - E)
-                x = np.triu(rng.standard_normal((n, n)))
-                x *= 0.98 * t * m * u / n1(x + x.T)
-                s = np.diag(rng.choice([-1.0, 1.0], n))
-                qt, rt = qb @ (np.eye(n) + x) @ s, s @ np.linalg.solve(np.eye(n) + x, rb)
-                for Y in (qt @ rt, qt.astype(np.float32) @ rt.astype(np.float32)):
-                    Y = np.asarray(Y, dtype=np.float64)
-                    assert ((lo <= Y) & (Y <= hi)).all(), (m, n, trial)
-                    worst = max(worst, float(np.max(np.abs(Y - A) / ((hi - lo) / 2))))
+    for m, n, ta, t, a in matrices(rng, ((6, 3), (10, 4), (5, 5)), 8, shift=0.0):
+        A = a.astype(np.float64)
+        lo, hi = product_range(A, ta, t, t, np.zeros(1))
+        for _ in range(6):
+            qt, rt = factors_at_the_edges(A, t, rng)
+            for Y in (qt @ rt, qt.astype(np.float32) @ rt.astype(np.float32)):
+                Y = np.asarray(Y, dtype=np.float64)
+                assert ((lo <= Y) & (Y <= hi)).all(), (m, n)
+                worst = max(worst, float(np.max(np.abs(Y - A) / ((hi - lo) / 2))))
     print(f"worst sample: {worst:.3g} of the half-width")
     assert worst > 1e-3, worst

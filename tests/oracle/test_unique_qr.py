@@ -136,36 +136,21 @@ def test_every_q_the_criteria_let_pass_lies_within_the_radius():
     triangular with Q̃'s Gram error at qr.q's bound, S random signs — Q̃·R̃ = B exactly, R̃ upper
     triangular.  M = Q̃·sign(diag R̃) must lie within ρ of the exact Q₊ (mpmath)."""
     from shlo_conform.oracle.unique_qr import positive_q
-    from shlo_conform.spec import lapack
+    from tests.oracle.qr_edges import factors_at_the_edges, matrices
     rng = np.random.default_rng(74)
     worst = 0.0
-    n1 = lambda v: np.abs(v).sum(axis=0).max()   # noqa: E731
-    for m, n in ((6, 3), (10, 4), (5, 5)):
-        ta = parse_type(f"tensor<{m}x{n}xf32>")
-        u = 2.0 ** -24
-        t_q = t_r = lapack.two_sided(max(m, n), ta.element_type)
-        for trial in range(8):
-            a = (rng.standard_normal((m, n)) + 2 * np.eye(m, n)).astype(np.float32)
-            A = a.astype(np.float64)
-            got = positive_q(A, ta, t_q, np.zeros(1))
-            assert got is not None
-            center, rho = got[0], float(got[1])
-            truth = gram_schmidt(A)
-            assert np.linalg.norm(center - truth) <= rho * 1e-3   # the center's own error is float64's
-            for _ in range(6):
-                E = rng.standard_normal((m, n))
-                E *= 0.99 * t_r * max(m, n) * n1(A) * u / n1(E)
-                qb, rb = np.linalg.qr(A - E)
-                x = np.triu(rng.standard_normal((n, n)))
-                x *= 0.98 * t_q * m * u / n1(x + x.T)   # the Gram error's first-order part; x's square is δ² small
-                assert n1((np.eye(n) + x).T @ (np.eye(n) + x) - np.eye(n)) <= t_q * m * u
-                s = np.diag(rng.choice([-1.0, 1.0], n))
-                qt = qb @ (np.eye(n) + x) @ s
-                rt = s @ np.linalg.solve(np.eye(n) + x, rb)
-                M = qt * np.sign(np.diagonal(rt))
-                d = float(np.linalg.norm(M - truth))
-                assert d <= rho, (m, n, trial, d, rho)
-                worst = max(worst, d / rho)
+    for m, n, ta, t, a in matrices(rng, ((6, 3), (10, 4), (5, 5)), 8):
+        A = a.astype(np.float64)
+        got = positive_q(A, ta, t, np.zeros(1))
+        assert got is not None
+        center, rho = got[0], float(got[1])
+        truth = gram_schmidt(A)
+        assert np.linalg.norm(center - truth) <= rho * 1e-3   # the center's own error is float64's
+        for _ in range(6):
+            qt, rt = factors_at_the_edges(A, t, rng)
+            d = float(np.linalg.norm(qt * np.sign(np.diagonal(rt)) - truth))
+            assert d <= rho, (m, n, d, rho)
+            worst = max(worst, d / rho)
     print(f"worst sample: {worst:.3g} of the radius")
     assert worst > 1e-3, worst
     assert math.isfinite(worst)
