@@ -73,7 +73,7 @@ from typing import Callable
 
 import numpy as np
 
-from ..spec.custom_targets import TARGETS
+from ..spec.custom_targets import READ_ELSEWHERE, TARGETS
 from ..spec.dsl import Instance
 from ..spec.expectation import Alternative, Expectation
 from ..spec.ops import OPS
@@ -317,6 +317,9 @@ for _p, _et in _TYPES.items():
     FAMILIES[f"lapack_{_p}{'heevd' if _p in 'cz' else 'syevd'}_ffi"] = ("syevd", _et)
     FAMILIES[f"lapack_{_p}gesdd_ffi"] = ("gesdd", _et)
 _REAL_OF = {et.name: _REAL[p] for p, et in _TYPES.items()}
+READ_ELSEWHERE.append("lapack_{s,d,c,z}{potrf,trsm}_ffi as cholesky and triangular_solve; "
+                      "lapack_{s,d,c,z}{getrf,geqrf,orgqr/ungqr,syevd/heevd,gesdd}_ffi as the factorisations they "
+                      "compute (oracle/custom_calls.py)")
 
 
 @dataclass(frozen=True)

@@ -256,8 +256,15 @@ TARGETS: dict[str, Target] = {t.name: t for t in (SHARDING, _potrf("lapack_spotr
                                                   _potrf("lapack_dpotrf_ffi", E_F64))}
 
 
+# Targets the oracle reads beyond this registry, as the op or factorisation they compute
+# (oracle/custom_calls.py adds its own words here when imported): so that the refusal of a call names
+# everything the oracle does read, not this registry alone.
+READ_ELSEWHERE: list[str] = []
+
+
 def unknown_target(name: str) -> str:
     """The oracle's words for a call it cannot state a result of."""
     known = ", ".join(sorted(TARGETS))
-    return (f"custom_call target {name!r} is not in the oracle's registry of targets (known: {known}); "
+    also = f"; read as what they compute: {'; '.join(READ_ELSEWHERE)}" if READ_ELSEWHERE else ""
+    return (f"custom_call target {name!r} is not in the oracle's registry of targets (known: {known}{also}); "
             f"the seed makes custom_call implementation-defined")
