@@ -706,7 +706,7 @@ def _qr_lstsq(inst, inputs: list, outs: list, primary: list) -> list | None:
     ta = parse_type(p["a"]["type"])
     n = int(ta.shape[-1])
     if tuple(int(d) for d in lhs.type.shape) != tuple(int(d) for d in ta.shape[:-2]) + (n, n) \
-            or not _leading_upper(rec.get("view"), ta, n):
+            or not leading_upper(rec.get("view"), ta, n):
         return None
     a = tensor_from_hex(p["a"]["hex"], ta)
     tb = parse_type(p["b"]["type"])
@@ -721,7 +721,7 @@ def _qr_lstsq(inst, inputs: list, outs: list, primary: list) -> list | None:
     return [Expectation(o.type, o.bits, RESIDUAL.name, residual=new, why=QR_LSTSQ_WHY)]
 
 
-def _leading_upper(view: dict | None, ta: TensorType, n: int) -> bool:
+def leading_upper(view: dict | None, ta: TensorType, n: int) -> bool:
     """Does a value of n×n matrices hold, on and above its diagonal, the
     same elements of xGEQRF's m×n result (type ta) — R in place?"""
     shape0 = tuple(int(d) for d in (parse_type(view["type"]).shape if view else ta.shape))

@@ -43,7 +43,7 @@ WHY = ("Q·R of xORGQR's Q and xGEQRF's R of one A: A itself, within xGEQRF's co
 
 def combine(inst, inputs: list, outs: list, primary: list) -> list | None:
     """The output where `inst` is Q·R (module docstring), else None."""
-    from .chains import _leading_upper, is_matmul
+    from .chains import is_matmul, leading_upper
     if not two_in_one_out(inputs, outs) or inst.spec.mnemonic != "dot_general":
         return None
     (o,) = outs
@@ -59,7 +59,7 @@ def combine(inst, inputs: list, outs: list, primary: list) -> list | None:
     ta = parse_type(rr["operands"][0]["type"])
     m, n = (int(d) for d in ta.shape[-2:])
     if m < n or o.type != ta or tuple(int(d) for d in r.type.shape[-2:]) != (n, n) \
-            or not _leading_upper(rr.get("view"), ta, n) or o.type.element_type.is_complex:
+            or not leading_upper(rr.get("view"), ta, n) or o.type.element_type.is_complex:
         return None
     a = np.asarray(tensor_from_hex(rr["operands"][0]["hex"], ta), dtype=np.float64)
     slack = np.asarray(rr.get("slack") or [0.0] * max(1, int(np.prod(ta.shape[:-2], dtype=np.int64))))
