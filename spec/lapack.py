@@ -1091,9 +1091,9 @@ def qr_q(attrs, arrays, types, rt, actual) -> Measured:
                     thr, finite, np.ones(finite.shape, bool), "matrices")
 
 
-QR_Q_POSITIVE_STATEMENT = ("max(‖I − QᴴQ‖₁/(m·ε), t·‖Q − Q₊‖_F/ρ) for Q·sign(diag R) (oracle/unique_qr.py): "
-                           "Q₊ the oracle's center of A = Q₊R₊ with R₊'s diagonal positive, ρ the radius every Q "
-                           "the criteria of xORGQR and xGEQRF let pass lies within")
+QR_Q_POSITIVE_STATEMENT = ("max(‖I − QᴴQ‖₁/(m·ε), t·‖Q − Q₊‖_F/ρ) (Q₊: A's Q with R's diagonal positive; ρ: the "
+                           "radius of every Q·sign(diag R) xORGQR's and xGEQRF's criteria let pass, "
+                           "oracle/unique_qr.py)")
 
 
 def qr_q_positive(attrs, arrays, types, rt, actual) -> Measured:
