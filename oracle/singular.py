@@ -53,7 +53,7 @@ import numpy as np
 
 from ..spec.types import parse_type
 from .spectral import (U64, bounded, divided_differences, exact_radius, gamma, scaled_columns, scaled_rows,
-                       factor_record, selection, two_in_one_out, widened)
+                       factor_record, ones, selection, two_in_one_out, widened)
 
 WHY = ("U·diag(d)·Vᵀ of svd's U and Vᵀ (d computed from its values, or none): every product the criteria, xGESDD's "
        "contract and d's range let pass, as a range (oracle/singular.py)")
@@ -96,7 +96,7 @@ def combine(inst, inputs: list, outs: list, primary: list) -> list | None:
     if inst.spec.mnemonic == "dot_general" and is_matmul(inst, lhs.type.rank, rhs.type.rank):
         u_side, vt_side = _side(lhs, "u"), _side(rhs, "vt")
         if u_side is not None and vt_side is not None and _same(u_side, vt_side):   # U_S·Vᵀ_S: d = 1 on S
-            return _product(_scaled(u_side, *(np.ones(u_side[1].size),) * 3), o)
+            return _product(_scaled(u_side, *(ones(u_side),) * 3), o)
         for pend, other in ((lhs.residual, vt_side), (rhs.residual, u_side)):   # (U ⊙ d)·Vᵀ, or U·(d ⊙ Vᵀ)
             if pend is not None and pend.get("pending") == "svd.scaled" and not pend.get("view") \
                     and bool(pend.get("rows")) == (other is u_side) and other is not None \

@@ -159,6 +159,13 @@ def selection(view: dict | None, t, how: str) -> np.ndarray | None:
     return cols
 
 
+def ones(factor: tuple) -> np.ndarray:
+    """d = 1 on the columns S of a factor (record, S), per matrix of its batch: batch × |S|."""
+    rec, cols = factor
+    batch = tuple(int(d) for d in parse_type(rec["operands"][0]["type"]).shape[:-2])
+    return np.ones(batch + (cols.size,))
+
+
 def widened(c: np.ndarray, cols: np.ndarray, n: int) -> np.ndarray:
     """d on the columns S of a factor, as c over all n of them: 0 off S."""
     out = np.zeros(c.shape[:-1] + (n,))
@@ -287,13 +294,13 @@ def combine(inst, inputs: list, outs: list, primary: list) -> list | None:
             return [ch.unstated(o.type, o.bits, f"{ch.DOWNSTREAM}; X·({SCALED})", {**q, "left": left})]
         v, vt, right = _vectors(lhs), _transposed_vectors(rhs), _vectors(rhs)
         if v is not None and vt is not None:   # V_S·V_Sᵀ: the projector onto an invariant subspace (d = 1 on S)
-            pend = _scaled(v, *(np.ones(v[1].size),) * 3)
+            pend = _scaled(v, *(ones(v),) * 3)
             return _product(pend, o) if _completes(pend, vt) else None
         if right is not None and v is None:   # X·V_S, d = 1 on S (PCA's scores, X·V[:, -k:])
             left = _stated(lhs, primary[0])
             if left is None:
                 return None
-            pend = {**_scaled(right, *(np.ones(right[1].size),) * 3), "left": left}
+            pend = {**_scaled(right, *(ones(right),) * 3), "left": left}
             return [ch.unstated(o.type, o.bits, f"{ch.DOWNSTREAM}; X·({SCALED})", pend)]
     got, rows = scaled_columns(inst, inputs, primary, _vectors), False
     if got is None:

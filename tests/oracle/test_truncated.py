@@ -174,3 +174,23 @@ def test_run_s_affine_forms_keep_the_range_whole(xla):
     lo, hi = ends(e)
     truth = xc @ v[:, -K:] @ v[:, -K:].T
     assert e.kind == "bounded" and ok(e, got) and ((lo <= truth) & (truth <= hi)).all()
+
+
+def test_batched_factors_put_together_hold_the_exact_values(xla):
+    """A batch of three: the polar factor U·Vᵀ, its truncation U[..., :k]·Vᵀ[..., :k, :] and a top-k projector —
+    d = 1 on the picked columns, per matrix of the batch."""
+    rng = np.random.default_rng(88)
+    a = (rng.standard_normal((3, 6, 4)) + np.eye(6, 4) * [4.0, 3, 2, 1]).astype(np.float32)
+    s = np.stack([spd(5, rng) for _ in range(3)])
+    svd = lambda a: jnp.linalg.svd(a, full_matrices=False)   # noqa: E731
+    cases = [
+        (lambda a: (lambda u, _, vt: u @ vt)(*svd(a)), a,
+         [exact_svd(m, 4, False) for m in a], "oracle/singular.py"),
+        (lambda a: (lambda u, _, vt: u[..., :K] @ vt[..., :K, :])(*svd(a)), a,
+         [exact_svd(m, K, False) for m in a], "oracle/singular.py"),
+        (lambda s: (lambda w, v: v[..., -K:] @ jnp.swapaxes(v[..., -K:], -1, -2))(*jnp.linalg.eigh(s)), s,
+         [exact_eigh(m, lambda lam, i: 1 if i >= 5 - K else 0) for m in s], "oracle/spectral.py"),
+    ]
+    for f, x, truth, module in cases:
+        (e,), (got,) = program(xla, f, [x])
+        judged_by_range(e, module, np.stack(truth), got)
