@@ -138,6 +138,7 @@ def test_encoded_constraints_are_all_independent():
         assert set(r.independence.witnesses) == set(OPS[r.name].labels)
 
 
+@pytest.mark.long   # `make check-spec` (CI runs it) proves every op; make test keeps the other ops' proofs above
 def test_v1_20s_added_ops_are_proved_or_say_why_not():
     """collective_broadcast (v1.20) is proved like a seed op; composite's
     constraints read functions, not numbers: a note names the registry entry
