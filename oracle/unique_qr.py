@@ -268,11 +268,11 @@ def diagonal_range(t: dict):
         f1 = (thr * big * (a1 + s) * (ainf + n * s) * u + n * s * a1 + ainf * s + n * s * s) * up
         if sm <= 0:
             return None
-        w = _cholesky_step(math.sqrt(n) * f1 / (sm * sm) * up)
+        w = lapack.cholesky_gap_above(math.sqrt(n) * f1 / (sm * sm) * up)
         R = np.linalg.qr(A, mode="r")
         f64 = float(np.abs(R.T @ R - A.T @ A).sum(axis=0).max(initial=0.0)) \
             + 2 * gamma(big + 2, U64) * float((np.abs(A).T @ np.abs(A) + np.abs(R).T @ np.abs(R)).sum(axis=0).max())
-        w64 = _cholesky_step(math.sqrt(n) * f64 / (sm * sm) * up)
+        w64 = lapack.cholesky_gap_above(math.sqrt(n) * f64 / (sm * sm) * up)
         if not (w < 1 and w64 < 1):
             return None
         d = np.abs(np.diagonal(R))
@@ -281,21 +281,13 @@ def diagonal_range(t: dict):
     return np.nextafter(lo[bs, ks], -np.inf), np.nextafter(hi[bs, ks], np.inf)
 
 
-def _cholesky_step(k: float) -> float:
-    """‖T − I‖_F at most for the upper triangular T with positive diagonal and TᵀT = I + K, ‖K‖_F ≤ k
-    (module docstring); inf for k ≥ 1/2."""
-    if not k < 0.5:
-        return math.inf
-    return (2 * k / (1 + math.sqrt(1 - 2 * k))) / math.sqrt(2)   # (1 − √(1 − 2k))/√2, without its cancellation
-
-
 def radius(delta: float, e_f: float, smin: float, n: int) -> float:
     """ρ of the module docstring: ‖M − Q₊‖_F at most, for ‖MᵀM − I‖₁ ≤ δ,
     ‖E‖_F ≤ e_F, σ_n(A) ≥ smin; inf where no bound holds."""
     if smin <= e_f or delta >= 0.5:
         return math.inf
     g = e_f * math.sqrt(1 + delta) / (smin - e_f)
-    return _cholesky_step(math.sqrt(n) * delta + 2 * math.sqrt(1 + delta) * g + g * g) + g
+    return lapack.cholesky_gap_above(math.sqrt(n) * delta + 2 * math.sqrt(1 + delta) * g + g * g) + g
 
 
 def positive_q(a: np.ndarray, ta, t_q: float, slack: np.ndarray):

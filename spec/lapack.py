@@ -508,6 +508,16 @@ def _chol_gap(g):
     return 2 * g / (two.sqrt() + (two - 4 * g).sqrt())
 
 
+def cholesky_gap_above(g: float) -> float:
+    """f₋(g) (`_chol_gap`) as a float64 rounded up, for a float g; inf for g ≥ 1/2 (no bound).  The upper
+    triangular T with a positive diagonal and TᵀT = I + K, ‖K‖_F ≤ g, has ‖T − I‖_F ≤ f₋(g) (`cholesky_range`'s
+    argument; oracle/unique_qr.py reads it too)."""
+    if not g < 0.5:
+        return math.inf
+    from flint import arb
+    return float(np.nextafter(float(_chol_gap(arb(g)).upper()), np.inf))
+
+
 def _ratio_bound(thr: float, n: int, et, lead: float) -> float | None:
     """The largest true ratio a criterion computed as spec/ops/cholesky.py's
     `enclosure` passes at threshold thr: its high end lo·q² + 2q·err/den,
