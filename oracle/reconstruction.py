@@ -81,7 +81,7 @@ def product_range(a: np.ndarray, ta, t_q: float, t_r: float, slack: np.ndarray):
     A = a.reshape((-1, m, n))
     s = slack.reshape(-1)[:, None]
     a1 = np.abs(A).sum(axis=-2).max(axis=-1, initial=0.0)[:, None]
-    e1 = (max(t_r, lapack.two_sided(max(m, n), et)) * max(m, n) * (a1 + s) * u + s) * up
+    e1 = (t_r * max(m, n) * (a1 + s) * u + s) * up   # t_r: geqrf.r's threshold, two_sided(max(m, n))
     norms = np.sqrt((A * A).sum(axis=-2)) + s                       # ‖aⱼ‖₂ at most, per column
     rad = (e1 + gamma(n, u) * math.sqrt((1 + delta) / (1 - delta)) * (norms + e1)) * up + tiny
     rad = np.broadcast_to(rad[:, None, :], A.shape).reshape(a.shape)
