@@ -216,20 +216,60 @@ def product_range(xs: list[float], fmt: FloatFormat):
         return -0.0 if negative else 0.0
     n = len(xs)
     g = gamma(max(n - 1, 0), fmt)
-    mags = [abs(Fraction(x)) for x in xs]
-    partial = _partial_products(mags)
-    p = Fraction(-1 if negative else 1) * math.prod(mags, start=Fraction(1))
-    if g is None or max(partial, default=Fraction(1)) * (1 + g) >= overflow_threshold(fmt):
+    mags = [abs(x) for x in xs]
+    p = Fraction(-1 if negative else 1) * _exact_product(mags)
+    if g is None or _some_partial(mags, lambda q: q * (1 + g) >= overflow_threshold(fmt), +1, 1 + g,
+                                  overflow_threshold(fmt)):
         return _any(OVERFLOW, p)
     b = g * abs(p)
-    if min(partial, default=fmt.min_normal) < fmt.min_normal and n > 1:
-        b += (n - 1) * (fmt.min_subnormal / 2) * math.prod((max(Fraction(1), m) for m in mags), start=Fraction(1))
+    if n > 1 and _some_partial(mags, lambda q: q < fmt.min_normal, -1, Fraction(1), fmt.min_normal):
+        b += (n - 1) * (fmt.min_subnormal / 2) * _exact_product([max(1.0, m) for m in mags])
     return Range(p, p - b, p + b)
 
 
+def _exact_product(mags: list[float]) -> Fraction:
+    """Π mags exactly: numerators and denominators multiplied as integers
+    (one normalisation, not one a factor)."""
+    num, den = 1, 1
+    for m in mags:
+        a, d = m.as_integer_ratio()
+        num *= a
+        den *= d
+    return Fraction(num, den)
+
+
+def _some_partial(mags: list[float], test: Callable, side: int, factor, bound) -> bool:
+    """Does `test` hold for some product of consecutive factors (what a
+    schedule's inner nodes compute, before rounding) — the largest
+    (`side` +1: test is "factor·q ≥ bound") or the smallest (−1: "q <
+    bound")?  Decided in O(n) on log₂ magnitudes (Kadane's largest or
+    smallest run sum) where they are clear of the bound by more than their
+    own rounding; else every product, exactly, as the definition reads."""
+    if not all(isinstance(m, float) for m in mags):
+        return any(test(q) for q in _partial_products([Fraction(m) for m in mags]))
+    logs = [math.log2(m) for m in mags]
+    best, run = -math.inf if side > 0 else math.inf, 0.0
+    for x in logs:
+        run = max(x, run + x) if side > 0 else min(x, run + x)
+        best = max(best, run) if side > 0 else min(best, run)
+    edge = _log2(bound) - (_log2(factor) if side > 0 else 0.0)
+    slack = (len(logs) + 4) * 2.0 ** -48 * (sum(abs(x) for x in logs) + abs(edge) + 1)
+    if best < edge - slack:      # every run below the edge: only "the smallest is below" holds
+        return side < 0
+    if best > edge + slack:      # every run above: only "the largest reaches it" holds
+        return side > 0
+    return any(test(q) for q in _partial_products([Fraction(m) for m in mags]))
+
+
+def _log2(q) -> float:
+    """log₂ of a positive Fraction (or int) past float's range too."""
+    q = Fraction(q)
+    return math.log2(q.numerator) - math.log2(q.denominator)
+
+
 def _partial_products(mags: list[Fraction]) -> list[Fraction]:
-    """Magnitudes of every product of consecutive factors (what a schedule's
-    inner nodes compute, before rounding)."""
+    """Magnitudes of every product of consecutive factors (what a
+    schedule's inner nodes compute, before rounding)."""
     out = []
     for i in range(len(mags)):
         acc = Fraction(1)

@@ -220,3 +220,47 @@ def test_a_fast_extremum_reduction_is_the_rows_extremum_where_no_nan_or_zero_tie
     [body] = [s.inst.regions["body"] for s in parse_program(plain).steps
               if s.inst is not None and s.inst.spec.mnemonic == "reduce"]
     assert schedule.fast_extremum(body) is None   # IEEE's maximum itself is a monoid, not this
+
+
+def _range_as_defined(xs: list, fmt):
+    """product_range as its definition reads, in O(n²) exact products: the
+    exact product, γ(n − 1) of it, "any value" where a product of consecutive
+    factors times 1 + γ reaches the overflow threshold, a subnormal term
+    where one falls below the normal range."""
+    mags = [abs(Fraction(x)) for x in xs]
+    partial = [math.prod(mags[i:j], start=Fraction(1)) for i in range(len(mags)) for j in range(i + 1, len(mags) + 1)]
+    g = schedule.gamma(max(len(xs) - 1, 0), fmt)
+    p = (-1) ** sum(math.copysign(1, x) < 0 for x in xs) * math.prod(mags, start=Fraction(1))
+    if g is None or max(partial, default=Fraction(1)) * (1 + g) >= schedule.overflow_threshold(fmt):
+        return "overflow", p
+    b = g * abs(p)
+    if len(xs) > 1 and min(partial) < fmt.min_normal:
+        b += (len(xs) - 1) * (fmt.min_subnormal / 2) * math.prod((max(Fraction(1), m) for m in mags), start=Fraction(1))
+    return p - b, p + b
+
+
+@pytest.mark.parametrize("et", FORMATS, ids=lambda e: e.name)
+def test_product_range_decides_overflow_and_underflow_as_defined(et):
+    """The linear route (log₂ runs, exact where near the edge) against every
+    product of consecutive factors: the same decisions and ends, factors
+    drawn at the overflow and subnormal edges."""
+    fmt = et.format
+    rng = np.random.default_rng(33)
+    top, low, tiny = float(fmt.max_finite), float(fmt.min_normal), float(fmt.min_subnormal)
+    for trial in range(300):
+        n = int(rng.integers(1, 10))
+        if trial % 3 == 0:   # runs whose product sits at the overflow threshold
+            base = top ** (1 / n)
+            xs = [base * float(rng.choice([0.999, 1.0, 1.001])) for _ in range(n)]
+        elif trial % 3 == 1:
+            xs = [float(rng.choice([low, 1.5 * low, tiny, 0.75, 1.25, 2.0])) for _ in range(n)]
+        else:
+            xs = [float(rng.choice([top, top / 3, 0.5, low])) for _ in range(n)]
+        xs = [float(x) * float(rng.choice([1, -1])) for x in xs if math.isfinite(x) and x != 0]
+        if not xs:
+            continue
+        got, want = schedule.product_range(xs, fmt), _range_as_defined(xs, fmt)
+        if want[0] == "overflow":
+            assert isinstance(got, ImplDefined), (xs, got)
+        else:
+            assert isinstance(got, Range) and (got.lo, got.hi) == want, (xs, got, want)
