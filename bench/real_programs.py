@@ -189,6 +189,8 @@ PROGRAMS = {
     "qr-projection": (_qr_projection, lambda: [_n(32, 8), _n(32, 4)]),
     "pca-reconstruct": (_pca, lambda: [_n(64, 4) * np.float32([4, 3, 1, 1])]),
     "truncated-svd": (_truncated_svd, lambda: [_n(8, 6) + np.eye(8, 6, dtype=np.float32) * np.float32([9, 8, 7, 6, 1, 1])]),
+    "eig-general": (jnp.linalg.eig, lambda: [_n(8, 8)]),
+    "cumprod-discount": (lambda r: jnp.cumprod(np.float32(0.99) + 0.005 * r), lambda: [_n(512)]),
     "orthogonal-init": (_orthogonal_init, lambda: [RNG.integers(0, 2 ** 32, 2, dtype=np.uint64).astype(np.uint32)]),
     "fft-conv": (lambda x, k: jnp.fft.irfft(jnp.fft.rfft(x) * jnp.fft.rfft(k), n=x.shape[-1]),
                  lambda: [_n(8, 256), _n(8, 256, scale=0.1)]),

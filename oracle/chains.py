@@ -118,13 +118,13 @@ reads it).
 
 What stays "any value": an underdetermined lstsq (m < n: the normal
 equations hold for every solution, the minimum-norm one is not singled
-out), complex det and slogdet (a complex range's components move
-together in oracle/propagation.py's corners, which bound no |z| over a
-box), a
+out), a
 rank-deficient or nearly rank-deficient lstsq (D not within reach of Σ⁻¹),
 a solve through a factor used otherwise than above, anything downstream of
 a factorisation whose pivots the oracle does not state (a near-tie) or of
-an implementation-defined output (tau, LAPACK's overwritten a).
+an implementation-defined output (tau, LAPACK's overwritten a), and
+xGEEV's eigenvalues computed on (their order is free: `max(abs(w))` is
+any value).
 """
 from __future__ import annotations
 

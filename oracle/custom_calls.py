@@ -305,6 +305,13 @@ def run_as_op(sem: AsOp, inst, arrays: list, result_types: list) -> list:
 #   info) with `mode` 'A' (65: u m×m, vt n×n), 'S' (83: m×k, k×n), 'N' (78)
 #   — xGESDD.  a: any value (LAPACK overwrites it); s: "svd.values";
 #   u: "svd.u"; vt: "svd.vt" ('N': any value); info: 0.
+# * `lapack_{s,d,c,z}geev_ffi` (a n×n -> real: wr, wi batch×n; complex: w;
+#   then vl, vr n×n complex, info) with `compute_left` / `compute_right` 'V'
+#   (86) / 'N' (78) — xGEEV.  The eigenvalues: "geev.values" (complex; any
+#   order: spec/geev.py) — real wr and wi are its parts, put together by
+#   `complex` downstream (oracle/chains.py `_components`); vr: "geev.vectors";
+#   vl: "geev.vectors" of Aᴴ ('N': any value); info: 0.  A matrix spec/geev.py
+#   gives no discs (defective, or past GEEV_LIMIT): every output any value.
 # Every matrix must be column-major (JAX's layouts); a NaN or ±inf in the
 # operand makes every output any value (LAPACK's results are then unspecified).
 
@@ -316,9 +323,10 @@ for _p, _et in _TYPES.items():
     FAMILIES[f"lapack_{_p}{'ung' if _p in 'cz' else 'org'}qr_ffi"] = ("orgqr", _et)
     FAMILIES[f"lapack_{_p}{'heevd' if _p in 'cz' else 'syevd'}_ffi"] = ("syevd", _et)
     FAMILIES[f"lapack_{_p}gesdd_ffi"] = ("gesdd", _et)
+    FAMILIES[f"lapack_{_p}geev_ffi"] = ("geev", _et)
 _REAL_OF = {et.name: _REAL[p] for p, et in _TYPES.items()}
 READ_ELSEWHERE.append("lapack_{s,d,c,z}{potrf,trsm}_ffi as cholesky and triangular_solve; "
-                      "lapack_{s,d,c,z}{getrf,geqrf,orgqr/ungqr,syevd/heevd,gesdd}_ffi as the factorisations they "
+                      "lapack_{s,d,c,z}{getrf,geqrf,orgqr/ungqr,syevd/heevd,gesdd,geev}_ffi as the factorisations they "
                       "compute (oracle/custom_calls.py)")
 
 
@@ -399,6 +407,19 @@ def _read_factorisation(family, et, cfg, texts, ins, outs):
         _want(outs[2], batch, SI32, "info")
         _all_column_major(texts, ins, outs, [0])
         return (("mode", _char(cfg, "mode", "VN")), ("uplo", _char(cfg, "uplo", "LU")))
+    if family == "geev":
+        vt = _C64 if et in (E_F32, _C64) else _C128
+        values = [(et, "w")] if et.is_complex else [(et, "wr"), (et, "wi")]
+        if m != n or len(outs) != len(values) + 3:
+            raise Misfit("xGEEV takes a square matrix and gives " + ", ".join(w for _, w in values) + ", vl, vr and info")
+        for o, (t, what) in zip(outs, values):
+            _want(o, batch + (n,), t, what)
+        k = len(values)
+        _want(outs[k], a.shape, vt, "vl")
+        _want(outs[k + 1], a.shape, vt, "vr")
+        _want(outs[k + 2], batch, SI32, "info")
+        _all_column_major(texts, ins, outs, [k, k + 1])
+        return (("compute_left", _char(cfg, "compute_left", "VN")), ("compute_right", _char(cfg, "compute_right", "VN")))
     # gesdd
     mode = _char(cfg, "mode", "ASN")
     if len(outs) != 5:
@@ -518,6 +539,8 @@ def run_factorisation(sem: Factorisation, inst, arrays: list, result_types: list
         else:
             v = free(t_v, zeros(t_v), "any value (mode 'N': no eigenvectors; LAPACK overwrites a)")
         return [v, w, Expectation.of(zeros(t_info), t_info, why=f"{sem.reading}: info 0, converged")]
+    if sem.family == "geev":
+        return _geev(sem, cfg, a, ta, x, result_types, free, zeros)
     # gesdd
     t_a, t_s, t_u, t_vt, t_info = result_types
     vals, err = lapack.spectrum(x, et, "svd")
@@ -539,6 +562,55 @@ def run_factorisation(sem: Factorisation, inst, arrays: list, result_types: list
         for t, ref, side in ((t_u, U, "u"), (t_vt, VT, "vt")):
             out.append(residual(t, rounded(ref, et), lapack.record(f"svd.{side}", {**attrs, "side": side}, [(a, ta)],
                                                                     lapack.SVD_VECTORS_STATEMENT, thr)))
+    return out + [Expectation.of(zeros(t_info), t_info, why=f"{sem.reading}: info 0, converged")]
+
+
+GEEV_PART = "{part} of xGEEV's eigenvalues: judged where `complex` puts them back together (oracle/chains.py)"
+
+
+def _geev(sem, cfg, a, ta, x, result_types, free, zeros) -> list:
+    """xGEEV's outputs (the section above; spec/geev.py)."""
+    from . import characterized as ch
+    from ..spec import geev, lapack
+    from ..spec.ops.cholesky import rounded
+    et = sem.et
+    k = 1 if et.is_complex else 2
+    t_vals, (t_vl, t_vr, t_info) = result_types[:k], result_types[k:]
+    n = int(ta.shape[-1])
+    thr = lapack.two_sided(n, et)
+    right = geev.discs(x, et)
+    left = geev.discs(np.conj(np.swapaxes(x, -1, -2)), et) if cfg["compute_left"] == "V" and right is not None \
+        else None
+    if right is None or (cfg["compute_left"] == "V" and left is None):
+        return [free(t, zeros(t), f"any value ({geev.NO_DISCS})") for t in result_types]
+    batch = tuple(int(d) for d in ta.shape[:-2])
+    lam = np.array([[complex(*c) for c in d["centers"]] for d in right], dtype=np.complex128).reshape(batch + (n,))
+    rec = lapack.record("geev.values", {"discs": right, "threshold": thr}, [(a, ta)], geev.GEEV_VALUES_STATEMENT, thr)
+    wt = TensorType(batch + (n,), _C64 if et in (E_F32, _C64) else _C128)
+    rec["reference"] = ch.significant(lapack.measure(rec, wt, lam).value)
+    if et.is_complex:
+        out = [Expectation(t_vals[0], to_bits(rounded(lam, et).astype(et.numpy), et), ch.KIND, why=sem.reading,
+                           residual=rec)]
+    else:
+        out = [free(t, rounded(part, et), GEEV_PART.format(part=name),
+                    tag={"pending": "part", "part": p, "sign": 1, "of": rec, "judged": True})
+               for t, part, name, p in ((t_vals[0], lam.real, "the real parts", "re"),
+                                        (t_vals[1], lam.imag, "the imaginary parts", "im"))]
+    vt = t_vr.element_type
+    for t, discs, side, flag in ((t_vl, left, "left", "compute_left"), (t_vr, right, "right", "compute_right")):
+        if cfg[flag] != "V":
+            out.append(free(t, zeros(t), f"any value ({flag} 'N': no {side} eigenvectors)"))
+            continue
+        m = x if side == "right" else np.conj(np.swapaxes(x, -1, -2))
+        vecs = np.zeros(m.shape, np.complex128)
+        for idx in np.ndindex(*batch):
+            vecs[idx] = np.linalg.eig(m[idx])[1]
+        attrs = {"discs": discs, "threshold": thr, **({"left": True} if side == "left" else {})}
+        vrec = lapack.record("geev.vectors", attrs, [(a, ta)], geev.GEEV_VECTORS_STATEMENT, thr)
+        ref = rounded(vecs, vt)
+        vrec["reference"] = ch.significant(lapack.measure(vrec, t, ref).value)
+        out.append(Expectation(t, to_bits(np.asarray(ref).astype(vt.numpy), vt), ch.KIND,
+                               why=f"{sem.reading}: the {side} eigenvectors", residual=vrec))
     return out + [Expectation.of(zeros(t_info), t_info, why=f"{sem.reading}: info 0, converged")]
 
 

@@ -97,6 +97,7 @@ import math
 import mpmath
 import numpy as np
 
+from . import geev
 from .dsl import Characterized, Measured
 from .ops.cholesky import (LAPACK_THRESHOLD, column_norms, component, ct, enclosure, gamma, one_norm, to_working,
                            unit_roundoff, working)
@@ -1189,7 +1190,45 @@ def householder(attrs, arrays, types, rt, actual) -> Measured:
                     "matrices")
 
 
+def _geev_matrices(arrays, types, actual):
+    (a,), (ta,) = arrays, types
+    n = int(ta.shape[-1])
+    batch = tuple(int(d) for d in ta.shape[:-2])
+    return ta, n, batch, np.asarray(actual).astype(np.complex128).reshape((-1,) + np.shape(actual)[len(batch):])
+
+
+def geev_values(attrs, arrays, types, rt, actual) -> Measured:
+    """xGEEV's eigenvalues in any order: spec/geev.py's s* per matrix, against the threshold."""
+    ta, n, batch, w = _geev_matrices(arrays, types, actual)
+    thr = float(attrs["threshold"])
+    s = np.array([geev.values_measure(d, w[i], thr) for i, d in enumerate(attrs["discs"])]).reshape(batch)
+    finite = np.isfinite(w).all(axis=-1).reshape(batch)
+    m = _verdict([("s*", s, s, s)], thr, finite, np.ones(batch, bool), "matrices")
+    if not m.ok:
+        i = int(np.argmax(s.reshape(-1) > thr)) if np.any(s > thr) else 0
+        m = dataclasses.replace(m, detail=f"{m.detail}; at s = {thr:g}: {geev.values_detail(attrs['discs'][i], w[i], thr)}")
+    return m
+
+
+def geev_vectors(attrs, arrays, types, rt, actual) -> Measured:
+    """xGEEV's right (or, of Aᴴ, left) eigenvectors, columns in any order, phases free (spec/geev.py)."""
+    (a,), (ta,) = arrays, types
+    et = ta.element_type
+    _, uw = working(et)
+    ta, n, batch, V = _geev_matrices(arrays, types, actual)
+    A = to_working(a, et).astype(np.complex128).reshape((-1, n, n))
+    if attrs.get("left"):
+        A = np.conj(np.swapaxes(A, -1, -2))
+    thr = float(attrs["threshold"])
+    got = [geev.vectors_s(d, A[i], V[i], thr, uw) for i, d in enumerate(attrs["discs"])]
+    s = np.array([g[0] for g in got]).reshape(batch)
+    norm = np.array([g[1] for g in got]).reshape(batch)
+    finite = np.isfinite(V).all(axis=(-2, -1)).reshape(batch)
+    return _verdict([("s* of the columns' matching", s, s, s), ("max|‖v̂‖₂ − 1|/(n·ε)", norm, norm, norm)], thr,
+                    finite, np.ones(batch, bool), "matrices")
+
+
 PROPERTIES = {"getrf.lu": getrf_lu, "linear_solve": linear_solve, "eigh.values": eigh_values,
               "eigh.vectors": eigh_vectors, "svd.values": svd_values, "svd.u": svd_vectors, "svd.vt": svd_vectors,
               "geqrf.r": geqrf_r, "qr.q": qr_q, "qr.q.positive": qr_q_positive, "householder": householder,
-              "lstsq": lstsq}
+              "lstsq": lstsq, "geev.values": geev_values, "geev.vectors": geev_vectors}
