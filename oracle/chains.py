@@ -124,7 +124,8 @@ a solve through a factor used otherwise than above, anything downstream of
 a factorisation whose pivots the oracle does not state (a near-tie) or of
 an implementation-defined output (tau, LAPACK's overwritten a), and
 xGEEV's eigenvalues computed on (their order is free: `max(abs(w))` is
-any value).
+any value) — but for `compare` EQ / NE with a value outside every disc
+their criterion allows (oracle/eigenvalues.py: `jnp.roots`' zero test).
 """
 from __future__ import annotations
 
@@ -243,7 +244,7 @@ def column_slack(r: np.ndarray) -> list:
 
 SYMMETRIC = ("eigh.values", "eigh.vectors")   # records whose operand is read as a Hermitian matrix, as cholesky's
 # Records of a real factorisation whose `slack` (‖Â − A‖₁) a rule downstream adds (besides cholesky's)
-SLACKED = SYMMETRIC + ("getrf.lu", "geqrf.r")
+SLACKED = SYMMETRIC + ("getrf.lu", "geqrf.r", "geev.values", "geev.vectors")
 
 
 def matrix_slack(v, rec: dict) -> list | None:
@@ -323,9 +324,10 @@ def combine(inst, inputs: list, outs: list, primary: list) -> list | None:
     by_qr = _qr_lstsq(inst, inputs, outs, primary)
     if by_qr is not None:
         return by_qr
-    from . import projection, reconstruction, singular, spectral, unique_qr
-    # V·diag(d)·Vᵀ of eigh, U·diag(d)·Vᵀ of svd, Q·(Qᴴ·x), Q·sign(diag R) and Q·R of qr
-    for rule in (spectral.combine, singular.combine, projection.combine, unique_qr.combine, reconstruction.combine):
+    from . import eigenvalues, projection, reconstruction, singular, spectral, unique_qr
+    # V·diag(d)·Vᵀ of eigh, U·diag(d)·Vᵀ of svd, Q·(Qᴴ·x), Q·sign(diag R) and Q·R of qr, geev's values compared
+    for rule in (spectral.combine, singular.combine, projection.combine, unique_qr.combine, reconstruction.combine,
+                 eigenvalues.combine):
         got = rule(inst, inputs, outs, primary)
         if got is not None:
             return got

@@ -200,14 +200,13 @@ def downstream(run_op, inst, inputs: list, outs: list, arrays: list | None) -> l
     free = [i for i, v in enumerate(inputs) if is_free(v)]
     if not free:
         ranged = any(isinstance(v, Expectation) and kind_of(v).approximate for v in inputs)
-        if ranged and any(RESIDUAL.judges(o) for o in outs):
+        if ranged and any(RESIDUAL.judges(o) or _judged_part(o) for o in outs):
             for o in outs:
                 o.why = "; ".join(w for w in (o.why, RANGED_OPERAND) if w)
                 if RESIDUAL.judges(o):   # what the backend factors is not the primary M: its distance, or no range
-                    slack = chains.matrix_slack(inputs[0], o.residual) \
-                        if (o.residual.get("op") == "cholesky" or o.residual.get("property") in chains.SLACKED) \
-                        and isinstance(inputs[0], Expectation) else None
-                    o.residual = {**o.residual, "ranged": True, **({"slack": slack} if slack is not None else {})}
+                    o.residual = _marked(o.residual, inputs[0])
+                elif _judged_part(o):    # xGEEV's wr, wi: the record they are parts of
+                    o.residual = {**o.residual, "of": _marked(o.residual["of"], inputs[0])}
             return outs
         return None
     primary = list(arrays) if arrays is not None else [_primary(v) for v in inputs]
@@ -242,6 +241,20 @@ def downstream(run_op, inst, inputs: list, outs: list, arrays: list | None) -> l
             kept = chains.moved(run_op, inst, primary, tagged[0], inputs[tagged[0]], k, o)
         out.append(kept if kept is not None else any_value(o))
     return out
+
+
+def _judged_part(o) -> bool:
+    """A part (re or im) of a residual-judged value, as xGEEV's wr and wi are (oracle/custom_calls.py)."""
+    t = o.residual if isinstance(o, Expectation) else None
+    return bool(t) and t.get("pending") == "part" and bool(t.get("judged"))
+
+
+def _marked(rec: dict, operand) -> dict:
+    """`rec` marked `ranged`, with `slack` (‖Â − A‖₁ per matrix) where its rules add one."""
+    slack = chains.matrix_slack(operand, rec) \
+        if (rec.get("op") == "cholesky" or rec.get("property") in chains.SLACKED) \
+        and isinstance(operand, Expectation) else None
+    return {**rec, "ranged": True, **({"slack": slack} if slack is not None else {})}
 
 
 def _kept_whole(run_op, inst, primary: list, inputs: list, free: list, outs: list) -> bool:

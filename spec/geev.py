@@ -70,6 +70,11 @@ matching: scipy's linear_sum_assignment); the measure is the least s with
 such a matching, and each column's |‖v̂ⱼ‖₂ − 1|/(n·ε) beside it (LAPACK's
 dget22 normalisation test).  n copies of one eigenvector fail.
 
+**Computed upstream.**  Where the backend is given Â with ‖Â − A‖₁ ≤ σ per
+matrix (the record's `slack`, oracle/chains.py `matrix_slack`), its values
+are those of A + (Â − A) + E, and ‖Â − A‖₂ ≤ √n·σ joins ‖E‖₂ in every disc
+(`with_slack`) — `jnp.roots`' companion matrix holds −p[1:]/p[0].
+
 **Rigour of the numbers.**  bᵢ and ‖yᵢ‖₂ are upper ends of arb balls;
 Σⱼ‖xⱼ‖₂, ‖A‖₁ and U are float64 sums rounded up by n·2⁻⁵² relative;
 distances and residuals are float64 (working format), given 2⁻⁴⁰ relative
@@ -174,6 +179,30 @@ def discs(a: np.ndarray, et) -> list | None:
             return None
         out.append(d)
     return out
+
+
+def with_slack(d: dict, e0: float) -> dict:
+    """The discs of a matrix the backend may have been given within ‖Â − A‖₂ ≤ e0 of A
+    (computed upstream): Â + E = A + (Â − A + E), so every |Gᵢⱼ| bound grows by ‖yᵢ‖₂·e0·‖xⱼ‖₂."""
+    if not e0:
+        return d
+    out = dict(d)
+    out["base"] = (np.asarray(d["base"]) + np.asarray(d["coef"]) * e0 * (1 + MARGIN)).tolist()
+    if "fabs" in d:
+        n = len(d["ynorm"])
+        out["fabs"] = (np.asarray(d["fabs"]).reshape(n, n)
+                       + np.outer(d["ynorm"], d["xnorm"]) * e0 * (1 + MARGIN)).reshape(-1).tolist()
+    return out
+
+
+def slack_discs(attrs: dict) -> list:
+    """The record's discs, each widened by its matrix's `slack` (‖Â − A‖₁ ≤ slack, so
+    ‖Â − A‖₂ ≤ √n·slack), where the operand was computed upstream."""
+    discs = attrs["discs"]
+    slack = attrs.get("slack")
+    if not slack:
+        return discs
+    return [with_slack(d, math.sqrt(len(d["centers"])) * float(s) * (1 + MARGIN)) for d, s in zip(discs, slack)]
 
 
 def _unpack(d: dict):

@@ -142,7 +142,10 @@ def operands_of(rec: dict) -> tuple[list, list]:
 def _plain(rec: dict, result_type: TensorType, actual) -> Measured:
     if "property" in rec:
         arrays, types = operands_of(rec)
-        return PROPERTIES[rec["property"]](rec["attributes"], arrays, types, result_type, np.asarray(actual))
+        attrs = rec["attributes"]
+        if rec["property"] in SLACK_IN_ATTRIBUTES and rec.get("slack") is not None:
+            attrs = {**attrs, "slack": rec["slack"]}   # the operand computed upstream: ‖Â − A‖₁ per matrix
+        return PROPERTIES[rec["property"]](attrs, arrays, types, result_type, np.asarray(actual))
     inst, operands = Characterized.recall(rec, result_type)
     return inst.spec.semantics.criterion(inst, operands, np.asarray(actual))
 
@@ -1201,12 +1204,13 @@ def geev_values(attrs, arrays, types, rt, actual) -> Measured:
     """xGEEV's eigenvalues in any order: spec/geev.py's s* per matrix, against the threshold."""
     ta, n, batch, w = _geev_matrices(arrays, types, actual)
     thr = float(attrs["threshold"])
-    s = np.array([geev.values_measure(d, w[i], thr) for i, d in enumerate(attrs["discs"])]).reshape(batch)
+    discs = geev.slack_discs(attrs)
+    s = np.array([geev.values_measure(d, w[i], thr) for i, d in enumerate(discs)]).reshape(batch)
     finite = np.isfinite(w).all(axis=-1).reshape(batch)
     m = _verdict([("s*", s, s, s)], thr, finite, np.ones(batch, bool), "matrices")
     if not m.ok:
         i = int(np.argmax(s.reshape(-1) > thr)) if np.any(s > thr) else 0
-        m = dataclasses.replace(m, detail=f"{m.detail}; at s = {thr:g}: {geev.values_detail(attrs['discs'][i], w[i], thr)}")
+        m = dataclasses.replace(m, detail=f"{m.detail}; at s = {thr:g}: {geev.values_detail(discs[i], w[i], thr)}")
     return m
 
 
@@ -1220,7 +1224,7 @@ def geev_vectors(attrs, arrays, types, rt, actual) -> Measured:
     if attrs.get("left"):
         A = np.conj(np.swapaxes(A, -1, -2))
     thr = float(attrs["threshold"])
-    got = [geev.vectors_s(d, A[i], V[i], thr, uw) for i, d in enumerate(attrs["discs"])]
+    got = [geev.vectors_s(d, A[i], V[i], thr, uw) for i, d in enumerate(geev.slack_discs(attrs))]
     s = np.array([g[0] for g in got]).reshape(batch)
     norm = np.array([g[1] for g in got]).reshape(batch)
     finite = np.isfinite(V).all(axis=(-2, -1)).reshape(batch)
@@ -1232,3 +1236,5 @@ PROPERTIES = {"getrf.lu": getrf_lu, "linear_solve": linear_solve, "eigh.values":
               "eigh.vectors": eigh_vectors, "svd.values": svd_values, "svd.u": svd_vectors, "svd.vt": svd_vectors,
               "geqrf.r": geqrf_r, "qr.q": qr_q, "qr.q.positive": qr_q_positive, "householder": householder,
               "lstsq": lstsq, "geev.values": geev_values, "geev.vectors": geev_vectors}
+# Properties whose criterion itself widens by a record's `slack` (the others' ranges downstream add it)
+SLACK_IN_ATTRIBUTES = ("geev.values", "geev.vectors")

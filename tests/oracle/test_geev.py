@@ -142,3 +142,29 @@ def test_the_vectors_of_a_perturbation_at_the_allowance_pass():
         _, vecs = mp_eig(a + e, 40)
         s, norm = geev.vectors_s(d, a.astype(np.complex128), vecs, t, 2.0 ** -53)
         assert s <= t and norm <= t
+
+
+def test_roots_of_a_polynomial_are_judged_through_its_zero_test(xla):
+    """jnp.roots: eigvals of the companion matrix, compared with 0, sorted by that flag (oracle/eigenvalues.py)."""
+    p = np.array([1.5, -2.0, 0.5, 3.0, -1.0, 0.25], np.float32)
+    (e,), (got,) = program(xla, lambda c: jnp.roots(c, strip_zeros=False), [p])
+    assert e.kind == "residual" and e.residual["property"] == "geev.values", e.why
+    with mpmath.workdps(60):
+        truth = np.array([complex(r) for r in mpmath.polyroots([mpmath.mpf(float(x)) for x in p], maxsteps=200,
+                                                                extraprec=200)])
+    assert ok(e, got) and ok(e, truth.astype(np.complex64)) and ok(e, truth[::-1].astype(np.complex64))
+    moved = truth.copy()
+    moved[0] *= 1.001
+    for wrong in (got * np.complex64(1.01), moved.astype(np.complex64), np.zeros_like(got)):
+        assert not ok(e, wrong)
+
+
+def test_a_matrix_computed_upstream_widens_the_discs_by_its_distance(xla):
+    rng = np.random.default_rng(31)
+    a, b = rng.standard_normal((2, 6, 6)).astype(np.float32)
+    (e,), (got,) = program(xla, lambda x, y: jnp.linalg.eigvals(x @ y), [a, b])
+    assert e.residual.get("ranged") and e.residual["slack"][0] > 0, e.residual.keys()
+    assert ok(e, got)
+    exact = a.astype(np.float64) @ b.astype(np.float64)    # the product before rounding: within the slack
+    assert ok(e, mp_eig(exact, 30)[0].astype(np.complex64))
+    assert not ok(e, got * np.complex64(1.01))
