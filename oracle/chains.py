@@ -123,9 +123,10 @@ rank-deficient or nearly rank-deficient lstsq (D not within reach of Σ⁻¹),
 a solve through a factor used otherwise than above, anything downstream of
 a factorisation whose pivots the oracle does not state (a near-tie) or of
 an implementation-defined output (tau, LAPACK's overwritten a), and
-xGEEV's eigenvalues computed on (their order is free: `max(abs(w))` is
-any value) — but for `compare` EQ / NE with a value outside every disc
-their criterion allows (oracle/eigenvalues.py: `jnp.roots`' zero test).
+xGEEV's eigenvalues computed on element by element (their order is free)
+— but for `compare` EQ / NE with a value outside every disc their
+criterion allows (`jnp.roots`' zero test) and the largest |ŵ| (a spectral
+radius), oracle/eigenvalues.py.
 """
 from __future__ import annotations
 

@@ -216,7 +216,7 @@ def _ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
         return np.where(num <= 0, 0.0, np.where(den > 0, num / np.where(den > 0, den, 1), np.inf))
 
 
-def _components(c, base, g, s):
+def components(c, base, g, s):
     """(component label per disc, count of discs per label, radii) at s."""
     from scipy.sparse.csgraph import connected_components
     rho = (base + g * s) * (1 + MARGIN)
@@ -226,7 +226,7 @@ def _components(c, base, g, s):
 
 
 def _values_hold(c, base, g, d, s) -> bool:
-    label, size, rho = _components(c, base, g, s)
+    label, size, rho = components(c, base, g, s)
     inside = d <= rho[None, :]
     if not inside.any(axis=1).all():
         return False
@@ -318,13 +318,30 @@ def values_measure(d: dict, w: np.ndarray, t: float) -> float:
     return s if first_order_holds(d, w, t) else math.inf
 
 
+def radius_range(d: dict, t: float) -> tuple[float, float] | None:
+    """(low, high): every max |ŵ| of values passing at s = t — each value in a
+    disc of its component, a component of k discs holding k values, a
+    first-order disc one (oracle/eigenvalues.py); None without discs."""
+    c, base, coef, unit = _unpack(d)
+    rho = radii_at(d, t)
+    if c.size == 0 or not np.isfinite(rho).all():
+        return None
+    mag = np.abs(c)
+    label, _, _ = components(c, base, coef * unit, t)
+    low = max(float(np.min(mag[label == k] - rho[label == k])) for k in np.unique(label))
+    iso = isolated_radii(d, t)
+    if np.isfinite(iso).any():
+        low = max(low, float(np.max((mag - iso)[np.isfinite(iso)])))
+    return max(low, 0.0), float(np.max(mag + rho))
+
+
 def values_detail(d: dict, w: np.ndarray, t: float) -> str:
     """What fails at s = t, in words."""
     c, base, coef, unit = _unpack(d)
     w = np.asarray(w, dtype=np.complex128).reshape(-1)
     if not np.isfinite(w).all():
         return "a NaN or inf among the values"
-    label, size, rho = _components(c, base, coef * unit, t)
+    label, size, rho = components(c, base, coef * unit, t)
     inside = np.abs(w[:, None] - c[None, :]) * (1 - MARGIN) <= rho[None, :]
     out = int((~inside.any(axis=1)).sum())
     got = np.bincount(label[np.argmax(inside, axis=1)][inside.any(axis=1)], minlength=size.size)
@@ -356,7 +373,7 @@ def vectors_s(d: dict, A: np.ndarray, V: np.ndarray, t: float, uw: float) -> tup
     if not np.isfinite(V).all():
         return math.inf, math.inf
     rho = radii_at(d, t)
-    label, size, _ = _components(c, base, coef * unit, t)
+    label, size, _ = components(c, base, coef * unit, t)
     norms = np.sqrt((np.abs(V) ** 2).sum(axis=0))
     # ‖(A − λ̃ᵢ)·v̂ⱼ‖₂ for every (column j, disc i), less its rounding: γ(n + 3)·(‖|A|·|v̂ⱼ|‖₁ + |λ̃ᵢ|·‖v̂ⱼ‖₁)
     res = np.sqrt((np.abs((A @ V)[:, :, None] - V[:, :, None] * c[None, None, :]) ** 2).sum(axis=0))

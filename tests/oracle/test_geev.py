@@ -18,7 +18,7 @@ import pytest
 
 from shlo_conform.spec import geev, lapack
 from shlo_conform.spec.types import element_type
-from tests.oracle.jax_programs import ok, program
+from tests.oracle.jax_programs import ends, ok, program
 
 
 def mp_eig(a: np.ndarray, dps: int = 60):
@@ -112,6 +112,8 @@ def test_every_exact_spectrum_of_a_perturbation_at_the_allowance_passes(n):
         assert s <= t, (trial, s, t)
         worst = max(worst, s / t)
         # the same values against radii cut to 5 % of what the proof allows: some fall out
+        lo, hi = geev.radius_range(d, t)                 # the spectral radius's range holds it too
+        assert lo <= np.abs(vals).max() <= hi
         cut = {**d, "coef": [c * 0.05 for c in d["coef"]], "ynorm": [y * 0.05 for y in d["ynorm"]]}
         cut_fails += geev.values_measure(cut, vals, t) > t
     assert worst > 0.01 and cut_fails > 0, (worst, cut_fails)
@@ -168,3 +170,20 @@ def test_a_matrix_computed_upstream_widens_the_discs_by_its_distance(xla):
     exact = a.astype(np.float64) @ b.astype(np.float64)    # the product before rounding: within the slack
     assert ok(e, mp_eig(exact, 30)[0].astype(np.complex64))
     assert not ok(e, got * np.complex64(1.01))
+
+
+def test_the_spectral_radius_is_a_range_from_the_discs(xla):
+    """max |eigvals| (an echo state network's scaling): a range holding mpmath's value; wrong ones refused."""
+    rng = np.random.default_rng(41)
+    w = rng.standard_normal((10, 10)) / np.sqrt(10)
+    (e,), (got,) = program(xla, lambda m: jnp.max(jnp.abs(jnp.linalg.eigvals(m))), [w])
+    assert e.kind == "bounded" and "oracle/eigenvalues.py" in e.why, e.why
+    truth = float(np.max(np.abs(mp_eig(w)[0])))
+    lo, hi = ends(e)
+    assert lo <= truth <= hi and (hi - lo) / truth < 1e-10
+    assert ok(e, got) and not ok(e, got * (1 + 1e-9)) and not ok(e, got * (1 - 1e-9))
+    # in f32, through the scaling W·0.9/ρ
+    w32 = w.astype(np.float32)
+    (s,), (scaled,) = program(xla, lambda m: m * (0.9 / jnp.max(jnp.abs(jnp.linalg.eigvals(m)))), [w32])
+    assert s.kind == "bounded" and ok(s, scaled)
+    assert not ok(s, scaled * np.float32(1.01)) and not ok(s, -scaled)
