@@ -69,6 +69,9 @@ def combine(inst, inputs: list, outs: list, primary: list) -> list | None:
         rec = tag(w)
         if rec.get("property") != "geev.values":
             continue
+        view = rec.get("view")
+        if view and (np.asarray(view["src"]) < 0).any():
+            return None   # elements that are not eigenvalues beside them (a concatenation): nothing claimed
         values = np.unique(np.asarray(z.array()).astype(np.complex128).reshape(-1))
         if values.size != 1 or not np.isfinite(values).all():
             return None

@@ -187,3 +187,11 @@ def test_the_spectral_radius_is_a_range_from_the_discs(xla):
     (s,), (scaled,) = program(xla, lambda m: m * (0.9 / jnp.max(jnp.abs(jnp.linalg.eigvals(m)))), [w32])
     assert s.kind == "bounded" and ok(s, scaled)
     assert not ok(s, scaled * np.float32(1.01)) and not ok(s, -scaled)
+
+
+def test_a_zero_test_beside_other_values_claims_nothing(xla):
+    """roots' rule states the flags of eigenvalues only: values concatenated with a zero keep "any value"."""
+    a = np.random.default_rng(51).standard_normal((4, 4))
+    (e,), _ = program(xla, lambda m: jnp.concatenate([jnp.linalg.eigvals(m), jnp.zeros(1, jnp.complex128)]) == 0,
+                      [a])
+    assert not (e.kind == "exact" and not e.impl_defined and not np.asarray(e.array()).any()), e.why
