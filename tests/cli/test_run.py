@@ -79,6 +79,7 @@ def test_bad_input_is_one_line_and_exit_2(program, capsys, args, message):
     assert rc == 2 and message in err and "\n" not in err
 
 
+@pytest.mark.long   # ~15 s: make test-long (CI)
 def test_random_inputs_are_a_models_values_unless_asked_for_the_whole_range(tmp_path, capsys):
     """A dense layer with softmax (JAX's lowering, nobody here wrote it) on
     --random's default draw is judged: XLA agrees within a stated enclosure

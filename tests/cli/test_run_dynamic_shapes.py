@@ -204,6 +204,7 @@ def test_shapes_that_cannot_be_used_are_one_line_exit_2(programs, capsys, progra
     assert message in err and out == "", err
 
 
+@pytest.mark.long   # ~13 s: make test-long (CI)
 def test_a_multi_platform_export_runs_the_cpu_branch(programs, capsys):
     """Exported for ("cuda", "cpu") with `platform_dependent` (cpu: 2·x,
     cuda: 3·x): @main takes the platform index first, which the user's

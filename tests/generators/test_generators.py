@@ -149,6 +149,7 @@ def test_zero_sized_dimensions_occur():
     assert any(0 in i.lhs.shape for i in insts)
 
 
+@pytest.mark.long   # ~15 s: make test-long (CI); check-spec solves every op in make test's sibling step too
 @settings(max_examples=25, deadline=None)   # a fresh draw every run; check-spec solves every op
 @given(st.data())
 def test_any_skeleton_solves_to_a_valid_instance(data):
