@@ -245,7 +245,7 @@ def column_slack(r: np.ndarray) -> list:
 
 SYMMETRIC = ("eigh.values", "eigh.vectors")   # records whose operand is read as a Hermitian matrix, as cholesky's
 # Records of a real factorisation whose `slack` (‖Â − A‖₁) a rule downstream adds (besides cholesky's)
-SLACKED = SYMMETRIC + ("getrf.lu", "geqrf.r", "geev.values", "geev.vectors")
+SLACKED = SYMMETRIC + ("getrf.lu", "geqrf.r", "geev.values", "geev.vectors", "gees.t", "gees.vectors", "gehrd.h")
 
 
 def matrix_slack(v, rec: dict) -> list | None:
@@ -337,6 +337,9 @@ def combine(inst, inputs: list, outs: list, primary: list) -> list | None:
         return least
     fam = getattr(inst.spec.semantics, "family", None)
     if fam == "orgqr" and len(inputs) == 2 and len(outs) == 1:
+        by_gehrd = _hessenberg_q(inst, inputs, outs)
+        if by_gehrd is not None:
+            return by_gehrd
         r, tau = tag(inputs[0]), tag(inputs[1])
         if r is None or tau is None or r.get("property") != "geqrf.r" or tau.get("pending") != "geqrf.tau" \
                 or r.get("conj"):
@@ -352,6 +355,38 @@ def combine(inst, inputs: list, outs: list, primary: list) -> list | None:
         return [Expectation(o.type, o.bits, RESIDUAL.name, residual=new,
                             why=f"{inst.spec.semantics.reading} of xGEQRF's outputs: the Q of A (oracle/chains.py)")]
     return None
+
+
+def _hessenberg_q(inst, inputs: list, outs: list) -> list | None:
+    """xORGQR of xGEHRD's reflectors (`jax.scipy.linalg.hessenberg(calc_q=True)`):
+    a[1:n, 0:n−1] of xGEHRD's a (a part, `PARTS`) with its tau gives
+    Q(2:n, 2:n), judged as "gehrd.q" of A (spec/hessenberg.py)."""
+    from . import characterized as ch
+    r, tau = tag(inputs[0]), tag(inputs[1])
+    if r is None or tau is None or r.get("property") != "gehrd.h" or r.get("pending") != "part" \
+            or tau.get("pending") != "gehrd.tau" or r.get("conj") or tau.get("view") or r["operands"][0] != tau["of"]:
+        return None
+    ta = parse_type(r["operands"][0]["type"])
+    shape0 = tuple(int(d) for d in ta.shape)
+    n = shape0[-1]
+    t = inputs[0].type
+    if tuple(int(d) for d in t.shape) != shape0[:-2] + (n - 1, n - 1) or not r.get("view"):
+        return None
+    want = np.arange(int(np.prod(shape0))).reshape(shape0)[..., 1:, :n - 1]
+    if not np.array_equal(np.asarray(r["view"]["src"]).reshape(want.shape), want):
+        return None
+    (o,) = outs
+    a = tensor_from_hex(r["operands"][0]["hex"], ta)
+    thr = lapack.two_sided(n, ta.element_type)
+    from ..spec import hessenberg
+    new = lapack.record("gehrd.q", {"threshold": thr}, [(a, ta)], hessenberg.GEHRD_Q_STATEMENT, thr)
+    for k in ("ranged", "slack"):
+        if k in r:
+            new[k] = r[k]
+    new["reference"] = ch.significant(lapack.measure(new, o.type, o.array()).value)
+    return [Expectation(o.type, o.bits, RESIDUAL.name, residual=new,
+                        why=f"{inst.spec.semantics.reading} of xGEHRD's reflectors: Q(2:n, 2:n) of A's Hessenberg "
+                            "reduction (oracle/chains.py)")]
 
 
 COMPONENT = "the {part} parts of a value judged by a property, {sign}(oracle/chains.py)"
@@ -805,14 +840,22 @@ REPEATABLE = ("qr.rdiag", "qr.rsign")
 # Factors whose part — some of their columns or rows, each once, picked by data movement — oracle/spectral.py and
 # singular.py read as the whole factor with d = 0 off the part (PCA's top k, a truncated SVD): tagged "part"
 # (any value alone: the factor's criterion reads all of it), with the record and the composed `view`.
-PARTS = ("eigh.vectors", "svd.u", "svd.vt")
+PARTS = ("eigh.vectors", "svd.u", "svd.vt", "gehrd.h")   # xGEHRD's a[1:n, 0:n−1]: its reflectors for xORGQR
 PART = "a part of a factor's columns or rows, picked by data movement: any value alone (oracle/chains.py)"
 
 
-def moved(run_op, inst, arrays: list, i: int, v: Expectation, k: int, o) -> Expectation | None:
+def moved(run_op, inst, arrays: list, i: int, v: Expectation, k: int, o,
+          others_exact: bool = False) -> Expectation | None:
     """Output `k` of the op where it moves the tagged value `v` (operand `i`)
     without computing on it (module docstring), with the record's `view`
-    composed; None where it does not."""
+    composed; None where it does not.  Where the op also puts in elements of
+    its other operands (`concatenate`, `pad`: JAX's `block` around
+    `hessenberg`'s Q), they are judged as the program's own values — the
+    record marked `fixed` (spec/kinds/residual.py) — where those operands are
+    exact (`others_exact`) and every element the record brings along is one
+    its criterion reads or one already fixed; otherwise they are not read
+    and a `fixed` mark of the record is dropped (an approximate element must
+    not be compared bit for bit)."""
     from . import characterized as ch
     rec = tag(v)
     if isinstance(o, tuple) or rec is None or o.type.element_type != v.type.element_type:
@@ -838,6 +881,7 @@ def moved(run_op, inst, arrays: list, i: int, v: Expectation, k: int, o) -> Expe
         and bool((src >= 0).all()) and int(counts.max(initial=0)) <= 1   # PCA's v[:, -k:], a truncated SVD
     if (counts[need] != 1).any() and not repeats and not partial:
         return _diagonal(rec, v, src, o) if RESIDUAL.judges(v) else None
+    carried = src[src >= 0]   # v's elements that come out (v's own numbering)
     if view:
         src0 = np.asarray(view["src"], dtype=np.int64)
         src = np.where(src >= 0, src0[np.maximum(src, 0)], -1)
@@ -847,6 +891,13 @@ def moved(run_op, inst, arrays: list, i: int, v: Expectation, k: int, o) -> Expe
     new = {key: val for key, val in rec.items() if key != "view"}
     if not (o.type.mlir == t0 and (src == np.arange(src.size)).all()):
         new["view"] = {"type": t0, "src": src.tolist()}
+    put_in = (src < 0).any()
+    if put_in and RESIDUAL.judges(v):
+        brings_read = bool(rec.get("fixed")) or bool(need[carried].all())
+        if others_exact and brings_read:
+            new["fixed"] = True
+        else:
+            new.pop("fixed", None)
     if partial and (counts != 1).any():   # elements dropped: a part, which the criterion cannot read alone
         return ch.unstated(o.type, o.bits, "; ".join(w for w in (v.why, PART) if w), {**new, "pending": "part"})
     if RESIDUAL.judges(v):

@@ -238,7 +238,8 @@ def downstream(run_op, inst, inputs: list, outs: list, arrays: list | None) -> l
             elif inst is not None and not isinstance(o, tuple):
                 kept = _restated(inst, r, o)
         if kept is None and len(free) == 1 and tagged and inst is not None:
-            kept = chains.moved(run_op, inst, primary, tagged[0], inputs[tagged[0]], k, o)
+            others_exact = all(chains.exact(v) for j, v in enumerate(inputs) if j != tagged[0])
+            kept = chains.moved(run_op, inst, primary, tagged[0], inputs[tagged[0]], k, o, others_exact)
         out.append(kept if kept is not None else any_value(o))
     return out
 

@@ -54,9 +54,12 @@ target whose call does not fit its definition (operand count or types,
 config, layout) is `CannotJudge`, naming why.
 
 JAX's other LAPACK calls — xGETRF, xGEQRF, xORGQR / xUNGQR, xSYEVD /
-xHEEVD, xGESDD — compute what no StableHLO op does: they are read as the
-factorisations themselves (`FAMILIES`, `Factorisation`, below), each output
-judged alone by a property of spec/lapack.py.
+xHEEVD, xGESDD / xGESVD, xGEEV, xGEES, xGEHRD, xGEQP3, xGTSV, xSYTRD /
+xHETRD — compute what no StableHLO op does: they are read as the
+factorisations themselves (`FAMILY`, `Factorisation`, below: a routine is
+one `register` call, its reading and its run), each output judged alone by
+a property of spec/lapack.py (or of a module it gathers: spec/geev.py,
+schur.py, hessenberg.py, tridiagonal.py).
 
 Wired in oracle/program.py (`_block`: `read_as_op`): the custom_call step
 keeps its operands and results (costs, propagation and the downstream rules
@@ -67,7 +70,6 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-import re
 from dataclasses import dataclass
 from typing import Callable
 
@@ -77,7 +79,12 @@ from ..spec.custom_targets import READ_ELSEWHERE, TARGETS
 from ..spec.dsl import Instance
 from ..spec.expectation import Alternative, Expectation
 from ..spec.ops import OPS
-from ..spec.types import E_F32, E_F64, SI32, TensorType, element_type, to_bits
+from ..spec.types import E_F32, E_F64, SI32, TensorType, to_bits
+# the routines read in modules of their own register themselves when imported
+from . import lapack_gees, lapack_gehrd, lapack_geqp3, lapack_gtsv, lapack_sytrd  # noqa: F401
+from .lapack_calls import (C64, C128, FAMILIES, FAMILY, REAL_OF, TYPES, Call, Factorisation, Family, Misfit,
+                           all_column_major, char, component_precision, config, eigenvalue_outputs, layouts,
+                           matrix_type, read_elsewhere, register, square, want, want_results)
 from .literals import op_attributes
 from .rejection import CannotJudge
 from .semantics import on_arrays, run_arrays
@@ -85,13 +92,7 @@ from .semantics import on_arrays, run_arrays
 INFO_UNDEFINED = ("any value: xPOTRF's info where the seed makes the factorisation undefined (read as cholesky, "
                   "which has no such output)")
 
-_C64, _C128 = element_type("complex<f32>"), element_type("complex<f64>")
-_TYPES = {"s": E_F32, "d": E_F64, "c": _C64, "z": _C128}
 _TRANSPOSE = {"N": "NO_TRANSPOSE", "T": "TRANSPOSE", "C": "ADJOINT"}
-
-
-class Misfit(Exception):
-    """The call names a target read here but does not fit its definition."""
 
 
 @dataclass(frozen=True)
@@ -117,29 +118,11 @@ class Rewrite:
     read: Callable
 
 
-def _config(texts: dict) -> dict:
-    """{key: character} of the FFI dictionary `{uplo = 76 : ui8, …}`: the
-    typed-FFI `backend_config`, else JAX's legacy `mhlo.backend_config`."""
-    for key in ("backend_config", "mhlo.backend_config"):
-        text = texts.get(key, "").strip()
-        if text.startswith("{"):
-            pairs = re.findall(r"(\w+)\s*=\s*(\d+)\s*:\s*ui8", text)
-            return {k: chr(int(v)) for k, v in pairs}
-    raise Misfit("no FFI configuration (a dictionary in backend_config or mhlo.backend_config)")
-
-
-def _layouts(text: str | None) -> list | None:
-    if text is None:
-        return None
-    return [tuple(int(x) for x in body.replace("[", "").replace("]", "").split(",") if x.strip())
-            for body in re.findall(r"dense<([^>]*)>", text)]
-
-
 def _column_major(texts: dict, ranks: list, result_ranks: list) -> bool:
     """Whether LAPACK sees the matrices as indexed (module docstring,
     Layout): `ranks` of the operands, `result_ranks` of the matrix results
     (xPOTRF's info, a batch of integers, has no matrix layout to read)."""
-    ins, outs = _layouts(texts.get("operand_layouts")), _layouts(texts.get("result_layouts"))
+    ins, outs = layouts(texts.get("operand_layouts")), layouts(texts.get("result_layouts"))
     if ins is None and outs is None:
         return False
     orders = []
@@ -161,13 +144,6 @@ def _column_major(texts: dict, ranks: list, result_ranks: list) -> bool:
     return kinds.pop()
 
 
-def _char(cfg: dict, key: str, allowed: str) -> str:
-    c = cfg.get(key)
-    if c is None or c not in allowed:
-        raise Misfit(f"{key} must be one of {', '.join(repr(x) for x in allowed)} (got {c!r})")
-    return c
-
-
 def _checked(mnemonic: str, operands: dict, attributes: dict, result: TensorType) -> Instance:
     spec = OPS[mnemonic]
     inst = spec.instance(operands, attributes, {"result": result})
@@ -187,7 +163,7 @@ def _potrf(et, cfg, column_major, ins, outs):
         raise Misfit(f"xPOTRF takes and gives one {et.name} tensor ({a.mlir} -> {f.mlir} here)")
     if info != TensorType(tuple(a.shape[:-2]), SI32):
         raise Misfit(f"info is an si32 tensor of the batch shape ({info.mlir} here)")
-    uplo = _char(cfg, "uplo", "LU")
+    uplo = char(cfg, "uplo", "LU")
     lower = (uplo == "L") == column_major
     inst = _checked("cholesky", {"a": a}, {"lower": lower}, a)
     return inst, info, (f"uplo '{uplo}', {'column' if column_major else 'row'}-major: cholesky with "
@@ -204,8 +180,8 @@ def _trsm(et, cfg, column_major, ins, outs):
         raise Misfit("xTRSM on row-major buffers (no layouts, or minor-to-major (r-1, r-2, …)) reads b and the "
                      "result as column-major matrices of the dimensions given: their elements reinterpreted, not "
                      "transposed — no triangular_solve of the tensors as indexed (observed with XLA:CPU)")
-    side, uplo = _char(cfg, "side", "LR"), _char(cfg, "uplo", "LU")
-    trans, diag = _char(cfg, "trans_x", "NTC"), _char(cfg, "diag", "NU")
+    side, uplo = char(cfg, "side", "LR"), char(cfg, "uplo", "LU")
+    trans, diag = char(cfg, "trans_x", "NTC"), char(cfg, "diag", "NU")
     left, lower = side == "L", uplo == "L"
     attrs = {"left_side": left, "lower": lower, "unit_diagonal": diag == "U", "transpose_a": _TRANSPOSE[trans]}
     inst = _checked("triangular_solve", {"a": a, "b": b}, attrs, b)
@@ -214,8 +190,8 @@ def _trsm(et, cfg, column_major, ins, outs):
                         f"{'column' if column_major else 'row'}-major: triangular_solve with {words}")
 
 
-REWRITES = (Rewrite({f"lapack_{p}potrf_ffi": et for p, et in _TYPES.items()}, _potrf),
-            Rewrite({f"lapack_{p}trsm_ffi": et for p, et in _TYPES.items()}, _trsm))
+REWRITES = (Rewrite({f"lapack_{p}potrf_ffi": et for p, et in TYPES.items()}, _potrf),
+            Rewrite({f"lapack_{p}trsm_ffi": et for p, et in TYPES.items()}, _trsm))
 BY_NAME = {name: (rw, et) for rw in REWRITES for name, et in rw.names.items()}
 
 
@@ -247,7 +223,7 @@ def read_as_op(inst, op):
                                      assume_verified=True), op.name)
     try:
         column_major = _column_major(texts, [t.rank for t in ins], [t.rank for t in outs[:1]])
-        target, info, words = rw.read(et, _config(texts), column_major, ins, outs)
+        target, info, words = rw.read(et, config(texts), column_major, ins, outs)
     except Misfit as e:
         spec_words = f"{unknown}; nor can it be read as the op it computes: " if unknown else ""
         raise CannotJudge(f"custom_call @{name}", f"{spec_words}{e} (oracle/custom_calls.py reads the call as the "
@@ -312,128 +288,17 @@ def run_as_op(sem: AsOp, inst, arrays: list, result_types: list) -> list:
 #   `complex` downstream (oracle/chains.py `_components`); vr: "geev.vectors";
 #   vl: "geev.vectors" of Aᴴ ('N': any value); info: 0.  A matrix spec/geev.py
 #   gives no discs (defective, or past GEEV_LIMIT): every output any value.
-# Every matrix must be column-major (JAX's layouts); a NaN or ±inf in the
+# * `lapack_{s,d,c,z}gesvd_ffi` — xGESVD: xGESDD's outputs by the QR
+#   algorithm (`jax.lax.linalg.svd(algorithm=QR)`), read and judged as they are.
+# * In modules of their own (each registers itself, `register`):
+#   oracle/lapack_gees.py (xGEES: `jax.scipy.linalg.schur`, `sqrtm`),
+#   oracle/lapack_gehrd.py (xGEHRD: `hessenberg`), oracle/lapack_geqp3.py
+#   (xGEQP3: `qr(pivoting=True)`), oracle/lapack_gtsv.py (xGTSV:
+#   `tridiagonal_solve`), oracle/lapack_sytrd.py (xSYTRD / xHETRD:
+#   `jax.lax.linalg.tridiagonal`).  With them every LAPACK routine jaxlib's
+#   CPU lowering calls is read.
+# Every matrix must be column-major (JAX's layouts); a NaN or ±inf in an
 # operand makes every output any value (LAPACK's results are then unspecified).
-
-_REAL = {"s": E_F32, "d": E_F64, "c": E_F32, "z": E_F64}
-FAMILIES = {}
-for _p, _et in _TYPES.items():
-    FAMILIES[f"lapack_{_p}getrf_ffi"] = ("getrf", _et)
-    FAMILIES[f"lapack_{_p}geqrf_ffi"] = ("geqrf", _et)
-    FAMILIES[f"lapack_{_p}{'ung' if _p in 'cz' else 'org'}qr_ffi"] = ("orgqr", _et)
-    FAMILIES[f"lapack_{_p}{'heevd' if _p in 'cz' else 'syevd'}_ffi"] = ("syevd", _et)
-    FAMILIES[f"lapack_{_p}gesdd_ffi"] = ("gesdd", _et)
-    FAMILIES[f"lapack_{_p}geev_ffi"] = ("geev", _et)
-_REAL_OF = {et.name: _REAL[p] for p, et in _TYPES.items()}
-READ_ELSEWHERE.append("lapack_{s,d,c,z}{potrf,trsm}_ffi as cholesky and triangular_solve; "
-                      "lapack_{s,d,c,z}{getrf,geqrf,orgqr/ungqr,syevd/heevd,gesdd,geev}_ffi as the factorisations they "
-                      "compute (oracle/custom_calls.py)")
-
-
-@dataclass(frozen=True)
-class Factorisation:
-    """Semantics of a LAPACK factorisation call (the section above): `family`,
-    the element type, the FFI configuration, and words for the expectation."""
-
-    family: str
-    et: object
-    config: tuple
-    reading: str
-
-
-def _mat(t, et, what) -> TensorType:
-    if not isinstance(t, TensorType) or t.element_type != et or t.rank < 2:
-        raise Misfit(f"{what} must be a {et.name} tensor of rank >= 2 ({getattr(t, 'mlir', t)} here)")
-    return t
-
-
-def _want(got, shape, et, what):
-    want = TensorType(tuple(shape), et)
-    if got != want:
-        raise Misfit(f"{what} must be {want.mlir} ({getattr(got, 'mlir', got)} here)")
-
-
-def _all_column_major(texts: dict, ins: list, outs: list, matrix_outs: list) -> None:
-    """The matrix operand and the results at `matrix_outs` column-major with batch major-most."""
-    given_in, given_out = _layouts(texts.get("operand_layouts")), _layouts(texts.get("result_layouts"))
-    if given_in is None or given_out is None or len(given_in) < len(ins) or len(given_out) < len(outs):
-        raise Misfit("operand_layouts and result_layouts must give one layout per value (LAPACK reads column-major "
-                     "memory; JAX writes them)")
-    pairs = [(given_in[0], ins[0].rank)]   # the matrix operand (xORGQR's tau is a batch of vectors)
-    pairs += [(given_out[i], outs[i].rank) for i in matrix_outs]
-    for g, r in pairs:
-        if g != (r - 2, r - 1) + tuple(range(r - 3, -1, -1)):
-            raise Misfit(f"layout {list(g)}: only column-major matrices with batch dimensions major-most are read")
-
-
-def _read_factorisation(family, et, cfg, texts, ins, outs):
-    real = _REAL_OF[et.name]
-    if family == "orgqr":
-        if len(ins) != 2 or len(outs) != 1:
-            raise Misfit("xORGQR takes a and tau and gives q")
-        a = _mat(ins[0], et, "a")
-        k = min(int(a.shape[-2]), int(a.shape[-1]))
-        if not isinstance(ins[1], TensorType) or ins[1].element_type != et or ins[1].rank != a.rank - 1 \
-                or tuple(ins[1].shape[:-1]) != tuple(a.shape[:-2]) or int(ins[1].shape[-1]) > k:
-            raise Misfit(f"tau must be a {et.name} tensor of a's batch shape and at most min(m, n) reflectors")
-        _want(outs[0], a.shape, et, "q")
-        _all_column_major(texts, ins, outs, [0])
-        return ()
-    if len(ins) != 1:
-        raise Misfit(f"x{family.upper()} takes one matrix")
-    a = _mat(ins[0], et, "a")
-    batch, (m, n) = tuple(a.shape[:-2]), (int(a.shape[-2]), int(a.shape[-1]))
-    k = min(m, n)
-    if family == "getrf":
-        if len(outs) != 3:
-            raise Misfit("xGETRF gives lu, ipiv and info")
-        _want(outs[0], a.shape, et, "lu")
-        _want(outs[1], batch + (k,), SI32, "ipiv")
-        _want(outs[2], batch, SI32, "info")
-        _all_column_major(texts, ins, outs, [0])
-        return ()
-    if family == "geqrf":
-        if len(outs) != 2:
-            raise Misfit("xGEQRF gives a and tau")
-        _want(outs[0], a.shape, et, "a")
-        _want(outs[1], batch + (k,), et, "tau")
-        _all_column_major(texts, ins, outs, [0])
-        return ()
-    if family == "syevd":
-        if m != n or len(outs) != 3:
-            raise Misfit("xSYEVD / xHEEVD takes a square matrix and gives v, w and info")
-        _want(outs[0], a.shape, et, "v")
-        _want(outs[1], batch + (n,), real, "w")
-        _want(outs[2], batch, SI32, "info")
-        _all_column_major(texts, ins, outs, [0])
-        return (("mode", _char(cfg, "mode", "VN")), ("uplo", _char(cfg, "uplo", "LU")))
-    if family == "geev":
-        vt = _C64 if et in (E_F32, _C64) else _C128
-        values = [(et, "w")] if et.is_complex else [(et, "wr"), (et, "wi")]
-        if m != n or len(outs) != len(values) + 3:
-            raise Misfit("xGEEV takes a square matrix and gives " + ", ".join(w for _, w in values) + ", vl, vr and info")
-        for o, (t, what) in zip(outs, values):
-            _want(o, batch + (n,), t, what)
-        k = len(values)
-        _want(outs[k], a.shape, vt, "vl")
-        _want(outs[k + 1], a.shape, vt, "vr")
-        _want(outs[k + 2], batch, SI32, "info")
-        _all_column_major(texts, ins, outs, [k, k + 1])
-        return (("compute_left", _char(cfg, "compute_left", "VN")), ("compute_right", _char(cfg, "compute_right", "VN")))
-    # gesdd
-    mode = _char(cfg, "mode", "ASN")
-    if len(outs) != 5:
-        raise Misfit("xGESDD gives a, s, u, vt and info")
-    _want(outs[0], a.shape, et, "a")
-    _want(outs[1], batch + (k,), real, "s")
-    if mode != "N":
-        uc, vr = (m, n) if mode == "A" else (k, k)
-        _want(outs[2], batch + (m, uc), et, "u")
-        _want(outs[3], batch + (vr, n), et, "vt")
-    _want(outs[4], batch, SI32, "info")
-    _all_column_major(texts, ins, outs, [0] + ([2, 3] if mode != "N" else []))
-    return (("mode", mode),)
-
 
 def read_factorisation(inst, op):
     """`inst` with `Factorisation` semantics where it calls a target of FAMILIES, else None."""
@@ -446,134 +311,229 @@ def read_factorisation(inst, op):
                                      assume_verified=True), op.name)
     try:
         try:
-            cfg = _config(texts)
+            cfg = config(texts)
         except Misfit:
             cfg = {}
-        config = _read_factorisation(family, et, cfg, texts, ins, outs)
+        settings = FAMILY[family].read(et, cfg, texts, ins, outs)
     except Misfit as e:
         raise CannotJudge(f"custom_call @{name}", f"{e} (oracle/custom_calls.py reads LAPACK's factorisations "
                                                   "where the call fits LAPACK's definition)") from None
     out = copy.copy(inst)
-    words = ", ".join(f"{k} '{v}'" for k, v in config)
+    words = ", ".join(f"{k} '{v}'" for k, v in settings)
     out.spec = dataclasses.replace(inst.spec, semantics=Factorisation(
-        family, et, config, f"custom_call @{name} read as LAPACK x{family.upper()}" + (f" ({words})" if words else "")))
+        family, et, settings,
+        f"custom_call @{name} read as LAPACK x{family.upper()}" + (f" ({words})" if words else "")))
     return out
 
 
 @on_arrays(Factorisation)
 def run_factorisation(sem: Factorisation, inst, arrays: list, result_types: list) -> list:
+    ins = _types(inst, "inputs")
+    a, ta = np.asarray(arrays[0]), ins[0]
+    x = a.astype(np.complex128 if sem.et.is_complex else np.float64)
+    call = Call(sem, dict(sem.config), ins, list(arrays), a, ta, x, list(result_types))
+    fam = FAMILY[sem.family]
+    if fam.finite_only and not all(np.isfinite(np.asarray(v)).all() for v in arrays
+                                   if np.asarray(v).dtype.kind in "fc"):
+        why = "a NaN or ±inf in the operands: LAPACK's outputs are unspecified"
+        return [call.free(t, call.zeros(t), f"any value ({why})") for t in result_types]
+    return fam.run(call)
+
+
+# xGETRF ---------------------------------------------------------------------
+
+def _read_getrf(et, cfg, texts, ins, outs):
+    a, batch, m, n = square("getrf", ins, et)
+    want_results(outs, [(a.shape, et, "lu"), (batch + (min(m, n),), SI32, "ipiv"), (batch, SI32, "info")],
+                 "xGETRF gives lu, ipiv and info")
+    all_column_major(texts, ins, outs, [0])
+    return ()
+
+
+def _run_getrf(call: Call) -> list:
+    from ..spec import lapack
+    from ..spec.ops.cholesky import rounded
+    et, a, ta = call.et, call.a, call.ta
+    t_lu, t_piv, t_info = call.result_types
+    lu, piv, growth, why = lapack.lu_pivoting(call.x, et)
+    if why is not None:
+        return [call.free(t, v, f"any value ({why})") for t, v in ((t_lu, rounded(lu, et)), (t_piv, piv),
+                                                                   (t_info, call.zeros(t_info)))]
+    rec = lapack.record("getrf.lu", {"pivots": piv.reshape(-1).tolist(), "growth": growth.reshape(-1).tolist()},
+                        [(a, ta)], lapack.GETRF_STATEMENT, lapack.one_sided(min(ta.shape[-2:]), et))
+    return [call.residual(t_lu, rounded(lu, et), rec),
+            Expectation.of(piv.astype(np.int32), t_piv, why=f"{call.sem.reading}: the pivots of partial pivoting, "
+                                                            "every choice decisive"),
+            call.info(t_info, "info 0, a nonsingular matrix")]
+
+
+# xGEQRF, xORGQR / xUNGQR ----------------------------------------------------
+
+def _read_geqrf(et, cfg, texts, ins, outs):
+    a, batch, m, n = square("geqrf", ins, et)
+    want_results(outs, [(a.shape, et, "a"), (batch + (min(m, n),), et, "tau")], "xGEQRF gives a and tau")
+    all_column_major(texts, ins, outs, [0])
+    return ()
+
+
+def _run_geqrf(call: Call) -> list:
     from . import characterized as ch
     from ..spec import lapack
     from ..spec.ops.cholesky import rounded
-    cfg = dict(sem.config)
-    et = sem.et
-    ins = _types(inst, "inputs")
-    a, ta = np.asarray(arrays[0]), ins[0]
-    x = a.astype(np.complex128 if et.is_complex else np.float64)
+    et, a, ta, x = call.et, call.a, call.ta, call.x
+    t_a, t_tau = call.result_types
+    h = np.zeros(x.shape, x.dtype)
+    tau = np.zeros(tuple(int(d) for d in t_tau.shape), x.dtype)
+    for idx in np.ndindex(*x.shape[:-2]):
+        if 0 not in x.shape[-2:]:
+            hh, tt = np.linalg.qr(x[idx], mode="raw")
+            h[idx], tau[idx] = hh.T, tt
+    big = max(int(d) for d in ta.shape[-2:])
+    rec = lapack.record("geqrf.r", {}, [(a, ta)], lapack.QR_R_STATEMENT, lapack.two_sided(big, et))
+    return [call.residual(t_a, rounded(h, et), rec),
+            call.free(t_tau, rounded(tau, et), "any value (the Householder scalars: the representation of Q is "
+                                               "implementation-defined)", tag=ch.pending("geqrf.tau", a, ta))]
 
-    def free(t, bits_of_value, words, tag=None):
-        return ch.unstated(t, to_bits(np.asarray(bits_of_value).astype(t.element_type.numpy), t.element_type),
-                           f"{sem.reading}: {words}", tag)
 
-    def zeros(t):
-        return np.zeros(tuple(int(d) for d in t.shape), t.element_type.numpy)
+def _read_orgqr(et, cfg, texts, ins, outs):
+    if len(ins) != 2 or len(outs) != 1:
+        raise Misfit("xORGQR takes a and tau and gives q")
+    a = matrix_type(ins[0], et, "a")
+    k = min(int(a.shape[-2]), int(a.shape[-1]))
+    if not isinstance(ins[1], TensorType) or ins[1].element_type != et or ins[1].rank != a.rank - 1 \
+            or tuple(ins[1].shape[:-1]) != tuple(a.shape[:-2]) or int(ins[1].shape[-1]) > k:
+        raise Misfit(f"tau must be a {et.name} tensor of a's batch shape and at most min(m, n) reflectors")
+    want(outs[0], a.shape, et, "q")
+    all_column_major(texts, ins, outs, [0])
+    return ()
 
-    def residual(t, ref, rec):
-        m = lapack.measure(rec, t, ref)
-        rec["reference"] = ch.significant(m.value)
-        return Expectation(t, to_bits(np.asarray(ref).astype(t.element_type.numpy), t.element_type), ch.KIND,
-                           why=sem.reading, residual=rec)
 
-    if sem.family != "orgqr" and not np.isfinite(x).all():
-        why = "a NaN or ±inf in the matrix: LAPACK's outputs are unspecified"
-        return [free(t, zeros(t), f"any value ({why})") for t in result_types]
-    if sem.family == "getrf":
-        t_lu, t_piv, t_info = result_types
-        lu, piv, growth, why = lapack.lu_pivoting(x, et)
-        if why is not None:
-            return [free(t, v, f"any value ({why})") for t, v in ((t_lu, rounded(lu, et)), (t_piv, piv),
-                                                                  (t_info, zeros(t_info)))]
-        rec = lapack.record("getrf.lu", {"pivots": piv.reshape(-1).tolist(), "growth": growth.reshape(-1).tolist()},
-                            [(a, ta)], lapack.GETRF_STATEMENT, lapack.one_sided(min(ta.shape[-2:]), et))
-        return [residual(t_lu, rounded(lu, et), rec),
-                Expectation.of(piv.astype(np.int32), t_piv, why=f"{sem.reading}: the pivots of partial pivoting, "
-                                                                "every choice decisive"),
-                Expectation.of(zeros(t_info), t_info, why=f"{sem.reading}: info 0, a nonsingular matrix")]
-    if sem.family == "geqrf":
-        t_a, t_tau = result_types
-        h = np.zeros(x.shape, x.dtype)
-        tau = np.zeros(tuple(int(d) for d in t_tau.shape), x.dtype)
-        for idx in np.ndindex(*x.shape[:-2]):
-            if 0 not in x.shape[-2:]:
-                hh, tt = np.linalg.qr(x[idx], mode="raw")
-                h[idx], tau[idx] = hh.T, tt
-        big = max(int(d) for d in ta.shape[-2:])
-        rec = lapack.record("geqrf.r", {}, [(a, ta)], lapack.QR_R_STATEMENT, lapack.two_sided(big, et))
-        return [residual(t_a, rounded(h, et), rec),
-                free(t_tau, rounded(tau, et), "any value (the Householder scalars: the representation of Q is "
-                                              "implementation-defined)", tag=ch.pending("geqrf.tau", a, ta))]
-    if sem.family == "orgqr":
-        (t_q,) = result_types
-        tau, tt = np.asarray(arrays[1]), ins[1]
-        cols = int(t_q.shape[-1])
-        small = max(int(d) for d in ta.shape[-2:]) <= lapack.MP_EIG_LIMIT and component_precision(et) > 24
-        prod, scale = lapack.householder_product(x, tau.astype(x.dtype), cols, et, exact=small)
-        wide = TensorType(tuple(t_q.shape), _C128 if et.is_complex else E_F64)
-        k = int(tt.shape[-1])
-        rec = lapack.record("householder", {"scale": scale.reshape(-1).tolist()}, [(a, ta), (tau, tt), (prod, wide)],
-                            lapack.HOUSEHOLDER_STATEMENT, lapack.one_sided(max(int(ta.shape[-2]), 1) * max(k, 1), et))
-        return [residual(t_q, rounded(prod, et), rec)]
-    if sem.family == "syevd":
-        t_v, t_w, t_info = result_types
-        col_lower = cfg["uplo"] == "L"   # column-major: the triangle as indexed
-        A = lapack.hermitian_read(x, col_lower)
-        vals, err = lapack.spectrum(A, et, "eigh")
-        attrs = {"lower": col_lower, "values": vals.reshape(-1).tolist(), "error": err.reshape(-1).tolist()}
-        n = int(ta.shape[-1])
-        w = residual(t_w, rounded(vals, t_w.element_type), lapack.record(
-            "eigh.values", attrs, [(a, ta)], lapack.EIGVALS_STATEMENT, lapack.two_sided(n, et)))
-        if cfg["mode"] == "V":
-            vecs = np.linalg.eigh(A)[1] if 0 not in A.shape else np.zeros(A.shape, A.dtype)
-            v = residual(t_v, rounded(vecs, et), lapack.record("eigh.vectors", attrs, [(a, ta)],
-                                                                lapack.EIGVECS_STATEMENT, lapack.two_sided(n, et)))
-        else:
-            v = free(t_v, zeros(t_v), "any value (mode 'N': no eigenvectors; LAPACK overwrites a)")
-        return [v, w, Expectation.of(zeros(t_info), t_info, why=f"{sem.reading}: info 0, converged")]
-    if sem.family == "geev":
-        return _geev(sem, cfg, a, ta, x, result_types, free, zeros)
-    # gesdd
-    t_a, t_s, t_u, t_vt, t_info = result_types
+def _run_orgqr(call: Call) -> list:
+    from ..spec import lapack
+    from ..spec.ops.cholesky import rounded
+    et, a, ta, x = call.et, call.a, call.ta, call.x
+    (t_q,) = call.result_types
+    tau, tt = np.asarray(call.arrays[1]), call.ins[1]
+    cols = int(t_q.shape[-1])
+    small = max(int(d) for d in ta.shape[-2:]) <= lapack.MP_EIG_LIMIT and component_precision(et) > 24
+    prod, scale = lapack.householder_product(x, tau.astype(x.dtype), cols, et, exact=small)
+    wide = TensorType(tuple(t_q.shape), C128 if et.is_complex else E_F64)
+    k = int(tt.shape[-1])
+    rec = lapack.record("householder", {"scale": scale.reshape(-1).tolist()}, [(a, ta), (tau, tt), (prod, wide)],
+                        lapack.HOUSEHOLDER_STATEMENT, lapack.one_sided(max(int(ta.shape[-2]), 1) * max(k, 1), et))
+    return [call.residual(t_q, rounded(prod, et), rec)]
+
+
+# xSYEVD / xHEEVD ------------------------------------------------------------
+
+def _read_syevd(et, cfg, texts, ins, outs):
+    a, batch, m, n = square("syevd", ins, et)
+    words = "xSYEVD / xHEEVD takes a square matrix and gives v, w and info"
+    if m != n:
+        raise Misfit(words)
+    want_results(outs, [(a.shape, et, "v"), (batch + (n,), REAL_OF[et.name], "w"), (batch, SI32, "info")], words)
+    all_column_major(texts, ins, outs, [0])
+    return (("mode", char(cfg, "mode", "VN")), ("uplo", char(cfg, "uplo", "LU")))
+
+
+def _run_syevd(call: Call) -> list:
+    from ..spec import lapack
+    from ..spec.ops.cholesky import rounded
+    et, a, ta = call.et, call.a, call.ta
+    t_v, t_w, t_info = call.result_types
+    col_lower = call.cfg["uplo"] == "L"   # column-major: the triangle as indexed
+    A = lapack.hermitian_read(call.x, col_lower)
+    vals, err = lapack.spectrum(A, et, "eigh")
+    attrs = {"lower": col_lower, "values": vals.reshape(-1).tolist(), "error": err.reshape(-1).tolist()}
+    n = int(ta.shape[-1])
+    w = call.residual(t_w, rounded(vals, t_w.element_type), lapack.record(
+        "eigh.values", attrs, [(a, ta)], lapack.EIGVALS_STATEMENT, lapack.two_sided(n, et)))
+    if call.cfg["mode"] == "V":
+        vecs = np.linalg.eigh(A)[1] if 0 not in A.shape else np.zeros(A.shape, A.dtype)
+        v = call.residual(t_v, rounded(vecs, et), lapack.record("eigh.vectors", attrs, [(a, ta)],
+                                                                 lapack.EIGVECS_STATEMENT, lapack.two_sided(n, et)))
+    else:
+        v = call.free(t_v, call.zeros(t_v), "any value (mode 'N': no eigenvectors; LAPACK overwrites a)")
+    return [v, w, call.info(t_info, "info 0, converged")]
+
+
+# xGESDD, xGESVD -------------------------------------------------------------
+
+def _read_gesdd(et, cfg, texts, ins, outs):
+    a, batch, m, n = square("gesdd", ins, et)
+    k = min(m, n)
+    mode = char(cfg, "mode", "ASN")
+    if len(outs) != 5:
+        raise Misfit("xGESDD / xGESVD gives a, s, u, vt and info")
+    want(outs[0], a.shape, et, "a")
+    want(outs[1], batch + (k,), REAL_OF[et.name], "s")
+    if mode != "N":
+        uc, vr = (m, n) if mode == "A" else (k, k)
+        want(outs[2], batch + (m, uc), et, "u")
+        want(outs[3], batch + (vr, n), et, "vt")
+    want(outs[4], batch, SI32, "info")
+    all_column_major(texts, ins, outs, [0] + ([2, 3] if mode != "N" else []))
+    return (("mode", mode),)
+
+
+def _run_gesdd(call: Call) -> list:
+    from ..spec import lapack
+    from ..spec.ops.cholesky import rounded
+    et, a, ta, x = call.et, call.a, call.ta, call.x
+    t_a, t_s, t_u, t_vt, t_info = call.result_types
     vals, err = lapack.spectrum(x, et, "svd")
     attrs = {"values": vals.reshape(-1).tolist(), "error": err.reshape(-1).tolist()}
     big = max(int(d) for d in ta.shape[-2:])
     thr = lapack.two_sided(big, et)
-    s = residual(t_s, rounded(vals, t_s.element_type), lapack.record("svd.values", attrs, [(a, ta)],
-                                                                      lapack.SVD_VALUES_STATEMENT, thr))
-    out = [free(t_a, zeros(t_a), "any value (LAPACK overwrites a)"), s]
-    if cfg["mode"] == "N":
-        out += [free(t, zeros(t), "any value (mode 'N': no singular vectors)") for t in (t_u, t_vt)]
+    s = call.residual(t_s, rounded(vals, t_s.element_type), lapack.record("svd.values", attrs, [(a, ta)],
+                                                                           lapack.SVD_VALUES_STATEMENT, thr))
+    out = [call.free(t_a, call.zeros(t_a), "any value (LAPACK overwrites a)"), s]
+    if call.cfg["mode"] == "N":
+        out += [call.free(t, call.zeros(t), "any value (mode 'N': no singular vectors)") for t in (t_u, t_vt)]
     else:
         U = np.zeros(tuple(int(d) for d in t_u.shape), x.dtype)
         VT = np.zeros(tuple(int(d) for d in t_vt.shape), x.dtype)
         for idx in np.ndindex(*x.shape[:-2]):
             if 0 not in x.shape[-2:]:
-                uu, _, vv = np.linalg.svd(x[idx], full_matrices=cfg["mode"] == "A")
+                uu, _, vv = np.linalg.svd(x[idx], full_matrices=call.cfg["mode"] == "A")
                 U[idx], VT[idx] = uu, vv
         for t, ref, side in ((t_u, U, "u"), (t_vt, VT, "vt")):
-            out.append(residual(t, rounded(ref, et), lapack.record(f"svd.{side}", {**attrs, "side": side}, [(a, ta)],
-                                                                    lapack.SVD_VECTORS_STATEMENT, thr)))
-    return out + [Expectation.of(zeros(t_info), t_info, why=f"{sem.reading}: info 0, converged")]
+            out.append(call.residual(t, rounded(ref, et), lapack.record(
+                f"svd.{side}", {**attrs, "side": side}, [(a, ta)], lapack.SVD_VECTORS_STATEMENT, thr)))
+    return out + [call.info(t_info, "info 0, converged")]
 
 
-GEEV_PART = "{part} of xGEEV's eigenvalues: judged where `complex` puts them back together (oracle/chains.py)"
+# xGEEV ----------------------------------------------------------------------
+
+def _read_geev(et, cfg, texts, ins, outs):
+    a, batch, m, n = square("geev", ins, et)
+    vt = C64 if et in (E_F32, C64) else C128
+    values = [(et, "w")] if et.is_complex else [(et, "wr"), (et, "wi")]
+    if m != n or len(outs) != len(values) + 3:
+        raise Misfit("xGEEV takes a square matrix and gives " + ", ".join(w for _, w in values) + ", vl, vr and info")
+    for o, (t, what) in zip(outs, values):
+        want(o, batch + (n,), t, what)
+    k = len(values)
+    want(outs[k], a.shape, vt, "vl")
+    want(outs[k + 1], a.shape, vt, "vr")
+    want(outs[k + 2], batch, SI32, "info")
+    all_column_major(texts, ins, outs, [k, k + 1])
+    return (("compute_left", char(cfg, "compute_left", "VN")), ("compute_right", char(cfg, "compute_right", "VN")))
 
 
-def _geev(sem, cfg, a, ta, x, result_types, free, zeros) -> list:
+register("getrf", Family(_read_getrf, _run_getrf))
+register("geqrf", Family(_read_geqrf, _run_geqrf))
+register("orgqr", Family(_read_orgqr, _run_orgqr, lambda p: "ungqr" if p in "cz" else "orgqr", finite_only=False),
+         "orgqr/ungqr")
+register("syevd", Family(_read_syevd, _run_syevd, lambda p: "heevd" if p in "cz" else "syevd"), "syevd/heevd")
+register("gesdd", Family(_read_gesdd, _run_gesdd))
+register("gesvd", Family(_read_gesdd, _run_gesdd))   # xGESVD: xGESDD's outputs by another algorithm (QR iteration)
+def _geev(call: Call) -> list:
     """xGEEV's outputs (the section above; spec/geev.py)."""
     from . import characterized as ch
     from ..spec import geev, lapack
     from ..spec.ops.cholesky import rounded
-    et = sem.et
+    et, a, ta, x, cfg, result_types = call.et, call.a, call.ta, call.x, call.cfg, call.result_types
     k = 1 if et.is_complex else 2
     t_vals, (t_vl, t_vr, t_info) = result_types[:k], result_types[k:]
     n = int(ta.shape[-1])
@@ -582,24 +542,13 @@ def _geev(sem, cfg, a, ta, x, result_types, free, zeros) -> list:
     left = geev.discs(np.conj(np.swapaxes(x, -1, -2)), et) if cfg["compute_left"] == "V" and right is not None \
         else None
     if right is None or (cfg["compute_left"] == "V" and left is None):
-        return [free(t, zeros(t), f"any value ({geev.NO_DISCS})") for t in result_types]
+        return [call.free(t, call.zeros(t), f"any value ({geev.NO_DISCS})") for t in result_types]
     batch = tuple(int(d) for d in ta.shape[:-2])
-    lam = np.array([[complex(*c) for c in d["centers"]] for d in right], dtype=np.complex128).reshape(batch + (n,))
-    rec = lapack.record("geev.values", {"discs": right, "threshold": thr}, [(a, ta)], geev.GEEV_VALUES_STATEMENT, thr)
-    wt = TensorType(batch + (n,), _C64 if et in (E_F32, _C64) else _C128)
-    rec["reference"] = ch.significant(lapack.measure(rec, wt, lam).value)
-    if et.is_complex:
-        out = [Expectation(t_vals[0], to_bits(rounded(lam, et).astype(et.numpy), et), ch.KIND, why=sem.reading,
-                           residual=rec)]
-    else:
-        out = [free(t, rounded(part, et), GEEV_PART.format(part=name),
-                    tag={"pending": "part", "part": p, "sign": 1, "of": rec, "judged": True})
-               for t, part, name, p in ((t_vals[0], lam.real, "the real parts", "re"),
-                                        (t_vals[1], lam.imag, "the imaginary parts", "im"))]
+    out = eigenvalue_outputs(call, t_vals, right, thr)
     vt = t_vr.element_type
     for t, discs, side, flag in ((t_vl, left, "left", "compute_left"), (t_vr, right, "right", "compute_right")):
         if cfg[flag] != "V":
-            out.append(free(t, zeros(t), f"any value ({flag} 'N': no {side} eigenvectors)"))
+            out.append(call.free(t, call.zeros(t), f"any value ({flag} 'N': no {side} eigenvectors)"))
             continue
         m = x if side == "right" else np.conj(np.swapaxes(x, -1, -2))
         vecs = np.zeros(m.shape, np.complex128)
@@ -610,9 +559,9 @@ def _geev(sem, cfg, a, ta, x, result_types, free, zeros) -> list:
         ref = rounded(vecs, vt)
         vrec["reference"] = ch.significant(lapack.measure(vrec, t, ref).value)
         out.append(Expectation(t, to_bits(np.asarray(ref).astype(vt.numpy), vt), ch.KIND,
-                               why=f"{sem.reading}: the {side} eigenvectors", residual=vrec))
-    return out + [Expectation.of(zeros(t_info), t_info, why=f"{sem.reading}: info 0, converged")]
+                               why=f"{call.sem.reading}: the {side} eigenvectors", residual=vrec))
+    return out + [call.info(t_info, "info 0, converged")]
 
 
-def component_precision(et) -> int:
-    return (et.component if et.is_complex else et).format.precision
+register("geev", Family(_read_geev, _geev))
+READ_ELSEWHERE.append(read_elsewhere())   # every routine registered: the words custom_call's refusal lists

@@ -99,6 +99,7 @@ import numpy as np
 
 from . import geev
 from .dsl import Characterized, Measured
+from .ratios import gram_residual, ratio_verdict, zero_nonfinite
 from .ops.cholesky import (LAPACK_THRESHOLD, column_norms, component, ct, enclosure, gamma, one_norm, to_working,
                            unit_roundoff, working)
 from .types import TensorType, parse_type, tensor_from_hex, tensor_to_hex
@@ -182,39 +183,6 @@ def measure(rec: dict, result_type: TensorType, actual) -> Measured:
 # Numbers
 # --------------------------------------------------------------------------
 
-def _finite(x) -> tuple[np.ndarray, np.ndarray]:
-    """(x with non-finite entries zeroed, per-matrix all-finite)."""
-    fin = np.isfinite(x)
-    return np.where(fin, x, 0), fin.all(axis=(-2, -1))
-
-
-def _gram_residual(x, uw):
-    """(‖I − XᴴX‖₁, its rounding bound) per matrix of a batch (…, r, c)."""
-    c = x.shape[-1]
-    g = ct(x) @ x - np.eye(c)
-    return one_norm(g), gamma(x.shape[-2] + 2, uw) * one_norm(np.abs(ct(x)) @ np.abs(x) + np.eye(c))
-
-
-def _verdict(parts: list, thr: float, finite, structure, what: str, scored=None, extra: str = "") -> Measured:
-    """`parts`: (name, value, lo, hi) per-matrix arrays; the largest decides."""
-    value = np.maximum.reduce([np.asarray(p[1], dtype=np.float64) for p in parts])
-    lo = np.maximum.reduce([np.asarray(p[2], dtype=np.float64) for p in parts])
-    hi = np.maximum.reduce([np.asarray(p[3], dtype=np.float64) for p in parts])
-    value, lo, hi = (np.where(finite, v, np.inf) for v in (value, lo, hi))
-    ok = finite & structure & (lo <= thr)
-    if value.size == 0:
-        return Measured(0.0, thr, True, "no element", scored)
-    worst = np.unravel_index(int(np.argmax(np.where(ok, value, np.inf))), value.shape)
-    at = f" at batch index {list(map(int, worst))}" if value.ndim else ""
-    detail = "; ".join(f"{name} = {float(np.asarray(v)[worst]):.3g}" for name, v, _, _ in parts)
-    detail = f"{detail}{at} (enclosure from {float(lo[worst]):.3g}; threshold {thr:g})"
-    if not np.all(finite):
-        detail += f"; NaN or inf in {int(np.sum(~np.asarray(finite)))} {what}"
-    if not np.all(structure):
-        detail += f"; {extra} ({int(np.sum(~np.asarray(structure)))} {what})"
-    return Measured(float(np.max(value)), thr, bool(np.all(ok)), detail, scored, float(np.max(lo)), float(np.max(hi)))
-
-
 def permute_rows(a: np.ndarray, pivots: np.ndarray) -> np.ndarray:
     """P·A for LAPACK's 1-based row interchanges (row i swapped with pivots[i], in order)."""
     out = np.array(a, copy=True)
@@ -246,7 +214,7 @@ def getrf_lu(attrs, arrays, types, rt, actual) -> Measured:
     _, uw = working(et)
     piv = np.asarray(attrs["pivots"], dtype=np.int64).reshape(tuple(int(d) for d in ta.shape[:-2]) + (k,))
     PA = permute_rows(to_working(a, et), piv)
-    F, finite = _finite(to_working(actual, et))
+    F, finite = zero_nonfinite(to_working(actual, et))
     L = np.tril(F[..., :, :k], -1) + np.eye(m, k)
     U = np.triu(F[..., :k, :])
     LU = np.abs(L) @ np.abs(U)
@@ -254,7 +222,7 @@ def getrf_lu(attrs, arrays, types, rt, actual) -> Measured:
     v, lo, hi = enclosure(one_norm(PA - L @ U), gamma(k + 2, uw) * one_norm(LU + np.abs(PA)), den, gamma(k + 3, uw))
     bound = (math.sqrt(2) if et.is_complex else 1.0) * (1 + 2 * unit_roundoff(et))
     small = (np.abs(np.tril(F[..., :, :k], -1)) <= bound).all(axis=(-2, -1))
-    return _verdict([("‖P·A − L·U‖₁/(k·max(‖A‖₁,‖|L||U|‖₁)·ε)", v, lo, hi)], thr, finite, small, "matrices",
+    return ratio_verdict([("‖P·A − L·U‖₁/(k·max(‖A‖₁,‖|L||U|‖₁)·ε)", v, lo, hi)], thr, finite, small, "matrices",
                     extra="a multiplier |lᵢⱼ| above the partial-pivoting bound")
 
 
@@ -387,7 +355,7 @@ def linear_solve(attrs, arrays, types, rt, actual) -> Measured:
     v, lo, hi = enclosure(np.maximum(column_norms(Mw @ X - C) - give, 0),
                           gamma(n + 2, uw) * column_norms(np.abs(Mw) @ np.abs(X) + np.abs(C)),
                           n * (one_norm(Mw) + dm)[..., None] * xn * unit_roundoff(et), gamma(n + 3, uw))
-    return _verdict([("‖M·x − c‖₁/(n·‖M‖₁·‖x‖₁·ε)", v, lo, hi)], thr, finite, np.ones(finite.shape, bool),
+    return ratio_verdict([("‖M·x − c‖₁/(n·‖M‖₁·‖x‖₁·ε)", v, lo, hi)], thr, finite, np.ones(finite.shape, bool),
                     "right-hand sides")
 
 
@@ -828,10 +796,10 @@ def _values_check(attrs, arrays, types, actual, kind):
                           big * norm * u, 2.0 ** -50)
     if kind == "eigh":
         order = (np.diff(w, axis=-1) >= 0).all(axis=-1)
-        return _verdict([("max|ŵ − λ|/(n·‖A‖₁·ε)", v, lo, hi)], thr, finite, order, "batches",
+        return ratio_verdict([("max|ŵ − λ|/(n·‖A‖₁·ε)", v, lo, hi)], thr, finite, order, "batches",
                         extra="eigenvalues not ascending")
     order = (np.diff(w, axis=-1) <= 0).all(axis=-1) & (w >= 0).all(axis=-1)
-    return _verdict([("max|ŝ − σ|/(max(m,n)·N(A)·ε)", v, lo, hi)], thr, finite, order, "batches",
+    return ratio_verdict([("max|ŝ − σ|/(max(m,n)·N(A)·ε)", v, lo, hi)], thr, finite, order, "batches",
                     extra="singular values not nonnegative and descending")
 
 
@@ -960,7 +928,7 @@ def lstsq(attrs, arrays, types, rt, actual) -> Measured:
     N = np.maximum(one_norm(A), _norm_inf(A))[..., None]
     den = big * N * (column_norms(B) + N * column_norms(X)) * unit_roundoff(et)
     v, lo, hi = enclosure(column_norms(G), err, den, gamma(big + 3, uw))
-    return _verdict([("‖Aᴴ(Ax − b)‖₁/(max(m,n)·N(A)·(‖b‖₁ + N(A)‖x‖₁)·ε)", v, lo, hi)], thr, finite,
+    return ratio_verdict([("‖Aᴴ(Ax − b)‖₁/(max(m,n)·N(A)·(‖b‖₁ + N(A)‖x‖₁)·ε)", v, lo, hi)], thr, finite,
                     np.ones(finite.shape, bool), "right-hand sides")
 
 
@@ -985,15 +953,15 @@ def eigh_vectors(attrs, arrays, types, rt, actual) -> Measured:
     batch = tuple(int(d) for d in ta.shape[:-2])
     lam = np.asarray(attrs["values"], dtype=np.float64).reshape(batch + (n,))
     lam_err = np.asarray(attrs["error"], dtype=np.float64).reshape(batch)
-    V, finite = _finite(to_working(actual, et))
-    g, g_err = _gram_residual(V, uw)
+    V, finite = zero_nonfinite(to_working(actual, et))
+    g, g_err = gram_residual(V, uw)
     o, o_lo, o_hi = enclosure(g, g_err, n * u, gamma(n + 3, uw))
     Lam = to_working(lam, et.component if et.is_complex else et)
     R = A @ V - V * Lam[..., None, :]
     r_err = gamma(n + 3, uw) * one_norm(np.abs(A) @ np.abs(V) + np.abs(V) * np.abs(Lam)[..., None, :]) \
         + lam_err * one_norm(np.abs(V))
     r, r_lo, r_hi = enclosure(one_norm(R), r_err, 2 * n * one_norm(A) * u, gamma(n + 3, uw))
-    return _verdict([("‖I − VᴴV‖₁/(n·ε)", o, o_lo, o_hi), ("‖A·V − V·Λ‖₁/(2n·‖A‖₁·ε)", r, r_lo, r_hi)], thr,
+    return ratio_verdict([("‖I − VᴴV‖₁/(n·ε)", o, o_lo, o_hi), ("‖A·V − V·Λ‖₁/(2n·‖A‖₁·ε)", r, r_lo, r_hi)], thr,
                     finite, np.ones(finite.shape, bool), "matrices")
 
 
@@ -1038,7 +1006,7 @@ def svd_vectors(attrs, arrays, types, rt, actual) -> Measured:
     batch = op.shape[:-2]
     sig = np.asarray(attrs["values"], dtype=np.float64).reshape(batch + (min(m, n),))
     sig_err = np.asarray(attrs["error"], dtype=np.float64).reshape(batch)
-    X, finite = _finite(to_working(actual, et))
+    X, finite = zero_nonfinite(to_working(actual, et))
     if attrs["side"] == "vt":
         X = ct(X)                        # V: n × c
         G = ct(A) @ A                   # AᴴA
@@ -1049,7 +1017,7 @@ def svd_vectors(attrs, arrays, types, rt, actual) -> Measured:
     c = X.shape[-1]
     s2 = np.zeros(batch + (c,))
     s2[..., :min(c, sig.shape[-1])] = sig[..., :c] ** 2
-    g, g_err = _gram_residual(X, uw)
+    g, g_err = gram_residual(X, uw)
     o, o_lo, o_hi = enclosure(g, g_err, c * u, gamma(big + 3, uw))
     S2 = to_working(s2, et.component if et.is_complex else et)
     R = ct(X) @ G @ X - np.eye(c) * S2[..., None, :]
@@ -1058,7 +1026,7 @@ def svd_vectors(attrs, arrays, types, rt, actual) -> Measured:
     na = np.maximum(one_norm(A), _norm_inf(A))
     r, r_lo, r_hi = enclosure(one_norm(R), r_err, big * na * na * u, gamma(big + 3, uw))
     name = "Vᴴ·AᴴA·V" if attrs["side"] == "vt" else "Uᴴ·AAᴴ·U"
-    return _verdict([(f"‖I − XᴴX‖₁/(c·ε)", o, o_lo, o_hi), (f"‖{name} − Σ²‖₁/(max(m,n)·N(A)²·ε)", r, r_lo, r_hi)],
+    return ratio_verdict([(f"‖I − XᴴX‖₁/(c·ε)", o, o_lo, o_hi), (f"‖{name} − Σ²‖₁/(max(m,n)·N(A)²·ε)", r, r_lo, r_hi)],
                     thr, finite, np.ones(finite.shape, bool), "matrices")
 
 
@@ -1079,12 +1047,12 @@ def geqrf_r(attrs, arrays, types, rt, actual) -> Measured:
     if 0 in op.shape:
         return Measured(0.0, thr, True, "no element", mask)
     F = np.where(mask, to_working(actual, et), 0)
-    F, finite = _finite(F)
+    F, finite = zero_nonfinite(F)
     R = F[..., :min(m, n), :]
     res = ct(A) @ A - ct(R) @ R
     err = gamma(big + 2, uw) * one_norm(np.abs(ct(A)) @ np.abs(A) + np.abs(ct(R)) @ np.abs(R))
     v, lo, hi = enclosure(one_norm(res), err, big * one_norm(A) * _norm_inf(A) * u, gamma(big + 3, uw))
-    return _verdict([("‖AᴴA − RᴴR‖₁/(max(m,n)·‖A‖₁·‖A‖∞·ε)", v, lo, hi)], thr, finite, np.ones(finite.shape, bool),
+    return ratio_verdict([("‖AᴴA − RᴴR‖₁/(max(m,n)·‖A‖₁·‖A‖∞·ε)", v, lo, hi)], thr, finite, np.ones(finite.shape, bool),
                     "matrices", scored=mask)
 
 
@@ -1093,15 +1061,15 @@ def qr_q(attrs, arrays, types, rt, actual) -> Measured:
     et, m, n, big, thr, uw, u, A = op.et, op.m, op.n, op.big, op.thr, op.uw, op.u, op.A
     if 0 in op.shape or 0 in np.shape(actual):
         return Measured(0.0, thr, True, "no element")
-    Q, finite = _finite(to_working(actual, et))
+    Q, finite = zero_nonfinite(to_working(actual, et))
     c = Q.shape[-1]
-    g, g_err = _gram_residual(Q, uw)
+    g, g_err = gram_residual(Q, uw)
     o, o_lo, o_hi = enclosure(g, g_err, c * u, gamma(m + 3, uw))
     R = np.triu(ct(Q) @ A)
     res = A - Q @ R
     err = gamma(2 * m + 2, uw) * one_norm(np.abs(A) + np.abs(Q) @ (np.abs(ct(Q)) @ np.abs(A)))
     r, r_lo, r_hi = enclosure(one_norm(res), err, big * one_norm(A) * u, gamma(big + 3, uw))
-    return _verdict([("‖I − QᴴQ‖₁/(m·ε)", o, o_lo, o_hi), ("‖A − Q·triu(QᴴA)‖₁/(max(m,n)·‖A‖₁·ε)", r, r_lo, r_hi)],
+    return ratio_verdict([("‖I − QᴴQ‖₁/(m·ε)", o, o_lo, o_hi), ("‖A − Q·triu(QᴴA)‖₁/(max(m,n)·‖A‖₁·ε)", r, r_lo, r_hi)],
                     thr, finite, np.ones(finite.shape, bool), "matrices")
 
 
@@ -1119,18 +1087,18 @@ def qr_q_positive(attrs, arrays, types, rt, actual) -> Measured:
     thr = float(attrs.get("threshold", op.thr))
     if 0 in op.shape or 0 in np.shape(actual):
         return Measured(0.0, thr, True, "no element")
-    Q, finite = _finite(to_working(actual, et))
+    Q, finite = zero_nonfinite(to_working(actual, et))
     if "scale" in attrs:   # g·Q: judged as Q·(1 + ε) = (g·Q)/g, the threshold and radius raised for ε (unique_qr.py)
         Q = Q / attrs["scale"]
     c = Q.shape[-1]
-    g, g_err = _gram_residual(Q, uw)
+    g, g_err = gram_residual(Q, uw)
     o, o_lo, o_hi = enclosure(g, g_err, c * u, gamma(m + 3, uw))
     tc = parse_type(attrs["center"]["type"])
     C = to_working(tensor_from_hex(attrs["center"]["hex"], tc), et)
     rho = np.asarray(attrs["radius"], dtype=np.float64).reshape(op.shape[:-2])
     dist = np.sqrt((np.abs(Q - C) ** 2).sum(axis=(-2, -1)))
     d, d_lo, d_hi = enclosure(dist, 0.0, rho / thr, gamma(m * c + 4, uw))
-    return _verdict([("‖I − QᴴQ‖₁/(m·ε)", o, o_lo, o_hi), ("t·‖Q − Q₊‖_F/ρ", d, d_lo, d_hi)],
+    return ratio_verdict([("‖I − QᴴQ‖₁/(m·ε)", o, o_lo, o_hi), ("t·‖Q − Q₊‖_F/ρ", d, d_lo, d_hi)],
                     thr, finite, np.ones(finite.shape, bool), "matrices")
 
 
@@ -1186,10 +1154,10 @@ def householder(attrs, arrays, types, rt, actual) -> Measured:
     Qx = np.asarray(product).astype(np.complex128 if et.is_complex else np.float64)   # f64: the product's operand
     Qx = Qx.astype(np.clongdouble if et.is_complex else np.longdouble) if working(et)[0] is np.longdouble else Qx
     scale = np.asarray(attrs["scale"], dtype=np.float64).reshape(tuple(int(d) for d in ta.shape[:-2]))
-    Q, finite = _finite(to_working(actual, et))
+    Q, finite = zero_nonfinite(to_working(actual, et))
     v, lo, hi = enclosure(one_norm(Q - Qx), 2.0 ** -50 * one_norm(np.abs(Qx)),
                           max(m * k, 1) * scale * unit_roundoff(et), gamma(m + 3, uw))
-    return _verdict([("‖Q̂ − H₁⋯H_k‖₁/(m·k·ε·Π(1+|τ|‖v‖²))", v, lo, hi)], thr, finite, np.ones(finite.shape, bool),
+    return ratio_verdict([("‖Q̂ − H₁⋯H_k‖₁/(m·k·ε·Π(1+|τ|‖v‖²))", v, lo, hi)], thr, finite, np.ones(finite.shape, bool),
                     "matrices")
 
 
@@ -1207,7 +1175,7 @@ def geev_values(attrs, arrays, types, rt, actual) -> Measured:
     discs = geev.slack_discs(attrs)
     s = np.array([geev.values_measure(d, w[i], thr) for i, d in enumerate(discs)]).reshape(batch)
     finite = np.isfinite(w).all(axis=-1).reshape(batch)
-    m = _verdict([("s*", s, s, s)], thr, finite, np.ones(batch, bool), "matrices")
+    m = ratio_verdict([("s*", s, s, s)], thr, finite, np.ones(batch, bool), "matrices")
     if not m.ok:
         i = int(np.argmax(s.reshape(-1) > thr)) if np.any(s > thr) else 0
         m = dataclasses.replace(m, detail=f"{m.detail}; at s = {thr:g}: {geev.values_detail(discs[i], w[i], thr)}")
@@ -1228,7 +1196,7 @@ def geev_vectors(attrs, arrays, types, rt, actual) -> Measured:
     s = np.array([g[0] for g in got]).reshape(batch)
     norm = np.array([g[1] for g in got]).reshape(batch)
     finite = np.isfinite(V).all(axis=(-2, -1)).reshape(batch)
-    return _verdict([("s* of the columns' matching", s, s, s), ("max|‖v̂‖₂ − 1|/(n·ε)", norm, norm, norm)], thr,
+    return ratio_verdict([("s* of the columns' matching", s, s, s), ("max|‖v̂‖₂ − 1|/(n·ε)", norm, norm, norm)], thr,
                     finite, np.ones(batch, bool), "matrices")
 
 
@@ -1237,4 +1205,10 @@ PROPERTIES = {"getrf.lu": getrf_lu, "linear_solve": linear_solve, "eigh.values":
               "geqrf.r": geqrf_r, "qr.q": qr_q, "qr.q.positive": qr_q_positive, "householder": householder,
               "lstsq": lstsq, "geev.values": geev_values, "geev.vectors": geev_vectors}
 # Properties whose criterion itself widens by a record's `slack` (the others' ranges downstream add it)
-SLACK_IN_ATTRIBUTES = ("geev.values", "geev.vectors")
+SLACK_IN_ATTRIBUTES = ("geev.values", "geev.vectors", "gees.t", "gees.vectors", "gehrd.h", "gehrd.q")
+
+# xGEES's, xGEHRD's and xSYTRD's criteria, in modules of their own
+from . import hessenberg as _hessenberg, schur as _schur, tridiagonal as _tridiagonal  # noqa: E402
+
+for _more in (_schur, _hessenberg, _tridiagonal):
+    PROPERTIES.update(_more.PROPERTIES)

@@ -193,3 +193,36 @@ def test_the_distance_from_the_reference_is_no_accuracy_figure():
     ok, detail, max_ulp, labels = check_outputs(case, [factor], why)
     assert ok and max_ulp is None and why["meaningful_ulp"] is None, detail
     assert compare(e, factor).max_ulp is not None   # shown where the case is examined
+
+
+CONCAT = """  %c = "stablehlo.constant"() {value = dense<7.0> : tensor<1x3xf32>} : () -> tensor<1x3xf32>
+  %s = "stablehlo.reduce"(%a, %zero) ({
+    ^bb0(%x: tensor<f32>, %y: tensor<f32>):
+      %r = "stablehlo.add"(%x, %y) : (tensor<f32>, tensor<f32>) -> tensor<f32>
+      "stablehlo.return"(%r) : (tensor<f32>) -> ()
+  }) {dimensions = array<i64: 0>} : (tensor<3x3xf32>, tensor<f32>) -> tensor<3xf32>
+  %sr = "stablehlo.reshape"(%s) : (tensor<3xf32>) -> tensor<1x3xf32>
+  %5 = "stablehlo.concatenate"(%1, %c) {dimension = 0 : i64} : (tensor<3x3xf32>, tensor<1x3xf32>) -> tensor<4x3xf32>
+  %6 = "stablehlo.concatenate"(%0, %c) {dimension = 0 : i64} : (tensor<3x3xf32>, tensor<1x3xf32>) -> tensor<4x3xf32>
+  %7 = "stablehlo.concatenate"(%1, %sr) {dimension = 0 : i64} : (tensor<3x3xf32>, tensor<1x3xf32>) -> tensor<4x3xf32>
+"""
+
+
+def test_values_put_in_beside_a_factor_are_judged_where_exact():
+    """A factor fixed by JAX's select, concatenated with a constant: the
+    constant's elements are the program's, judged bit for bit (the record
+    `fixed`, oracle/chains.py `moved`); beside the bare factor (whose upper
+    triangle the criterion does not read) or beside an approximate value (a
+    sum), they are not compared — the factor still is."""
+    t4 = "tensor<4x3xf32>"
+    zero = '  %zero = "stablehlo.constant"() {value = dense<0.0> : tensor<f32>} : () -> tensor<f32>\n'
+    prog = chol_program(tail=zero + SELECT_TRIL + CONCAT, returns="%5, %6, %7", rtypes=", ".join([t4] * 3))
+    fixed_const, bare, beside_sum = run(prog, A)
+    L = np.linalg.cholesky(A.astype(np.float64)).astype(np.float32)
+    good = np.concatenate([L, np.full((1, 3), 7, np.float32)])
+    wrong_row = np.concatenate([L, np.full((1, 3), -7, np.float32)])
+    for e in (fixed_const, bare, beside_sum):
+        assert e.kind == "residual" and compare(e, good).ok and not compare(e, 2 * good).ok
+    assert fixed_const.residual.get("fixed") and not compare(fixed_const, wrong_row).ok
+    assert not bare.residual.get("fixed") and compare(bare, wrong_row).ok
+    assert not beside_sum.residual.get("fixed") and compare(beside_sum, wrong_row).ok

@@ -27,7 +27,7 @@ import jax.numpy as jnp  # noqa: E402
 import scipy.linalg as sla  # noqa: E402
 
 from shlo_conform.suites.resolution import resolution  # noqa: E402
-from tests.oracle.jax_programs import ok, program  # noqa: E402
+from tests.oracle.jax_programs import ok, program, rand  # noqa: E402
 
 
 
@@ -54,13 +54,6 @@ def _ends(e):
     et = e.type.element_type
     return (np.asarray(from_bits(e.lo, et)).astype(np.float64).reshape(-1),
             np.asarray(from_bits(e.hi, et)).astype(np.float64).reshape(-1))
-
-
-def rand(shape, dtype, rng):
-    x = rng.standard_normal(shape)
-    if np.issubdtype(dtype, np.complexfloating):
-        x = x + 1j * rng.standard_normal(shape)
-    return x.astype(dtype)
 
 
 def scaled(x, s):

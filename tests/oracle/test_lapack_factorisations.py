@@ -20,20 +20,7 @@ from jax.scipy.linalg import solve_triangular  # noqa: E402
 
 from shlo_conform.oracle.program import execute, parse_program  # noqa: E402
 from shlo_conform.suites.compare import compare  # noqa: E402
-
-DTYPES = [np.float32, np.float64, np.complex64, np.complex128]
-
-
-def rand(shape, dtype, rng):
-    x = rng.standard_normal(shape)
-    if np.issubdtype(dtype, np.complexfloating):
-        x = x + 1j * rng.standard_normal(shape)
-    return x.astype(dtype)
-
-
-def wide(x):
-    return np.asarray(x).astype(np.complex128 if np.iscomplexobj(x) else np.float64)
-
+from tests.oracle.jax_programs import DTYPES, rand, wide  # noqa: E402
 
 def program(xla, f, args):
     """(the oracle's expectations, XLA's outputs) of JAX's lowering of f."""

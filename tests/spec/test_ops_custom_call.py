@@ -140,18 +140,25 @@ def test_sharding_outside_its_definition(oracle):
 
 
 def test_unknown_target_is_a_clear_verdict(oracle):
-    prog = oracle.compile(_call('call_target_name = "lapack_sgees_ffi", api_version = 4 : i32, '
+    prog = oracle.compile(_call('call_target_name = "vendor_sgemm_kernel", api_version = 4 : i32, '
                                 'backend_config = {}', "tensor<2x2xf32>"))
     with pytest.raises(Unsupported) as e:
         oracle.run(prog, [np.eye(2, dtype=np.float32)])
     msg = str(e.value)
-    assert "'lapack_sgees_ffi' is not in the oracle's registry" in msg and "known: Sharding" in msg
-    assert "getrf" in msg and "gesdd" in msg and "geev" in msg and "trsm" in msg   # read besides the registry
+    assert "'vendor_sgemm_kernel' is not in the oracle's registry" in msg and "known: Sharding" in msg
+    for routine in ("getrf", "gesdd", "gesvd", "geev", "gees", "gehrd", "geqp3", "gtsv", "sytrd/hetrd", "trsm"):
+        assert routine in msg, routine
     assert "\n" not in msg
     # a target read as a factorisation but called otherwise: what it must give, in one line
     with pytest.raises(Unsupported, match="xGEEV takes a square matrix and gives wr, wi, vl, vr and info"):
         oracle.compile(_call('call_target_name = "lapack_sgeev_ffi", api_version = 4 : i32, '
                              'backend_config = {}', "tensor<2x2xf32>"))
+    for target, words in (("lapack_sgees_ffi", "xGEES takes a square matrix and gives t, vs, wr, wi, sdim and info"),
+                          ("lapack_dgtsv_ffi", "xGTSV takes dl, d, du and b and gives dl, d, du, x and info"),
+                          ("lapack_cgehrd_ffi", "a must be a complex<f32> tensor of rank >= 2 (tensor<2x2xf32> here)")):
+        with pytest.raises(Unsupported, match=re.escape(words)):
+            oracle.compile(_call(f'call_target_name = "{target}", api_version = 4 : i32, backend_config = {{}}',
+                                 "tensor<2x2xf32>"))
 
 
 def test_generated_cases_call_registry_targets_with_their_types():
