@@ -155,6 +155,17 @@ def _truncated_svd(a):
     return (u[:, :4] * s[:4]) @ vt[:4]
 
 
+def _spline_midpoints(y):
+    """A natural cubic spline through y (unit spacing): its second derivatives by
+    a tridiagonal solve (xGTSV), then its values halfway between the knots."""
+    n = y.shape[0] - 2
+    one = jnp.ones(n, y.dtype)
+    m = jax.lax.linalg.tridiagonal_solve(one.at[0].set(0), 4 * one, one.at[-1].set(0),
+                                         (6 * (y[2:] - 2 * y[1:-1] + y[:-2]))[:, None])[:, 0]
+    m = jnp.concatenate([jnp.zeros(1, y.dtype), m, jnp.zeros(1, y.dtype)])
+    return (y[1:] + y[:-1]) / 2 - (m[1:] + m[:-1]) / 16
+
+
 def _spd(n):
     m = _n(n, n)
     return (m @ m.T + n * np.eye(n)).astype(np.float32)
@@ -191,6 +202,11 @@ PROGRAMS = {
     "truncated-svd": (_truncated_svd, lambda: [_n(8, 6) + np.eye(8, 6, dtype=np.float32) * np.float32([9, 8, 7, 6, 1, 1])]),
     "eig-general": (jnp.linalg.eig, lambda: [_n(8, 8)]),
     "cumprod-discount": (lambda r: jnp.cumprod(np.float32(0.99) + 0.005 * r), lambda: [_n(512)]),
+    "schur": (jax.scipy.linalg.schur, lambda: [_n(12, 12)]),
+    "hessenberg": (lambda a: jax.scipy.linalg.hessenberg(a, calc_q=True), lambda: [_n(12, 12)]),
+    "qr-pivoting": (lambda a: jax.scipy.linalg.qr(a, pivoting=True, mode="economic"), lambda: [_n(24, 8)]),
+    "spline-tridiagonal": (_spline_midpoints, lambda: [_n(64)]),
+    "sqrtm-schur": (lambda a: jnp.real(jax.scipy.linalg.sqrtm(a)), lambda: [_n(6, 6) + 6 * np.eye(6, dtype=np.float32)]),
     "orthogonal-init": (_orthogonal_init, lambda: [RNG.integers(0, 2 ** 32, 2, dtype=np.uint64).astype(np.uint32)]),
     "fft-conv": (lambda x, k: jnp.fft.irfft(jnp.fft.rfft(x) * jnp.fft.rfft(k), n=x.shape[-1]),
                  lambda: [_n(8, 256), _n(8, 256, scale=0.1)]),
