@@ -37,7 +37,7 @@ from .spec.kinds.exact import EXACT
 from .spec.types import TensorType, from_bits
 from .suites import show
 from .suites.compare import compare
-from .suites.kinds import describe, kind_of
+from .suites.kinds import Kind, describe, kind_of
 from .suites.resolution import Resolution, allowance_used, resolution, resolved_elements
 from .suites.records import Case, GridData, TensorValue
 from .backends.xla import global_grid
@@ -64,7 +64,10 @@ class OutputReport:
     specials: Counter = field(default_factory=Counter)
     process: int | None = None   # on a grid: the flattened id of the process whose output this is
     resolution: Resolution | None = None   # how much the expectation decides (suites/resolution.py)
-    used: float | None = None    # the largest fraction of its enclosure an element used (allowance_used)
+    used: float | None = None    # the largest fraction of its enclosure an element used (allowance_used), or a
+                                 # property's ratio over its threshold (`Comparison.used`)
+    used_words: str = Kind.used_words   # how `used` reads (the kind's)
+    ulp_measures: bool = True    # False: the oracle's value is one correct answer of many (kind.ulp_measures)
 
     @property
     def status(self) -> str:
@@ -671,8 +674,11 @@ def judge_outputs(expected: list[Expectation], outputs: list, case: Case | None 
                 cmp = compare(exp, actual, flushed[k])
         specials = _worded(cmp.causes) if not cmp.ok else Counter()
         failing.append(cmp.failing)
+        kind = kind_of(exp)
+        used = (cmp.used if cmp.used is not None else _used(exp, actual)) if cmp.ok else None
         reports.append(OutputReport(k, exp.type, cmp.ok, cmp.detail, cmp.max_ulp, specials,
-                                    resolution=resolution(exp), used=_used(exp, actual) if cmp.ok else None))
+                                    resolution=resolution(exp), used=used, used_words=kind.used_words,
+                                    ulp_measures=kind.ulp_measures))
     if rewrites_for is not None and case is not None and any(not r.ok for r in reports):
         rewrites = rewrites_for(case)   # the program with each known rewrite, judged: what failed may be one
         if rewrites:
@@ -895,13 +901,18 @@ def _used(exp: Expectation, actual) -> float | None:
 def _distance(o: OutputReport) -> str:
     """How far an agreeing output went: the share of its enclosure used
     leads (the same scale at every magnitude), the ULP distance from the
-    oracle's value follows (suites/resolution.allowance_used says why)."""
+    oracle's value follows (suites/resolution.allowance_used says why).  An
+    output judged by a property leads with its ratio's share of the
+    threshold; its distance from the oracle's reference — one correct
+    answer of many (signs, order, a basis free) — is named as such."""
     parts = []
-    if o.used is not None and o.used > 0:
-        parts.append(f"the farthest element used {o.used * 100:.3g}% of its enclosure")
+    if o.used is not None and (o.used > 0 or not o.ulp_measures):
+        parts.append(o.used_words.format(f"{o.used * 100:.3g}"))
     elif o.used == 0:
         parts.append("every element is the oracle's value")
-    if o.max_ulp is not None and not (o.used == 0 and o.max_ulp == 0):
+    if o.max_ulp is not None and not o.ulp_measures:
+        parts.append(f"max {o.max_ulp:g} ulp from the oracle's reference, one correct answer of many, not judged")
+    elif o.max_ulp is not None and not (o.used == 0 and o.max_ulp == 0):
         parts.append(f"max {o.max_ulp:g} ulp from the oracle's value")
     return ("; " + " (".join(parts) + (")" if len(parts) == 2 else "")) if parts else ""
 

@@ -105,6 +105,8 @@ class Comparison:
     meaningful_ulp: float | None = None          # max ULP over passing and "out of tolerance" elements
     failing: tuple = ((), ())                    # (flat indices, their causes): what `causes` counts, element
                                                  # by element, so a later name (a rewrite) can take an element over
+    used: float | None = None                    # a kind judged whole: its measure as a share of what it allows
+                                                 # (a criterion's ratio over its threshold); None: the enclosure's
 
 
 class Kind:
@@ -116,6 +118,7 @@ class Kind:
     element_wise: bool = True   # judged element by element (`matches`); else on the whole output (`judge`)
     ulp_measures: bool = True   # is the ULP distance from `bits` a measure of accuracy?  ("residual": no — the
                                 # reference is one result among many correct ones; its distance is shown, not summarised)
+    used_words: str = "the farthest element used {}% of its enclosure"   # `Comparison.used` / allowance_used, shown
     pinned: bool = False        # states exactly `bits` per element: nothing around them to carry or widen
     approximate: bool = False   # a range or tolerance around the correctly rounded value (an approximate result)
     holds_range: bool = False   # its range is stored in fields of its own (`ends`), which `narrow` may tighten

@@ -39,6 +39,7 @@ class Residual(Kind):
     fields = (KindField("residual", None, OMIT_DEFAULT, order=60),)   # the property and its inputs
     element_wise = False
     ulp_measures = False
+    used_words = "the criterion's ratio is {}% of its threshold"
 
     def describe(self, e) -> str:
         r = e.residual or {}
@@ -60,7 +61,7 @@ class Residual(Kind):
         moved = _fixed_moved(e, np.asarray(actual), m.scored)
         ok = m.ok and not moved
         detail = "; ".join(d for d in ("" if m.ok else m.detail, moved) if d)
-        return Comparison(ok, ulp, [], 0 if ok else 1, [], detail, meaningful_ulp=ulp)
+        return Comparison(ok, ulp, [], 0 if ok else 1, [], detail, meaningful_ulp=ulp, used=_share(m))
 
     def catches_scaling(self, e, s):
         """The reference (the oracle's high-precision solution, rounded)
@@ -107,6 +108,16 @@ def _fixed_moved(e, actual: np.ndarray, scored) -> str:
         return ""
     at = int(np.argmax(bad))
     return FIXED.format(n=int(bad.sum()), at=at, got=flat_a[at], want=flat_e[at])
+
+
+def _share(m) -> float | None:
+    """The measured ratio as a share of its threshold: how close the output
+    came to being refused — the figure a property-judged output has in place
+    of an enclosure's (a sign- or order-free result's ULP distance from the
+    reference says nothing of it)."""
+    with np.errstate(all="ignore"):
+        share = float(m.value) / float(m.threshold) if m.threshold else None
+    return share if share is not None and np.isfinite(share) else None
 
 
 def _ulp(e, actual: np.ndarray, scored) -> float | None:

@@ -130,6 +130,30 @@ def test_qr(xla, dtype, mode):
     assert not ok(e_q, other[0]) and not ok(e_r, other[1])
 
 
+def test_a_property_judged_output_reads_as_its_ratio_not_as_a_ulp_distance(xla):
+    """`run`'s line for an output judged by a property leads with the
+    criterion's ratio as a share of its threshold; the ULP distance from the
+    oracle's reference — a QR with other signs is as right — is named as one
+    correct answer of many, not as the output's error."""
+    from shlo_conform.differential import _distance, judge_outputs
+    rng = np.random.default_rng(5)
+    a = rand((6, 4), np.float32, rng)
+    (e_q, e_r), (q, r), _ = program(xla, jnp.linalg.qr, [a])
+    signs = np.array([-1.0, 1.0, 1.0, -1.0])
+    flipped = [(wide(q) * signs).astype(q.dtype), (wide(r) * signs[:, None]).astype(r.dtype)]
+    for rep in judge_outputs([e_q, e_r], flipped):
+        line = _distance(rep)
+        assert rep.status == "agrees" and 0 < rep.used < 1, (rep.status, rep.used)
+        assert line.startswith("; the criterion's ratio is") and "one correct answer of many" in line, line
+        assert rep.max_ulp > 1e6   # the flipped signs: far from the reference, and right
+    wrong = judge_outputs([e_q], [perturbed(q)])[0]
+    assert wrong.status == "DISAGREES" and wrong.used is None
+    (e,), (got,), _ = program(xla, lambda x: jnp.exp(x) * 3, [a])   # an element-wise output: its enclosure's words
+    rep = judge_outputs([e], [got])[0]
+    assert rep.ok and rep.ulp_measures and "one correct answer" not in _distance(rep)
+    assert "of its enclosure" in _distance(rep) or rep.used == 0
+
+
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_eigh(xla, dtype):
     rng = np.random.default_rng(6)
