@@ -81,10 +81,10 @@ from ..spec.expectation import Alternative, Expectation
 from ..spec.ops import OPS
 from ..spec.types import E_F32, E_F64, SI32, TensorType, to_bits
 # the routines read in modules of their own register themselves when imported
-from . import lapack_gees, lapack_gehrd, lapack_geqp3, lapack_gtsv, lapack_sytrd  # noqa: F401
+from . import lapack_gees, lapack_gehrd, lapack_geqp3, lapack_gtsv, lapack_sytrd, tridiagonal_perturbed  # noqa: F401
 from .lapack_calls import (C64, C128, FAMILIES, FAMILY, REAL_OF, TYPES, Call, Factorisation, Family, Misfit,
-                           all_column_major, char, component_precision, config, eigenvalue_outputs, layouts,
-                           matrix_type, read_elsewhere, register, square, want, want_results)
+                           all_column_major, char, component_precision, config, eigenvalue_outputs, element_type_of,
+                           layouts, matrix_type, read_elsewhere, register, square, want, want_results)
 from .literals import op_attributes
 from .rejection import CannotJudge
 from .semantics import on_arrays, run_arrays
@@ -306,15 +306,17 @@ def read_factorisation(inst, op):
     if name not in FAMILIES:
         return None
     family, et = FAMILIES[name]
+    fam = FAMILY[family]
     ins, outs = _types(inst, "inputs"), _types(inst, "results")
     texts = op_attributes(op.get_asm(print_generic_op_form=True, skip_regions=True, use_local_scope=True,
                                      assume_verified=True), op.name)
     try:
+        et = et or element_type_of(ins)
         try:
             cfg = config(texts)
         except Misfit:
             cfg = {}
-        settings = FAMILY[family].read(et, cfg, texts, ins, outs)
+        settings = fam.read(et, cfg, texts, ins, outs)
     except Misfit as e:
         raise CannotJudge(f"custom_call @{name}", f"{e} (oracle/custom_calls.py reads LAPACK's factorisations "
                                                   "where the call fits LAPACK's definition)") from None
@@ -322,7 +324,7 @@ def read_factorisation(inst, op):
     words = ", ".join(f"{k} '{v}'" for k, v in settings)
     out.spec = dataclasses.replace(inst.spec, semantics=Factorisation(
         family, et, settings,
-        f"custom_call @{name} read as LAPACK x{family.upper()}" + (f" ({words})" if words else "")))
+        f"custom_call @{name} read as {fam.title or 'LAPACK x' + family.upper()}" + (f" ({words})" if words else "")))
     return out
 
 

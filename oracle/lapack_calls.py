@@ -1,7 +1,8 @@
 """The reading of LAPACK calls that no StableHLO op computes — what every
 routine's reading shares (oracle/custom_calls.py reads the calls and holds
 the first routines; oracle/lapack_gees.py, lapack_gehrd.py, lapack_geqp3.py,
-lapack_gtsv.py and lapack_sytrd.py one routine each): the call's FFI
+lapack_gtsv.py and lapack_sytrd.py one routine each; jaxlib's own kernel
+beside them, oracle/tridiagonal_perturbed.py, `register_target`): the call's FFI
 configuration and layouts, the checks of its types (`Misfit` naming what
 does not fit), the registry a routine joins (`register`, `Family`), and what
 a routine's run is given (`Call`)."""
@@ -69,10 +70,11 @@ class Family:
     run: Callable
     names: Callable = None
     finite_only: bool = True
+    title: str | None = None   # what the call is read as, where not LAPACK's routine ("LAPACK xGETRF")
 
 
 FAMILY: dict[str, Family] = {}   # routine -> its reading; a new routine is one `register` call
-FAMILIES: dict[str, tuple] = {}   # target name -> (routine, element type)
+FAMILIES: dict[str, tuple] = {}   # target name -> (routine, element type; None: the operands' — one target, every type)
 
 
 def register(routine: str, family: Family, shown: str | None = None) -> None:
@@ -84,13 +86,32 @@ def register(routine: str, family: Family, shown: str | None = None) -> None:
     _SHOWN.append(shown or routine)
 
 
+def register_target(target: str, routine: str, family: Family, words: str) -> None:
+    """Add one target of every element type — a kernel of jaxlib's own beside
+    LAPACK's (`tridiagonal_solve_perturbed_ffi`): the type is its last
+    operand's, one of TYPES'.  `words`: what custom_call's refusal lists."""
+    FAMILY[routine] = family
+    FAMILIES[target] = (routine, None)
+    _OTHERS.append(f"{target} as {words}")
+
+
 _SHOWN: list[str] = []
+_OTHERS: list[str] = []
+
+
+def element_type_of(ins: list):
+    """The element type of a call registered for every type: its last operand's."""
+    et = getattr(ins[-1], "element_type", None) if ins else None
+    if et not in TYPES.values():
+        raise Misfit(f"the operands must be f32, f64, complex<f32> or complex<f64> ({getattr(et, 'name', et)} here)")
+    return et
 
 
 def read_elsewhere() -> str:
     """What custom_call's refusal lists as read here (spec/custom_targets.py READ_ELSEWHERE)."""
-    return ("lapack_{s,d,c,z}{potrf,trsm}_ffi as cholesky and triangular_solve; "
-            f"lapack_{{s,d,c,z}}{{{','.join(_SHOWN)}}}_ffi as the factorisations they compute (oracle/custom_calls.py)")
+    return "; ".join(["lapack_{s,d,c,z}{potrf,trsm}_ffi as cholesky and triangular_solve",
+                      f"lapack_{{s,d,c,z}}{{{','.join(_SHOWN)}}}_ffi as the factorisations they compute",
+                      *_OTHERS]) + " (oracle/custom_calls.py)"
 
 
 @dataclass(frozen=True)

@@ -43,21 +43,32 @@ GROWTH = 16.0   # ‖|L|·|U|‖₁ / ‖M‖₁ at most, every tridiagonal M (m
 SINGULAR = "M's determinant is not proven nonzero (arb): M·x = b may have no solution"
 
 
-def _read(et, cfg, texts, ins, outs):
-    if len(ins) != 4 or len(outs) != 5:
-        raise Misfit("xGTSV takes dl, d, du and b and gives dl, d, du, x and info")
+def read_system(et, texts, ins, outs, results: list, x_at: int, words: str) -> None:
+    """The checks a tridiagonal solve's call shares (xGTSV's, and jaxlib's
+    perturbed solve, oracle/tridiagonal_perturbed.py): operands dl, d, du
+    (batch×n, vectors) and b (batch×n×k, column-major); `results`: the
+    names of the diagonals the call gives back (xGTSV: all three, jaxlib's:
+    none), x at `x_at` of the results, info where `results` has it."""
+    if len(ins) != 4:
+        raise Misfit(words)
     b = matrix_type(ins[3], et, "b")
     batch, n = tuple(b.shape[:-2]), int(b.shape[-2])
     for t, what in zip(ins[:3], ("dl", "d", "du")):
         want(t, batch + (n,), et, what)
-    want_results(outs, [(batch + (n,), et, f"the result {w}") for w in ("dl", "d", "du")]
-                 + [(b.shape, et, "x"), (batch, SI32, "info")], "xGTSV gives dl, d, du, x and info")
-    all_column_major(texts, ins, outs, [3], matrix_ins=(3,))
+    shapes = {"x": (b.shape, et), "info": (batch, SI32)}
+    want_results(outs, [shapes.get(w, (batch + (n,), et)) + (f"the result {w}" if w in ("dl", "d", "du") else w,)
+                        for w in results], words)
+    all_column_major(texts, ins, outs, [x_at], matrix_ins=(3,))
     given_in, given_out = given_layouts(texts, ins, outs)
     vector = tuple(range(b.rank - 2, -1, -1))
-    for g in given_in[:3] + given_out[:3]:
+    for g in given_in[:3] + given_out[:x_at]:
         if g != vector:
             raise Misfit(f"layout {list(g)}: only the diagonals as vectors, batch dimensions major-most, are read")
+
+
+def _read(et, cfg, texts, ins, outs):
+    read_system(et, texts, ins, outs, ["dl", "d", "du", "x", "info"], 3,
+                "xGTSV takes dl, d, du and b and gives dl, d, du, x and info")
     return ()
 
 
