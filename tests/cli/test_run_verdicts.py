@@ -134,6 +134,7 @@ def test_an_output_the_oracle_states_no_value_for_is_unchecked_not_exact(tmp_pat
     assert "exact (" not in out and "unchecked: any value" in out and rc == 3
 
 
+@pytest.mark.long   # stop 62's trim of make test (8:05 on a clean run): argmax of approximate values stays in make test (tests/oracle)
 def test_an_argmax_of_approximate_logits_is_judged(tmp_path, capsys):
     """argmax over 32 classes of tanh(x·w): a reduce whose body selects
     (spec/selection.py), over more leaves than the schedules are
@@ -147,6 +148,7 @@ def test_an_argmax_of_approximate_logits_is_judged(tmp_path, capsys):
     _xla_agrees_and_wrong_ones_disagree(tmp_path, capsys, lambda x, w: jnp.argmax(jnp.tanh(x @ w), axis=1), args)
 
 
+@pytest.mark.long   # stop 62's trim of make test (8:05 on a clean run): selection stays in make test (tests/oracle/test_selection*)
 def test_the_first_true_of_a_mask_is_judged(tmp_path, capsys):
     """`jnp.argmax(mask)`, the index of the first True: JAX's argmax body
     over i1 values, init (false, 0).  It was UNCHECKED (i1 values refused,
@@ -157,6 +159,7 @@ def test_the_first_true_of_a_mask_is_judged(tmp_path, capsys):
     _xla_agrees_and_wrong_ones_disagree(tmp_path, capsys, lambda x: jnp.argmax(x > 0.8, axis=1), [x])
 
 
+@pytest.mark.long   # stop 62's trim of make test (8:05 on a clean run): reductions by approximate ops stay in make test (tests/oracle)
 def test_a_cumulative_logsumexp_is_judged_within_its_tolerances(tmp_path, capsys):
     """`lax.cumlogsumexp`: a reduce_window whose body is jnp.logaddexp, with
     an approximate exp and log1p inside (spec/log_add_exp.py).  On exact

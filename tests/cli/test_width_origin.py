@@ -13,6 +13,7 @@ import jax
 import jax.numpy as jnp
 import ml_dtypes
 import numpy as np
+import pytest
 
 from shlo_conform import differential as d
 from shlo_conform.cli import main
@@ -120,6 +121,7 @@ def test_a_cancellation_is_a_width_that_grows_along_the_program(tmp_path, capsys
     assert "is not decided" in out
 
 
+@pytest.mark.long   # stop 62's trim of make test (8:05 on a clean run): the mechanism stays in make test (the other width origins)
 def test_a_linear_solve_is_wide_by_its_criterion_not_by_what_follows(tmp_path, capsys):
     """tanh(solve(a, b)) of order 128: the solution is defined by a
     property (LAPACK's residual test, threshold 30), and the range that

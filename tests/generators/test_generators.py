@@ -119,6 +119,7 @@ def test_convert_covers_every_pair():
     assert len(pairs) == len(spec.operands[0].types) * len(spec.results[0].types)
 
 
+@pytest.mark.long   # stop 62's trim of make test (8:05 on a clean run): every type's generation stays in make test
 def test_compare_covers_every_direction_for_every_type():
     spec = OPS["compare"]
     skels = skeleton.enumerate_skeletons(spec)

@@ -324,6 +324,7 @@ def test_run_names_xla_keeping_a_bf16_product_in_f32(tmp_path, capsys):
     assert int(scaled.split("(subnormals flushed) x")[1].split()[0]) == failing < wrong, scaled
 
 
+@pytest.mark.long   # stop 62's trim of make test (8:05 on a clean run): two XLA configurations compiled; the other rewrites' naming stays in make test
 def test_fast_min_max_is_named_for_xla_configured_so_and_only_then(tmp_path, capsys):
     """maximum/minimum as one compare and select: the rewritten program's
     value is numpy's `where(x < y, y, x)` (NaN only from x, x on a tie of
@@ -639,6 +640,7 @@ def test_run_names_xla_folding_constants_and_a_reassociating_backend(tmp_path, c
     assert rc == 1 and "reassociation" not in out, out
 
 
+@pytest.mark.long   # stop 62's trim of make test (8:05 on a clean run): the no-rewrite rule stays in make test through the other cases
 def test_a_negated_output_inside_a_wide_shifted_enclosure_names_no_rewrite(tmp_path, capsys):
     """f16 attention (q·kᵀ/8, softmax, ·v), XLA's outputs negated: the
     elements near zero have enclosures of ±10^4 %, and the division by 8

@@ -239,6 +239,7 @@ def test_culprits_are_the_cases_whose_functions_hold_the_named_lines():
     assert b.culprits(f"<stdin>:{at[2]}:8: note: not an error") == b.culprits("no location") == set()
 
 
+@pytest.mark.long   # stop 62's trim of make test (8:05 on a clean run): batching's other guarantees stay in make test
 def test_rng_draws_do_not_depend_on_what_the_worker_compiled_before():
     # XLA:CPU seeds a module's rng from process state that compiles move on: the same
     # rng program drew other numbers after other programs.  Each rng program now gets

@@ -9,6 +9,8 @@ import os
 import signal
 from pathlib import Path
 
+import pytest
+
 from shlo_conform.pipeline.runner import Runner, Worker
 from shlo_conform.pipeline.zygote import Zygote
 
@@ -52,6 +54,7 @@ def test_a_dead_zygote_means_a_fresh_interpreter(tmp_path):
         z.close()
 
 
+@pytest.mark.long   # stop 62's trim of make test (8:05 on a clean run): the zygote's other tests stay in make test
 def test_forked_and_fresh_workers_give_the_same_verdicts():
     cases = [
         toy.value_case("divide", "tensor<2xi32>", [6, 8], [0, 2], [0, 4]),        # SIGFPE
