@@ -118,6 +118,7 @@ def test_a_program_the_oracle_cannot_judge_exits_4_after_showing_the_outputs(pro
     assert rc == 1 and "CRASH" in out and "cannot judge" in out
 
 
+@pytest.mark.long   # stop 62's trim of make test (8:35 on a fresh clone): CHLO in run stays in make test (tests/oracle/test_chlo_*)
 def test_a_layer_norm_with_chlo_runs_everywhere_and_says_how_chlo_was_judged(tmp_path, capsys):
     """jnp.var lowers to chlo.square: the oracle judges it as the exact
     square (spec/chlo), the interpreter runs it after jaxlib's

@@ -68,6 +68,7 @@ def _agrees(out: str) -> bool:
     return "agrees" in xla and "agrees" in interp and "DISAGREES" not in out
 
 
+@pytest.mark.long   # stop 62's trim of make test (8:35 on a fresh clone): dot algorithms stay in make test (tests/oracle)
 def test_bf16_x3_agrees_on_xla_and_the_interpreter(tmp_path, capsys):
     a, b = _f32_inputs()
     rc, out = _run(tmp_path, capsys, "BF16_BF16_F32_X3", a, b, (a, b))

@@ -218,6 +218,7 @@ def test_a_real_determinant_is_judged_and_a_wrong_one_caught(tmp_path, capsys):
     assert rc == 1
 
 
+@pytest.mark.long   # stop 62's trim of make test (8:35 on a fresh clone): trees of small sums stay in make test (tests/oracle)
 def test_an_f16_product_of_64_terms_is_judged_by_its_trees(tmp_path, capsys):
     """q·kᵀ of 64 f16 products summed in f16: the order allowance left it
     INCONCLUSIVE (±14.5 % median); the extremes over every allowed tree

@@ -63,6 +63,7 @@ def _prepared(tmp_path, f, args):
     return prep, d.npz_inputs(str(tmp_path / "in.npz"), prep.types)
 
 
+@pytest.mark.long   # stop 62's trim of make test (8:35 on a fresh clone): the mechanism stays in make test
 def test_a_bf16_sum_is_wide_by_its_own_statement_and_so_is_every_allowed_tree(tmp_path, capsys):
     q, k = _bf16_inputs()
     prep, inputs = _prepared(tmp_path, _scores, [q, k])

@@ -123,6 +123,7 @@ def test_merge_renames_helpers_and_splits_outputs():
     assert merge(['module attributes {mhlo.num_partitions = 2 : i32} {\n' + prog(2) + "}"]) is None
 
 
+@pytest.mark.long   # stop 62's trim of make test (8:35 on a fresh clone): batching's other guarantees stay in make test
 def test_a_kind_that_crashed_alone_runs_alone_and_its_neighbours_still_batch():
     # One unit of 8 (one op, two kinds), refused for its si64 case R:
     # [R a X b | Y s s s] refused -> [R a X b] refused -> [R a] refused, alone: R refused,
