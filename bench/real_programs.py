@@ -201,6 +201,7 @@ PROGRAMS = {
     "pca-reconstruct": (_pca, lambda: [_n(64, 4) * np.float32([4, 3, 1, 1])]),
     "truncated-svd": (_truncated_svd, lambda: [_n(8, 6) + np.eye(8, 6, dtype=np.float32) * np.float32([9, 8, 7, 6, 1, 1])]),
     "eig-general": (jnp.linalg.eig, lambda: [_n(8, 8)]),
+    "lu-factors": (jax.scipy.linalg.lu, lambda: [_n(16, 16)]),
     "cumprod-discount": (lambda r: jnp.cumprod(np.float32(0.99) + 0.005 * r), lambda: [_n(512)]),
     "schur": (jax.scipy.linalg.schur, lambda: [_n(12, 12)]),
     "hessenberg": (lambda a: jax.scipy.linalg.hessenberg(a, calc_q=True), lambda: [_n(12, 12)]),

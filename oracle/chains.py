@@ -52,13 +52,15 @@ range, and JAX emits each:
   Q₊ ± ρ (`as_range`).  `abs` of R's diagonal (slogdet with method "qr")
   is a range from geqrf.r's criterion (`unique_qr.diagonal_range`), and
   Q·R is A within the contract (oracle/reconstruction.py).
-* **U's diagonal** (`jnp.linalg.det`, `slogdet`: Σ log|uₖₖ|, the signs of
-  uₖₖ and the pivots' parity): where data movement (JAX's gather) picks
-  only diagonal elements of U out of a real xGETRF result, the picked
-  values are stated as a "bounded" range — every û_kk any evaluation order
-  of the factorisation can give (oracle/lu_diagonal.py: ball
-  arithmetic and leading minors, componentwise backward error, Higham
-  ch. 9 and 14) — and the program's own arithmetic on them is the ordinary ranged
+* **U's diagonal, L and U apart** (`jnp.linalg.det`, `slogdet`: Σ log|uₖₖ|,
+  the signs of uₖₖ and the pivots' parity; `jax.scipy.linalg.lu`: tril and
+  triu by select): where data movement (JAX's gather, a select with zeros)
+  picks elements out of a real xGETRF result, the picked values are stated
+  as a "bounded" range — every l̂ᵢₖ or ûₖⱼ any evaluation order of the
+  factorisation can give (oracle/lu_diagonal.py: ball arithmetic, leading
+  minors and Schur complements, componentwise backward error, Higham ch. 9
+  and 14), the elements put in from exact operands at their values — and
+  the program's own arithmetic on them is the ordinary ranged
   walk (oracle/propagation.py, affine.py): sign exact where no ball holds 0,
   logabsdet and det ranges whose width `run` prints (too wide: inconclusive).
 * **The eigen- and singular values computed on** (`as_range`): the range
@@ -141,7 +143,7 @@ from ..spec.ops.cholesky import hermitian
 from ..spec.types import TensorType, parse_type, tensor_from_hex, tensor_to_hex
 from . import numbering
 from .rounding import outward_bits
-from .lu_diagonal import lu_diagonal
+from .lu_diagonal import lu_elements
 
 
 def tag(v):
@@ -880,7 +882,7 @@ def moved(run_op, inst, arrays: list, i: int, v: Expectation, k: int, o,
     partial = rec.get("property") in PARTS and (RESIDUAL.judges(v) or rec.get("pending") == "part") \
         and bool((src >= 0).all()) and int(counts.max(initial=0)) <= 1   # PCA's v[:, -k:], a truncated SVD
     if (counts[need] != 1).any() and not repeats and not partial:
-        return _diagonal(rec, v, src, o) if RESIDUAL.judges(v) else None
+        return _diagonal(rec, v, src, o, others_exact) if RESIDUAL.judges(v) else None
     carried = src[src >= 0]   # v's elements that come out (v's own numbering)
     if view:
         src0 = np.asarray(view["src"], dtype=np.int64)
@@ -906,8 +908,30 @@ def moved(run_op, inst, arrays: list, i: int, v: Expectation, k: int, o,
     return ch.unstated(o.type, o.bits, v.why, new)
 
 
-PICKED = ("U's diagonal of xGETRF's LU, picked out by data movement: every value any evaluation order of the "
+PICKED = ("{what} of xGETRF's LU, picked out by data movement: every value any evaluation order of the "
           "factorisation can give (oracle/lu_diagonal.py; oracle/chains.py)")
+
+
+def elements_picked(rec: dict, src: np.ndarray):
+    """(A, A's type, flat batch index, row, column) per element numbered
+    `src` (−1 where none) of a getrf.lu or geqrf.r value — the element's
+    place in the factorisation's m×n result, through the value's `view`, if
+    data movement made one; −1 for all four where `src` or the view puts
+    another operand's element in; None where no element is picked."""
+    src = np.asarray(src, dtype=np.int64)
+    view = rec.get("view")
+    if view:
+        src = np.where(src >= 0, np.asarray(view["src"], dtype=np.int64)[np.maximum(src, 0)], -1)
+    if not (src >= 0).any():
+        return None
+    (a,), (ta,) = lapack.operands_of(rec)
+    m, n = (int(d) for d in ta.shape[-2:])
+    batch_shape = tuple(int(d) for d in ta.shape[:-2]) or (1,)
+    at = np.maximum(src, 0)
+    batch = np.ravel_multi_index(np.unravel_index(at // (m * n), batch_shape), batch_shape)
+    i, j = np.unravel_index(at % (m * n), (m, n))
+    none = src < 0
+    return a, ta, *(np.where(none, -1, x) for x in (batch, i, j))
 
 
 def diagonal_picked(rec: dict, src: np.ndarray):
@@ -916,43 +940,46 @@ def diagonal_picked(rec: dict, src: np.ndarray):
     element U[k, k] (through the value's `view`, if data movement made
     one); None otherwise.  Real and complex diagonals are picked alike
     (here and complex_ranges.py)."""
-    if (src < 0).any():
+    got = elements_picked(rec, src)
+    if got is None:
         return None
-    view = rec.get("view")
-    if view:
-        src = np.asarray(view["src"], dtype=np.int64)[src]
-        if (src < 0).any():
-            return None
-    (a,), (ta,) = lapack.operands_of(rec)
-    m, n = (int(d) for d in ta.shape[-2:])
-    batch_shape = tuple(int(d) for d in ta.shape[:-2]) or (1,)
-    batch = np.unravel_index(src // (m * n), batch_shape)
-    i, j = np.unravel_index(src % (m * n), (m, n))
-    if (i != j).any():
+    a, ta, batch, i, j = got
+    if (i < 0).any() or (i != j).any():
         return None
-    return a, ta, np.ravel_multi_index(batch, batch_shape), i
+    return a, ta, batch, i
 
 
-def _diagonal(rec: dict, v: Expectation, src: np.ndarray, o: Expectation) -> Expectation | None:
-    """Output `o` where every element holds an element of U's diagonal of a
-    getrf.lu value `v` (`src`: the elements' numbers in `v`, −1 where none):
-    a "bounded" expectation from oracle/lu_diagonal.py; None elsewhere."""
+def _diagonal(rec: dict, v: Expectation, src: np.ndarray, o: Expectation,
+              others_exact: bool = False) -> Expectation | None:
+    """Output `o` where its elements hold elements of a real getrf.lu value
+    `v` (`src`: the elements' numbers in `v`, −1 where none) — U's diagonal
+    (det, slogdet), or L's multipliers and U's entries apart
+    (`jax.scipy.linalg.lu`: tril and triu by select, the others zeros): a
+    "bounded" expectation from oracle/lu_diagonal.py, the elements put in
+    from other operands at their own values where those are exact
+    (`others_exact`); None elsewhere."""
     if rec.get("property") == "geqrf.r":   # its signs, for Q·sign(diag R)
         from .unique_qr import picked as r_diagonal
         return r_diagonal(rec, src, o)
-    if rec.get("property") != "getrf.lu":
+    if rec.get("property") != "getrf.lu" or rec.get("conj") or o.type.element_type.is_complex:
         return None
-    picked = diagonal_picked(rec, src)
+    picked = elements_picked(rec, src)
     if picked is None:
         return None
-    a, ta, flat_batch, i = picked
-    m, n = (int(d) for d in ta.shape[-2:])
-    got = lu_diagonal(a, ta.element_type, rec["attributes"]["pivots"])
+    a, ta, flat_batch, i, j = picked
+    put_in = i < 0
+    if put_in.any() and not others_exact:
+        return None
+    got = lu_elements(a, ta.element_type, rec["attributes"]["pivots"])
     if isinstance(got, str):
         return None
-    lo, hi = (x.reshape(-1, min(m, n)) for x in got)
+    m, n = (int(d) for d in ta.shape[-2:])
+    lo, hi = (x.reshape(-1, m, n)[np.maximum(flat_batch, 0), np.maximum(i, 0), np.maximum(j, 0)] for x in got)
     et = o.type.element_type
     shape = tuple(int(d) for d in o.type.shape)
-    return Expectation(o.type, o.bits, BOUNDED.name, lo=outward_bits(lo[flat_batch, i], et, True).reshape(shape),
-                       hi=outward_bits(hi[flat_batch, i], et, False).reshape(shape),
-                       why="; ".join(w for w in (v.why, PICKED) if w))
+    lo_bits = np.where(put_in.reshape(-1), o.bits.reshape(-1), outward_bits(lo, et, True).reshape(-1))
+    hi_bits = np.where(put_in.reshape(-1), o.bits.reshape(-1), outward_bits(hi, et, False).reshape(-1))
+    what = "U's diagonal" if not put_in.any() and (i == j).all() else "L's and U's elements"
+    return Expectation(o.type, o.bits, BOUNDED.name, lo=lo_bits.reshape(shape).astype(o.bits.dtype),
+                       hi=hi_bits.reshape(shape).astype(o.bits.dtype),
+                       why="; ".join(w for w in (v.why, PICKED.format(what=what)) if w))

@@ -72,10 +72,10 @@ UNCARRIED = ("any value: a complex range this op cannot be carried through here 
              "a denominator box holding 0, a comparison whose boxes meet, or a partial product that may "
              "overflow; oracle/complex_ranges.py)")
 PRIMARY = "the value on the correctly rounded inputs"
-PICKED = ("U's diagonal of a complex xGETRF's LU, picked out by data movement: a box holding every value any "
-          "evaluation order of the factorisation can give (oracle/lu_diagonal.py lu_diagonal_complex; "
+PICKED = ("{what} of a complex xGETRF's LU, picked out by data movement: a box holding every value any "
+          "evaluation order of the factorisation can give (oracle/lu_diagonal.py lu_elements_complex; "
           "oracle/complex_ranges.py)")
-NOT_PICKED = "U's diagonal of a complex xGETRF's LU is not stated: {why}"
+NOT_PICKED = "{what} of a complex xGETRF's LU is not stated: {why}"
 
 
 # --------------------------------------------------------------------------
@@ -336,15 +336,17 @@ def _compare(inst, o: Expectation, primary: list, ends: dict) -> list:
 # --------------------------------------------------------------------------
 
 def picked_diagonal(run_op, inst, inputs: list, outs: list, arrays: list | None) -> list | None:
-    """[the output as a box per element] where the op picks only diagonal
-    elements of U out of a complex "getrf.lu" result (its lone free
-    input), moved by data movement (observed on numbered elements:
+    """[the output as a box per element] where the op picks elements out of
+    a complex "getrf.lu" result (its lone free input) by data movement —
+    U's diagonal (det, slogdet), or L's multipliers and U's entries apart
+    (`jax.scipy.linalg.lu`), the other operands' elements put in at their
+    values where those operands are exact (observed on numbered elements:
     oracle/numbering.py, as oracle/chains.py follows the real one); a
-    labelled "any value" where lu_diagonal_complex states nothing; None
+    labelled "any value" where lu_elements_complex states nothing; None
     where the op is not such a pick."""
     from . import characterized as ch, numbering
     from . import chains
-    from .lu_diagonal import lu_diagonal_complex
+    from .lu_diagonal import lu_elements_complex
     if inst is None or len(outs) != 1 or isinstance(outs[0], tuple):
         return None
     free = [i for i, v in enumerate(inputs) if ch.is_free(v)]
@@ -366,21 +368,35 @@ def picked_diagonal(run_op, inst, inputs: list, outs: list, arrays: list | None)
         got = run_op(inst, trial)[0]
         return None if isinstance(got, tuple) or got.type != o.type else got.array()
     src = numbering.sources(run, [shape], v.type.element_type)
-    picked = None if src is None or src.size == 0 else chains.diagonal_picked(rec, src)
+    if src is None or src.size == 0:
+        return None
+    whole = np.bincount(src[src >= 0], minlength=int(np.prod(shape, dtype=np.int64)))
+    if (whole == 1).all():   # every element carried once: the factorisation's criterion still reads it
+        return None
+    picked = chains.elements_picked(rec, src)
     if picked is None:
         return None
-    a, ta, flat, r = picked
+    a, ta, flat, r, c = picked
+    put_in = r < 0
+    if put_in.any() and not all(chains.exact(x) for t, x in enumerate(inputs) if t != i):
+        return None
+    what = "U's diagonal" if not put_in.any() and (r == c).all() else "L's and U's elements"
     m, n = (int(d) for d in ta.shape[-2:])
-    got = lu_diagonal_complex(a, ta.element_type, rec["attributes"]["pivots"])
+    got = lu_elements_complex(a, ta.element_type, rec["attributes"]["pivots"])
     if isinstance(got, str):
         return [ch.unstated(o.type, o.bits, "; ".join(w for w in (v.why, ch.DOWNSTREAM,
-                                                                  NOT_PICKED.format(why=got)) if w))]
+                                                                  NOT_PICKED.format(what=what, why=got)) if w))]
     oshape = tuple(int(d) for d in o.type.shape)
-    re_lo, re_hi, im_lo, im_hi = (x.reshape(-1, min(m, n))[flat, r].reshape(oshape) for x in got)
+    at = tuple(np.maximum(x, 0) for x in (flat, r, c))
+    re_lo, re_hi, im_lo, im_hi = (x.reshape(-1, m, n)[at].reshape(oshape) for x in got)
     et = o.type.element_type
     lo = np.stack([outward_bits(re_lo, et.component, True), outward_bits(im_lo, et.component, True)], axis=-1)
     hi = np.stack([outward_bits(re_hi, et.component, False), outward_bits(im_hi, et.component, False)], axis=-1)
-    return [Expectation(o.type, o.bits, BOUNDED.name, bit_exact=False, why="; ".join(w for w in (v.why, PICKED) if w),
+    own = np.asarray(o.bits).reshape(lo.shape)   # put in: the other operands' exact elements
+    keep = put_in.reshape(oshape)[..., None]
+    lo, hi = np.where(keep, own, lo), np.where(keep, own, hi)
+    return [Expectation(o.type, o.bits, BOUNDED.name, bit_exact=False,
+                        why="; ".join(w for w in (v.why, PICKED.format(what=what)) if w),
                         lo=lo.astype(et.bits_dtype), hi=hi.astype(et.bits_dtype))]
 
 

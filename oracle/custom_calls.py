@@ -261,11 +261,12 @@ def run_as_op(sem: AsOp, inst, arrays: list, result_types: list) -> list:
 #   with the pivots the oracle states; ipiv: exact (1-based, LAPACK's), where
 #   every pivot choice is decisive (spec/lapack.py, `lu_pivoting`); info: 0.
 #   Where a choice is not decisive or a pivot is zero (singular), all three
-#   are any value, labelled — and so is everything downstream.  U's
-#   diagonal picked out of lu downstream (det, slogdet) is stated as a range
-#   of every value xGETRF can give: real, oracle/chains.py with
-#   oracle/lu_diagonal.py `lu_diagonal`; complex, oracle/complex_ranges.py
-#   with `lu_diagonal_complex`.
+#   are any value, labelled — and so is everything downstream.  Elements
+#   picked out of lu downstream (U's diagonal for det and slogdet, L and U
+#   apart for jax.scipy.linalg.lu) are stated as a range of every value
+#   xGETRF can give: real, oracle/chains.py with oracle/lu_diagonal.py
+#   `lu_elements`; complex, oracle/complex_ranges.py with
+#   `lu_elements_complex`.
 # * `lapack_{s,d,c,z}geqrf_ffi` (a m×n -> a m×n, tau batch×min(m,n)) —
 #   xGEQRF.  a: "geqrf.r" on its upper trapezoid (R; the Householder vectors
 #   below it are implementation-defined, not scored); tau: any value (the

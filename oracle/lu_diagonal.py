@@ -1,38 +1,44 @@
-"""U's diagonal of LU with partial pivoting: every value a backend's xGETRF can return.
+"""The elements of LU with partial pivoting: every value a backend's xGETRF can return.
 
 `jnp.linalg.det` and `slogdet` compute on U's diagonal (Σ log|ûₖₖ|, the
-signs of ûₖₖ and the pivots' parity; det = sign·exp of it).  No value of
-û is fixed by LAPACK's definition — only the property of the factors
-(spec/lapack.py "getrf.lu") — but every evaluation order leaves ûₖₖ in a
-small set, and a program's arithmetic on a set is an ordinary ranged
-computation (oracle/propagation.py, affine.py).  `lu_diagonal` encloses
-that set rigorously, twice, and keeps the intersection:
+signs of ûₖₖ and the pivots' parity; det = sign·exp of it), and
+`jax.scipy.linalg.lu` returns L and U picked out of the one LU result.  No
+value of l̂ or û is fixed by LAPACK's definition — only the property of the
+factors (spec/lapack.py "getrf.lu") — but with the pivots decided every
+evaluation order leaves each element in a small set, and a program's
+arithmetic on a set is an ordinary ranged computation
+(oracle/propagation.py, affine.py).  `lu_elements` encloses that set
+rigorously, three times, and keeps the intersection:
 
 * the elimination itself in ball arithmetic (arb), every rounding of every
   order at once (Higham, *Accuracy and Stability of Numerical Algorithms*,
   2nd ed., Lemma 3.1 and the proof of Thm 9.3; §13.1 for the partitioned
   forms LAPACK's recursive xGETRF2, xTRSM and xGEMM use) — tight for small
   n, but its radii wrap, about tenfold every few columns;
-* the leading minors (`_minor_balls`): L̂·Û = P·A + E exactly with
-  |E| ≤ γ(n+2)·|L̂|·|Û| (Thm 9.3; |L̂|, |Û| from the balls' magnitudes),
-  L̂ unit lower triangular, so ûⱼⱼ = det(Bⱼ)/det(Bⱼ₋₁), Bⱼ the leading block
-  of P·A + E, and |det(I + M) − 1| ≤ (1 + ‖M‖)ʲ − 1 with M = Cⱼ⁻¹·Eⱼ
-  (Higham ch. 14, the determinant's perturbation) — no wrapping, but a
-  normwise bound.
+* for the diagonal, the leading minors (`_minor_balls`): L̂·Û = P·A + E
+  exactly with |E| ≤ γ(n+2)·|L̂|·|Û| (Thm 9.3; |L̂|, |Û| from the balls'
+  magnitudes), L̂ unit lower triangular, so ûⱼⱼ = det(Bⱼ)/det(Bⱼ₋₁), Bⱼ the
+  leading block of P·A + E, and |det(I + M) − 1| ≤ (1 + ‖M‖)ʲ − 1 with
+  M = Cⱼ⁻¹·Eⱼ (Higham ch. 14, the determinant's perturbation) — no
+  wrapping, but a normwise bound;
+* for every element, the Schur complements of P·A + E with E's entries in
+  boxes known step by step (`lu_elements_complex`, run on the real matrix
+  as a complex one: its error model covers a real elimination's), each
+  step starting again from P·A — no wrapping.
 
-Where both are too wide — the matrix ill-conditioned, or f32 past n ≈ 16
+Where they are too wide — the matrix ill-conditioned, or f32 past n ≈ 32
 — the ranges downstream say so (a verdict too wide to decide is
-inconclusive, never "agrees"); where a pivot is not decided by the balls
-nothing is stated at all.
+inconclusive, never "agrees"); where neither the balls nor the boxes
+decide a pivot, nothing is stated at all.
 
-Complex matrices (`lu_diagonal_complex`): the same two enclosures in
+Complex matrices (`lu_elements_complex`): the Schur complements' boxes in
 complex ball arithmetic (arb's acb: a ball per component), with complex
 arithmetic's own error model — each component of an inner product of
 complex numbers is a real inner product of twice the length, the pivot the
 first of largest |re| + |im| (ICAMAX), a complex division within a
-normwise relative DIVISION_U·u.  `lu_diagonal` itself keeps answering
+normwise relative DIVISION_U·u.  `lu_elements` itself keeps answering
 "not stated" for complex: oracle/chains.py's real path rounds float64 ends,
-and a complex diagonal is picked and carried by oracle/complex_ranges.py,
+and a complex LU's elements are picked and carried by oracle/complex_ranges.py,
 whose rules bound what abs, divide, multiply and a product reduction do to
 a box (propagation.py's corners move both components together, which
 bounds no |z| over a box).
@@ -54,7 +60,20 @@ def lu_diagonal(a: np.ndarray, et, pivots) -> tuple[np.ndarray, np.ndarray] | st
     """(low, high) per diagonal element of U (batch × min(m, n), float64
     ends, outward) enclosing û_kk of *every* LU factor xGETRF may return for
     `a` (real f32/f64) with the row interchanges `pivots` — or why none is
-    stated.
+    stated: the diagonal of `lu_elements`."""
+    got = lu_elements(a, et, pivots)
+    if isinstance(got, str):
+        return got
+    return tuple(np.diagonal(x, axis1=-2, axis2=-1).copy() for x in got)
+
+
+def lu_elements(a: np.ndarray, et, pivots, minors: bool = True) -> tuple[np.ndarray, np.ndarray] | str:
+    """(low, high) per element of xGETRF's m×n result (a's shape, float64
+    ends, outward) — the multipliers l̂_ik below the diagonal, û_kj on and
+    above it — enclosing that element of *every* LU factor xGETRF may return
+    for `a` (real f32/f64) with the row interchanges `pivots`, or why none
+    is stated.  `jax.scipy.linalg.lu` returns L and U picked out of it by
+    data movement, and det and slogdet compute on its diagonal.
 
     The elimination is run in ball arithmetic (arb at 2p + 64 bits) over
     every evaluation order at once.  Whatever order and blocking an
@@ -75,12 +94,15 @@ def lu_diagonal(a: np.ndarray, et, pivots) -> tuple[np.ndarray, np.ndarray] | st
     largest |·| among the computed a_ik − Σ l̂_im·û_mk (i ≥ k) — the same
     balls, so the choice is checked here to be decided (the chosen ball
     above every other one: no evaluation order can pick another row) and
-    to be `pivots`.  Then each û_kk lies in its ball whatever the backend
-    did; the ball is intersected with the leading minors' enclosure
-    (`_minor_balls`), which does not wrap."""
-    from flint import arb, ctx
+    to be `pivots`.  The balls' radii wrap (dependent operands), so two
+    enclosures that do not are intersected with them where `minors`: the
+    leading minors' for the diagonal (`_minor_balls`), and for every element
+    the Schur complements of P·A + E that `lu_elements_complex` bounds — its
+    error model (inner products of 2K terms, a division within DIVISION_U·u)
+    covers a real elimination's, and a real matrix is a complex one with
+    zero imaginary parts."""
     if et.is_complex:
-        return "complex LU: U's diagonal is not stated (the ranges downstream are carried by real corners only)"
+        return "complex LU: lu_elements_complex states its elements"
     a = np.asarray(a, dtype=np.float64)
     m, n = (int(d) for d in a.shape[-2:])
     k = min(m, n)
@@ -91,57 +113,88 @@ def lu_diagonal(a: np.ndarray, et, pivots) -> tuple[np.ndarray, np.ndarray] | st
     u = unit_roundoff(et)
     tiny = 2.0 ** (fmt.emin - fmt.precision)
     piv = np.asarray(pivots, dtype=np.int64).reshape(batch + (k,))
-    lo, hi = np.zeros(batch + (k,)), np.zeros(batch + (k,))
-    old = ctx.prec
-    ctx.prec = 2 * fmt.precision + 64
-    try:
-        def widen(x, e):   # x ± e, e a nonnegative arb
-            r = float(e.upper()) * (1 + 2.0 ** -50)
-            return x + arb(0, r) if math.isfinite(r) else None
-
+    boxes = "not run"
+    if minors and COMPLEX_COST * int(np.prod(batch, dtype=np.int64)) * k * k * max(m, n) <= 3 * DIAGONAL_LIMIT:
+        from ..spec.types import complex_type
+        boxes = lu_elements_complex(a.astype(np.complex128), complex_type(et), pivots)
+    lo, hi = np.zeros(a.shape), np.zeros(a.shape)
+    with _precision(fmt):
         for idx in np.ndindex(*batch):
-            W = [[arb(float(x)) for x in row] for row in a[idx]]
-            L = [[None] * k for _ in range(m)]
-            U = [[None] * n for _ in range(k)]
-            for j in range(k):
-                g = arb(gamma(j + 1, u) * (1 + 2.0 ** -50))
-
-                def computed(i, c):   # the ball of fl(a_ic − Σ_{t<j} l̂_it·û_tc)
-                    s, mag = W[i][c], abs(W[i][c]).upper()
-                    for t in range(j):
-                        s -= L[i][t] * U[t][c]
-                        mag += (abs(L[i][t]) * abs(U[t][c])).upper()
-                    return widen(s, g * mag + (j + 2) * tiny)
-                cand = [computed(i, j) for i in range(j, m)]
-                if any(c is None for c in cand):
-                    return "the elimination's balls overflow"
-                best = _decided_pivot([abs(c) for c in cand], j, int(piv[idx][j]))
-                if isinstance(best, str):
-                    return best
-                r = j + best
-                W[j], W[r] = W[r], W[j]
-                L[j], L[r] = L[r], L[j]
-                cand[0], cand[best] = cand[best], cand[0]
-                U[j][j] = cand[0]
-                for c in range(j + 1, n):
-                    U[j][c] = computed(j, c)
-                    if U[j][c] is None:
-                        return "the elimination's balls overflow"
-                for i in range(j + 1, m):
-                    q = cand[i - j] / U[j][j]
-                    L[i][j] = widen(q, arb(gamma(2, u) * (1 + 2.0 ** -50)) * abs(q).upper() + tiny)
-                    if L[i][j] is None:
-                        return "the elimination's balls overflow"
-            minors = _minor_balls(W, L, U, m, n, k, u, tiny)
-            for j in range(k):
-                ball = U[j][j]
-                if minors is not None and minors[j] is not None:
-                    ball = ball.intersection(minors[j])
-                lo[idx + (j,)] = _down(ball.lower())
-                hi[idx + (j,)] = -_down(-ball.upper())
-    finally:
-        ctx.prec = old
+            got = _ball_elimination(a[idx], piv[idx], m, n, k, u, tiny)
+            if isinstance(got, str):   # the balls wrapped past a pivot's decision: the boxes alone, if any
+                return got if isinstance(boxes, str) else (boxes[0], boxes[1])
+            W, L, U = got
+            diag = _minor_balls(W, L, U, m, n, k, u, tiny) if minors else None
+            for i in range(m):
+                for c in range(n):
+                    ball = L[i][c] if i > c else U[i][c]
+                    if i == c and diag is not None and diag[i] is not None:
+                        ball = ball.intersection(diag[i])
+                    lo[idx + (i, c)] = _down(ball.lower())
+                    hi[idx + (i, c)] = -_down(-ball.upper())
+    if not isinstance(boxes, str):   # the Schur complements' boxes do not wrap: intersect
+        lo, hi = np.maximum(lo, boxes[0]), np.minimum(hi, boxes[1])
     return lo, hi
+
+
+class _precision:
+    """arb's working precision at 2p + 64 bits of the format, restored on exit."""
+
+    def __init__(self, fmt):
+        self.prec = 2 * fmt.precision + 64
+
+    def __enter__(self):
+        from flint import ctx
+        self.old, ctx.prec = ctx.prec, self.prec
+
+    def __exit__(self, *exc):
+        from flint import ctx
+        ctx.prec = self.old
+
+
+def _ball_elimination(a: np.ndarray, piv: np.ndarray, m: int, n: int, k: int, u: float, tiny: float):
+    """(the permuted rows as balls, L's balls (m × k, below the diagonal),
+    U's balls (k × n, on and above it)) of one matrix, or why none
+    (`lu_elements`)."""
+    from flint import arb
+
+    def widen(x, e):   # x ± e, e a nonnegative arb
+        r = float(e.upper()) * (1 + 2.0 ** -50)
+        return x + arb(0, r) if math.isfinite(r) else None
+
+    W = [[arb(float(x)) for x in row] for row in a]
+    L = [[None] * k for _ in range(m)]
+    U = [[None] * n for _ in range(k)]
+    for j in range(k):
+        g = arb(gamma(j + 1, u) * (1 + 2.0 ** -50))
+
+        def computed(i, c):   # the ball of fl(a_ic − Σ_{t<j} l̂_it·û_tc)
+            s, mag = W[i][c], abs(W[i][c]).upper()
+            for t in range(j):
+                s -= L[i][t] * U[t][c]
+                mag += (abs(L[i][t]) * abs(U[t][c])).upper()
+            return widen(s, g * mag + (j + 2) * tiny)
+        cand = [computed(i, j) for i in range(j, m)]
+        if any(c is None for c in cand):
+            return "the elimination's balls overflow"
+        best = _decided_pivot([abs(c) for c in cand], j, int(piv[j]))
+        if isinstance(best, str):
+            return best
+        r = j + best
+        W[j], W[r] = W[r], W[j]
+        L[j], L[r] = L[r], L[j]
+        cand[0], cand[best] = cand[best], cand[0]
+        U[j][j] = cand[0]
+        for c in range(j + 1, n):
+            U[j][c] = computed(j, c)
+            if U[j][c] is None:
+                return "the elimination's balls overflow"
+        for i in range(j + 1, m):
+            q = cand[i - j] / U[j][j]
+            L[i][j] = widen(q, arb(gamma(2, u) * (1 + 2.0 ** -50)) * abs(q).upper() + tiny)
+            if L[i][j] is None:
+                return "the elimination's balls overflow"
+    return W, L, U
 
 
 def _decided_pivot(sizes: list, j: int, stated: int) -> int | str:
@@ -202,9 +255,22 @@ def _minor_balls(PA, L, U, m, n, k, u, tiny) -> list | None:
 
 def lu_diagonal_complex(a: np.ndarray, et, pivots) -> tuple | str:
     """(re_lo, re_hi, im_lo, im_hi) per diagonal element of U (batch ×
-    min(m, n) float64 arrays, outward): a box enclosing û_kk of *every* LU
-    factor xGETRF may return for the complex matrix `a` (complex<f32> or
-    complex<f64>) with the row interchanges `pivots` — or why none is stated.
+    min(m, n) float64 arrays, outward) of a complex matrix: the diagonal of
+    `lu_elements_complex`, or why none is stated."""
+    if not et.is_complex:
+        return "a real matrix: lu_diagonal states its diagonal"
+    got = lu_elements_complex(a, et, pivots)
+    if isinstance(got, str):
+        return got
+    return tuple(np.diagonal(x, axis1=-2, axis2=-1).copy() for x in got)
+
+
+def lu_elements_complex(a: np.ndarray, et, pivots) -> tuple | str:
+    """(re_lo, re_hi, im_lo, im_hi) per element of xGETRF's m×n result
+    (a's shape, float64 arrays, outward): a box enclosing that element — l̂_ik
+    below the diagonal, û_kj on and above it — of *every* LU factor xGETRF may
+    return for the complex matrix `a` (complex<f32> or complex<f64>) with the
+    row interchanges `pivots` — or why none is stated.
 
     The error model (what any evaluation order and blocking can do):
 
@@ -247,10 +313,9 @@ def lu_diagonal_complex(a: np.ndarray, et, pivots) -> tuple | str:
     tests/oracle/test_complex_det.py).  The pivot choice is checked decided
     (the chosen box's |re| + |im| above every other one's: no evaluation
     order can pick another row) and to be `pivots`; û_jj is the chosen
-    candidate."""
+    candidate, U's row j the pivot row's entries, l̂ the quotients' boxes.
+    `lu_elements` runs it on a real matrix too (module docstring)."""
     from flint import acb, arb, ctx
-    if not et.is_complex:
-        return "a real matrix: lu_diagonal states its diagonal"
     a = np.asarray(a, dtype=np.complex128)
     m, n = (int(d) for d in a.shape[-2:])
     k = min(m, n)
@@ -262,7 +327,7 @@ def lu_diagonal_complex(a: np.ndarray, et, pivots) -> tuple | str:
     tiny = 2.0 ** (fmt.emin - fmt.precision)
     div = DIVISION_U * u
     piv = np.asarray(pivots, dtype=np.int64).reshape(batch + (k,))
-    out = [np.zeros(batch + (k,)) for _ in range(4)]
+    out = [np.zeros(a.shape) for _ in range(4)]
     pad = 1 + 2.0 ** -50
     old = ctx.prec
     ctx.prec = 2 * fmt.precision + 64
@@ -273,12 +338,17 @@ def lu_diagonal_complex(a: np.ndarray, et, pivots) -> tuple | str:
         def widen(z, e: float):   # z ± e in each component (a disc of radius e lies in the box)
             return z + acb(arb(0, e), arb(0, e)) if math.isfinite(e) else None
 
+        def ends(z) -> tuple:   # (re_lo, re_hi, im_lo, im_hi) of a box, outward
+            re, im = z.real, z.imag
+            return _down(re.lower()), -_down(-re.upper()), _down(im.lower()), -_down(-im.upper())
+
         for idx in np.ndindex(*batch):
             PA = np.array(a[idx])
             Amag = np.abs(PA) * pad
             E = np.zeros((m, n))          # half-widths of e_ic, per component, where settled
             Lmag = np.zeros((m, k))
             Umag = np.zeros((k, n))
+            box = np.zeros((4, m, n))     # the elements' boxes, rows in PA's current order
             for j in range(k):
                 own = (gamma(2 * j + 1, u) * (Amag[j:, j:] + Lmag[j:, :j] @ Umag[:j, j:]) * (1 + 4 * n * 2.0 ** -53)
                        + (2 * j + 2) * tiny) * (1 + 2.0 ** -40)
@@ -307,32 +377,34 @@ def lu_diagonal_complex(a: np.ndarray, et, pivots) -> tuple | str:
                     return "the elimination's balls overflow"
                 for arr in (PA, Amag, E, Lmag):
                     arr[[j, r]] = arr[[r, j]]
+                box[:, [j, r]] = box[:, [r, j]]
                 cand[0], cand[best] = cand[best], cand[0]
                 pivot = cand[0]
                 urow[0] = pivot
                 Umag[j, j:] = [mag(x) for x in urow]
+                for c, x in enumerate(urow):
+                    box[:, j, j + c] = ends(x)
                 for t in range(1, m - j):   # |l̂| of column j: the quotient's box, widened by the division's error
                     q = cand[t] / pivot
                     ell = widen(q, div * mag(q) + 4 * tiny)
                     if ell is None:
                         return "the elimination's balls overflow"
                     Lmag[j + t, j] = mag(ell)
+                    box[:, j + t, j] = ends(ell)
                 if not (np.isfinite(Umag[j]).all() and np.isfinite(Lmag[:, j]).all()):
                     return "the elimination's balls overflow"
                 # settle e for U's row j (an inner product over j terms: `own`, already there) and L's column j
                 below = slice(j + 1, m)
                 E[below, j] += (div * Lmag[below, j] + 4 * tiny) * Umag[j, j] / (1 - div) * (1 + 2.0 ** -40)
-                re, im = pivot.real, pivot.imag
-                ends = (_down(re.lower()), -_down(-re.upper()), _down(im.lower()), -_down(-im.upper()))
-                for x, end in zip(out, ends):
-                    x[idx + (j,)] = end
+            for x, b in zip(out, box):
+                x[idx] = b
     finally:
         ctx.prec = old
     return tuple(out)
 
 
 def _schur_step(PA: np.ndarray, E: np.ndarray, j: int, m: int, n: int, pad: float):
-    """Step j of `lu_diagonal_complex`: (the boxes of the candidates of
+    """Step j of `lu_elements_complex`: (the boxes of the candidates of
     column j, rows j … m−1 in PA's current order; `row_of(t)`: the boxes of
     candidate t's row of the Schur complement, columns j … n−1) — or why
     none (a leading block not proven invertible).

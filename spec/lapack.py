@@ -78,9 +78,10 @@ perturbation, another matrix's factors) are off by 1/ε.
 
 Where a program computes on eigen- or singular values (lstsq's rcond mask
 and 1/σᵢ), they enter as the range their criterion lets pass
-(`values_range`).  Where it computes on U's diagonal (det, slogdet), the
-diagonal enters as the range the oracle proves for every evaluation
-order (oracle/lu_diagonal.py: ball arithmetic, Higham ch. 9 and 14).
+(`values_range`).  Where it computes on U's diagonal (det, slogdet) or
+returns L and U apart (`jax.scipy.linalg.lu`), those elements enter as the
+range the oracle proves for every evaluation order (oracle/lu_diagonal.py:
+ball arithmetic and Schur complements, Higham ch. 9 and 14).
 
 Each ratio is computed in the working format of spec/ops/cholesky.py with
 its own rounding bounded, and a result fails only where the whole enclosure
