@@ -317,13 +317,15 @@ def rewritten_programs(text: str) -> list[tuple[str, str, int, str]]:
     return [(rw.name, rw.says, sites, changed) for rw, changed, sites in rewritten(text)]
 
 
-def rewritten_expectation(changed: str, inputs: list) -> list | None:
-    """The oracle's expectations for one rewritten program, None where the
-    oracle cannot judge it (runs in the isolated job process)."""
+def rewritten_expectation(changed: str, inputs: list, name: str = "") -> list | None:
+    """The oracle's expectations for one rewritten program (by the rewrite
+    `name`: oracle/rewrites.py `tolerant`), None where the oracle cannot
+    judge it (runs in the isolated job process)."""
     from .generators.expect import ProgramRejected, Unspecified
     from .oracle.program import execute, parse_program
+    from .oracle.rewrites import tolerant
     try:
-        return execute(parse_program(changed, wider_results=True), list(inputs))
+        return tolerant(name, execute(parse_program(changed, wider_results=True), list(inputs)))
     except (ProgramRejected, Unspecified):
         return None
 
@@ -1146,7 +1148,7 @@ def run_command(path: str, backends: list[str], *, inputs_npz: str | None = None
                         stop(i, str(len(todo)))
                         return False
                     exps = jobs.call("shlo_conform.differential:rewritten_expectation", changed, case.input_arrays(),
-                                     timeout=left(), memory=memory)
+                                     name, timeout=left(), memory=memory)
                     return None if exps is None or isinstance(exps, Failure) else (name, says, sites, exps)
                 rewrites.append(RewriteSearch(todo, judged))
             return rewrites[0]

@@ -227,6 +227,32 @@ def test_x_plus_c_minus_c_folded_to_x_is_named(tmp_path, capsys):
     assert rc == 1 and failing > 900 and f"(algebraic simplification) x{failing}" in out, out
 
 
+def test_acosh_of_a_sum_read_exactly_is_named(tmp_path, capsys):
+    """XLA folds (y + 1) − 1 to y inside acosh's decomposition
+    (docs/findings.md): `jnp.arccosh(jnp.abs(s) + 1)` is acosh of the exact
+    1 + |s|, not of its f32 rounding.  The rewritten program's value is
+    mpmath's acosh(1 + |s|) rounded once; `run` names XLA's failing elements
+    with it, and not a 1 %-scaled backend's."""
+    s = np.random.default_rng(3).standard_normal(1000).astype(np.float32) * np.float32(0.05)
+    f = jax.jit(lambda s: jax.numpy.arccosh(jax.numpy.abs(s) + 1))
+    [(rw, changed, sites)] = [r for r in rewritten(f.lower(s).as_text()) if r[0].name == "a sum read exactly by acosh"]
+    [e] = execute(parse_program(changed), [s])
+    with mpmath.workdps(40):
+        want = np.array([float(mpmath.acosh(1 + mpmath.mpf(float(abs(v))))) for v in s]).astype(np.float32)
+    assert sites == 1 and np.array_equal(e.array(), want)
+    assert all(r[0].name != rw.name for r in rewritten(jax.jit(jax.numpy.arccosh).lower(s + 2).as_text()))
+    (tmp_path / "a.mlir").write_text(f.lower(s).as_text())
+    np.savez(tmp_path / "a.npz", s)
+    rc = main(["run", str(tmp_path / "a.mlir"), "--backend=xla", "--inputs", str(tmp_path / "a.npz")])
+    out = capsys.readouterr().out
+    failing = int(out.split(" of 1000 elements differ")[0].rsplit(None, 1)[1])
+    named = sum(int(ln.rsplit(" x", 1)[1]) for ln in out.splitlines() if "(a sum read exactly by acosh" in ln)
+    assert rc == 1 and failing > 100 and named == failing, out   # bit for bit, or within acosh's 4 ulp of it
+    rc = main(["run", str(tmp_path / "a.mlir"), f"--backend={WRONG}:Scaled", "--inputs", str(tmp_path / "a.npz")])
+    out = capsys.readouterr().out
+    assert rc == 1 and not [ln for ln in out.splitlines() if "cause:" in ln and "acosh" in ln], out
+
+
 def _bf16(x):
     return x.astype(ml_dtypes.bfloat16).astype(np.float32)
 
