@@ -483,6 +483,8 @@ VALUES_RANGE = ("the values its criterion lets pass, as a range (spec/lapack.py 
                 "computes on them (oracle/chains.py)")
 SOLVE_RANGE = ("the solutions its criterion lets pass, as a range: x* ± max|M⁻¹ᵢₖ|·‖r‖₁ (spec/lapack.py "
                "`solve_range`), where a program computes on them (oracle/chains.py)")
+LSTSQ_RANGE = ("the least-squares solutions its criterion lets pass, as a range: x* ± max|(AᴴA)⁻¹ᵢₖ|·‖Aᴴr‖₁ "
+               "(spec/lapack.py `lstsq_range`), where a program computes on them (oracle/chains.py)")
 LSTSQ_WHY = ("V·D·(Uᴴ·b) with D within a relative {rho:.2g} of Σ⁻¹, from xGESDD of A: x of min ‖A·x − b‖ "
              "(oracle/chains.py)")
 RHO_MAX = 2.0 ** -6   # D further from Σ⁻¹ than this (a singular value dropped or near rcond): not claimed
@@ -563,6 +565,8 @@ def as_range(v) -> Expectation | None:
         ends, why = _remembered("values", bare, lambda: lapack.values_range(bare)), VALUES_RANGE
     elif rec.get("property") == "linear_solve":
         ends, why = _remembered("solve", bare, lambda: lapack.solve_range(bare)), SOLVE_RANGE
+    elif rec.get("property") == "lstsq":
+        ends, why = _remembered("lstsq", bare, lambda: lapack.lstsq_range(bare)), LSTSQ_RANGE
     elif rec.get("op") == "cholesky" and rec.get("fixed"):
         ends, why = _remembered("cholesky", bare, lambda: lapack.cholesky_range(bare)), CHOLESKY_RANGE
     elif rec.get("property") == "qr.q.positive":

@@ -451,23 +451,94 @@ def solve_range(rec: dict) -> tuple[np.ndarray, np.ndarray] | None:
             except ZeroDivisionError:   # singular, or not certified invertible at this precision
                 return None
             x = inv * arb_mat(cc.tolist())
-            absinv = [[abs(inv[i, j]).upper() for j in range(n)] for i in range(n)]
             norm_m = _one_norm_above(m)
             a1 = (arb(Q) * (dm + arb(thr * q) * n * eps * (norm_m + dm) + 2 * arb(gr) * norm_m)).upper()
-            big = _upper_max(sum((absinv[i][j] for i in range(n)), arb(0)) for j in range(n))
-            k = (big * a1).upper()
-            if not k.upper() < 0.5:
+            a0 = [(arb(Q) * (arb(float(dcs[idx + (j,)])) + 2 * arb(gr) * sum((arb(abs(float(v))) for v in cc[:, j]),
+                                                                             arb(0)))).upper()
+                  for j in range(cc.shape[-1])]
+            if not _about(inv, x, a1, a0, lo[idx], hi[idx]):
                 return None
-            rows = [_upper_max(r) for r in absinv]
-            for j in range(cc.shape[-1]):
-                cn = sum((arb(abs(float(v))) for v in cc[:, j]), arb(0))
-                a0 = (arb(Q) * (arb(float(dcs[idx + (j,)])) + 2 * arb(gr) * cn)).upper()
-                xnorm = ((sum((abs(x[i, j]).upper() for i in range(n)), arb(0)) + big * a0) / (1 - k)).upper()
-                spread = (a1 * xnorm + a0).upper()
-                for i in range(n):
-                    d = (rows[i] * spread).upper()
-                    lo[idx + (i, j)] = float((x[i, j] - d).lower())
-                    hi[idx + (i, j)] = float((x[i, j] + d).upper())
+    return np.nextafter(lo, -np.inf), np.nextafter(hi, np.inf)
+
+
+def _about(inv, x, a1, a0: list, lo: np.ndarray, hi: np.ndarray) -> bool:
+    """Fill lo, hi (n × k) with x ± maxₖ|inv_ik|·(a1·‖x̂‖₁ + a0ⱼ) per column
+    j: every x̂ with M·(x̂ − x) = r, ‖r‖₁ ≤ a1·‖x̂‖₁ + a0ⱼ, inv = M⁻¹ (arb
+    balls, x = M⁻¹·c) — ‖x̂‖₁ ≤ (‖x‖₁ + ‖M⁻¹‖₁·a0ⱼ)/(1 − ‖M⁻¹‖₁·a1); False
+    where ‖M⁻¹‖₁·a1 is not below 1/2 (no range proven)."""
+    from flint import arb
+    n = inv.nrows()
+    absinv = [[abs(inv[i, j]).upper() for j in range(n)] for i in range(n)]
+    big = _upper_max(sum((absinv[i][j] for i in range(n)), arb(0)) for j in range(n))
+    k = (big * a1).upper()
+    if not k.upper() < 0.5:
+        return False
+    rows = [_upper_max(r) for r in absinv]
+    for j, a0j in enumerate(a0):
+        xnorm = ((sum((abs(x[i, j]).upper() for i in range(n)), arb(0)) + big * a0j) / (1 - k)).upper()
+        spread = (a1 * xnorm + a0j).upper()
+        for i in range(n):
+            d = (rows[i] * spread).upper()
+            lo[i, j] = float((x[i, j] - d).lower())
+            hi[i, j] = float((x[i, j] + d).upper())
+    return True
+
+
+def lstsq_range(rec: dict) -> tuple[np.ndarray, np.ndarray] | None:
+    """(low, high) float64 per element of x for a real "lstsq" record:
+    every x its criterion (`lstsq`) lets pass — what a backend's solution
+    may be where a program computes on it (`jnp.polyfit` divides it by the
+    columns' scales; oracle/chains.py `as_range`); None where no range is
+    proven (complex; a record whose A or b was computed upstream; past
+    SOLVE_RANGE_LIMIT columns or SOLVE_RANGE_WORK; AᴴA not certified
+    invertible or too ill-conditioned).
+
+    The criterion passes x where the low end of its ratio's enclosure is at
+    most thr: (num − err)·(1 − g) ≤ thr·den·(1 + g), num = ‖Aᴴ(A·x − b)‖₁
+    computed within err ≤ γ_w(2m+4)·‖|Aᴴ|·(|A|·|x| + |b|)‖₁ of the true
+    ‖G‖₁, den = big·N·(‖b‖₁ + N·‖x‖₁)·ε, each with a relative error of at
+    most g = γ_w(big+3).  So ‖G‖₁ ≤ a1·‖x‖₁ + a0 with Q = (1 + g)³,
+    q = (1 + g)/(1 − g):
+      a1 = Q·(thr·q·big·N²·ε + 2γ_w(2m+4)·‖|Aᴴ|·|A|‖₁),
+      a0 = Q·(thr·q·big·N·ε·‖b‖₁ + 2γ_w(2m+4)·‖|Aᴴ|·|b|‖₁).
+    And G = AᴴA·(x − x*), x* = (AᴴA)⁻¹·Aᴴb the least-squares solution of
+    the exact A and b: the bound of `_about` with M = AᴴA, in arb."""
+    from flint import arb, arb_mat
+    if rec.get("ranged") or rec.get("slack"):
+        return None
+    (A, b), (ta, tb) = operands_of(rec)
+    et = tb.element_type
+    m, n = (int(d) for d in ta.shape[-2:])
+    big = max(m, n)
+    batch = int(np.prod(tuple(int(d) for d in tb.shape[:-2]), dtype=np.int64))
+    if et.is_complex or not 0 < n <= SOLVE_RANGE_LIMIT or m < n or batch * m * n * n > SOLVE_RANGE_WORK:
+        return None
+    eps = unit_roundoff(et)
+    _, uw = working(et)
+    g, gr = gamma(big + 3, uw), gamma(2 * m + 4, uw)
+    q, Q = (1 + g) / (1 - g), (1 + g) ** 3 * (1 + 2.0 ** -40)
+    thr = float(rec["attributes"]["threshold"])
+    Af, Bf = np.asarray(A, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    lo, hi = np.empty(Bf.shape[:-2] + (n, Bf.shape[-1])), np.empty(Bf.shape[:-2] + (n, Bf.shape[-1]))
+    with _arb_precision(et):
+        for idx in np.ndindex(*Bf.shape[:-2]):
+            a, bb = Af[idx], Bf[idx]
+            at = arb_mat(a.T.tolist())
+            try:
+                inv = (at * arb_mat(a.tolist())).inv()
+            except ZeroDivisionError:
+                return None
+            x = inv * (at * arb_mat(bb.tolist()))
+            N = max(_one_norm_above(a), _one_norm_above(a.T), key=lambda v: float(v.upper()))
+            gram = np.abs(a.T) @ np.abs(a)   # nonnegative terms: float64 sums, rounded up below
+            pad = arb(1 + (m + 2) * 2.0 ** -53)
+            a1 = (arb(Q) * (arb(thr * q) * big * eps * N * N + 2 * arb(gr) * _one_norm_above(gram) * pad)).upper()
+            ab = np.abs(a.T) @ np.abs(bb)
+            a0 = [(arb(Q) * (arb(thr * q) * big * eps * N * sum((arb(abs(float(v))) for v in bb[:, j]), arb(0))
+                             + 2 * arb(gr) * sum((arb(float(v)) for v in ab[:, j]), arb(0)) * pad)).upper()
+                  for j in range(bb.shape[-1])]
+            if not _about(inv, x, a1, a0, lo[idx], hi[idx]):
+                return None
     return np.nextafter(lo, -np.inf), np.nextafter(hi, np.inf)
 
 

@@ -496,6 +496,48 @@ def test_every_solution_the_criterion_passes_lies_in_the_range(xla, dtype):
     assert passed > 100 and reached > 0.1, (passed, reached)
 
 
+def test_every_least_squares_solution_the_criterion_passes_lies_in_the_range(xla):
+    """jnp.linalg.lstsq's x computed on (×2): a range, lstsq_range's.  x =
+    x* + (AᵀA)⁻¹·g for g of random directions and of the worst one per
+    element, scaled until the criterion (spec/lapack.py `lstsq`) is at the
+    edge of passing: every x it passes lies in the range, the worst reaching
+    a tenth of its half-width or more; the exact least-squares solution
+    (rationals) and XLA's lie inside; negated and zero outputs fail."""
+    from shlo_conform.spec import lapack
+    rng = np.random.default_rng(12)
+    a = rng.standard_normal((16, 4)).astype(np.float32)
+    b = rng.standard_normal((16, 2)).astype(np.float32)
+    (e,), (got,) = program(xla, lambda a, b: jnp.linalg.lstsq(a, b)[0] * 2, [a, b])
+    assert e.kind == "bounded" and "any value" not in e.why, e.why
+    assert ok(e, got) and not ok(e, -got) and not ok(e, np.zeros_like(got))
+    lo, hi = (x.reshape(4, 2) / 2 for x in _ends(e))
+    x_star = np.array(exact_lstsq(a, b), dtype=np.float64).reshape(4, 2)
+    assert ((lo <= x_star) & (x_star <= hi)).all()
+    (e_x,), _ = program(xla, lambda a, b: jnp.linalg.lstsq(a, b)[0], [a, b])
+    rlo, rhi = lapack.lstsq_range(e_x.residual)
+    m = np.asarray(a, np.float64)
+    ginv = np.linalg.inv(m.T @ m)
+    half = (rhi - rlo) / 2
+    reached, passed = 0.0, 0
+    directions = [rng.standard_normal((4, 2)) for _ in range(20)]
+    for i in range(4):
+        g = np.zeros((4, 2))
+        k = int(np.argmax(np.abs(ginv[i])))
+        g[k, :] = np.sign(ginv[i, k])
+        directions.append(g)
+    for g in directions:
+        g = g / np.abs(g).sum(axis=0)
+        for scale in 2.0 ** np.arange(-40, 4, 0.5):
+            x = (x_star + ginv @ (g * scale * np.abs(m.T @ b).sum(axis=0))).astype(np.float32)
+            if not lapack.measure(e_x.residual, e_x.type, x).ok:
+                break
+            passed += 1
+            xf = x.astype(np.float64)
+            assert ((rlo <= xf) & (xf <= rhi)).all(), (np.max((rlo - xf) / half), np.max((xf - rhi) / half))
+            reached = max(reached, float(np.max(np.abs(xf - x_star) / half)))
+    assert passed > 100 and reached > 0.1, (passed, reached)
+
+
 def test_a_solution_computed_on_is_judged_by_its_range(xla):
     """tanh(solve(a, b))·2 + 1 and the column sums of inv(a), κ₁ ≈ 10: the
     outputs are bounded ranges, not "any value"; XLA's outputs and the
