@@ -97,6 +97,7 @@ def test_a_tight_program_agrees_with_its_width_stated_and_a_one_percent_error_is
     assert rc == 1 and read_verdicts(out)[f"{WRONG}:Scaled"] == ["DISAGREES"], out
 
 
+@pytest.mark.long   # stop 63's trim of make test (7:30 warm): the solve's judgement stays in make test (tests/oracle/test_lapack_factorisations.py)
 def test_a_cholesky_solve_is_checked_end_to_end(tmp_path, capsys):
     """A Cholesky solve (jnp.linalg.cholesky, two solve_triangular): the
     solves' result is judged by the backward error of A·x = b
@@ -203,6 +204,7 @@ def test_a_complex_determinant_is_judged_and_a_wrong_one_caught(tmp_path, capsys
     assert rc == 1
 
 
+@pytest.mark.long   # stop 63's trim of make test (7:30 warm): det's ranges stay in make test (tests/oracle/test_lapack_downstream.py)
 def test_a_real_determinant_is_judged_and_a_wrong_one_caught(tmp_path, capsys):
     """jnp.linalg.det of a real 8×8 f32 matrix: U's diagonal gets a range
     holding every evaluation order of the factorisation (oracle/lu_diagonal.py),
