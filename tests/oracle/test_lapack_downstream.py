@@ -476,24 +476,38 @@ def test_every_solution_the_criterion_passes_lies_in_the_range(xla, dtype):
     minv = np.linalg.inv(m)
     x_star = np.linalg.solve(m, np.asarray(b, np.float64))
     assert ((lo <= x_star) & (x_star <= hi)).all()
+    passed, reached = _to_the_edge(e, lo, hi, x_star, minv, np.abs(x_star).sum(axis=0), dtype, rng, 2.0 ** -60)
+    assert passed > 100 and reached > 0.1, (passed, reached)
+
+
+def _to_the_edge(e, lo, hi, x_star, inv, scale, dtype, rng, first: float) -> tuple[int, float]:
+    """x = x* + inv·r for r of 20 random directions and of the worst one per
+    element (r on the column k of the largest |invᵢₖ|), ‖r‖₁ = `scale`·s
+    per column, s doubling by √2 from `first` until the criterion of `e`
+    (spec/lapack.py `measure`) stops passing: every x it passes must lie in
+    [lo, hi].  Returns (how many passed, the farthest one's share of the
+    half-width)."""
+    from shlo_conform.spec import lapack
+    n, k = x_star.shape
     half = (hi - lo) / 2
     reached, passed = 0.0, 0
-    directions = [rng.standard_normal((n, 3)) for _ in range(20)]
+    directions = [rng.standard_normal((n, k)) for _ in range(20)]
     for i in range(n):
-        r = np.zeros((n, 3))
-        r[int(np.argmax(np.abs(minv[i]))), :] = np.sign(minv[i, int(np.argmax(np.abs(minv[i])))])
+        r = np.zeros((n, k))
+        j = int(np.argmax(np.abs(inv[i])))
+        r[j, :] = np.sign(inv[i, j])
         directions.append(r)
     for r in directions:
         r = r / np.abs(r).sum(axis=0)
-        for scale in 2.0 ** np.arange(-60, 0, 0.5):
-            x = (x_star + minv @ (r * scale * np.abs(x_star).sum(axis=0))).astype(dtype)
+        for s in first * 2.0 ** np.arange(0, 120, 0.5):
+            x = (x_star + inv @ (r * s * scale)).astype(dtype)
             if not lapack.measure(e.residual, e.type, x).ok:
                 break
             passed += 1
             xf = x.astype(np.float64)
             assert ((lo <= xf) & (xf <= hi)).all(), (np.max((lo - xf) / half), np.max((xf - hi) / half))
             reached = max(reached, float(np.max(np.abs(xf - x_star) / half)))
-    assert passed > 100 and reached > 0.1, (passed, reached)
+    return passed, reached
 
 
 def test_every_least_squares_solution_the_criterion_passes_lies_in_the_range(xla):
@@ -516,25 +530,8 @@ def test_every_least_squares_solution_the_criterion_passes_lies_in_the_range(xla
     (e_x,), _ = program(xla, lambda a, b: jnp.linalg.lstsq(a, b)[0], [a, b])
     rlo, rhi = lapack.lstsq_range(e_x.residual)
     m = np.asarray(a, np.float64)
-    ginv = np.linalg.inv(m.T @ m)
-    half = (rhi - rlo) / 2
-    reached, passed = 0.0, 0
-    directions = [rng.standard_normal((4, 2)) for _ in range(20)]
-    for i in range(4):
-        g = np.zeros((4, 2))
-        k = int(np.argmax(np.abs(ginv[i])))
-        g[k, :] = np.sign(ginv[i, k])
-        directions.append(g)
-    for g in directions:
-        g = g / np.abs(g).sum(axis=0)
-        for scale in 2.0 ** np.arange(-40, 4, 0.5):
-            x = (x_star + ginv @ (g * scale * np.abs(m.T @ b).sum(axis=0))).astype(np.float32)
-            if not lapack.measure(e_x.residual, e_x.type, x).ok:
-                break
-            passed += 1
-            xf = x.astype(np.float64)
-            assert ((rlo <= xf) & (xf <= rhi)).all(), (np.max((rlo - xf) / half), np.max((xf - rhi) / half))
-            reached = max(reached, float(np.max(np.abs(xf - x_star) / half)))
+    passed, reached = _to_the_edge(e_x, rlo, rhi, x_star, np.linalg.inv(m.T @ m), np.abs(m.T @ b).sum(axis=0),
+                                   np.float32, rng, 2.0 ** -40)
     assert passed > 100 and reached > 0.1, (passed, reached)
 
 
