@@ -26,7 +26,8 @@ rewritten too) and returns how many sites it changed.  Today:
   step's sums divided by their counts; docs/findings.md).
 
 * **FMA contraction** — `add(multiply(a, b), c)` and `subtract` with the
-  product (or `chlo.square(a)`, a · a) on either side, where the product has no other use, in f32, f16
+  product (or `chlo.square(a)`, a · a; through converts to its own type) on either side, where the product
+  has no other use, in f32, f16
   or bf16, becomes one rounding of the exact `a·b ± c`: computed as
   `convert(multiply(a64, b64) ± c64)` in f64, where `a·b` is exact (24 + 24
   bits ≤ 53) and the sum rounds once in f64 before the final rounding —
@@ -351,6 +352,20 @@ def _uses(value) -> int:
 _PRODUCTS = ("stablehlo.multiply", "chlo.square")
 
 
+def _product_of(value):
+    """(the multiply or chlo.square `value` is, through converts to its own
+    type — JAX's weak-typed constants leave `convert(x·c) : f32 → f32`, an
+    exact no-op —, those converts) where each has no other use; else None."""
+    same = []
+    while getattr(value.owner, "name", None) == "stablehlo.convert" and _uses(value) == 1 \
+            and value.owner.operands[0].type == value.type:
+        same.append(value.owner)
+        value = value.owner.operands[0]
+    if getattr(value.owner, "name", None) in _PRODUCTS and _uses(value) == 1:
+        return value.owner, same
+    return None
+
+
 def fma_contraction(module) -> int:
     from jaxlib.mlir import ir
     sites = 0
@@ -360,11 +375,10 @@ def fma_contraction(module) -> int:
         t = op.results[0].type
         if _float_name(t) not in _NARROW:
             continue
-        side = next((k for k in (0, 1) if getattr(op.operands[k].owner, "name", None) in _PRODUCTS
-                     and _uses(op.operands[k]) == 1), None)
+        side = next((k for k in (0, 1) if _product_of(op.operands[k]) is not None), None)
         if side is None:
             continue
-        mul = op.operands[side].owner
+        mul, same = _product_of(op.operands[side])
         wide = ir.RankedTensorType.get(ir.RankedTensorType(t).shape, ir.F64Type.get())
         with ir.InsertionPoint(op):
             def up(v):
@@ -378,6 +392,8 @@ def fma_contraction(module) -> int:
             fused = ir.Operation.create("stablehlo.convert", results=[t], operands=[s])
         op.results[0].replace_all_uses_with(fused.results[0])
         op.erase()
+        for dead in same:
+            dead.erase()
         mul.erase()
         sites += 1
     return sites

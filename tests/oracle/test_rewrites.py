@@ -68,6 +68,26 @@ def test_a_multiply_add_becomes_one_rounding_of_the_exact_value():
     assert not np.array_equal(fused, a * b + c)   # two roundings differ from one somewhere
 
 
+def test_a_product_through_a_convert_to_its_own_type_is_contracted():
+    """`lax.scan(lambda c, v: (c * 0.9 + v, c), 0.0, x)`: JAX's weak-typed
+    0.9 leaves convert(c · 0.9) : f32 → f32 between the product and the
+    sum, an exact no-op; XLA contracts through it (every carry its FMA's,
+    scan-reverse in stop 63's survey).  The rewritten program's carries are
+    each one rounding of the exact c·0.9 + v (mpmath at 24 bits)."""
+    x = np.random.default_rng(4).standard_normal(32).astype(np.float32)
+    f = jax.jit(lambda x: jax.lax.scan(lambda c, v: (c * 0.9 + v, c), 0.0, x, reverse=True))
+    text = f.lower(x).as_text()
+    assert "stablehlo.convert %0 : tensor<f32>" in text   # the same-type convert is there
+    [(rw, changed, sites)] = [r for r in rewritten(text) if r[0].name == "FMA contraction"]
+    _, e = execute(parse_program(changed), [x])
+    want, c = np.zeros(32, np.float32), 0.0
+    with mpmath.workprec(24):
+        for i in reversed(range(32)):
+            want[i] = c
+            c = float(mpmath.fadd(mpmath.fmul(c, float(np.float32(0.9)), exact=True), float(x[i])))
+    assert sites == 1 and np.array_equal(e.array(), want)
+
+
 def test_a_square_plus_a_term_is_contracted_like_a_product():
     """jnp.square(a) + c lowers to chlo.square, which XLA contracts as it
     does a · a + c (jax.nn.squareplus, jnp.hypot): one rounding of the exact
