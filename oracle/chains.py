@@ -45,7 +45,7 @@ range, and JAX emits each:
 * **Q·sign(diag R)** (`jax.nn.initializers.orthogonal`: the Q of A whose R
   has a positive diagonal, unique for A of full column rank;
   oracle/unique_qr.py): R's diagonal picked out by data movement is
-  pending "qr.rdiag" (`_diagonal`), its sign "qr.rsign", a broadcast along
+  pending "qr.rdiag" (`_picked_elements`), its sign "qr.rsign", a broadcast along
   Q's rows keeps it (`REPEATABLE`), and its product with xORGQR's Q of the
   same A is judged as "qr.q.positive": Q's orthogonality and its distance
   from the oracle's Q₊ within a proven radius; computed on, the range
@@ -886,7 +886,7 @@ def moved(run_op, inst, arrays: list, i: int, v: Expectation, k: int, o,
     partial = rec.get("property") in PARTS and (RESIDUAL.judges(v) or rec.get("pending") == "part") \
         and bool((src >= 0).all()) and int(counts.max(initial=0)) <= 1   # PCA's v[:, -k:], a truncated SVD
     if (counts[need] != 1).any() and not repeats and not partial:
-        return _diagonal(rec, v, src, o, others_exact) if RESIDUAL.judges(v) else None
+        return _picked_elements(rec, v, src, o, others_exact) if RESIDUAL.judges(v) else None
     carried = src[src >= 0]   # v's elements that come out (v's own numbering)
     if view:
         src0 = np.asarray(view["src"], dtype=np.int64)
@@ -953,9 +953,10 @@ def diagonal_picked(rec: dict, src: np.ndarray):
     return a, ta, batch, i
 
 
-def _diagonal(rec: dict, v: Expectation, src: np.ndarray, o: Expectation,
-              others_exact: bool = False) -> Expectation | None:
+def _picked_elements(rec: dict, v: Expectation, src: np.ndarray, o: Expectation,
+                     others_exact: bool = False) -> Expectation | None:
     """Output `o` where its elements hold elements of a real getrf.lu value
+    (R's diagonal of a geqrf.r value: oracle/unique_qr.py `picked`)
     `v` (`src`: the elements' numbers in `v`, −1 where none) — U's diagonal
     (det, slogdet), or L's multipliers and U's entries apart
     (`jax.scipy.linalg.lu`: tril and triu by select, the others zeros): a

@@ -42,12 +42,13 @@ most half an ULP), so the float64 intervals enclose the real ones.
 Where a box holds a NaN, an infinity, or (divide) a denominator box holds
 0, the element is any value, labelled (`UNCARRIED`).
 
-Also here: **U's diagonal of a complex xGETRF** (`picked_diagonal`, called
-by propagation.carry first): where an op picks only diagonal elements of a
-complex "getrf.lu" result (JAX's gather in `jnp.linalg.det`, `slogdet`),
-they are stated as the boxes oracle/lu_diagonal.py `lu_diagonal_complex`
-encloses every û_kk in (the real diagonal is oracle/chains.py's
-`_diagonal`); the program's own arithmetic on them — abs, log, divide by
+Also here: **U's diagonal of a complex xGETRF, and L and U apart**
+(`picked_diagonal`, called by propagation.carry first): where an op picks
+elements of a complex "getrf.lu" result (JAX's gather in `jnp.linalg.det`,
+`slogdet`; the selects of `jax.scipy.linalg.lu`), they are stated as the
+boxes oracle/lu_diagonal.py `lu_elements_complex` encloses every l̂ᵢₖ and
+ûₖⱼ in (the real ones are oracle/chains.py's `_picked_elements`); the
+program's own arithmetic on them — abs, log, divide by
 |u|, a product reduction of the phases, sum of the logs, exp, multiply — is
 the ranged walk above and in propagation.py.  Ops with a complex ranged
 operand not named here (complex exp, log, sqrt, trigonometric,
