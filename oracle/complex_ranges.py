@@ -43,7 +43,7 @@ Where a box holds a NaN, an infinity, or (divide) a denominator box holds
 0, the element is any value, labelled (`UNCARRIED`).
 
 Also here: **U's diagonal of a complex xGETRF, and L and U apart**
-(`picked_diagonal`, called by propagation.carry first): where an op picks
+(`picked_elements`, called by propagation.carry first): where an op picks
 elements of a complex "getrf.lu" result (JAX's gather in `jnp.linalg.det`,
 `slogdet`; the selects of `jax.scipy.linalg.lu`), they are stated as the
 boxes oracle/lu_diagonal.py `lu_elements_complex` encloses every l̂ᵢₖ and
@@ -336,7 +336,7 @@ def _compare(inst, o: Expectation, primary: list, ends: dict) -> list:
 # U's diagonal of a complex xGETRF
 # --------------------------------------------------------------------------
 
-def picked_diagonal(run_op, inst, inputs: list, outs: list, arrays: list | None) -> list | None:
+def picked_elements(run_op, inst, inputs: list, outs: list, arrays: list | None) -> list | None:
     """[the output as a box per element] where the op picks elements out of
     a complex "getrf.lu" result (its lone free input) by data movement —
     U's diagonal (det, slogdet), or L's multipliers and U's entries apart

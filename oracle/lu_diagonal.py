@@ -49,6 +49,7 @@ import math
 
 import numpy as np
 
+from ..spec.lapack import arb_precision
 from ..spec.ops.cholesky import component, gamma, unit_roundoff
 
 DIAGONAL_LIMIT = 200_000   # scalar ball operations of `lu_diagonal` (Σ n³/3 over the batch); past it, not stated
@@ -118,7 +119,7 @@ def lu_elements(a: np.ndarray, et, pivots, minors: bool = True) -> tuple[np.ndar
         from ..spec.types import complex_type
         boxes = lu_elements_complex(a.astype(np.complex128), complex_type(et), pivots)
     lo, hi = np.zeros(a.shape), np.zeros(a.shape)
-    with _precision(fmt):
+    with arb_precision(et):
         for idx in np.ndindex(*batch):
             got = _ball_elimination(a[idx], piv[idx], m, n, k, u, tiny)
             if isinstance(got, str):   # the balls wrapped past a pivot's decision: the boxes alone, if any
@@ -135,21 +136,6 @@ def lu_elements(a: np.ndarray, et, pivots, minors: bool = True) -> tuple[np.ndar
     if not isinstance(boxes, str):   # the Schur complements' boxes do not wrap: intersect
         lo, hi = np.maximum(lo, boxes[0]), np.minimum(hi, boxes[1])
     return lo, hi
-
-
-class _precision:
-    """arb's working precision at 2p + 64 bits of the format, restored on exit."""
-
-    def __init__(self, fmt):
-        self.prec = 2 * fmt.precision + 64
-
-    def __enter__(self):
-        from flint import ctx
-        self.old, ctx.prec = ctx.prec, self.prec
-
-    def __exit__(self, *exc):
-        from flint import ctx
-        ctx.prec = self.old
 
 
 def _ball_elimination(a: np.ndarray, piv: np.ndarray, m: int, n: int, k: int, u: float, tiny: float):
@@ -315,7 +301,7 @@ def lu_elements_complex(a: np.ndarray, et, pivots) -> tuple | str:
     order can pick another row) and to be `pivots`; û_jj is the chosen
     candidate, U's row j the pivot row's entries, l̂ the quotients' boxes.
     `lu_elements` runs it on a real matrix too (module docstring)."""
-    from flint import acb, arb, ctx
+    from flint import acb, arb
     a = np.asarray(a, dtype=np.complex128)
     m, n = (int(d) for d in a.shape[-2:])
     k = min(m, n)
@@ -329,9 +315,7 @@ def lu_elements_complex(a: np.ndarray, et, pivots) -> tuple | str:
     piv = np.asarray(pivots, dtype=np.int64).reshape(batch + (k,))
     out = [np.zeros(a.shape) for _ in range(4)]
     pad = 1 + 2.0 ** -50
-    old = ctx.prec
-    ctx.prec = 2 * fmt.precision + 64
-    try:
+    with arb_precision(et):
         def mag(x) -> float:
             return float(abs(x).upper()) * pad
 
@@ -398,8 +382,6 @@ def lu_elements_complex(a: np.ndarray, et, pivots) -> tuple | str:
                 E[below, j] += (div * Lmag[below, j] + 4 * tiny) * Umag[j, j] / (1 - div) * (1 + 2.0 ** -40)
             for x, b in zip(out, box):
                 x[idx] = b
-    finally:
-        ctx.prec = old
     return tuple(out)
 
 

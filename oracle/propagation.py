@@ -226,7 +226,7 @@ def _any_at(o, elements: list):
 
 def _carry(run_op, inst, inputs: list, outs: list, arrays: list | None = None) -> list:
     """The ranges of `inputs` carried into `outs` (module docstring)."""
-    picked = complex_ranges.picked_diagonal(run_op, inst, inputs, outs, arrays)   # a complex det's U diagonal
+    picked = complex_ranges.picked_elements(run_op, inst, inputs, outs, arrays)   # a complex LU's elements (det, lu)
     if picked is not None:
         return picked
     stated = characterized.downstream(run_op, inst, inputs, outs, arrays)   # values the spec defines by a property

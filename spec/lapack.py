@@ -381,7 +381,7 @@ SOLVE_RANGE_WORK = 1 << 27   # and n³ summed over the batch at most this (8 sys
 
 
 @contextlib.contextmanager
-def _arb_precision(et):
+def arb_precision(et):
     """arb's working precision for a format's ranges: 2p + 64 bits, restored after."""
     from flint import ctx
     old = ctx.prec
@@ -442,7 +442,7 @@ def solve_range(rec: dict) -> tuple[np.ndarray, np.ndarray] | None:
     dms, dcs = solve_slack(rec["attributes"], tc)
     Mf, Cf = np.asarray(M, dtype=np.float64), np.asarray(c, dtype=np.float64)   # every value of a real format is one
     lo, hi = np.empty(Cf.shape), np.empty(Cf.shape)
-    with _arb_precision(et):
+    with arb_precision(et):
         for idx in np.ndindex(*Cf.shape[:-2]):
             m, cc = Mf[idx], Cf[idx]
             dm = arb(float(dms[idx]))
@@ -520,7 +520,7 @@ def lstsq_range(rec: dict) -> tuple[np.ndarray, np.ndarray] | None:
     thr = float(rec["attributes"]["threshold"])
     Af, Bf = np.asarray(A, dtype=np.float64), np.asarray(b, dtype=np.float64)
     lo, hi = np.empty(Bf.shape[:-2] + (n, Bf.shape[-1])), np.empty(Bf.shape[:-2] + (n, Bf.shape[-1]))
-    with _arb_precision(et):
+    with arb_precision(et):
         for idx in np.ndindex(*Bf.shape[:-2]):
             a, bb = Af[idx], Bf[idx]
             at = arb_mat(a.T.tolist())
@@ -622,7 +622,7 @@ def _cholesky_ball(a: np.ndarray, et, tt: float, dm: float = 0.0) -> _CholeskyBa
 def _cholesky_balls(A: np.ndarray, et, tt: float, slack) -> dict | None:
     """`_cholesky_ball` of every matrix of the batch A (index -> ball), the
     record's per-matrix `slack` added; None where one has none.  Call with
-    arb's precision set (`_arb_precision`)."""
+    arb's precision set (`arb_precision`)."""
     dms = _batch_slack(slack, A.shape[:-2])
     balls = {idx: _cholesky_ball(A[idx], et, tt, float(dms[idx])) for idx in np.ndindex(*A.shape[:-2])}
     return None if any(b is None for b in balls.values()) else balls
@@ -698,7 +698,7 @@ def cholesky_range(rec: dict) -> tuple[np.ndarray, np.ndarray] | None:
     if tt is None:
         return None
     lo, hi = np.full(A.shape, np.nan), np.full(A.shape, np.nan)
-    with _arb_precision(et):
+    with arb_precision(et):
         balls = _cholesky_balls(A, et, tt, rec.get("slack"))
         if balls is None:
             return None
@@ -760,7 +760,7 @@ def cholesky_solve_range(operand: dict, c: np.ndarray, tc: TensorType, rows: boo
         return None
     dcs = np.zeros(C.shape[:-2] + (C.shape[-1],)) if c_slack is None else \
         np.asarray(c_slack, dtype=np.float64).reshape(C.shape[:-2] + (C.shape[-1],))
-    with _arb_precision(et):
+    with arb_precision(et):
         balls = _cholesky_balls(A, et, tt, slack)
         if balls is None:
             return None
