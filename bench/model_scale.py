@@ -178,6 +178,17 @@ def _transformer():
                "exact GELU, softmax attention", build, None)
 
 
+def _cumprod(n):
+    """jnp.cumprod of discount factors near one (a reduce_window of n windows
+    up to n long: products, spec/bounds.py `float_product`)."""
+    import jax.numpy as jnp
+
+    def build():
+        x = 0.99 + 0.005 * np.random.default_rng(0).standard_normal(n)
+        return _lower(jnp.cumprod, (n,)), [x.astype(np.float32)]
+    return Row(f"cumprod{n}", "model", f"jnp.cumprod of {n} f32 discount factors", build, None)
+
+
 def rows() -> list[Row]:
     return [_dot(64), _dot(256), _tanh2(), _conv(), _softmax(),
             _elementwise("cosine", "f32", -20, 20, 10), _elementwise("cosine", "bf16", -20, 20, 10),
@@ -192,7 +203,7 @@ def rows() -> list[Row]:
                      [(512,)], None),
             _jax_row("topk4096", "model", "lax.top_k(x, 8) over 4096 f32", lambda x: __import__("jax").lax.top_k(x, 8),
                      [(4096,)], None),
-            _mlp(), _convnet(), _transformer()]
+            _cumprod(1024), _cumprod(4096), _mlp(), _convnet(), _transformer()]
 
 
 # --------------------------------------------------------------------------

@@ -278,11 +278,13 @@ def directed_bits(x: np.ndarray, et: ElementType, direction: int) -> np.ndarray:
             return bits
         sign = ut(fmt.sign_mask)
         neg = (bits & sign) != 0
-        # down: a positive value's pattern − 1, a negative one's + 1, +0 → −min; up: mirrored, −0 → +min
+        # down: a positive value's pattern − 1, a negative one's + 1, +0 → −min; up: mirrored, −0 → +min,
+        # −min → +0 (the ordinals' zero, as rounding.py's `_step` lands on it)
         if direction < 0:
             step = np.where(neg, bits + ut(1), np.where(bits == 0, sign | ut(1), bits - ut(1)))
         else:
-            step = np.where(~neg, bits + ut(1), np.where(bits == sign, ut(1), bits - ut(1)))
+            step = np.where(~neg, bits + ut(1), np.where(bits == sign, ut(1),
+                                                         np.where(bits == sign | ut(1), ut(0), bits - ut(1))))
         return np.where(wrong, step, bits)
     r = round_fast(x, fmt)                       # float64, correctly rounded to nearest even
     if direction == 0:
@@ -311,13 +313,17 @@ def _alone_if_nan(at: np.ndarray, ans: Answers, et: ElementType, per: dict, wrap
 
 def value_bits(v: np.ndarray, et: ElementType) -> np.ndarray:
     """Bits of exact float64 values (every spec format is a subset of
-    binary64): NaN → the canonical quiet NaN, ±∞ → ±∞ (NaN in f8E4M3FN)."""
+    binary64): NaN → the canonical quiet NaN, ±∞ → ±∞ (NaN in f8E4M3FN),
+    −0 → −0 where the format has one (a product's zero keeps its sign)."""
     fmt = et.format
     with np.errstate(invalid="ignore", over="ignore"):
         finite = np.isfinite(v)
         out = np.zeros(len(v), dtype=et.bits_dtype)
         if finite.any():
             out[finite] = directed_bits(v[finite], et, 0) if fmt.precision < 53 else to_bits(v[finite], et)
+        minus_zero = finite & (v == 0) & np.signbit(v)
+        if minus_zero.any() and fmt.has_negative_zero:
+            out[minus_zero] |= np.asarray(fmt.sign_mask, dtype=et.bits_dtype)
         inf = np.isinf(v)
         if inf.any():
             if fmt.has_inf:

@@ -54,6 +54,11 @@ form):
    sums within about 2^-50 of a rounding boundary, dot products of
    subnormal products, classes the enclosures cannot settle.
 
+Float products (`float_product`, `jnp.prod` and `jnp.cumprod`) take their
+own two stages — a pairwise tree in W, then double-double — and classify
+overflow and underflow on run sums of log₂ magnitudes (the section above
+`float_product`; docs/oracle-evaluation.md, "Float products").
+
 Classification (each as spec/schedule.py decides it, on enclosures; an
 element whose class the enclosures cannot tell goes to the per-element
 route): a NaN term, 0 × ∞, or infinities of both signs — the value NaN; an
@@ -336,6 +341,12 @@ def _step_until(x, q: Fraction, direction: int):
 def _plus_zero(x):
     """−0.0 → +0.0: an exact zero is +0 (the exact route's Fraction 0)."""
     return x + x.dtype.type(0)
+
+
+def log2_of(q) -> float:
+    """log₂ of a positive Fraction (or int), past float's range too."""
+    q = Fraction(q)
+    return math.log2(q.numerator) - math.log2(q.denominator)
 
 
 def gamma(k: int, fmt: FloatFormat) -> Fraction | None:
@@ -882,6 +893,207 @@ def float_sum(X: np.ndarray, valid: Optional[np.ndarray], fmt: FloatFormat, elem
 
     stages = (st, _cascade_stage(terms_of, st.b, W), _fsum_stage(terms_of, st.b, W))
     return Answers((P,), kind, value, stages, element, probes, over_value)
+
+
+
+# --------------------------------------------------------------------------
+# Float products: `product_range` (spec/schedule.py) of each row at once
+# --------------------------------------------------------------------------
+#
+# A product of n factors in any schedule is Π xᵢ · Π(1 + δ) over its n − 1
+# multiplications — whatever the tree, every node's rounding multiplies the
+# whole result — so |p̂ − Π xᵢ| ≤ γ(n − 1)·|Π xᵢ| while no partial product (a
+# product of consecutive factors: a subtree) leaves the normal range.  The
+# same argument bounds the oracle's own evaluation in a wider type, so a
+# pairwise tree in W encloses s within γ_W(L − 1) (stage 1), a pairwise tree
+# of double-double products within about L·2^-102 (stage 2) — each valid
+# where every product of consecutive factors stays inside the range its
+# arithmetic is exact in, which the log₂ magnitudes' largest and smallest
+# run sums decide (as `schedule._some_partial` does, with its slack).
+
+RUN_SLACK = 2.0 ** -48      # per term, relative to Σ|log₂ xᵢ| + |edge| + 1: `schedule._some_partial`'s
+DD_RANGE = 900              # stage 2: runs within 2^±900 (TwoProduct exact, no tail underflows in float64)
+DD_UNIT = Fraction(1, 1 << 102)   # stage 2's relative error per multiplication (below 8.1·2^-106)
+
+
+def _runs(logs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The largest and smallest sum of consecutive entries of each row
+    (Kadane's, on prefix sums: max over j of P_j − min over i < j of P_i)."""
+    P = np.cumsum(logs, axis=1)
+    lead = np.minimum.accumulate(np.concatenate([np.zeros((len(P), 1)), P[:, :-1]], axis=1), axis=1)
+    top = (P - lead).max(axis=1)
+    np.maximum.accumulate(np.concatenate([np.zeros((len(P), 1)), P[:, :-1]], axis=1), axis=1, out=lead)
+    bottom = (P - lead).min(axis=1)
+    return top, bottom
+
+
+def _tree_product(A: np.ndarray) -> np.ndarray:
+    """Π of each row by a pairwise tree (its inner nodes: products of
+    consecutive entries), in A's type."""
+    with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+        while A.shape[1] > 1:
+            if A.shape[1] % 2:
+                A = np.concatenate([A, np.ones((len(A), 1), dtype=A.dtype)], axis=1)
+            A = A[:, 0::2] * A[:, 1::2]
+    return A[:, 0] if A.shape[1] else np.ones(len(A), dtype=A.dtype)
+
+
+def _dd_tree_product(A: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Π of each row of float64 `A` as a double-double (h, l) by a pairwise
+    tree: (h₁ + l₁)(h₂ + l₂) = TwoProduct(h₁, h₂) + (h₁l₂ + l₁h₂), then
+    renormalised (FastTwoSum).  Each node's error is below 8.1·2^-106 of
+    its value (|lᵢ| ≤ 2^-53|hᵢ|, the TwoProduct tail ≤ 2^-53|h₁h₂|, three
+    roundings of terms ≤ 3·2^-53 of it, and l₁l₂ dropped) — DD_UNIT per
+    node — where TwoProduct is exact (NaN h otherwise)."""
+    H, L = A, np.zeros_like(A)
+    with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+        while H.shape[1] > 1:
+            if H.shape[1] % 2:
+                H = np.concatenate([H, np.ones((len(H), 1))], axis=1)
+                L = np.concatenate([L, np.zeros((len(L), 1))], axis=1)
+            h1, h2, l1, l2 = H[:, 0::2], H[:, 1::2], L[:, 0::2], L[:, 1::2]
+            p, e = two_product(h1, h2)
+            s = e + (h1 * l2 + l1 * h2)
+            H = p + s
+            L = s - (H - p)
+            H = np.where(np.isnan(e), np.nan, H)
+    if not H.shape[1]:
+        return np.ones(len(H)), np.zeros(len(H))
+    return H[:, 0], L[:, 0]
+
+
+def float_product(X: np.ndarray, valid: Optional[np.ndarray], fmt: FloatFormat, element: Callable,
+                  probes: dict, rows_of: Optional[Callable] = None) -> Optional[Answers]:
+    """`product_range` (spec/schedule.py) of each row's valid leaves
+    (float64 exact values) as an `Answers`: NaN, ±∞ and ±0 rows are
+    VALUE (a NaN, or 0 × ∞: NaN; else ±∞, ±0 by the signs' parity); a
+    product some schedule may overflow is OVER (its primary ±∞ or ±0 from
+    the log sum where the product is past the working type); the rest RANGE, with
+    b = γ(n − 1)·|s|, plus (n − 1)·(min_subnormal/2)·Π max(1, |xᵢ|) where a
+    partial product may fall below the normal range.  A row whose class the
+    run sums leave in doubt, or whose runs leave the working type's range,
+    is ELEMENT.  `rows_of(idx)` as for `float_sum`."""
+    W = working(fmt)
+    if W is None:
+        return None
+    X = np.asarray(X, dtype=np.float64)
+    P, L = X.shape
+    V = np.ones(X.shape, dtype=bool) if valid is None else valid
+    n = V.sum(axis=1).astype(np.int64)
+    with np.errstate(invalid="ignore"):
+        nan_ = (np.isnan(X) & V).any(axis=1)
+        inf_ = (np.isinf(X) & V).any(axis=1)
+        zero = ((X == 0) & V).any(axis=1)
+    negative = (np.signbit(X) & V).sum(axis=1) % 2 == 1
+    kind = np.full(P, RANGE, dtype=np.int8)
+    value = np.zeros(P)
+    special = nan_ | inf_ | zero
+    kind[special] = VALUE
+    value[special] = np.where(nan_ | (inf_ & zero), np.nan, np.where(inf_, np.inf, 0.0))[special]
+    value[special & negative] = -value[special & negative]
+
+    M = np.where(V & ~special[:, None], np.abs(X), 1.0)
+    with np.errstate(divide="ignore"):
+        logs = np.log2(M)
+    top, bottom = _runs(logs) if L else (np.zeros(P), np.zeros(P))
+    absum = np.abs(logs).sum(axis=1)
+    total = logs.sum(axis=1)
+    del logs
+    g_lo, g_hi = _per_n(np.maximum(n - 1, 0), lambda k: gamma(k, fmt), W)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        edge_over = log2_of(threshold(fmt)) - np.log2(1 + g_hi.astype(np.float64))
+    edge_under = log2_of(fmt.min_normal)
+    slack_o = (L + 4) * RUN_SLACK * (absum + np.abs(edge_over) + 1)
+    slack_u = (L + 4) * RUN_SLACK * (absum + abs(edge_under) + 1)
+    lim = 1000.0 if W is np.float64 else 16000.0
+    live = ~special
+    with np.errstate(invalid="ignore"):
+        over = live & (np.isnan(g_hi) | (top > edge_over + slack_o))
+        doubt = live & ~over & (top >= edge_over - slack_o)
+        under = live & (n > 1) & (bottom < edge_under - slack_u)
+        doubt |= live & (n > 1) & ~under & (bottom <= edge_under + slack_u)
+        # an overflow whose product itself is past W: its primary (the exact result rounded) from the log sum
+        beyond = live & ((top > lim) | (bottom < -lim))
+        slack_t = (L + 4) * RUN_SLACK * (absum + abs(log2_of(fmt.min_subnormal)) + 1)
+        huge = over & beyond & (total > log2_of(threshold(fmt)) + slack_t) & fmt.has_inf   # (no ∞: NaN of its sign)
+        nil = over & beyond & (total < log2_of(fmt.min_subnormal / 2) - slack_t)
+        doubt |= beyond & ~huge & ~nil
+    over_value = huge | nil
+    value[huge] = np.inf
+    value[over_value & negative] = -value[over_value & negative]
+    kind[over] = OVER
+    kind[doubt] = ELEMENT
+
+    s_lo, s_hi = _magnitude_enclosure(_tree_product(M.astype(W)), L, Fraction(1, 1 << (np.finfo(W).nmant + 1)), W)
+    c_lo, c_hi = np.zeros(P, dtype=W), np.zeros(P, dtype=W)
+    if under.any():   # the underflow term, from the product of the factors' max(1, |xᵢ|)
+        Q = np.maximum(M[under], 1.0)
+        q_lo, q_hi = _magnitude_enclosure(_tree_product(Q.astype(W)), L, Fraction(1, 1 << (np.finfo(W).nmant + 1)), W)
+        half = bracket(fmt.min_subnormal / 2, W)[0]   # a power of two: exact
+        k = (n[under] - 1).astype(W) * half
+        c_lo[under], c_hi[under] = mul_dn(q_lo, k), mul_up(q_hi, k)
+        kind[np.flatnonzero(under)[~np.isfinite(q_hi) & ~over_value[under]]] = ELEMENT
+    del M
+    kind[live & ~over_value & ~np.isfinite(s_hi)] = ELEMENT   # (the primaries of OVER ones: from the log sum)
+    narrow = (top <= DD_RANGE) & (bottom >= -DD_RANGE)
+
+    def signed(a_lo, a_hi, idx):
+        neg = negative[idx]
+        return np.where(neg, -a_hi, a_lo), np.where(neg, -a_lo, a_hi)
+
+    def ends(a_lo, a_hi, idx):
+        b = (add_dn(mul_dn(a_lo, g_lo[idx]), c_lo[idx]), add_up(mul_up(a_hi, g_hi[idx]), c_hi[idx]))
+        return _ends(signed(a_lo, a_hi, idx), b)
+
+    def stage1(idx):
+        return ends(s_lo[idx], s_hi[idx], idx)
+
+    def terms_of(idx):
+        if rows_of is None:
+            Xi, vi = X[idx], (None if valid is None else valid[idx])
+        else:
+            Xi, vi = rows_of(idx)
+            Xi = np.asarray(Xi, dtype=np.float64)
+        return np.abs(Xi) if vi is None else np.where(vi, np.abs(Xi), 1.0)
+
+    def stage2(idx):
+        a_lo, a_hi = np.full(len(idx), np.nan, dtype=W), np.full(len(idx), np.nan, dtype=W)
+        ok = np.flatnonzero(narrow[idx])
+
+        def each(start, rows):
+            at = ok[start:start + len(rows)]
+            h, l = _dd_tree_product(rows)
+            a_lo[at], a_hi[at] = _dd_enclosure(h, l, rows.shape[1], W)
+        _chunked(terms_of, idx[ok], each)
+        return ends(a_lo, a_hi, idx)
+
+    if rows_of is not None:
+        del X
+    return Answers((P,), kind, value, (stage1, stage2), element, probes, over_value)
+
+
+def _magnitude_enclosure(p: np.ndarray, L: int, u: Fraction, W) -> tuple:
+    """(lo, hi) about the exact product of positive factors that `p`, their
+    product in W by any tree of at most L − 1 roundings of unit roundoff u,
+    stands for: p/(1 + γ) ≤ s ≤ p/(1 − γ); NaN-free only where p is finite
+    and nonzero."""
+    g = gamma_u(max(L - 1, 0), u)
+    return mul_dn(p, bracket(1 / (1 + g), W)[0]), mul_up(p, bracket(1 / (1 - g), W)[1])
+
+
+def _dd_enclosure(h: np.ndarray, l: np.ndarray, L: int, W) -> tuple:
+    """(lo, hi) in W about the exact product of positive factors a
+    double-double (h, l) from `_dd_tree_product` of L factors stands for:
+    h + l within γ(L − 1) of DD_UNIT (about L·2^-102) of it, t = W(h + l)
+    within half a step of h + l, so two steps of W each way from t cover
+    both (a step is at least 2^(1−p)/2 of |t|, p W's precision, far above
+    L·2^-102 while L < 2^30); NaN where h is NaN."""
+    if L >= 1 << 30:
+        raise ValueError("too many factors for stage 2's enclosure")
+    with np.errstate(invalid="ignore"):
+        t = h.astype(W) + l.astype(W)
+        down, up = W(-np.inf), W(np.inf)
+        return np.nextafter(np.nextafter(t, down), down), np.nextafter(np.nextafter(t, up), up)
 
 
 def extremum(X: np.ndarray, valid: Optional[np.ndarray], op: str, et: ElementType, element: Callable,

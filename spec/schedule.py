@@ -56,6 +56,7 @@ from typing import Callable
 import numpy as np
 
 from . import expression, log_add_exp, selection
+from .bounds import log2_of
 from .dsl import ANY_VALUE, ImplDefined, Range
 from .types import ElementType, FloatFormat, exact_values
 
@@ -252,19 +253,13 @@ def _some_partial(mags: list[float], test: Callable, side: int, factor, bound) -
     for x in logs:
         run = max(x, run + x) if side > 0 else min(x, run + x)
         best = max(best, run) if side > 0 else min(best, run)
-    edge = _log2(bound) - (_log2(factor) if side > 0 else 0.0)
+    edge = log2_of(bound) - (log2_of(factor) if side > 0 else 0.0)
     slack = (len(logs) + 4) * 2.0 ** -48 * (sum(abs(x) for x in logs) + abs(edge) + 1)
     if best < edge - slack:      # every run below the edge: only "the smallest is below" holds
         return side < 0
     if best > edge + slack:      # every run above: only "the largest reaches it" holds
         return side > 0
     return any(test(q) for q in _partial_products([Fraction(m) for m in mags]))
-
-
-def _log2(q) -> float:
-    """log₂ of a positive Fraction (or int) past float's range too."""
-    q = Fraction(q)
-    return math.log2(q.numerator) - math.log2(q.denominator)
 
 
 def _partial_products(mags: list[Fraction]) -> list[Fraction]:
@@ -611,7 +606,7 @@ def reduce_arrays(rows: list, valid, inits: tuple, body, types: list[ElementType
     int64 / uint64) over the positions where `valid` (None: all) holds.
     Served: a pairwise body of monoids whose init values are their
     identities (so the amount of inits inserted cannot matter) — float add
-    (a `Range`), maximum and minimum; integer add, multiply, and, or, xor,
+    and multiply (a `Range`), maximum and minimum; integer add, multiply, and, or, xor,
     maximum, minimum — JAX's argmax and argmin (spec/selection.py), its
     log-add-exp with init −inf (spec/log_add_exp.py), and a fast maximum or
     minimum (`fast_extremum`) on its rows without NaN or a tie of ±0.  `leaves_of(i)` gives row i's leaves as
@@ -652,6 +647,9 @@ def reduce_arrays(rows: list, valid, inits: tuple, body, types: list[ElementType
         if et.is_float and op == "add":
             again = None if rows_of is None else (lambda idx, k=k: rows_of(k, idx))
             rec = bounds.float_sum(X, valid, et.format, element, probes, again)
+        elif et.is_float and op == "multiply":
+            again = None if rows_of is None else (lambda idx, k=k: rows_of(k, idx))
+            rec = bounds.float_product(X, valid, et.format, element, probes, again)
         elif (et.is_float or et.is_integer) and op in ("maximum", "minimum"):
             rec = bounds.extremum(X, valid, op, et, element, probes)
         elif et.is_integer and op in ("add", "multiply", "and", "or", "xor"):

@@ -32,7 +32,7 @@ import pytest
 
 FLOOR = 8 << 20
 FAMILIES = ("elementwise", "data movement", "dot_general", "convolution", "reduce", "reduce_window (pooling)",
-            "reduce_window (cumsum)", "select_and_scatter", "sort", "gather", "scatter", "fft", "while", "MLP (JAX)",
+            "reduce_window (cumsum)", "reduce_window (cumprod)", "select_and_scatter", "sort", "gather", "scatter", "fft", "while", "MLP (JAX)",
             "recurrence (run's affine forms)", "bf16 q·kᵀ (run's every tree)", "row sums (run's tree allowance)")
 # measured as `run` judges: with oracle/affine.py's forms (and every_tree's statements)
 AFFINE = {"recurrence (run's affine forms)", "bf16 q·kᵀ (run's every tree)", "row sums (run's tree allowance)"}
@@ -118,6 +118,7 @@ def _families() -> dict:
         "reduce": (lambda x: jnp.sum(x, axis=0) + jnp.max(x, axis=0), lambda n: [S(n, 256)], (4_000, 16_000)),
         "reduce_window (pooling)": (pool, lambda n: [S(4, n, n)], (64, 128)),
         "reduce_window (cumsum)": (jnp.cumsum, lambda n: [S(n)], (1_024, 2_048)),
+        "reduce_window (cumprod)": (jnp.cumprod, lambda n: [S(n)], (1_024, 2_048)),
         "select_and_scatter": (jax.grad(lambda x: maxpool(x).sum()), lambda n: [S(4, n, n)], (16, 32)),
         "sort": (lambda x: jnp.sort(x, axis=-1), lambda n: [S(n, 256)], (2_000, 8_000)),
         "gather": (lambda x, i: x[i], lambda n: [S(n, 64), S(n, dt=jnp.int32)], (500, 1_000)),
