@@ -203,6 +203,8 @@ PROGRAMS = {
     "eig-general": (jnp.linalg.eig, lambda: [_n(8, 8)]),
     "lu-factors": (jax.scipy.linalg.lu, lambda: [_n(16, 16)]),
     "cumprod-discount": (lambda r: jnp.cumprod(np.float32(0.99) + 0.005 * r), lambda: [_n(512)]),
+    "cumprod-4096": (lambda r: jnp.cumprod(np.float32(0.99) + 0.005 * r), lambda: [_n(4096)]),
+    "prod-rows": (lambda r: jnp.prod(1 + 0.01 * r, axis=-1), lambda: [_n(256, 512)]),
     "schur": (jax.scipy.linalg.schur, lambda: [_n(12, 12)]),
     "hessenberg": (lambda a: jax.scipy.linalg.hessenberg(a, calc_q=True), lambda: [_n(12, 12)]),
     "qr-pivoting": (lambda a: jax.scipy.linalg.qr(a, pivoting=True, mode="economic"), lambda: [_n(24, 8)]),
