@@ -366,7 +366,8 @@ def _run_getrf(call: Call) -> list:
                         [(a, ta)], lapack.GETRF_STATEMENT, lapack.one_sided(min(ta.shape[-2:]), et))
     return [call.residual(t_lu, rounded(lu, et), rec),
             Expectation.of(piv.astype(np.int32), t_piv, why=f"{call.sem.reading}: the pivots of partial pivoting, "
-                                                            "every choice decisive"),
+                                                            "every choice decisive by a first-order margin "
+                                                            "(spec/lapack.py `lu_pivoting`)"),
             call.info(t_info, "info 0, a nonsingular matrix")]
 
 

@@ -235,7 +235,14 @@ def lu_pivoting(a: np.ndarray, et) -> tuple[np.ndarray, np.ndarray, np.ndarray, 
     The pivots are stated only where every choice is decisive: the largest
     candidate exceeds every other by more than twice the rounding any
     evaluation order can make in the Schur complement, γ(j+2)·(|L|·|U| + |A|)
-    (Higham Thm 9.3) — else a backend may legitimately pick another row."""
+    (Higham Thm 9.3) — else a backend may legitimately pick another row.
+    That margin is first-order: Thm 9.3 bounds it with the backend's own
+    computed factors, taken here at the exact ones, and the earlier steps'
+    errors, which the leading block's inverse can amplify in the Schur
+    complement, are not carried.  The rigorous enclosures of
+    oracle/lu_diagonal.py (the same elimination in balls and boxes) agree
+    where they decide, but they cannot decide every pivot the margin does
+    past about 48×48 in f32: there the stated pivots rest on this margin."""
     a = np.asarray(a)
     shape = a.shape
     m, n = shape[-2:]
